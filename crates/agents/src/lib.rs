@@ -1,1 +1,31 @@
-//! troupe-agents
+//! The two layers of an AI at the table.
+//!
+//! The *player* thinks out of character: it asks the GM questions, picks a strategy and gives its
+//! character a directive. The *character* acts in character: it interprets the directive, states
+//! what it attempts (never what happens), asks its LASER FEELINGS question and reacts to outcomes.
+//!
+//! Every function here takes a *view* (what that layer may see, built by the engine from the
+//! session log) and a [`troupe_llm::Gateway`]; none can reach the raw session state.
+
+mod decisions;
+mod layers;
+mod prompts;
+mod views;
+
+pub use decisions::{ActionDecl, InsightDecision, Intent, Schemas};
+pub use layers::{AgentCall, Layer, Purpose};
+pub use prompts::{PromptSet, RenderedPrompt};
+pub use views::{CharacterView, Insight, PlayerView, QuestionAnswer, TurnRecap};
+
+/// Everything that can go wrong while an agent decides.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("model call failed: {0}")]
+    Gateway(#[from] troupe_llm::GatewayError),
+    #[error("prompt template {name} could not be rendered: {message}")]
+    Template { name: String, message: String },
+    #[error("prompt override {path} could not be read: {message}")]
+    Override { path: String, message: String },
+    #[error("the model's reply does not fit the {purpose} format: {message}")]
+    Reply { purpose: String, message: String },
+}

@@ -1,1 +1,38 @@
-//! troupe-llm
+//! troupe-llm: the one gateway every model call goes through.
+//!
+//! Providers are *data* ([`ProviderSpec`]: wire format, base URL, model, key variable) turned into
+//! a [`ChatModel`] by [`connect`]. The [`Gateway`] wraps any `ChatModel` with what every call needs
+//! and no caller should re-implement: a per-call timeout, retry with backoff that honours
+//! `Retry-After`, JSON-schema validation of structured replies with one repair re-ask, token
+//! accounting, and an [`AttemptRecord`] for every attempt so the session log can replay it.
+//!
+//! [`ReplayModel`] answers from recorded replies, so demos and tests run without a network.
+//!
+//! This crate knows nothing about games: a call is tagged with an opaque agent and purpose
+//! ([`CallTag`]) only so that logs and replay files can tell calls apart.
+
+mod anthropic;
+mod error;
+mod gateway;
+mod http;
+mod json;
+mod openai;
+mod provider;
+mod replay;
+mod types;
+
+pub use error::{GatewayError, ProviderError};
+pub use gateway::{
+    AttemptRecord, Gateway, GatewayReply, RecordingSleeper, RetryPolicy, ScaledSleeper, Sleeper,
+    TokioSleeper,
+};
+pub use json::extract_json;
+pub use provider::{
+    ANTHROPIC_DEFAULT_BASE_URL, OLLAMA_DEFAULT_BASE_URL, OPENAI_DEFAULT_BASE_URL, ProviderSpec,
+    WireFormat, connect, connect_with_env,
+};
+pub use replay::{ReplayEntry, ReplayModel};
+pub use types::{
+    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, Usage,
+    estimate_tokens,
+};

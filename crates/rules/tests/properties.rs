@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Property tests: the Lasers & Feelings rules hold for every number, task type and pool size.
 
 use proptest::prelude::*;

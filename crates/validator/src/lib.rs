@@ -1,1 +1,1482 @@
-//! troupe-validator
+//! troupe-validator: the overreach validator.
+//!
+//! An AI character states what it **attempts**; the GM alone decides what **happens**. [`check`]
+//! reads one action and reports every place where it narrates a result; [`auto_correct`] cuts
+//! the result out and keeps the intent; [`feedback`] turns a verdict into a retry instruction.
+//!
+//! Pure Rust, no models, a few microseconds per action.
+//!
+//! # How it reads an action
+//!
+//! 1. **Dialogue is masked.** Anything inside double quotes (straight `"…"`, curly `“…”`, or
+//!    `«…»`) is the character's speech and is never flagged: "I'll kill you!" is a threat, not a
+//!    result. An unbalanced opening quote masks to the end of the text. Asterisk emotes
+//!    (`*draws pistol*`) are narration and are checked like any other text.
+//! 2. **Sentences and clauses.** The narration is split into sentences (`. ! ? ;` and newlines)
+//!    and each sentence into clauses at commas, colons, dashes and conjunctions (`and`, `but`,
+//!    `then`, `as`, `after`, `who`, `if`, `so that`, `hoping`, …). A clause without its own
+//!    subject inherits the previous clause's subject ("Zara fires and *kills it*").
+//! 3. **Non-asserted clauses are skipped.** Questions; conditionals (`if`, `unless`, `when`,
+//!    `once`, `as soon as`, `in case`, sentence-initial `should`); purpose and hope (`so`,
+//!    `so that`, `hoping`, `in the hope that`, `to see if`, and any `to` + verb infinitive:
+//!    "I shout *to draw the guards away*"); background (`while`, `since`, `because`); embedded
+//!    questions (`where`, `what`, `how`, `whether`); `before`; and `until` after a waiting verb
+//!    ("I wait until the guard turns away"). Such a clause states hope or condition, not fact.
+//!    After a plain action verb `until` asserts the result ("I pry at the hatch until it gives
+//!    way" is flagged). Modals (`can`, `could`, `might`, `should`, `would`) never assert.
+//! 4. **Each asserted clause is judged by who its subject is**:
+//!    * *the speaker* (`I`, `we`, a capitalised name at the start of the text such as
+//!      "Zara-7", or a bare verb as in an emote): flagged only for **achievement verbs** that
+//!      contain their own success — `kill`, `find`, `convince`, `disable`, `escape`, `reach the
+//!      bridge`, `hit the guard`, `knock him out`, `hack into` — with the attempt readings
+//!      excluded (`reach for`, `shoot at`, `hack at`, `hit the button`, `strike at`, `see if`,
+//!      `take aim`, `drop my pistol`). Contact verbs such as `kick`, `trip`, `shove`, `drop`
+//!      count only with a living target (`I kick the door` is an action; `I kick the guard` a
+//!      hit). Attempt framings (`try`, `aim`, `swing at`, `fire at`, `search for`, `tell`,
+//!      `draw`, `sneak`, `start to`) and anything about the speaker's own body, gear or
+//!      feelings pass. First-person future (`I'll sneak past`, `I'm going to`) is intent.
+//!    * *something the speaker owns* (`my shot`, `my blade`, `my plan`): flagged when it
+//!      lands, hits, connects, finds its mark, works or succeeds; `my heart pounds` passes.
+//!    * *anyone or anything else* (`the guard`, `it`, `they`, `nobody`, `he`/`she` when the
+//!      speaker writes in the first person): **any finite event verb** is a narrated reaction
+//!      — "the guard slumps", "the hatch slides open", "the alien believes me", "nobody
+//!      notices" — whether or not the verb is on a list. Stative verbs that only describe the
+//!      scene (`seems`, `looms`, `hums`, `stands`) pass. `is/are/was` + a result state
+//!      (`unlocked`, `distracted`, `down`, `dead`, `open`) is a passive result; `will`/`won't`/
+//!      `is going to` + verb is future narration of the world ("the guard will never see me
+//!      coming", "this will open the door").
+//! 5. **Phrases** that claim success anywhere in asserted text: `successfully`, `easily`,
+//!    `perfectly` (not "perfectly still"), `manages to`, `succeeds`, `without a hitch`,
+//!    `unseen`, `undetected`, `without being noticed`, `just in time`, `direct hit`,
+//!    `access granted`, `I'm in`, `we're through`; invented facts (`there's a hidden switch
+//!    under the desk`, `behind the panel is a stash`); and results like `out cold`, `to the
+//!    ground` said of a living target.
+//!
+//! # Hard cases, decided
+//!
+//! * "I'll sneak past" — first-person future is a plan: allowed. "The guard will never see
+//!   me" narrates someone else's future: flagged.
+//! * "I kill the goblin" — flagged; "I try to kill the goblin" — allowed (`to` + verb is
+//!   intent). "I swing at the goblin and kill it" — the second clause is flagged.
+//! * "I sneak past the guards" / "I slip past" — treated as movement (allowed); "I get past
+//!   the checkpoint", "I slip past unseen", "I bluff my way past" claim the result (flagged).
+//! * "I shoot the pirate" — a transitive hit: flagged; "I shoot at the pirate" is allowed.
+//! * "I hit the button" — pressing a control: allowed; "I hit the alien" — flagged.
+//! * "I see …", "I hear …", "I notice …" — perception results belong to the GM: flagged.
+//!   "Can I see anyone?" is a question: allowed.
+//! * "He slumps" — `he`/`she` are someone else when the text speaks as `I`; when the text
+//!   opens with a name ("Zara-7 raises her multi-tool. She fires…") they are the speaker.
+//! * "While the guard is distracted, I slip past" — backgrounded (`while`, `since`,
+//!   `because`) facts are treated as the GM's established fiction and not flagged.
+//!
+//! # Known limits
+//!
+//! Measured by `cargo run -p troupe-validator --example measure`. On the labelled corpus the
+//! rules were written against, recall and false-positive rate are near perfect; on 40 fresh
+//! sentences written after tuning (`data/fresh_probe.jsonl`, never tuned on) recall was 0.60
+//! and the FP rate 0.10. The misses are achievement verbs not on the list ("I snap his neck
+//! servo", "I put him down", "I wrench the panel free"), idioms ("my lie holds up"), and facts
+//! invented after a colon ("the vault code is 4471"). An `as` clause about someone else is
+//! taken as asserted ("as the shuttle banks"). A name in mid-text is taken as someone else
+//! unless the text opened with it.
+
+mod lex;
+
+use std::sync::LazyLock;
+
+use lex::{
+    ACHIEVE, ADVERBS, CONTROLS, CREATURES, DETERMINERS, MODALS, OTHER_PRONOUNS, PERCEIVE,
+    PREPOSITIONS, RESULT_STATES, STATIVE, STATIVE_ED, has, lemma_candidates, lemma_in,
+};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The result of checking one action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// True when at least one violation was found.
+    pub flagged: bool,
+    /// Every piece of outcome language, in the order it appears.
+    pub violations: Vec<Violation>,
+}
+
+/// One piece of outcome language.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Violation {
+    /// What kind of overreach it is.
+    pub kind: ViolationKind,
+    /// The offending words exactly as written.
+    pub excerpt: String,
+    /// One short sentence a model or GM can act on.
+    pub reason: String,
+}
+
+/// What kind of overreach a violation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// The speaker's own verb contains its success: "I kill", "I convince", "I hack into".
+    OutcomeVerb,
+    /// A claim of success: "successfully", "manages to", "it works", "unseen".
+    SuccessClaim,
+    /// Someone or something else reacts or changes: "the guard slumps", "the hatch opens".
+    WorldReaction,
+    /// What is found or perceived: "I find the codes", "nobody spots me", "there's a switch".
+    PerceptionResult,
+    /// The world's future stated as certain: "the guard will never see me coming".
+    FutureNarration,
+    /// A result stated as a state: "the door is unlocked", "he's down".
+    PassiveResult,
+}
+
+impl ViolationKind {
+    fn reason(self) -> &'static str {
+        match self {
+            Self::OutcomeVerb => {
+                "States the result of the character's action as done; say what they try instead."
+            }
+            Self::SuccessClaim => {
+                "Claims success; only the GM and the dice decide whether it works."
+            }
+            Self::WorldReaction => {
+                "Narrates how someone or something else reacts; that is the GM's to describe."
+            }
+            Self::PerceptionResult => {
+                "States what is found or perceived; say how the character looks and let the GM reveal it."
+            }
+            Self::FutureNarration => {
+                "Predicts the outcome as certain; state the intent instead (\"hoping to…\")."
+            }
+            Self::PassiveResult => {
+                "States a result as already true; the GM decides whether it happened."
+            }
+        }
+    }
+}
+
+/// The result of [`auto_correct`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Correction {
+    /// The action with the outcome language removed.
+    pub text: String,
+    /// What was removed or rewritten, as written in the original.
+    pub removed: Vec<String>,
+    /// False when what is left no longer states an attempt (the GM must edit or accept).
+    pub reads_as_action: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizing
+
+#[derive(Clone, Debug)]
+struct Tok {
+    w: String,
+    start: usize,
+    end: usize,
+    cap: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Item {
+    Word(Tok),
+    /// A clause boundary: comma, colon, dash, bracket, or masked dialogue.
+    Comma(usize),
+    /// A sentence boundary; `true` for a question mark.
+    Stop(bool),
+}
+
+fn is_open_quote(c: char) -> Option<char> {
+    match c {
+        '"' => Some('"'),
+        '\u{201C}' | '\u{201E}' => Some('\u{201D}'),
+        '\u{00AB}' => Some('\u{00BB}'),
+        _ => None,
+    }
+}
+
+fn expand(word: &str) -> Vec<String> {
+    let w = word.replace(['\u{2019}', '\u{2018}'], "'").to_lowercase();
+    if let Some(base) = w.strip_suffix("n't") {
+        let base = match base {
+            "wo" => "will",
+            "ca" => "can",
+            "sha" => "shall",
+            b => b,
+        };
+        return vec![base.to_string(), "not".to_string()];
+    }
+    for (suf, full) in [
+        ("'ll", "will"),
+        ("'re", "are"),
+        ("'ve", "have"),
+        ("'m", "am"),
+        ("'d", "would"),
+    ] {
+        if let Some(base) = w.strip_suffix(suf) {
+            return vec![base.to_string(), full.to_string()];
+        }
+    }
+    if let Some(base) = w.strip_suffix("'s") {
+        if base == "let" {
+            return vec!["let".to_string(), "us".to_string()];
+        }
+        let pronoun = [
+            "he",
+            "she",
+            "it",
+            "that",
+            "there",
+            "what",
+            "who",
+            "here",
+            "where",
+            "this",
+            "everything",
+            "everyone",
+            "nobody",
+            "someone",
+            "nothing",
+        ];
+        if pronoun.contains(&base) {
+            return vec![base.to_string(), "is".to_string()];
+        }
+    }
+    vec![w]
+}
+
+fn tokenize(text: &str) -> Vec<Item> {
+    let mut items = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (pos, c) = chars[i];
+        if let Some(close) = is_open_quote(c) {
+            items.push(Item::Comma(pos));
+            i += 1;
+            while i < chars.len() {
+                let d = chars[i].1;
+                i += 1;
+                if d == close || (close != '"' && d == '"') {
+                    break;
+                }
+            }
+            continue;
+        }
+        if c.is_alphanumeric() {
+            let start = pos;
+            let mut j = i;
+            while j < chars.len() {
+                let d = chars[j].1;
+                let joiner = matches!(d, '\'' | '\u{2019}' | '-');
+                let next_alnum = chars.get(j + 1).is_some_and(|(_, n)| n.is_alphanumeric());
+                if d.is_alphanumeric() || (joiner && next_alnum && j > i) {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            let end = chars.get(j).map_or(text.len(), |(p, _)| *p);
+            let word = &text[start..end];
+            for w in expand(word) {
+                items.push(Item::Word(Tok {
+                    w,
+                    start,
+                    end,
+                    cap: c.is_uppercase(),
+                }));
+            }
+            i = j;
+            continue;
+        }
+        match c {
+            '.' | '!' | ';' | '\u{2026}' | '\n' | '*' => items.push(Item::Stop(false)),
+            '?' => items.push(Item::Stop(true)),
+            ',' | ':' | '\u{2014}' | '\u{2013}' | '(' | ')' | '[' | ']' | '-' => {
+                items.push(Item::Comma(pos))
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    items
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sentences and clauses
+
+#[derive(Clone, Debug)]
+struct Clause {
+    /// The conjunction(s) that introduced it, lowercase.
+    marker: Vec<String>,
+    /// Byte offset where removal of this clause should start (marker or preceding comma).
+    cut_from: usize,
+    words: Vec<Tok>,
+    after_comma: bool,
+    exempt: bool,
+}
+
+struct Sentence {
+    clauses: Vec<Clause>,
+    question: bool,
+}
+
+const ASSERTING_MARKERS: &[&str] = &["and", "but", "then", "or", "yet", "as", "after", "nor"];
+const EXEMPT_MARKERS: &[&str] = &[
+    "if", "unless", "when", "whenever", "once", "till", "before", "whether", "hoping", "lest",
+    "though", "although", "while", "since", "because", "so", "where", "what", "how", "why",
+    "until", "who", "which", "whilst",
+];
+const MULTI_MARKERS: &[&[&str]] = &[
+    &["so", "that"],
+    &["as", "soon", "as"],
+    &["in", "case"],
+    &["in", "the", "hope", "that"],
+    &["in", "the", "hope"],
+    &["in", "hopes", "that"],
+    &["in", "hopes"],
+    &["now", "that"],
+    &["as", "long", "as"],
+    &["as", "if"],
+    &["as", "though"],
+    &["even", "though"],
+    &["even", "if"],
+];
+const WAITING: &[&str] = &[
+    "wait", "hold", "stay", "hide", "remain", "keep", "watch", "lie", "linger",
+];
+
+fn sentences(items: &[Item]) -> Vec<Sentence> {
+    let mut out = Vec::new();
+    let mut cur: Vec<&Item> = Vec::new();
+    for it in items {
+        if let Item::Stop(q) = it {
+            if !cur.is_empty() {
+                out.push(build_sentence(&cur, *q));
+            }
+            cur.clear();
+        } else {
+            cur.push(it);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(build_sentence(&cur, false));
+    }
+    out
+}
+
+fn build_sentence(items: &[&Item], question: bool) -> Sentence {
+    let mut clauses: Vec<Clause> = Vec::new();
+    let mut cur = Clause {
+        marker: Vec::new(),
+        cut_from: 0,
+        words: Vec::new(),
+        after_comma: false,
+        exempt: false,
+    };
+    let mut pending_comma: Option<usize> = None;
+    let mut first = true;
+    let mut i = 0;
+    while i < items.len() {
+        match items[i] {
+            Item::Comma(pos) => {
+                if !cur.words.is_empty() || !cur.marker.is_empty() {
+                    clauses.push(std::mem::replace(
+                        &mut cur,
+                        Clause {
+                            marker: Vec::new(),
+                            cut_from: 0,
+                            words: Vec::new(),
+                            after_comma: true,
+                            exempt: false,
+                        },
+                    ));
+                }
+                cur.after_comma = true;
+                if pending_comma.is_none() {
+                    pending_comma = Some(*pos);
+                }
+                i += 1;
+            }
+            Item::Word(t) => {
+                // Multi-word and single-word markers.
+                let mut marker_len = 0;
+                for m in MULTI_MARKERS {
+                    if m.iter().enumerate().all(
+                        |(k, mw)| matches!(items.get(i + k), Some(Item::Word(x)) if x.w == *mw),
+                    ) {
+                        marker_len = m.len();
+                        break;
+                    }
+                }
+                if marker_len == 0
+                    && (has(ASSERTING_MARKERS, &t.w) || has(EXEMPT_MARKERS, &t.w))
+                    && t.w != "that"
+                {
+                    marker_len = 1;
+                }
+                if marker_len > 0 && !first {
+                    if !cur.words.is_empty() {
+                        let after_comma = false;
+                        clauses.push(std::mem::replace(
+                            &mut cur,
+                            Clause {
+                                marker: Vec::new(),
+                                cut_from: 0,
+                                words: Vec::new(),
+                                after_comma,
+                                exempt: false,
+                            },
+                        ));
+                        pending_comma = None;
+                    }
+                    if cur.marker.is_empty() {
+                        cur.cut_from = pending_comma.unwrap_or(t.start);
+                    }
+                    for k in 0..marker_len {
+                        if let Some(Item::Word(x)) = items.get(i + k) {
+                            cur.marker.push(x.w.clone());
+                        }
+                    }
+                    i += marker_len;
+                    first = false;
+                    continue;
+                }
+                if first && marker_len > 0 {
+                    cur.cut_from = t.start;
+                    for k in 0..marker_len {
+                        if let Some(Item::Word(x)) = items.get(i + k) {
+                            cur.marker.push(x.w.clone());
+                        }
+                    }
+                    i += marker_len;
+                    first = false;
+                    continue;
+                }
+                if cur.words.is_empty() && cur.marker.is_empty() {
+                    cur.cut_from = pending_comma.unwrap_or(t.start);
+                }
+                pending_comma = None;
+                cur.words.push(t.clone());
+                first = false;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if !cur.words.is_empty() {
+        clauses.push(cur);
+    }
+    // Decide which clauses are non-asserted.
+    let mut scope = false;
+    let mut prev_words: Vec<String> = Vec::new();
+    for (idx, c) in clauses.iter_mut().enumerate() {
+        let m: Vec<&str> = c.marker.iter().map(String::as_str).collect();
+        let first_word = c.words.first().map(|t| t.w.as_str()).unwrap_or("");
+        let exempt_marker = if m.is_empty() {
+            false
+        } else if m.len() > 1 {
+            m != ["and", "then"] && !m.iter().all(|x| has(ASSERTING_MARKERS, x))
+        } else {
+            let w = m[0];
+            match w {
+                "until" | "till" => prev_words.iter().any(|p| lemma_in(WAITING, p).is_some()),
+                "who" | "which" => !c.after_comma,
+                _ => has(EXEMPT_MARKERS, w),
+            }
+        };
+        let exempt_marker = exempt_marker
+            || m.iter().any(|x| {
+                has(EXEMPT_MARKERS, x) && !matches!(*x, "who" | "which" | "until" | "till")
+            });
+        let lead_modal = idx == 0 && matches!(first_word, "should" | "maybe" | "perhaps");
+        if exempt_marker || lead_modal {
+            scope = true;
+            c.exempt = true;
+        } else if c.after_comma || (scope && matches!(first_word, "i" | "we")) {
+            scope = false;
+        }
+        if scope {
+            c.exempt = true;
+        }
+        prev_words = c.words.iter().map(|t| t.w.clone()).collect();
+    }
+    Sentence { clauses, question }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judging clauses
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Subj {
+    /// The speaker: I, we, the character's name, or an emote's bare verb.
+    Speaker,
+    /// Something the speaker owns: my shot, my plan.
+    Owned,
+    /// Anyone or anything else.
+    Other,
+}
+
+#[derive(Clone, Debug)]
+struct Finding {
+    kind: ViolationKind,
+    start: usize,
+    end: usize,
+    /// Removal span (clause with its conjunction), for auto-correct.
+    cut: (usize, usize),
+    /// A rewrite of the verb into an attempt: (start, end, replacement).
+    rewrite: Option<(usize, usize, String)>,
+    /// A word-level phrase that can be dropped alone.
+    droppable: bool,
+}
+
+fn is_ly(w: &str) -> bool {
+    w.len() > 4 && w.ends_with("ly") && !matches!(w, "fly" | "rely" | "reply" | "apply" | "ally")
+}
+
+const AUX: &[&str] = &[
+    "is", "are", "was", "were", "am", "has", "have", "had", "will", "would", "can", "could", "may",
+    "might", "must", "should", "shall", "do", "does", "did", "not", "never", "gonna", "be", "been",
+];
+
+const PARTICLES_AWAY: &[&str] = &[
+    "away", "up", "around", "back", "over", "off", "out", "down", "aside",
+];
+
+fn verb_looking(w: &str) -> bool {
+    if lemma_candidates(w)
+        .iter()
+        .skip(1)
+        .any(|c| has(ACHIEVE, c) || has(STATIVE, c) || has(PERCEIVE, c))
+    {
+        return true;
+    }
+    lex::IRREGULAR.iter().any(|(f, _)| *f == w)
+        || (w.len() > 3 && w.ends_with("ed"))
+        || (w.len() > 3
+            && w.ends_with('s')
+            && !w.ends_with("ss")
+            && !w.ends_with("us")
+            && !w.ends_with("is"))
+}
+
+/// Index just past a noun phrase beginning at `i` (which is the determiner or first word).
+fn scan_np(words: &[Tok], i: usize) -> usize {
+    let mut j = i + 1;
+    // "this will…", "that'll…": a bare pronoun.
+    if words
+        .get(j)
+        .is_some_and(|t| has(AUX, &t.w) || has(MODALS, &t.w))
+    {
+        return j;
+    }
+    if j < words.len() && has(DETERMINERS, &words[i].w) {
+        j += 1; // the head or first modifier
+        if plural_head(&words[j - 1].w) && words.get(j).is_some_and(|t| !has(PREPOSITIONS, &t.w)) {
+            return j;
+        }
+    }
+    let mut taken = 0;
+    while j < words.len() && taken < 6 {
+        let w = words[j].w.as_str();
+        if has(AUX, w) || has(MODALS, w) || is_ly(w) || has(ADVERBS, w) {
+            break;
+        }
+        if has(PREPOSITIONS, w) || w == "of" {
+            // skip a prepositional phrase: prep (det) word; a bare adverbial "below" is one word
+            let mut k = j + 1;
+            if words
+                .get(k)
+                .is_some_and(|t| has(AUX, &t.w) || has(ADVERBS, &t.w) || is_ly(&t.w))
+            {
+                j = k;
+                taken += 1;
+                continue;
+            }
+            if words.get(k).is_some_and(|t| has(DETERMINERS, &t.w)) {
+                k += 1;
+            }
+            if k < words.len() {
+                k += 1;
+            }
+            if words.get(k).is_some_and(|t| {
+                !verb_looking(&t.w)
+                    && !has(AUX, &t.w)
+                    && !is_ly(&t.w)
+                    && !has(ADVERBS, &t.w)
+                    && !has(PARTICLES_AWAY, &t.w)
+            }) && k + 1 < words.len()
+            {
+                k += 1;
+            }
+            j = k;
+            taken += 1;
+            continue;
+        }
+        if verb_looking(w) {
+            break;
+        }
+        j += 1;
+        taken += 1;
+        // After a plural head ("the pirates", "two of them") the next word is the verb.
+        if plural_head(w) {
+            break;
+        }
+    }
+    j
+}
+
+fn plural_head(w: &str) -> bool {
+    matches!(w, "them" | "us" | "people" | "men" | "women" | "crew")
+        || (w.len() > 3
+            && w.ends_with('s')
+            && !w.ends_with("ss")
+            && !w.ends_with("us")
+            && !w.ends_with("'s"))
+}
+
+fn skip_adverbs(words: &[Tok], mut j: usize) -> usize {
+    while j < words.len() && (has(ADVERBS, &words[j].w) || is_ly(&words[j].w)) {
+        j += 1;
+    }
+    j
+}
+
+fn span(words: &[Tok]) -> (usize, usize) {
+    match (words.first(), words.last()) {
+        (Some(a), Some(b)) => (a.start, b.end),
+        _ => (0, 0),
+    }
+}
+
+/// The predicate of a clause whose subject is someone else.
+fn other_predicate(words: &[Tok], j: usize, plural: bool) -> Option<ViolationKind> {
+    let j = skip_adverbs(words, j);
+    let w = words.get(j)?.w.as_str();
+    let next = |k: usize| words.get(j + k).map(|t| t.w.as_str()).unwrap_or("");
+    match w {
+        "will" | "gonna" | "shall" => {
+            return if next(1).is_empty() {
+                None
+            } else {
+                Some(ViolationKind::FutureNarration)
+            };
+        }
+        _ if has(MODALS, w) => return None,
+        "is" | "are" | "was" | "were" | "am" | "be" | "been" | "has" | "have" | "had" => {
+            let mut k = j + 1;
+            while k < words.len()
+                && matches!(
+                    words[k].w.as_str(),
+                    "now"
+                        | "already"
+                        | "all"
+                        | "completely"
+                        | "totally"
+                        | "not"
+                        | "been"
+                        | "finally"
+                        | "clearly"
+                        | "fully"
+                        | "being"
+                        | "still"
+                        | "entirely"
+                )
+            {
+                k += 1;
+            }
+            let x = words.get(k).map(|t| t.w.as_str()).unwrap_or("");
+            if x == "going" && words.get(k + 1).is_some_and(|t| t.w == "to") {
+                return Some(ViolationKind::FutureNarration);
+            }
+            if has(RESULT_STATES, x) || (x.ends_with("ed") && !has(STATIVE_ED, x)) {
+                return Some(ViolationKind::PassiveResult);
+            }
+            if matches!(w, "has" | "have" | "had")
+                && (x.ends_with("en") || lex::IRREGULAR.iter().any(|(f, _)| *f == x))
+            {
+                return Some(ViolationKind::WorldReaction);
+            }
+            return None;
+        }
+        "do" | "does" | "did" => {
+            let k = skip_adverbs(words, j + 1);
+            let k = if words.get(k).is_some_and(|t| t.w == "not") {
+                k + 1
+            } else {
+                k
+            };
+            let v = words.get(k)?.w.as_str();
+            if lemma_in(PERCEIVE, v).is_some() {
+                return Some(ViolationKind::PerceptionResult);
+            }
+            if lemma_in(STATIVE, v).is_some() && !has(PARTICLES_AWAY, next(2)) {
+                return None;
+            }
+            return Some(ViolationKind::WorldReaction);
+        }
+        "not" | "never" => {
+            let k = skip_adverbs(words, j + 1);
+            let v = words.get(k)?.w.as_str();
+            if lemma_in(PERCEIVE, v).is_some() {
+                return Some(ViolationKind::PerceptionResult);
+            }
+            let particle = words.get(k + 1).map(|t| t.w.as_str()).unwrap_or("");
+            if lemma_in(STATIVE, v).is_some() && !has(PARTICLES_AWAY, particle) {
+                return None;
+            }
+            return Some(ViolationKind::WorldReaction);
+        }
+        _ => {}
+    }
+    if w.ends_with("ing") || has(DETERMINERS, w) || has(PREPOSITIONS, w) || w == "to" {
+        return None;
+    }
+    let irregular = lex::IRREGULAR.iter().any(|(f, _)| *f == w);
+    let finite = irregular
+        || (w.ends_with("ed") && w.len() > 3)
+        || (w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && w.len() > 2)
+        || (plural
+            && !has(OTHER_PRONOUNS, w)
+            && !matches!(w, "me" | "us" | "him" | "her" | "them"));
+    if !finite {
+        return None;
+    }
+    if lemma_in(STATIVE, w).is_some() {
+        let particle = next(1);
+        if has(PARTICLES_AWAY, particle)
+            && lemma_in(&["look", "turn", "stand", "sit", "keep", "stay"], w).is_some()
+        {
+            return Some(ViolationKind::WorldReaction);
+        }
+        return None;
+    }
+    if lemma_in(PERCEIVE, w).is_some() {
+        return Some(ViolationKind::PerceptionResult);
+    }
+    if lemma_in(&["work", "succeed"], w).is_some() {
+        return Some(ViolationKind::SuccessClaim);
+    }
+    Some(ViolationKind::WorldReaction)
+}
+
+fn near(words: &[Tok], list: &[&str], n: usize) -> bool {
+    words.iter().take(n).any(|t| has(list, &t.w))
+}
+
+fn living(words: &[Tok], n: usize) -> bool {
+    words
+        .iter()
+        .take(n)
+        .any(|t| has(CREATURES, &t.w) || (t.cap && t.w != "i"))
+}
+
+/// The predicate of a clause whose subject is the speaker: the lemma of an achievement verb.
+fn speaker_predicate(words: &[Tok], j: usize) -> Option<(ViolationKind, usize, String)> {
+    let j = skip_adverbs(words, j);
+    let t = words.get(j)?;
+    let w = t.w.as_str();
+    let rest = &words[j + 1..];
+    let r = |k: usize| rest.get(k).map(|t| t.w.as_str()).unwrap_or("");
+    if has(MODALS, w)
+        || matches!(
+            w,
+            "will" | "gonna" | "do" | "did" | "does" | "not" | "never"
+        )
+    {
+        return None;
+    }
+    if matches!(w, "am" | "are" | "was" | "were" | "is") {
+        let x = r(0);
+        if x == "able" && r(1) == "to" {
+            return Some((ViolationKind::SuccessClaim, j, String::new()));
+        }
+        if matches!(
+            x,
+            "in" | "through" | "inside" | "past" | "clear" | "free" | "aboard"
+        ) && rest.len() <= 3
+        {
+            return Some((ViolationKind::SuccessClaim, j, String::new()));
+        }
+        return None;
+    }
+    let lemma = lemma_in(ACHIEVE, w)?;
+    if matches!(r(0), "at" | "for" | "toward" | "towards") {
+        return None;
+    }
+    let ok = match lemma.as_str() {
+        "hit" => !near(rest, CONTROLS, 4),
+        "reach" => !matches!(
+            r(0),
+            "out"
+                | "into"
+                | "under"
+                | "behind"
+                | "over"
+                | "up"
+                | "down"
+                | "around"
+                | "inside"
+                | "across"
+                | "back"
+                | "in"
+        ),
+        "see" => !rest.is_empty() && !matches!(r(0), "if" | "whether" | "what" | "how" | "who"),
+        "find" | "hear" => !rest.is_empty() && r(0) != "out",
+        "shoot" | "blast" | "stab" | "slash" => !rest.is_empty() && r(0) != "a",
+        "strike" => !rest.is_empty() && !matches!(r(0), "a" | "up" | "out"),
+        "kick" | "trip" | "shove" | "drop" | "slam" | "pin" | "tackle" | "wrestle" | "punch" => {
+            living(rest, 3)
+        }
+        "take" => {
+            matches!(r(0), "down" | "out") && r(1) != "my" && r(1) != "our"
+                || (living(rest, 2) && matches!(r(1), "down" | "out")
+                    || matches!(r(2), "down" | "out"))
+        }
+        "cut" => r(0) == "off" || r(1) == "off" || r(2) == "off",
+        "rip" | "tear" => near(rest, &["out", "off", "apart", "open"], 4),
+        "knock" => !matches!(r(0), "on" | "against"),
+        "get" => {
+            matches!(
+                r(0),
+                "past" | "through" | "in" | "inside" | "away" | "free" | "out" | "into" | "aboard"
+            ) || (r(0) != "to" && near(rest, &["open", "working", "running", "online"], 4))
+        }
+        "make" => {
+            (r(0) == "it"
+                && matches!(
+                    r(1),
+                    "to" | "out"
+                        | "inside"
+                        | "in"
+                        | "through"
+                        | "past"
+                        | "across"
+                        | "aboard"
+                        | "onto"
+                        | "into"
+                ))
+                || (matches!(r(0), "my" | "our" | "his" | "her")
+                    && r(1) == "way"
+                    && matches!(r(2), "past" | "through" | "into" | "inside" | "out" | "in"))
+        }
+        "catch" => !(rest.is_empty() || r(0) == "my" && r(1) == "breath"),
+        "talk" | "bluff" | "charm" | "trick" => {
+            lemma.as_str() != "talk" && lemma.as_str() != "bluff"
+                || near(rest, &["into", "way", "down"], 5)
+        }
+        "jam" => near(
+            rest,
+            &[
+                "comms",
+                "comm",
+                "signal",
+                "signals",
+                "transmission",
+                "radio",
+                "sensors",
+                "scanners",
+                "frequency",
+                "frequencies",
+                "communications",
+            ],
+            4,
+        ),
+        "pick" => {
+            r(0) == "up"
+                && near(
+                    rest,
+                    &[
+                        "signal",
+                        "beacon",
+                        "reading",
+                        "readings",
+                        "transmission",
+                        "trace",
+                        "scent",
+                        "sound",
+                        "sounds",
+                        "life",
+                        "energy",
+                        "heat",
+                        "signature",
+                    ],
+                    5,
+                )
+        }
+        "lock" => near(rest, &["out"], 3),
+        "crack" => !matches!(r(0), "knuckles" | "my" | "his" | "her" | "a" | "open"),
+        "shut" => r(0) == "down" && rest.len() > 1,
+        "lose" => !matches!(r(0), "my" | "our" | "sight" | "track" | "myself"),
+        "save" | "free" | "fix" => !matches!(r(0), "my" | "myself"),
+        _ => true,
+    };
+    if !ok {
+        return None;
+    }
+    let kind = if has(PERCEIVE, &lemma) {
+        ViolationKind::PerceptionResult
+    } else if matches!(lemma.as_str(), "succeed" | "manage") {
+        ViolationKind::SuccessClaim
+    } else {
+        ViolationKind::OutcomeVerb
+    };
+    Some((kind, j, lemma))
+}
+
+/// The predicate of a clause whose subject is something the speaker owns.
+fn owned_predicate(words: &[Tok], j: usize) -> Option<ViolationKind> {
+    let j = skip_adverbs(words, j);
+    let w = words.get(j)?.w.as_str();
+    if lemma_in(&["work", "succeed", "pay"], w).is_some() {
+        return Some(ViolationKind::SuccessClaim);
+    }
+    if lemma_in(
+        &[
+            "connect", "land", "sink", "pierce", "find", "spread", "hit", "strike", "graze",
+            "drop", "fell", "slice", "bury", "catch", "reach",
+        ],
+        w,
+    )
+    .is_some()
+    {
+        return Some(ViolationKind::OutcomeVerb);
+    }
+    if matches!(w, "is" | "are" | "was" | "were") {
+        return other_predicate(words, j, false).filter(|k| *k == ViolationKind::PassiveResult);
+    }
+    speaker_predicate(words, j).map(|(k, _, _)| k)
+}
+
+struct Phrase {
+    re: Regex,
+    kind: ViolationKind,
+    droppable: bool,
+}
+
+/// Builds a regex from a literal pattern. The patterns are compile-time constants checked by
+/// the `phrases_compile` test; a pattern that failed to compile would be skipped, not panic.
+fn phrase(pattern: &str, kind: ViolationKind, droppable: bool) -> Option<Phrase> {
+    Regex::new(pattern).ok().map(|re| Phrase {
+        re,
+        kind,
+        droppable,
+    })
+}
+
+const PHRASE_PATTERNS: &[(&str, ViolationKind, bool)] = &[
+    (
+        r"\b(successfully|effortlessly|flawlessly|easily|with ease|unseen|unnoticed|undetected|unharmed|in the nick of time|just in time|without (a|any) (hitch|problem|scratch|trouble|fight|issue)|without being (seen|noticed|detected|spotted|heard|caught)|without (him|her|them|anyone|anybody|anyone) (noticing|seeing|knowing))\b",
+        ViolationKind::SuccessClaim,
+        true,
+    ),
+    (
+        r"\bperfectly\b( (still|calm|quiet|silent|balanced|clear|fine|normal|aware|willing|level|steady))?",
+        ViolationKind::SuccessClaim,
+        true,
+    ),
+    (
+        r"\b(manages? to|managed to|succeeds?|succeeded|pulls? it off|pulled it off|direct hit|clean hit|critical hit|bullseye|bull's-eye|dead cent(er|re)|finds? its mark|found its mark|access granted|like a charm|mission accomplished|in one (shot|blow|hit|swing|try)|with (a|one) single (shot|blow|strike|swing))\b",
+        ViolationKind::SuccessClaim,
+        false,
+    ),
+    (
+        r"^there (is|are|was|were) (a|an|some|no|two|three|four|five|several|only|nobody|no one|something|someone|exactly)\b",
+        ViolationKind::PerceptionResult,
+        false,
+    ),
+    (
+        r"^(behind|under|beneath|inside|beyond|within|underneath|in) (the|a|his|her|their|its) [a-z' -]{1,40}? (is|are|lies|lie|sits|sit|waits|wait) (a|an|some|two|three|several)\b",
+        ViolationKind::PerceptionResult,
+        false,
+    ),
+    (
+        r"^with (the|him|her|them|it|that|both|all)\b.{0,40}\b(taken care of|dealt with|down|out of the way|gone|disabled|dead|unconscious|neutralized|distracted|out cold)\b",
+        ViolationKind::PassiveResult,
+        false,
+    ),
+];
+
+const LOCATIVE_RESULT: &str = r"\b(to the (ground|floor|deck)|overboard|out cold|out of the sky|clean off|unconscious|senseless)\b";
+const POSSESSED_RESULT: &str =
+    r"\b(off (its|his|her|their) feet|out of (his|her|their|its) (hands|grip|grasp))\b";
+
+static PHRASES: LazyLock<Vec<Phrase>> = LazyLock::new(|| {
+    PHRASE_PATTERNS
+        .iter()
+        .filter_map(|(p, k, d)| phrase(p, *k, *d))
+        .collect()
+});
+static LOCATIVE: LazyLock<Option<Phrase>> =
+    LazyLock::new(|| phrase(LOCATIVE_RESULT, ViolationKind::OutcomeVerb, false));
+static POSSESSED: LazyLock<Option<Phrase>> =
+    LazyLock::new(|| phrase(POSSESSED_RESULT, ViolationKind::OutcomeVerb, false));
+
+const NOT_THERE: &[&str] = &[
+    "time", "way", "choice", "point", "need", "going", "reason", "hurry",
+];
+
+/// Joins clause words into a lowercase string, remembering each word's byte range.
+fn joined(words: &[Tok]) -> (String, Vec<(usize, usize)>) {
+    let mut s = String::new();
+    let mut map = Vec::new();
+    for t in words {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        map.push((s.len(), s.len() + t.w.len()));
+        s.push_str(&t.w);
+    }
+    (s, map)
+}
+
+/// Original byte span of a match in a joined clause string.
+fn map_span(words: &[Tok], map: &[(usize, usize)], a: usize, b: usize) -> (usize, usize) {
+    let mut start = None;
+    let mut end = 0;
+    for (t, (s, e)) in words.iter().zip(map) {
+        if *e > a && *s < b {
+            if start.is_none() {
+                start = Some(t.start);
+            }
+            end = t.end;
+        }
+    }
+    (start.unwrap_or(0), end)
+}
+
+fn analyze(text: &str) -> Vec<Finding> {
+    let items = tokenize(text);
+    let sents = sentences(&items);
+    let mut findings = Vec::new();
+    // Does the text speak of its character by name ("Zara-7 fires…")?
+    let named_speaker = sents
+        .first()
+        .and_then(|s| s.clauses.first())
+        .and_then(|c| c.words.first())
+        .is_some_and(|t| {
+            t.cap
+                && !has(DETERMINERS, &t.w)
+                && !has(OTHER_PRONOUNS, &t.w)
+                && !matches!(
+                    t.w.as_str(),
+                    "i" | "we" | "he" | "she" | "my" | "our" | "there" | "nobody" | "no"
+                )
+                && lemma_in(ACHIEVE, &t.w).is_none()
+        });
+    for s in &sents {
+        if s.question {
+            continue;
+        }
+        let mut subject = Subj::Speaker;
+        let mut plural = false;
+        for (ci, c) in s.clauses.iter().enumerate() {
+            let words_all = &c.words;
+            if words_all.is_empty() {
+                continue;
+            }
+            // Cut at a `to` + verb infinitive (purpose or attempt), keeping `to` for phrases.
+            let mut cut = words_all.len();
+            for (k, t) in words_all.iter().enumerate() {
+                if t.w == "to"
+                    && let Some(n) = words_all.get(k + 1)
+                {
+                    {
+                        let nw = n.w.as_str();
+                        if !has(DETERMINERS, nw)
+                            && !n.cap
+                            && !matches!(
+                                nw,
+                                "me" | "us"
+                                    | "him"
+                                    | "her"
+                                    | "them"
+                                    | "it"
+                                    | "my"
+                                    | "our"
+                                    | "cover"
+                                    | "safety"
+                                    | "life"
+                                    | "pieces"
+                                    | "shreds"
+                            )
+                            && !nw.chars().next().is_some_and(|ch| ch.is_ascii_digit())
+                        {
+                            cut = k + 1;
+                            break;
+                        }
+                    }
+                }
+            }
+            let words = &words_all[..cut];
+            let cspan = span(words_all);
+            let cut_span = (c.cut_from.min(cspan.0), cspan.1);
+            // Subject.
+            let mut j = skip_adverbs(words, 0);
+            let first = words.get(j).map(|t| t.w.as_str()).unwrap_or("");
+            let relative = matches!(c.marker.last().map(String::as_str), Some("who" | "which"));
+            let this_subject;
+            if relative {
+                this_subject = Subj::Other;
+                plural = false;
+            } else if matches!(first, "i" | "we") {
+                this_subject = Subj::Speaker;
+                j += 1;
+            } else if matches!(first, "my" | "our") {
+                this_subject = Subj::Owned;
+                j = scan_np(words, j);
+            } else if matches!(first, "he" | "she") {
+                this_subject = if named_speaker {
+                    Subj::Speaker
+                } else {
+                    Subj::Other
+                };
+                plural = false;
+                j += 1;
+            } else if first == "there" || (has(PREPOSITIONS, first) && ci == 0) || first == "with" {
+                this_subject = subject;
+            } else if first == "they" || first == "both" || first == "all" {
+                this_subject = Subj::Other;
+                plural = true;
+                j += 1;
+            } else if has(OTHER_PRONOUNS, first)
+                || has(DETERMINERS, first)
+                || (first == "no" && words.get(j + 1).is_some_and(|t| t.w == "one"))
+            {
+                this_subject = Subj::Other;
+                let end = if first == "no" {
+                    j + 2
+                } else {
+                    scan_np(words, j)
+                };
+                let head = words
+                    .get(end.saturating_sub(1))
+                    .map(|t| t.w.as_str())
+                    .unwrap_or("");
+                plural = (head.ends_with('s') && !head.ends_with("ss") && end > j + 1)
+                    || matches!(
+                        first,
+                        "these"
+                            | "those"
+                            | "two"
+                            | "three"
+                            | "four"
+                            | "several"
+                            | "some"
+                            | "all"
+                            | "both"
+                    )
+                    || words[j..end].iter().any(|t| t.w == "them");
+                j = end;
+            } else if words.get(j).is_some_and(|t| t.cap)
+                && !(ci == 0 && lemma_in(ACHIEVE, first).is_some())
+            {
+                // A name: the speaker if the text opened with it, else someone else.
+                let mut k = j;
+                while words.get(k).is_some_and(|t| t.cap) {
+                    k += 1;
+                }
+                this_subject = if named_speaker || ci == 0 {
+                    Subj::Speaker
+                } else {
+                    Subj::Other
+                };
+                plural = false;
+                j = k;
+            } else {
+                this_subject = subject; // inherited
+            }
+            subject = this_subject;
+            if c.exempt {
+                continue;
+            }
+            let mut clause_flagged = false;
+            let push =
+                |kind, (a, b): (usize, usize), rewrite, droppable, out: &mut Vec<Finding>| {
+                    out.push(Finding {
+                        kind,
+                        start: a,
+                        end: b,
+                        cut: cut_span,
+                        rewrite,
+                        droppable,
+                    });
+                };
+            match this_subject {
+                Subj::Speaker => {
+                    if let Some((kind, vi, lemma)) = speaker_predicate(words, j) {
+                        // Rewrite "I kill" into "I try to kill" when the clause opens the sentence.
+                        let rewrite = (ci == 0 && !lemma.is_empty() && vi > 0).then(|| {
+                            let v = &words[vi];
+                            let named = !matches!(words[vi - 1].w.as_str(), "i" | "we");
+                            let tr = if named { "tries to " } else { "try to " };
+                            (v.start, v.end, format!("{tr}{lemma}"))
+                        });
+                        push(kind, cspan, rewrite, false, &mut findings);
+                        clause_flagged = true;
+                    }
+                }
+                Subj::Owned => {
+                    if let Some(kind) = owned_predicate(words, j) {
+                        push(kind, cspan, None, false, &mut findings);
+                        clause_flagged = true;
+                    }
+                }
+                Subj::Other => {
+                    if let Some(kind) = other_predicate(words, j, plural) {
+                        push(kind, cspan, None, false, &mut findings);
+                        clause_flagged = true;
+                    }
+                }
+            }
+            // Phrases over the asserted part of the clause.
+            let (joined_s, map) = joined(words);
+            for p in PHRASES.iter() {
+                for m in p.re.find_iter(&joined_s) {
+                    if m.as_str().starts_with("perfectly ") {
+                        continue;
+                    }
+                    if p.kind == ViolationKind::PerceptionResult
+                        && joined_s.starts_with("there")
+                        && joined_s
+                            .split(' ')
+                            .nth(3)
+                            .is_some_and(|w| has(NOT_THERE, w))
+                    {
+                        continue;
+                    }
+                    let sp = map_span(words, &map, m.start(), m.end());
+                    let whole = p.re.as_str().starts_with('^');
+                    if whole {
+                        if !clause_flagged {
+                            push(p.kind, cspan, None, false, &mut findings);
+                            clause_flagged = true;
+                        }
+                    } else {
+                        push(p.kind, sp, None, p.droppable, &mut findings);
+                    }
+                }
+            }
+            let locative = LOCATIVE
+                .as_ref()
+                .filter(|p| living(words, words.len()) && p.re.is_match(&joined_s))
+                .or_else(|| POSSESSED.as_ref().filter(|p| p.re.is_match(&joined_s)));
+            if !clause_flagged
+                && matches!(this_subject, Subj::Speaker | Subj::Owned)
+                && let Some(p) = locative
+            {
+                push(p.kind, cspan, None, false, &mut findings);
+            }
+        }
+    }
+    findings.sort_by_key(|f| (f.start, f.end));
+    findings.dedup_by(|a, b| a.start == b.start && a.end == b.end);
+    findings
+}
+
+/// Checks one action for outcome language.
+pub fn check(text: &str) -> Verdict {
+    let violations: Vec<Violation> = analyze(text)
+        .into_iter()
+        .map(|f| Violation {
+            kind: f.kind,
+            excerpt: text.get(f.start..f.end).unwrap_or_default().to_string(),
+            reason: f.kind.reason().to_string(),
+        })
+        .collect();
+    Verdict {
+        flagged: !violations.is_empty(),
+        violations,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Auto-correct
+
+fn tidy(text: &str) -> String {
+    let mut s: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for _ in 0..4 {
+        let before = s.clone();
+        for (from, to) in [
+            (" ,", ","),
+            (" .", "."),
+            (" !", "!"),
+            (" ?", "?"),
+            (" ;", ";"),
+            (",.", "."),
+            (",!", "!"),
+            (",,", ","),
+            (". .", "."),
+            ("..", "."),
+            ("* *", ""),
+            ("**", ""),
+            (", and.", "."),
+            (" and.", "."),
+            (" and,", ","),
+            (":.", "."),
+            ("*,", "*"),
+            ("( )", ""),
+            ("()", ""),
+        ] {
+            s = s.replace(from, to);
+        }
+        s = s
+            .trim_matches(|c: char| c == ',' || c == ';' || c.is_whitespace())
+            .to_string();
+        if s == before {
+            break;
+        }
+    }
+    // Capitalise the start of each sentence.
+    let mut out = String::with_capacity(s.len());
+    let mut cap_next = true;
+    for ch in s.chars() {
+        if cap_next && ch.is_alphabetic() {
+            out.extend(ch.to_uppercase());
+            cap_next = false;
+        } else {
+            if !ch.is_whitespace() && !matches!(ch, '*' | '"' | '\u{201C}') {
+                cap_next = false;
+            }
+            out.push(ch);
+        }
+        if matches!(ch, '.' | '!' | '?') {
+            cap_next = true;
+        }
+    }
+    if out.chars().all(|c| !c.is_alphanumeric()) {
+        return String::new();
+    }
+    out
+}
+
+/// Removes outcome language from an action, keeping what the character attempts.
+///
+/// Success adverbs are dropped word by word ("I reroute the power perfectly" → "I reroute the
+/// power"); a sentence-opening achievement verb becomes an attempt ("I kill the goblin" → "I
+/// try to kill the goblin"); any other offending clause is removed with its conjunction
+/// ("I swing at the goblin and kill it" → "I swing at the goblin."). When nothing is left that
+/// states an attempt, `reads_as_action` is false and the GM must edit or accept the action.
+pub fn auto_correct(text: &str) -> Correction {
+    let mut cur = text.to_string();
+    let mut removed = Vec::new();
+    for _ in 0..8 {
+        let findings = analyze(&cur);
+        if findings.is_empty() {
+            break;
+        }
+        // Apply non-overlapping edits from the end so earlier offsets stay valid.
+        let mut edits: Vec<(usize, usize, String, String)> = Vec::new();
+        for f in &findings {
+            let excerpt = cur.get(f.start..f.end).unwrap_or_default().to_string();
+            let edit = if f.droppable {
+                (f.start, f.end, String::new())
+            } else if let Some((a, b, r)) = &f.rewrite {
+                (*a, *b, r.clone())
+            } else {
+                (f.cut.0, f.cut.1, String::new())
+            };
+            if edits.iter().any(|(a, b, _, _)| edit.0 < *b && *a < edit.1) {
+                continue;
+            }
+            edits.push((edit.0, edit.1, edit.2, excerpt));
+        }
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+        let mut changed = false;
+        for (a, b, r, excerpt) in edits {
+            if a <= b && b <= cur.len() && cur.is_char_boundary(a) && cur.is_char_boundary(b) {
+                cur.replace_range(a..b, &r);
+                removed.push(excerpt);
+                changed = true;
+            }
+        }
+        cur = tidy(&cur);
+        if !changed {
+            break;
+        }
+    }
+    removed.reverse();
+    let text_out = if removed.is_empty() {
+        text.to_string()
+    } else {
+        cur
+    };
+    let reads_as_action = if removed.is_empty() {
+        !text.trim().is_empty()
+    } else {
+        states_attempt(&text_out)
+    };
+    Correction {
+        text: text_out,
+        removed,
+        reads_as_action,
+    }
+}
+
+/// Whether unflagged text still says what the speaker does: a clause led by the speaker with a
+/// verb after it, or an emote's bare verb.
+fn states_attempt(text: &str) -> bool {
+    if text.trim().is_empty() || !analyze(text).is_empty() {
+        return false;
+    }
+    let items = tokenize(text);
+    sentences(&items).iter().any(|s| {
+        s.clauses.iter().any(|c| {
+            let w: Vec<&str> = c.words.iter().map(|t| t.w.as_str()).collect();
+            match w.as_slice() {
+                ["i" | "we", _, ..] => true,
+                [first, _, ..]
+                    if c.words[0].cap
+                        && !has(DETERMINERS, first)
+                        && !has(OTHER_PRONOUNS, first) =>
+                {
+                    true
+                }
+                [first, ..] => {
+                    first.ends_with('s')
+                        && lemma_candidates(first).len() > 1
+                        && !has(DETERMINERS, first)
+                }
+                [] => false,
+            }
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feedback
+
+/// A short instruction for a retry prompt: quotes each excerpt and says how to restate it.
+pub fn feedback(verdict: &Verdict) -> String {
+    if !verdict.flagged || verdict.violations.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "Your action narrates outcomes, which only the GM decides. Restate it as what your character attempts:\n",
+    );
+    for v in &verdict.violations {
+        let how = match v.kind {
+            ViolationKind::OutcomeVerb => {
+                "say what you try (\"I try to…\", \"I swing at…\") and stop before the result"
+            }
+            ViolationKind::SuccessClaim => {
+                "drop the claim of success; describe how you go about it"
+            }
+            ViolationKind::WorldReaction => "cut how others react; the GM narrates that",
+            ViolationKind::PerceptionResult => {
+                "say how you look, listen or search; the GM says what you find"
+            }
+            ViolationKind::FutureNarration => {
+                "turn the prediction into a hope (\"hoping…\", \"so that…\")"
+            }
+            ViolationKind::PassiveResult => {
+                "don't state the result; say what you do to bring it about"
+            }
+        };
+        out.push_str(&format!("- \"{}\": {}\n", v.excerpt.trim(), how));
+    }
+    out.push_str("Keep your intent and your character's words; end with the attempt.");
+    out
+}
+
+#[cfg(test)]
+mod tests;

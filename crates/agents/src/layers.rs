@@ -1,0 +1,348 @@
+//! Building each layer's model calls from its view, and reading the replies.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use troupe_campaign::{CharacterSheet, Personality};
+use troupe_llm::{CallTag, ChatRequest, Message};
+
+use crate::{
+    ActionDecl, CharacterView, Error, InsightDecision, Intent, PlayerView, PromptSet,
+    RenderedPrompt, Schemas,
+};
+
+/// Which layer of an AI made a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    Player,
+    Character,
+}
+
+/// What a call is for; also the replay key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    ClarifyingQuestions,
+    StrategicIntent,
+    CharacterAction,
+    InsightQuestion,
+    InsightDecision,
+    CharacterReaction,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::ClarifyingQuestions => "clarifying_questions",
+            Purpose::StrategicIntent => "strategic_intent",
+            Purpose::CharacterAction => "character_action",
+            Purpose::InsightQuestion => "insight_question",
+            Purpose::InsightDecision => "insight_decision",
+            Purpose::CharacterReaction => "character_reaction",
+        }
+    }
+
+    pub fn layer(self) -> Layer {
+        match self {
+            Purpose::ClarifyingQuestions | Purpose::StrategicIntent | Purpose::InsightDecision => {
+                Layer::Player
+            }
+            Purpose::CharacterAction | Purpose::InsightQuestion | Purpose::CharacterReaction => {
+                Layer::Character
+            }
+        }
+    }
+}
+
+/// A model call an agent wants made: the engine runs it through the gateway and records it.
+#[derive(Clone, Debug)]
+pub struct AgentCall {
+    pub agent: String,
+    pub purpose: Purpose,
+    pub prompt: RenderedPrompt,
+    pub request: ChatRequest,
+}
+
+fn call(
+    agent: &str,
+    purpose: Purpose,
+    prompt: RenderedPrompt,
+    schema: troupe_llm::ResponseSchema,
+    max_tokens: u32,
+) -> AgentCall {
+    let request = ChatRequest {
+        tag: CallTag {
+            agent: agent.to_string(),
+            purpose: purpose.as_str().to_string(),
+        },
+        messages: vec![
+            Message::system(prompt.system.clone()),
+            Message::user(prompt.user.clone()),
+        ],
+        schema: Some(schema),
+        max_tokens,
+        temperature: 0.7,
+        seed: None,
+        stop: Vec::new(),
+    };
+    AgentCall {
+        agent: agent.to_string(),
+        purpose,
+        prompt,
+        request,
+    }
+}
+
+/// How a character's number leans, in the rulebook's terms (a high number favours LASERS).
+pub(crate) fn number_lean(sheet: &CharacterSheet) -> String {
+    let n = sheet.number.get();
+    let lean = if n >= 4 {
+        "better at LASERS (technology, science, calm precision) than FEELINGS"
+    } else {
+        "better at FEELINGS (intuition, diplomacy, passion) than LASERS"
+    };
+    format!("{lean}; a LASERS die succeeds under {n}, a FEELINGS die over {n}")
+}
+
+/// The player's nine traits, said in words a model can act on.
+pub(crate) fn temperament(t: &Personality) -> String {
+    let pick = |v: f64, low: &'static str, high: &'static str| -> Option<&'static str> {
+        if v >= 0.65 {
+            Some(high)
+        } else if v <= 0.35 {
+            Some(low)
+        } else {
+            None
+        }
+    };
+    let words: Vec<&str> = [
+        pick(
+            t.analytical_score,
+            "trusts gut feelings",
+            "thinks things through logically",
+        ),
+        pick(t.risk_tolerance, "cautious", "bold, happy to take risks"),
+        pick(t.detail_oriented, "big-picture", "notices details"),
+        pick(
+            t.emotional_memory,
+            "lets things go",
+            "remembers how things felt",
+        ),
+        pick(t.assertiveness, "prefers to follow", "likes to lead"),
+        pick(t.cooperativeness, "independent", "a team player"),
+        pick(t.openness, "sticks to what works", "loves new ideas"),
+        pick(t.rule_adherence, "bends the rules", "plays by the rules"),
+        pick(
+            t.roleplay_intensity,
+            "plays light",
+            "plays the character to the hilt",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if words.is_empty() {
+        "even-tempered, middle of the road".to_string()
+    } else {
+        words.join(", ")
+    }
+}
+
+fn player_ctx(v: &PlayerView, extra: Value) -> Value {
+    let mut ctx = json!({
+        "gm_name": v.gm_name,
+        "ship": v.ship,
+        "player": v.player,
+        "character": v.character,
+        "recent": v.recent,
+        "narration": v.narration,
+        "clarifications": v.clarifications,
+        "memories": v.memories,
+        "number_lean": number_lean(&v.character),
+        "temperament": temperament(&v.player.traits),
+    });
+    merge(&mut ctx, extra);
+    ctx
+}
+
+fn character_ctx(v: &CharacterView, extra: Value) -> Value {
+    let mut ctx = json!({
+        "ship": v.ship,
+        "character": v.character,
+        "recent": v.recent,
+        "narration": v.narration,
+        "clarifications": v.clarifications,
+        "memories": v.memories,
+        "directive": v.directive,
+        "others": v.others,
+        "gm_note": v.gm_note,
+        "insight": v.insight,
+        "action": v.action,
+        "roll": v.roll,
+        "outcome": v.outcome,
+        "number_lean": number_lean(&v.character),
+    });
+    merge(&mut ctx, extra);
+    ctx
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    if let (Value::Object(a), Value::Object(b)) = (into, extra) {
+        a.extend(b);
+    }
+}
+
+impl PromptSet {
+    fn player(&self, v: &PlayerView, task: &str, extra: Value) -> Result<RenderedPrompt, Error> {
+        let ctx = player_ctx(v, extra);
+        Ok(RenderedPrompt {
+            system: self.render("player_system.md", &ctx)?,
+            user: self.render(task, &ctx)?,
+        })
+    }
+
+    fn character(
+        &self,
+        v: &CharacterView,
+        task: &str,
+        extra: Value,
+    ) -> Result<RenderedPrompt, Error> {
+        let ctx = character_ctx(v, extra);
+        Ok(RenderedPrompt {
+            system: self.render("character_system.md", &ctx)?,
+            user: self.render(task, &ctx)?,
+        })
+    }
+
+    /// The player's clarifying questions for the GM (up to `max`).
+    pub fn questions(&self, v: &PlayerView, max: u32) -> Result<AgentCall, Error> {
+        let p = self.player(v, "player_questions.md", json!({"max_questions": max}))?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::ClarifyingQuestions,
+            p,
+            Schemas::questions(max),
+            200,
+        ))
+    }
+
+    /// The player's strategy and directive.
+    pub fn intent(&self, v: &PlayerView) -> Result<AgentCall, Error> {
+        let p = self.player(v, "player_intent.md", json!({}))?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::StrategicIntent,
+            p,
+            Schemas::intent(),
+            250,
+        ))
+    }
+
+    /// After an insight: change the action and roll again?
+    pub fn insight_decision(&self, v: &PlayerView) -> Result<AgentCall, Error> {
+        let (q, a) = v
+            .insight
+            .as_ref()
+            .map(|i| (i.question.as_str(), i.answer.as_str()))
+            .unwrap_or(("", ""));
+        let p = self.player(
+            v,
+            "player_insight.md",
+            json!({"insight_question": q, "insight_answer": a}),
+        )?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::InsightDecision,
+            p,
+            Schemas::insight_decision(),
+            120,
+        ))
+    }
+
+    /// The character's action; `attempt` 2 and 3 carry the validator's feedback, more sternly.
+    pub fn action(
+        &self,
+        v: &CharacterView,
+        attempt: u32,
+        feedback: &str,
+    ) -> Result<AgentCall, Error> {
+        let p = self.character(
+            v,
+            "character_action.md",
+            json!({"attempt": attempt, "feedback": feedback}),
+        )?;
+        let schema = Schemas::action(!v.others.is_empty());
+        Ok(call(&v.agent_id, Purpose::CharacterAction, p, schema, 300))
+    }
+
+    /// The character's LASER FEELINGS question.
+    pub fn insight_question(&self, v: &CharacterView) -> Result<AgentCall, Error> {
+        let p = self.character(v, "character_insight_question.md", json!({}))?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::InsightQuestion,
+            p,
+            Schemas::insight_question(),
+            100,
+        ))
+    }
+
+    /// The character's emotional reaction to the outcome.
+    pub fn reaction(&self, v: &CharacterView) -> Result<AgentCall, Error> {
+        let p = self.character(v, "character_reaction.md", json!({}))?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::CharacterReaction,
+            p,
+            Schemas::reaction(),
+            200,
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct Questions {
+    questions: Vec<String>,
+}
+#[derive(Deserialize)]
+struct Question {
+    question: String,
+}
+#[derive(Deserialize)]
+struct Reaction {
+    reaction: String,
+}
+
+fn read<T: for<'de> Deserialize<'de>>(purpose: Purpose, value: &Value) -> Result<T, Error> {
+    serde_json::from_value(value.clone()).map_err(|e| Error::Reply {
+        purpose: purpose.as_str().to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Reading validated replies into decisions.
+impl Purpose {
+    pub fn read_questions(value: &Value) -> Result<Vec<String>, Error> {
+        let q: Questions = read(Purpose::ClarifyingQuestions, value)?;
+        Ok(q.questions
+            .into_iter()
+            .map(|q| q.trim().to_string())
+            .filter(|q| !q.is_empty())
+            .collect())
+    }
+    pub fn read_intent(value: &Value) -> Result<Intent, Error> {
+        read(Purpose::StrategicIntent, value)
+    }
+    pub fn read_action(value: &Value) -> Result<ActionDecl, Error> {
+        read(Purpose::CharacterAction, value)
+    }
+    pub fn read_insight_question(value: &Value) -> Result<String, Error> {
+        Ok(read::<Question>(Purpose::InsightQuestion, value)?.question)
+    }
+    pub fn read_insight_decision(value: &Value) -> Result<InsightDecision, Error> {
+        read(Purpose::InsightDecision, value)
+    }
+    pub fn read_reaction(value: &Value) -> Result<String, Error> {
+        Ok(read::<Reaction>(Purpose::CharacterReaction, value)?.reaction)
+    }
+}

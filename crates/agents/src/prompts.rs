@@ -1,0 +1,177 @@
+//! Prompt templates: Markdown files under `crates/agents/prompts/`, embedded at build time and
+//! overridable per campaign by files of the same name in the campaign's `prompts/` folder.
+
+use std::path::Path;
+
+use minijinja::Environment;
+use serde::Serialize;
+
+use crate::Error;
+
+/// The embedded templates, by file name.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("_scene.md", include_str!("../prompts/_scene.md")),
+    (
+        "player_system.md",
+        include_str!("../prompts/player_system.md"),
+    ),
+    (
+        "player_questions.md",
+        include_str!("../prompts/player_questions.md"),
+    ),
+    (
+        "player_intent.md",
+        include_str!("../prompts/player_intent.md"),
+    ),
+    (
+        "player_insight.md",
+        include_str!("../prompts/player_insight.md"),
+    ),
+    (
+        "character_system.md",
+        include_str!("../prompts/character_system.md"),
+    ),
+    (
+        "character_action.md",
+        include_str!("../prompts/character_action.md"),
+    ),
+    (
+        "character_insight_question.md",
+        include_str!("../prompts/character_insight_question.md"),
+    ),
+    (
+        "character_reaction.md",
+        include_str!("../prompts/character_reaction.md"),
+    ),
+];
+
+/// A system and a user message, rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderedPrompt {
+    pub system: String,
+    pub user: String,
+}
+
+/// The set of templates in use: the embedded ones, with any campaign overrides on top.
+pub struct PromptSet {
+    env: Environment<'static>,
+    overridden: Vec<String>,
+}
+
+impl PromptSet {
+    /// The embedded templates only.
+    pub fn embedded() -> Self {
+        let mut env = Environment::new();
+        env.set_trim_blocks(false);
+        for (name, source) in EMBEDDED {
+            // The embedded templates are tested to compile, so this cannot fail at run time.
+            let _ = env.add_template(name, source);
+        }
+        PromptSet {
+            env,
+            overridden: Vec::new(),
+        }
+    }
+
+    /// The embedded templates, with files of the same name in `dir` replacing them.
+    pub fn with_overrides(dir: &Path) -> Result<Self, Error> {
+        let mut set = Self::embedded();
+        if !dir.is_dir() {
+            return Ok(set);
+        }
+        for (name, _) in EMBEDDED {
+            let path = dir.join(name);
+            if !path.is_file() {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).map_err(|e| Error::Override {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            set.env
+                .add_template_owned(name.to_string(), source)
+                .map_err(|e| Error::Override {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })?;
+            set.overridden.push(name.to_string());
+        }
+        Ok(set)
+    }
+
+    /// The names of templates replaced by campaign overrides.
+    pub fn overridden(&self) -> &[String] {
+        &self.overridden
+    }
+
+    pub(crate) fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, Error> {
+        let err = |e: minijinja::Error| Error::Template {
+            name: name.to_string(),
+            message: format!("{e:#}"),
+        };
+        let text = self
+            .env
+            .get_template(name)
+            .map_err(err)?
+            .render(ctx)
+            .map_err(err)?;
+        Ok(tidy(&text))
+    }
+}
+
+/// Collapse runs of blank lines and trim: templates stay readable, prompts stay short.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_template_compiles() {
+        let mut env = Environment::new();
+        for (name, source) in EMBEDDED {
+            env.add_template(name, source).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_override_replaces_the_embedded_template() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("player_intent.md"),
+            "Custom {{ narration }}",
+        )
+        .unwrap();
+        let set = PromptSet::with_overrides(dir.path()).unwrap();
+        assert_eq!(set.overridden(), ["player_intent.md"]);
+        let text = set
+            .render("player_intent.md", serde_json::json!({"narration": "hi"}))
+            .unwrap();
+        assert_eq!(text, "Custom hi");
+    }
+
+    #[test]
+    fn a_broken_override_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("player_intent.md"), "{% if %}").unwrap();
+        let err = PromptSet::with_overrides(dir.path()).err().unwrap();
+        assert!(err.to_string().contains("player_intent.md"), "{err}");
+    }
+}

@@ -1,0 +1,67 @@
+//! Views: what one layer of one agent may see. The engine builds them from the session log by
+//! the channel and scope rules; the prompt builders get nothing else.
+
+use serde::Serialize;
+use troupe_campaign::{CharacterSheet, PlayerProfile, Ship};
+
+/// One earlier turn, as the table saw it in character.
+#[derive(Clone, Debug, Serialize)]
+pub struct TurnRecap {
+    pub turn: u32,
+    pub narration: String,
+    pub action: Option<String>,
+    pub outcome: Option<String>,
+}
+
+/// A clarifying question and the GM's answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuestionAnswer {
+    pub asked_by: String,
+    pub question: String,
+    pub answer: String,
+}
+
+/// The LASER FEELINGS question and the GM's honest answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Insight {
+    pub question: String,
+    pub answer: String,
+}
+
+/// What the player layer (out of character) may see.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayerView {
+    pub agent_id: String,
+    pub gm_name: String,
+    pub ship: Ship,
+    pub player: PlayerProfile,
+    pub character: CharacterSheet,
+    pub recent: Vec<TurnRecap>,
+    pub narration: String,
+    pub clarifications: Vec<QuestionAnswer>,
+    pub memories: Vec<String>,
+    pub insight: Option<Insight>,
+}
+
+/// What the character layer (in character) may see. It has no player profile, no strategy and
+/// no out-of-character talk: only the fiction, its sheet and its player's directive (P2C).
+#[derive(Clone, Debug, Serialize)]
+pub struct CharacterView {
+    pub agent_id: String,
+    pub ship: Ship,
+    pub character: CharacterSheet,
+    pub recent: Vec<TurnRecap>,
+    pub narration: String,
+    pub clarifications: Vec<QuestionAnswer>,
+    pub memories: Vec<String>,
+    pub directive: String,
+    /// Ids of other characters this one could help.
+    pub others: Vec<String>,
+    pub gm_note: Option<String>,
+    pub insight: Option<Insight>,
+    /// The action this turn, once declared (for the insight question and the reaction).
+    pub action: Option<String>,
+    /// A one-line summary of the dice, when there was a roll.
+    pub roll: Option<String>,
+    pub outcome: Option<String>,
+}

@@ -1,0 +1,69 @@
+//! Slash commands, available at every GM prompt.
+
+use troupe_rules::DiceExpr;
+
+pub const HELP: &str = "\
+Commands (at any prompt):
+  /roll NdM+K   roll dice, e.g. /roll 2d6+3, /roll d20, /roll 1d6-1
+  /success      the next roll succeeds (2 successes), whatever the dice say
+  /fail         the next roll fails (0 successes), whatever the dice say
+  /info         character sheets, ship, turn and phase
+  /help         this list
+  /quit         save and end the session";
+
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Roll(DiceExpr),
+    Success,
+    Fail,
+    Info,
+    Help,
+    Quit,
+}
+
+/// A slash command, an error to show, or None for ordinary input.
+pub fn parse(line: &str) -> Option<Result<Command, String>> {
+    let line = line.trim();
+    let rest = line.strip_prefix('/')?;
+    let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    Some(match name.to_ascii_lowercase().as_str() {
+        "roll" if arg.trim().is_empty() => Err("/roll needs dice, e.g. /roll 2d6+3".into()),
+        "roll" => arg
+            .trim()
+            .parse()
+            .map(Command::Roll)
+            .map_err(|e| format!("{e}")),
+        "success" => Ok(Command::Success),
+        "fail" => Ok(Command::Fail),
+        "info" => Ok(Command::Info),
+        "help" => Ok(Command::Help),
+        "quit" | "exit" => Ok(Command::Quit),
+        other => Err(format!("unknown command /{other}. {HELP}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse("/quit"), Some(Ok(Command::Quit)));
+        assert_eq!(parse("  /SUCCESS "), Some(Ok(Command::Success)));
+        assert!(matches!(parse("/roll 2d6+3"), Some(Ok(Command::Roll(_)))));
+        assert_eq!(parse("I open the door"), None);
+    }
+
+    #[test]
+    fn bad_commands_explain_themselves() {
+        let Some(Err(msg)) = parse("/roll") else {
+            panic!()
+        };
+        assert!(msg.contains("2d6+3"));
+        let Some(Err(msg)) = parse("/dance") else {
+            panic!()
+        };
+        assert!(msg.contains("unknown command /dance") && msg.contains("/roll"));
+        assert!(matches!(parse("/roll banana"), Some(Err(_))));
+    }
+}

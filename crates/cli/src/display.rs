@@ -1,0 +1,251 @@
+//! The story as it happens, in the terminal; a spinner while an AI thinks.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use troupe_agents::Purpose;
+use troupe_engine::visibility::describe_roll;
+use troupe_engine::{Envelope, Event, Observer, RollOverride, Ruling, Session, VerdictResult};
+
+use crate::info::{character_name, player_name};
+
+pub struct Story {
+    /// Echo the GM's own inputs (when they come from a script, nobody typed them).
+    pub echo_gm: bool,
+    spinner: Option<ProgressBar>,
+}
+
+impl Story {
+    pub fn new(echo_gm: bool) -> Self {
+        Story {
+            echo_gm,
+            spinner: None,
+        }
+    }
+}
+
+fn what(purpose: Purpose) -> &'static str {
+    match purpose {
+        Purpose::ClarifyingQuestions => "considering questions for the GM",
+        Purpose::StrategicIntent => "thinking about strategy",
+        Purpose::CharacterAction => "deciding what to attempt",
+        Purpose::InsightQuestion => "choosing a LASER FEELINGS question",
+        Purpose::InsightDecision => "weighing the insight",
+        Purpose::CharacterReaction => "reacting",
+    }
+}
+
+impl Observer for Story {
+    fn thinking(&mut self, agent: &str, purpose: Purpose) {
+        // indicatif draws nothing when stderr is not a terminal (CI, pipes).
+        let bar = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            bar.set_style(style);
+        }
+        bar.set_message(format!("{agent} is {}…", what(purpose)));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        self.spinner = Some(bar);
+    }
+
+    fn idle(&mut self) {
+        if let Some(bar) = self.spinner.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn on_event(&mut self, env: &Envelope, s: &Session) {
+        let ch = |a: &str| character_name(s, a);
+        let line = match &env.event {
+            Event::SessionStarted { model, seed, .. } => {
+                let c = s.campaign.as_ref();
+                let mut out = format!(
+                    "== {} — session {} ==\nModel: {model}   Dice seed: {seed}\n",
+                    c.map(|c| c.name.as_str()).unwrap_or(""),
+                    s.number
+                );
+                for seat in s.seats() {
+                    out.push_str(&format!(
+                        "  {} plays {} ({} {}, number {})\n",
+                        seat.player.name,
+                        seat.character.name,
+                        seat.character.style,
+                        seat.character.role,
+                        seat.character.number.get()
+                    ));
+                }
+                out
+            }
+            Event::TurnStarted => format!("\n──── Turn {} ────", env.turn_number),
+            Event::GmNarration { text } if self.echo_gm => format!("GM: {text}"),
+            Event::MemoryRetrieved { agent, status, .. } if agent == &s.agent_ids()[0] => {
+                format!("  (memory: {status})")
+            }
+            Event::ClarifyingQuestions {
+                agent, questions, ..
+            } => questions
+                .iter()
+                .map(|q| format!("{} (OOC) asks: {q}", player_name(s, agent)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Event::GmAnswers {
+                answers, finished, ..
+            } if self.echo_gm => {
+                if *finished {
+                    "GM: (no more questions)".into()
+                } else {
+                    answers
+                        .iter()
+                        .map(|a| format!("GM answers: {a}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }
+            }
+            Event::StrategicIntent { agent, intent } => {
+                format!(
+                    "{} (OOC, strategy): {}",
+                    player_name(s, agent),
+                    intent.strategy
+                )
+            }
+            Event::Directive { agent, text, .. } => {
+                format!(
+                    "{} → {} (directive): {text}",
+                    player_name(s, agent),
+                    ch(agent)
+                )
+            }
+            Event::CharacterAction {
+                agent,
+                attempt,
+                action,
+            } => {
+                let mut out = format!("{} (attempt {attempt}): {}", ch(agent), action.action);
+                if !action.dialogue.trim().is_empty() {
+                    out.push_str(&format!(
+                        " \"{}\"",
+                        action.dialogue.trim().trim_matches('"')
+                    ));
+                }
+                out
+            }
+            Event::Validation {
+                verdict,
+                result,
+                corrected,
+                ..
+            } => match result {
+                VerdictResult::Passed => "  ✓ states intent only".into(),
+                VerdictResult::Retry => format!(
+                    "  ✗ narrates a result ({}) — asking again, more strictly",
+                    excerpts(verdict)
+                ),
+                VerdictResult::AutoCorrected => format!(
+                    "  ✗ still narrates a result ({}) — auto-corrected to: {}",
+                    excerpts(verdict),
+                    corrected.clone().unwrap_or_default()
+                ),
+                VerdictResult::FlaggedForGm => format!(
+                    "  ✗ still narrates a result ({}) — flagged for the GM",
+                    excerpts(verdict)
+                ),
+            },
+            Event::GmReviewedAction { agent, action } if self.echo_gm => {
+                format!("GM keeps {}'s action as: {action}", ch(agent))
+            }
+            Event::GmAdjudication { agent, ruling } if self.echo_gm => match ruling {
+                Ruling::Roll {
+                    task,
+                    prepared,
+                    expert,
+                } => format!(
+                    "GM: {} rolls {task}{}{}",
+                    ch(agent),
+                    if *prepared { ", prepared" } else { "" },
+                    if *expert { ", expert" } else { "" }
+                ),
+                Ruling::Revise { note } => format!("GM asks {} to revise: {note}", ch(agent)),
+                Ruling::NoRoll { note } => format!("GM: no roll needed — {note}"),
+            },
+            Event::DiceRolled {
+                agent,
+                result,
+                helping,
+                ..
+            } => match helping {
+                Some(t) => format!("  {} helps {}: {}", ch(agent), ch(t), describe_roll(result)),
+                None => format!("  Dice for {}: {}", ch(agent), describe_roll(result)),
+            },
+            Event::GmRollOverride { change, result, .. } if *change != RollOverride::Keep => {
+                format!("  GM overrides the roll: {}", describe_roll(result))
+            }
+            Event::GmForcedResult { success } => format!(
+                "  GM decides the next roll {}",
+                if *success { "succeeds" } else { "fails" }
+            ),
+            Event::GmRoll {
+                expression,
+                faces,
+                total,
+                ..
+            } => {
+                format!("  /roll {expression}: {faces:?} = {total}")
+            }
+            Event::LaserFeelingsQuestion { agent, question } => {
+                format!("{} (LASER FEELINGS) asks: {question}", ch(agent))
+            }
+            Event::LaserFeelingsAnswer { answer, .. } if self.echo_gm => format!("GM: {answer}"),
+            Event::InsightDecision { agent, decision } => format!(
+                "{} {} the action: {}",
+                player_name(s, agent),
+                if decision.change_action {
+                    "changes"
+                } else {
+                    "keeps"
+                },
+                decision.reason
+            ),
+            Event::GmOutcome { text } if self.echo_gm => format!("GM: {text}"),
+            Event::CharacterReaction { agent, text } => format!("{}: {text}", ch(agent)),
+            Event::MemoryStorage { status } => format!("  (memory storage: {status})"),
+            Event::PhaseFailed {
+                agent,
+                error,
+                failures,
+            } => format!(
+                "  ! {} failed for {} ({error}){}",
+                env.phase.map(|p| p.title()).unwrap_or("phase"),
+                ch(agent),
+                if *failures < troupe_engine::FAILURES_BEFORE_GM {
+                    " — rolled back, retrying once"
+                } else {
+                    " — rolled back; the GM decides"
+                }
+            ),
+            Event::ModelCall { record, .. } => match (&record.error, record.retry_in_ms) {
+                (Some(e), Some(ms)) => format!(
+                    "  model call failed (attempt {}): {e}; retrying in {:.0} s",
+                    record.attempt,
+                    ms as f64 / 1000.0
+                ),
+                _ => String::new(),
+            },
+            Event::SessionEnded { reason } => format!("\nSession ended: {reason}."),
+            _ => String::new(),
+        };
+        if !line.is_empty() {
+            if let Some(bar) = &self.spinner {
+                bar.suspend(|| println!("{line}"));
+            } else {
+                println!("{line}");
+            }
+        }
+    }
+}
+
+fn excerpts(v: &troupe_validator::Verdict) -> String {
+    v.violations
+        .iter()
+        .map(|x| format!("\"{}\"", x.excerpt))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

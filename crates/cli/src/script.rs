@@ -1,0 +1,295 @@
+//! The GM from a YAML script: the same decisions as the terminal, read from a file — for demos,
+//! tests and research runs. The format is documented in `examples/README.md`.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use async_trait::async_trait;
+use serde::Deserialize;
+use troupe_agents::ActionDecl;
+use troupe_engine::{
+    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+};
+use troupe_rules::{RollResult, TaskType};
+use troupe_validator::Verdict;
+
+use crate::terminal::suggested;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// One or many: `answers: "x"` or `answers: ["x", "y"]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    fn into_deque(self) -> VecDeque<T> {
+        match self {
+            OneOrMany::One(t) => VecDeque::from([t]),
+            OneOrMany::Many(v) => v.into(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    pub narration: String,
+    /// Answers to clarifying questions, in the order asked; when they run out, questions end.
+    #[serde(default)]
+    pub answers: Option<OneOrMany<String>>,
+    /// Rulings in order (one per adjudication); default: accept the character's suggestion.
+    #[serde(default)]
+    pub ruling: Option<OneOrMany<ScriptRuling>>,
+    /// Roll overrides in order; default: keep.
+    #[serde(default, rename = "override")]
+    pub roll_override: Option<OneOrMany<ScriptOverride>>,
+    /// What to do when the validator gives up on an action; default: keep the correction.
+    #[serde(default)]
+    pub review: Option<ScriptReview>,
+    /// The honest answer to a LASER FEELINGS question.
+    #[serde(default)]
+    pub insight: Option<String>,
+    pub outcome: String,
+    /// When a phase fails twice; default: skip the AI's part.
+    #[serde(default)]
+    pub failure: Option<ScriptFailure>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptRuling {
+    Accept,
+    Roll {
+        task: TaskType,
+        #[serde(default)]
+        prepared: bool,
+        #[serde(default)]
+        expert: bool,
+    },
+    Revise(String),
+    NoRoll(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptOverride {
+    Keep,
+    Success,
+    Fail,
+    Faces(Vec<u8>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptReview {
+    Correction,
+    Original,
+    Edit(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptFailure {
+    Retry,
+    Skip,
+    TakeOver(String),
+}
+
+impl Script {
+    pub fn load(path: &Path) -> anyhow::Result<Script> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("could not read the GM script {}", path.display()))?;
+        let script: Script = serde_saphyr::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not a valid GM script: {e}", path.display()))?;
+        if script.turns.is_empty() {
+            bail!("{}: the GM script has no turns", path.display());
+        }
+        for (i, t) in script.turns.iter().enumerate() {
+            if t.narration.trim().is_empty() || t.outcome.trim().is_empty() {
+                bail!(
+                    "{}: turns[{i}] needs a non-empty narration and outcome",
+                    path.display()
+                );
+            }
+        }
+        Ok(script)
+    }
+}
+
+/// The seat that plays a script, turn by turn; when the script ends, the session ends.
+pub struct ScriptGm {
+    turns: VecDeque<ScriptTurn>,
+    current: Option<Current>,
+}
+
+struct Current {
+    answers: VecDeque<String>,
+    rulings: VecDeque<ScriptRuling>,
+    overrides: VecDeque<ScriptOverride>,
+    turn: ScriptTurn,
+}
+
+impl ScriptGm {
+    pub fn new(script: Script) -> Self {
+        ScriptGm {
+            turns: script.turns.into(),
+            current: None,
+        }
+    }
+
+    fn cur(&mut self) -> Option<&mut Current> {
+        self.current.as_mut()
+    }
+}
+
+#[async_trait]
+impl GmSeat for ScriptGm {
+    async fn narrate(&mut self, _s: &Session) -> GmReply<String> {
+        let Some(mut turn) = self.turns.pop_front() else {
+            return GmReply::Quit;
+        };
+        let narration = turn.narration.clone();
+        self.current = Some(Current {
+            answers: turn
+                .answers
+                .take()
+                .map(OneOrMany::into_deque)
+                .unwrap_or_default(),
+            rulings: turn
+                .ruling
+                .take()
+                .map(OneOrMany::into_deque)
+                .unwrap_or_default(),
+            overrides: turn
+                .roll_override
+                .take()
+                .map(OneOrMany::into_deque)
+                .unwrap_or_default(),
+            turn,
+        });
+        GmReply::Answer(narration)
+    }
+
+    async fn answer_questions(
+        &mut self,
+        _s: &Session,
+        _round: u32,
+        questions: &[(String, String)],
+    ) -> GmReply<Answers> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        if cur.answers.is_empty() {
+            return GmReply::Answer(Answers::Finish);
+        }
+        let n = questions.len().min(cur.answers.len());
+        let mut answers: Vec<String> = cur.answers.drain(..n).collect();
+        // More questions than scripted answers: the rest get a plain GM deflection.
+        answers.resize(questions.len(), "You don't know yet.".to_string());
+        GmReply::Answer(Answers::Answered(answers))
+    }
+
+    async fn review_action(
+        &mut self,
+        _s: &Session,
+        _agent: &str,
+        original: &str,
+        corrected: &str,
+        _v: &Verdict,
+    ) -> GmReply<String> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(match &cur.turn.review {
+            None | Some(ScriptReview::Correction) => corrected.to_string(),
+            Some(ScriptReview::Original) => original.to_string(),
+            Some(ScriptReview::Edit(t)) => t.clone(),
+        })
+    }
+
+    async fn adjudicate(
+        &mut self,
+        _s: &Session,
+        _agent: &str,
+        action: &ActionDecl,
+    ) -> GmReply<Ruling> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(match cur.rulings.pop_front() {
+            None | Some(ScriptRuling::Accept) => suggested(action),
+            Some(ScriptRuling::Roll {
+                task,
+                prepared,
+                expert,
+            }) => Ruling::Roll {
+                task,
+                prepared,
+                expert,
+            },
+            Some(ScriptRuling::Revise(note)) => Ruling::Revise { note },
+            Some(ScriptRuling::NoRoll(note)) => Ruling::NoRoll { note },
+        })
+    }
+
+    async fn override_roll(
+        &mut self,
+        _s: &Session,
+        _agent: &str,
+        _roll: &RollResult,
+    ) -> GmReply<RollOverride> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(match cur.overrides.pop_front() {
+            None | Some(ScriptOverride::Keep) => RollOverride::Keep,
+            Some(ScriptOverride::Success) => RollOverride::Success,
+            Some(ScriptOverride::Fail) => RollOverride::Failure,
+            Some(ScriptOverride::Faces(faces)) => RollOverride::Faces { faces },
+        })
+    }
+
+    async fn answer_insight(&mut self, _s: &Session, _agent: &str, _q: &str) -> GmReply<String> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(
+            cur.turn.insight.clone().unwrap_or_else(|| {
+                "Nothing is hidden here: what you see is what is going on.".into()
+            }),
+        )
+    }
+
+    async fn narrate_outcome(&mut self, _s: &Session) -> GmReply<String> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(cur.turn.outcome.clone())
+    }
+
+    async fn resolve_failure(
+        &mut self,
+        _s: &Session,
+        _p: Phase,
+        _agent: &str,
+        _error: &str,
+    ) -> GmReply<FailureChoice> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(match &cur.turn.failure {
+            None | Some(ScriptFailure::Skip) => FailureChoice::Skip,
+            Some(ScriptFailure::Retry) => FailureChoice::Retry,
+            Some(ScriptFailure::TakeOver(text)) => FailureChoice::TakeOver { text: text.clone() },
+        })
+    }
+}

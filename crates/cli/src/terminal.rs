@@ -1,0 +1,330 @@
+//! The GM at the terminal: a prompt per decision, slash commands at every prompt.
+
+use std::io::Write;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+use troupe_agents::ActionDecl;
+use troupe_engine::visibility::describe_roll;
+use troupe_engine::{
+    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+};
+use troupe_rules::{RollResult, TaskType};
+use troupe_validator::Verdict;
+
+use crate::commands::{self, Command, HELP};
+use crate::info::{character_name, info};
+
+pub struct TerminalGm {
+    lines: Lines<BufReader<Stdin>>,
+}
+
+/// What one prompt produced: text, or a reply for the engine (a command or quit).
+enum Input {
+    Text(String),
+    Engine(GmReply<()>),
+}
+
+impl TerminalGm {
+    pub fn new() -> Self {
+        TerminalGm {
+            lines: BufReader::new(tokio::io::stdin()).lines(),
+        }
+    }
+
+    /// Prompt until the GM types something; slash commands are handled here or handed back.
+    async fn prompt(&mut self, s: &Session, prompt: &str) -> Input {
+        loop {
+            print!("{prompt} ");
+            let _ = std::io::stdout().flush();
+            let line = match self.lines.next_line().await {
+                Ok(Some(line)) => line,
+                // End of input: save and end, never hang or lose anything.
+                Ok(None) | Err(_) => {
+                    println!();
+                    return Input::Engine(GmReply::Quit);
+                }
+            };
+            match commands::parse(&line) {
+                None if line.trim().is_empty() => continue,
+                None => return Input::Text(line.trim().to_string()),
+                Some(Err(msg)) => println!("{msg}"),
+                Some(Ok(Command::Help)) => println!("{HELP}"),
+                Some(Ok(Command::Info)) => println!("{}", info(s)),
+                Some(Ok(Command::Roll(e))) => return Input::Engine(GmReply::Roll(e)),
+                Some(Ok(Command::Success)) => return Input::Engine(GmReply::Force(true)),
+                Some(Ok(Command::Fail)) => return Input::Engine(GmReply::Force(false)),
+                Some(Ok(Command::Quit)) => return Input::Engine(GmReply::Quit),
+            }
+        }
+    }
+
+    /// Prompt for one of a few choices (first letters), re-asking on anything else.
+    async fn choose(
+        &mut self,
+        s: &Session,
+        prompt: &str,
+        choices: &[char],
+    ) -> Result<char, GmReply<()>> {
+        loop {
+            match self.prompt(s, prompt).await {
+                Input::Engine(r) => return Err(r),
+                Input::Text(t) => {
+                    let c = t
+                        .chars()
+                        .next()
+                        .map(|c| c.to_ascii_lowercase())
+                        .unwrap_or(' ');
+                    if choices.contains(&c) {
+                        return Ok(c);
+                    }
+                    let list: Vec<String> = choices.iter().map(|c| c.to_string()).collect();
+                    println!("Please answer {}.", list.join(", "));
+                }
+            }
+        }
+    }
+
+    async fn text(&mut self, s: &Session, prompt: &str) -> Result<String, GmReply<()>> {
+        match self.prompt(s, prompt).await {
+            Input::Text(t) => Ok(t),
+            Input::Engine(r) => Err(r),
+        }
+    }
+}
+
+/// Hand an engine reply through with the right type.
+fn pass<T>(r: GmReply<()>) -> GmReply<T> {
+    match r {
+        GmReply::Answer(()) | GmReply::Quit => GmReply::Quit,
+        GmReply::Roll(e) => GmReply::Roll(e),
+        GmReply::Force(b) => GmReply::Force(b),
+    }
+}
+
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(r) => return pass(r),
+        }
+    };
+}
+
+/// The GM's ruling as the character suggested it.
+pub fn suggested(action: &ActionDecl) -> Ruling {
+    Ruling::Roll {
+        task: action.task_type,
+        prepared: action.prepared,
+        expert: action.expert,
+    }
+}
+
+/// Faces typed by the GM: "3 5" or "3,5", each 1–6.
+pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
+    let faces: Option<Vec<u8>> = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u8>().ok().filter(|f| (1..=6).contains(f)))
+        .collect();
+    faces.filter(|f| !f.is_empty())
+}
+
+#[async_trait]
+impl GmSeat for TerminalGm {
+    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+        println!(
+            "\n[Turn {}] Awaiting GM narration. (/help for commands)",
+            s.turn_number
+        );
+        GmReply::Answer(tri!(self.text(s, "Enter narration:").await))
+    }
+
+    async fn answer_questions(
+        &mut self,
+        s: &Session,
+        round: u32,
+        questions: &[(String, String)],
+    ) -> GmReply<Answers> {
+        println!(
+            "\nQuestions for the GM (round {round}); answer each, or type 'finish' to end questions:"
+        );
+        let mut answers = Vec::new();
+        for (i, (agent, q)) in questions.iter().enumerate() {
+            println!("  Q{} ({}): {q}", i + 1, character_name(s, agent));
+            let a = tri!(self.text(s, &format!("Answer {}:", i + 1)).await);
+            if a.eq_ignore_ascii_case("finish") {
+                return GmReply::Answer(Answers::Finish);
+            }
+            answers.push(a);
+        }
+        GmReply::Answer(Answers::Answered(answers))
+    }
+
+    async fn review_action(
+        &mut self,
+        s: &Session,
+        agent: &str,
+        original: &str,
+        corrected: &str,
+        verdict: &Verdict,
+    ) -> GmReply<String> {
+        println!(
+            "\n{} kept narrating results after 3 attempts.",
+            character_name(s, agent)
+        );
+        println!("  Original:  {original}");
+        for v in &verdict.violations {
+            println!("  - \"{}\": {}", v.excerpt, v.reason);
+        }
+        println!("  Corrected: {corrected}");
+        let c = tri!(
+            self.choose(
+                s,
+                "Keep the [c]orrection, keep the [o]riginal, or [e]dit it?",
+                &['c', 'o', 'e']
+            )
+            .await
+        );
+        GmReply::Answer(match c {
+            'c' => corrected.to_string(),
+            'o' => original.to_string(),
+            _ => tri!(self.text(s, "Type the action as it should stand:").await),
+        })
+    }
+
+    async fn adjudicate(
+        &mut self,
+        s: &Session,
+        agent: &str,
+        action: &ActionDecl,
+    ) -> GmReply<Ruling> {
+        let name = character_name(s, agent);
+        println!("\n{name} attempts: {}", action.action);
+        println!(
+            "  suggests: {} roll{}{} — {}",
+            action.task_type,
+            if action.prepared { ", prepared" } else { "" },
+            if action.expert { ", expert" } else { "" },
+            action.justification
+        );
+        let c = tri!(self.choose(s, "Ruling: [a]ccept as suggested, roll [l]asers or [f]eelings, ask to [r]evise, or [n]o roll?", &['a', 'l', 'f', 'r', 'n']).await);
+        GmReply::Answer(match c {
+            'a' => suggested(action),
+            'l' | 'f' => {
+                let prepared = tri!(self.choose(s, "Prepared? [y/n]:", &['y', 'n']).await) == 'y';
+                let expert = tri!(self.choose(s, "Expert? [y/n]:", &['y', 'n']).await) == 'y';
+                let task = if c == 'l' {
+                    TaskType::Lasers
+                } else {
+                    TaskType::Feelings
+                };
+                Ruling::Roll {
+                    task,
+                    prepared,
+                    expert,
+                }
+            }
+            'r' => Ruling::Revise {
+                note: tri!(self.text(s, &format!("What should {name} change?")).await),
+            },
+            _ => Ruling::NoRoll {
+                note: tri!(self.text(s, "Why no roll? (a few words):").await),
+            },
+        })
+    }
+
+    async fn override_roll(
+        &mut self,
+        s: &Session,
+        agent: &str,
+        roll: &RollResult,
+    ) -> GmReply<RollOverride> {
+        println!(
+            "\nDice for {}: {}",
+            character_name(s, agent),
+            describe_roll(roll)
+        );
+        if tri!(self.choose(s, "Override roll? [y/n]:", &['y', 'n']).await) == 'n' {
+            return GmReply::Answer(RollOverride::Keep);
+        }
+        loop {
+            let t = tri!(
+                self.text(s, "New faces (e.g. 3 5), or 'success' / 'fail':")
+                    .await
+            );
+            match t.to_ascii_lowercase().as_str() {
+                "success" => return GmReply::Answer(RollOverride::Success),
+                "fail" | "failure" => return GmReply::Answer(RollOverride::Failure),
+                _ => match parse_faces(&t) {
+                    Some(faces) => return GmReply::Answer(RollOverride::Faces { faces }),
+                    None => println!("Faces are numbers from 1 to 6, separated by spaces."),
+                },
+            }
+        }
+    }
+
+    async fn answer_insight(
+        &mut self,
+        s: &Session,
+        agent: &str,
+        question: &str,
+    ) -> GmReply<String> {
+        println!(
+            "\nLASER FEELINGS! {} asks: {question}",
+            character_name(s, agent)
+        );
+        GmReply::Answer(tri!(self.text(s, "Answer honestly:").await))
+    }
+
+    async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String> {
+        for (agent, roll) in &s.turn.rolls {
+            println!("\n{}: {}", character_name(s, agent), describe_roll(roll));
+        }
+        GmReply::Answer(tri!(self.text(s, "Narrate the outcome:").await))
+    }
+
+    async fn resolve_failure(
+        &mut self,
+        s: &Session,
+        phase: Phase,
+        agent: &str,
+        error: &str,
+    ) -> GmReply<FailureChoice> {
+        println!(
+            "\n{} ({}) failed twice for {}: {error}",
+            phase.title(),
+            phase,
+            character_name(s, agent)
+        );
+        let c = tri!(
+            self.choose(
+                s,
+                "[r]etry, [s]kip the AI's part, or [t]ype it yourself?",
+                &['r', 's', 't']
+            )
+            .await
+        );
+        GmReply::Answer(match c {
+            'r' => FailureChoice::Retry,
+            's' => FailureChoice::Skip,
+            _ => FailureChoice::TakeOver {
+                text: tri!(self.text(s, "Type it:").await),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faces_parse() {
+        assert_eq!(parse_faces("3 5"), Some(vec![3, 5]));
+        assert_eq!(parse_faces("1,6"), Some(vec![1, 6]));
+        assert_eq!(parse_faces("7"), None);
+        assert_eq!(parse_faces(""), None);
+        assert_eq!(parse_faces("two"), None);
+    }
+}

@@ -1,0 +1,514 @@
+//! The driver loop: ask `next` what the turn needs, perform it through a seat, a model or the
+//! rules, append the resulting events to the log, fold them in, repeat.
+
+use chrono::{DateTime, Utc};
+use troupe_agents::{AgentCall, InsightDecision, Intent, PromptSet, Purpose};
+use troupe_campaign::Campaign;
+use troupe_llm::{AttemptRecord, Gateway};
+use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
+
+use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
+use crate::visibility::{character_view, player_view};
+use crate::{
+    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Session,
+};
+
+/// Where time comes from: the system clock, or a fixed one in tests.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// Watches the session as it happens (the terminal's story view, a progress spinner).
+pub trait Observer: Send {
+    fn on_event(&mut self, _env: &Envelope, _session: &Session) {}
+    /// An agent started thinking (a model call is in flight).
+    fn thinking(&mut self, _agent: &str, _purpose: Purpose) {}
+    /// The model call finished.
+    fn idle(&mut self) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// The AI side of the table: one gateway for every call, and the prompt templates.
+pub struct Table {
+    pub gateway: Gateway,
+    pub prompts: PromptSet,
+}
+
+/// How a session starts.
+pub struct SessionSetup {
+    pub campaign: Campaign,
+    pub session_number: u32,
+    pub seed: u64,
+}
+
+pub struct Driver<'a> {
+    session: Session,
+    log: EventLog,
+    gm: &'a mut dyn GmSeat,
+    table: &'a Table,
+    observer: &'a mut dyn Observer,
+    clock: &'a dyn Clock,
+}
+
+impl<'a> Driver<'a> {
+    /// Start a new session: record the campaign, seed and model as its first event.
+    pub fn start(
+        setup: SessionSetup,
+        log: EventLog,
+        gm: &'a mut dyn GmSeat,
+        table: &'a Table,
+        observer: &'a mut dyn Observer,
+        clock: &'a dyn Clock,
+    ) -> Result<Self, Error> {
+        let id = format!(
+            "{}-s{}-{}",
+            slug(&setup.campaign.name),
+            setup.session_number,
+            clock.now().format("%Y%m%dT%H%M%S")
+        );
+        let mut driver = Driver {
+            session: Session::new(id, setup.session_number),
+            log,
+            gm,
+            table,
+            observer,
+            clock,
+        };
+        driver.append(Event::SessionStarted {
+            campaign: Box::new(setup.campaign),
+            seed: setup.seed,
+            model: table.gateway.model_name(),
+            troupe_version: env!("CARGO_PKG_VERSION").to_string(),
+        })?;
+        Ok(driver)
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn log_path(&self) -> &std::path::Path {
+        self.log.path()
+    }
+
+    /// Play until the GM quits or the script runs out. Returns why the session ended.
+    pub async fn run(&mut self) -> Result<String, Error> {
+        loop {
+            match next(&self.session) {
+                Step::Done => break,
+                Step::Begin => {
+                    let turn = self.session.turn_number + 1;
+                    self.append_at(Event::TurnStarted, turn, None)?;
+                    self.append_at(Event::PhaseStarted, turn, Some(Phase::GmNarration))?;
+                }
+                Step::Advance(phase) => {
+                    self.append(Event::PhaseCompleted)?;
+                    self.log.sync()?;
+                    let turn = self.session.turn_number;
+                    self.append_at(Event::PhaseStarted, turn, Some(phase))?;
+                }
+                Step::FinishTurn => {
+                    self.append(Event::PhaseCompleted)?;
+                    self.append(Event::TurnCompleted)?;
+                    self.log.sync()?;
+                }
+                Step::Emit(event) => self.append(event)?,
+                Step::Ask(ask) => {
+                    if !self.ask_gm(ask).await? {
+                        self.end("the GM ended the session")?;
+                    }
+                }
+                Step::Call(spec) => self.call(spec).await?,
+            }
+        }
+        Ok(self.session.ended.clone().unwrap_or_default())
+    }
+
+    /// End the session (once), recording why.
+    pub fn end(&mut self, reason: &str) -> Result<(), Error> {
+        if self.session.ended.is_none() {
+            self.append(Event::SessionEnded {
+                reason: reason.to_string(),
+            })?;
+            self.log.sync()?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, event: Event) -> Result<(), Error> {
+        let (turn, phase) = (self.session.turn_number, self.session.phase);
+        self.append_at(event, turn, phase)
+    }
+
+    fn append_at(&mut self, event: Event, turn: u32, phase: Option<Phase>) -> Result<(), Error> {
+        let env = Envelope {
+            seq: self.session.events,
+            timestamp: self.clock.now(),
+            session_id: self.session.id.clone(),
+            session_number: self.session.number,
+            turn_number: turn,
+            phase,
+            event,
+        };
+        self.log.append(&env)?;
+        self.session.apply(&env);
+        self.observer.on_event(&env, &self.session);
+        Ok(())
+    }
+
+    /// Ask the GM; perform table commands (/roll, /success, /fail) and ask again.
+    /// Returns false when the GM quits.
+    async fn ask_gm(&mut self, ask: GmAsk) -> Result<bool, Error> {
+        loop {
+            let s = &self.session;
+            let reply: GmReply<Vec<Event>> = match &ask {
+                GmAsk::Narration => self
+                    .gm
+                    .narrate(s)
+                    .await
+                    .map(|text| vec![Event::GmNarration { text }]),
+                GmAsk::Answers { round, questions } => {
+                    let round = *round;
+                    let n = questions.len();
+                    self.gm
+                        .answer_questions(s, round, questions)
+                        .await
+                        .map(|a| {
+                            let (answers, finished) = match a {
+                                Answers::Finish => (Vec::new(), true),
+                                Answers::Answered(mut v) => {
+                                    v.resize(n, String::new());
+                                    (v, false)
+                                }
+                            };
+                            vec![Event::GmAnswers {
+                                round,
+                                answers,
+                                finished,
+                            }]
+                        })
+                }
+                GmAsk::Review {
+                    agent,
+                    original,
+                    corrected,
+                    verdict,
+                } => self
+                    .gm
+                    .review_action(s, agent, original, corrected, verdict)
+                    .await
+                    .map(|action| {
+                        vec![Event::GmReviewedAction {
+                            agent: agent.clone(),
+                            action,
+                        }]
+                    }),
+                GmAsk::Adjudicate { agent, action } => {
+                    self.gm.adjudicate(s, agent, action).await.map(|ruling| {
+                        vec![Event::GmAdjudication {
+                            agent: agent.clone(),
+                            ruling,
+                        }]
+                    })
+                }
+                GmAsk::Override { agent, roll } => {
+                    self.gm.override_roll(s, agent, roll).await.map(|change| {
+                        vec![Event::GmRollOverride {
+                            agent: agent.clone(),
+                            result: apply_override(roll, &change),
+                            change,
+                        }]
+                    })
+                }
+                GmAsk::Insight { agent, question } => self
+                    .gm
+                    .answer_insight(s, agent, question)
+                    .await
+                    .map(|answer| {
+                        vec![Event::LaserFeelingsAnswer {
+                            agent: agent.clone(),
+                            answer,
+                        }]
+                    }),
+                GmAsk::Outcome => self
+                    .gm
+                    .narrate_outcome(s)
+                    .await
+                    .map(|text| vec![Event::GmOutcome { text }]),
+                GmAsk::Failure {
+                    phase,
+                    agent,
+                    error,
+                } => {
+                    let (phase, agent) = (*phase, agent.clone());
+                    self.gm
+                        .resolve_failure(s, phase, &agent, error)
+                        .await
+                        .map(|choice| take_over(&self.session, phase, &agent, choice))
+                }
+            };
+            match reply {
+                GmReply::Answer(events) => {
+                    for e in events {
+                        self.append(e)?;
+                    }
+                    return Ok(true);
+                }
+                GmReply::Roll(expr) => self.gm_roll(&expr)?,
+                GmReply::Force(success) => self.append(Event::GmForcedResult { success })?,
+                GmReply::Quit => return Ok(false),
+            }
+        }
+    }
+
+    fn gm_roll(&mut self, expr: &DiceExpr) -> Result<(), Error> {
+        let roll_index = self.session.rolls_made;
+        let seed = roll_seed(self.session.seed, roll_index);
+        let roll = roll_expr(expr, seed);
+        self.append(Event::GmRoll {
+            expression: expr.to_string(),
+            roll_index,
+            seed,
+            faces: roll.faces.clone(),
+            total: roll.total,
+        })
+    }
+
+    /// Build the agent's call from its view, run it through the gateway, record every attempt,
+    /// and record the decision, or the failure (the phase's state is untouched: rolled back).
+    async fn call(&mut self, spec: CallSpec) -> Result<(), Error> {
+        let agent = spec.agent().to_string();
+        let built = self.build(&spec);
+        let outcome = match built {
+            Err(e) => Err(e.to_string()),
+            Ok(call) => {
+                self.observer.thinking(&agent, call.purpose);
+                let mut records: Vec<AttemptRecord> = Vec::new();
+                let result = self
+                    .table
+                    .gateway
+                    .call(&call.request, &mut |r| records.push(r))
+                    .await;
+                self.observer.idle();
+                for record in records {
+                    self.append(Event::ModelCall {
+                        agent: agent.clone(),
+                        layer: call.purpose.layer(),
+                        purpose: call.purpose.as_str().to_string(),
+                        record,
+                    })?;
+                }
+                match result {
+                    Err(e) => Err(e.to_string()),
+                    Ok(reply) => {
+                        let value = reply
+                            .json
+                            .unwrap_or_else(|| serde_json::Value::String(reply.content.clone()));
+                        decide(&self.session, &spec, &value).map_err(|e| e.to_string())
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(events) => {
+                for e in events {
+                    self.append(e)?;
+                }
+            }
+            Err(error) => {
+                let failures = self
+                    .session
+                    .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
+                    .0
+                    + 1;
+                self.append(Event::PhaseFailed {
+                    agent,
+                    error,
+                    failures,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self, spec: &CallSpec) -> Result<AgentCall, Error> {
+        let s = &self.session;
+        let p = &self.table.prompts;
+        let agent = spec.agent();
+        let missing = || Error::UnknownAgent(agent.to_string());
+        let call = match spec {
+            CallSpec::Questions { .. } => p.questions(
+                &player_view(s, agent).ok_or_else(missing)?,
+                crate::machine::MAX_QUESTIONS,
+            ),
+            CallSpec::Intent { .. } => p.intent(&player_view(s, agent).ok_or_else(missing)?),
+            CallSpec::InsightDecision { .. } => {
+                p.insight_decision(&player_view(s, agent).ok_or_else(missing)?)
+            }
+            CallSpec::Action {
+                attempt, feedback, ..
+            } => p.action(
+                &character_view(s, agent).ok_or_else(missing)?,
+                *attempt,
+                feedback,
+            ),
+            CallSpec::InsightQuestion { .. } => {
+                p.insight_question(&character_view(s, agent).ok_or_else(missing)?)
+            }
+            CallSpec::Reaction { .. } => p.reaction(&character_view(s, agent).ok_or_else(missing)?),
+        };
+        call.map_err(Error::Agent)
+    }
+}
+
+/// The events that record an agent's validated reply.
+fn decide(
+    s: &Session,
+    spec: &CallSpec,
+    value: &serde_json::Value,
+) -> Result<Vec<Event>, troupe_agents::Error> {
+    let agent = spec.agent().to_string();
+    Ok(match spec {
+        CallSpec::Questions { round, .. } => {
+            let mut questions = Purpose::read_questions(value)?;
+            questions.truncate(crate::machine::MAX_QUESTIONS as usize);
+            vec![Event::ClarifyingQuestions {
+                agent,
+                round: *round,
+                questions,
+            }]
+        }
+        CallSpec::Intent { .. } => vec![Event::StrategicIntent {
+            agent,
+            intent: Purpose::read_intent(value)?,
+        }],
+        CallSpec::Action { attempt, .. } => {
+            let mut action = Purpose::read_action(value)?;
+            // Helping yourself or a stranger is no help: drop it rather than fail the phase.
+            if let Some(target) = &action.helping {
+                let own = s.seat(&agent).map(|x| &x.character.character_id);
+                if s.agent_of_character(target).is_none() || own == Some(target) {
+                    action.helping = None;
+                }
+            }
+            vec![Event::CharacterAction {
+                agent,
+                attempt: *attempt,
+                action,
+            }]
+        }
+        CallSpec::InsightQuestion { .. } => vec![Event::LaserFeelingsQuestion {
+            agent,
+            question: Purpose::read_insight_question(value)?,
+        }],
+        CallSpec::InsightDecision { .. } => vec![Event::InsightDecision {
+            agent,
+            decision: Purpose::read_insight_decision(value)?,
+        }],
+        CallSpec::Reaction { .. } => vec![Event::CharacterReaction {
+            agent,
+            text: Purpose::read_reaction(value)?,
+        }],
+    })
+}
+
+/// The GM's choice after two failures, and, when they typed the AI's part, that part.
+fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> Vec<Event> {
+    let mut events = vec![Event::GmFailureDecision {
+        agent: agent.to_string(),
+        choice: choice.clone(),
+    }];
+    let FailureChoice::TakeOver { text } = choice else {
+        return events;
+    };
+    let agent = agent.to_string();
+    match phase {
+        Phase::Clarification => events.push(Event::ClarifyingQuestions {
+            agent,
+            round: s.turn.clarification_round.max(1),
+            questions: vec![text],
+        }),
+        Phase::StrategicIntent => events.push(Event::StrategicIntent {
+            agent,
+            intent: Intent {
+                strategy: "(typed by the GM)".into(),
+                directive: text,
+            },
+        }),
+        Phase::CharacterAction | Phase::Validation => {
+            let attempt = s.turn.actions.get(&agent).map_or(0, |t| t.attempts.len()) as u32 + 1;
+            events.push(Event::CharacterAction {
+                agent: agent.clone(),
+                attempt,
+                action: troupe_agents::ActionDecl {
+                    action: text.clone(),
+                    dialogue: String::new(),
+                    task_type: TaskType::Lasers,
+                    prepared: false,
+                    expert: false,
+                    helping: None,
+                    justification: "typed by the GM".into(),
+                },
+            });
+            // The GM's own words need no overreach check.
+            events.push(Event::GmReviewedAction {
+                agent,
+                action: text,
+            });
+        }
+        Phase::LaserFeelings => {
+            let asked = s
+                .turn
+                .insights
+                .get(&agent)
+                .is_some_and(|i| i.question.is_some());
+            if asked {
+                events.push(Event::InsightDecision {
+                    agent,
+                    decision: InsightDecision {
+                        change_action: false,
+                        reason: text,
+                    },
+                });
+            } else {
+                events.push(Event::LaserFeelingsQuestion {
+                    agent,
+                    question: text,
+                });
+            }
+        }
+        Phase::CharacterReaction => events.push(Event::CharacterReaction { agent, text }),
+        _ => {}
+    }
+    events
+}
+
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    if s.is_empty() { "campaign".into() } else { s }
+}

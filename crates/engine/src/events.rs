@@ -1,0 +1,234 @@
+//! Events: every fact that happened in a session. The session state is a fold over them.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use troupe_agents::{ActionDecl, InsightDecision, Intent, Layer};
+use troupe_campaign::Campaign;
+use troupe_llm::AttemptRecord;
+use troupe_rules::{RollResult, TaskType};
+use troupe_validator::Verdict;
+
+use crate::Phase;
+
+/// One line of the session log: the event and where it happened.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Envelope {
+    pub seq: u64,
+    pub timestamp: DateTime<Utc>,
+    pub session_id: String,
+    pub session_number: u32,
+    pub turn_number: u32,
+    pub phase: Option<Phase>,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// Why a roll was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollPurpose {
+    Helper,
+    Action,
+}
+
+/// The GM's ruling on a declared action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ruling", rename_all = "snake_case")]
+pub enum Ruling {
+    /// Roll, with the pool the GM decided on.
+    Roll {
+        task: TaskType,
+        prepared: bool,
+        expert: bool,
+    },
+    /// Ask the character to revise its action.
+    Revise { note: String },
+    /// No roll needed: the GM narrates the outcome directly.
+    NoRoll { note: String },
+}
+
+/// A GM's change to a roll before it resolves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "override", rename_all = "snake_case")]
+pub enum RollOverride {
+    Keep,
+    Faces { faces: Vec<u8> },
+    Success,
+    Failure,
+}
+
+/// How a validation attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictResult {
+    Passed,
+    Retry,
+    AutoCorrected,
+    FlaggedForGm,
+}
+
+/// What the GM chose after a phase failed twice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "choice", rename_all = "snake_case")]
+pub enum FailureChoice {
+    Retry,
+    Skip,
+    TakeOver { text: String },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event_type", rename_all = "snake_case")]
+pub enum Event {
+    SessionStarted {
+        campaign: Box<Campaign>,
+        seed: u64,
+        model: String,
+        troupe_version: String,
+    },
+    SessionEnded {
+        reason: String,
+    },
+    TurnStarted,
+    TurnCompleted,
+    PhaseStarted,
+    PhaseCompleted,
+    PhaseFailed {
+        agent: String,
+        error: String,
+        failures: u32,
+    },
+    GmNarration {
+        text: String,
+    },
+    /// Memory was asked for. Until the campaign memory exists, this always says so.
+    MemoryRetrieved {
+        agent: String,
+        query: String,
+        results: Vec<String>,
+        status: String,
+    },
+    ClarifyingQuestions {
+        agent: String,
+        round: u32,
+        questions: Vec<String>,
+    },
+    GmAnswers {
+        round: u32,
+        /// One per question in asking order; empty when the GM finished the Q&A.
+        answers: Vec<String>,
+        finished: bool,
+    },
+    ClarificationEnded {
+        reason: String,
+    },
+    StrategicIntent {
+        agent: String,
+        intent: Intent,
+    },
+    /// The player-to-character (P2C) message: only this agent's character sees it.
+    Directive {
+        agent: String,
+        character: String,
+        text: String,
+    },
+    CharacterAction {
+        agent: String,
+        attempt: u32,
+        action: ActionDecl,
+    },
+    Validation {
+        agent: String,
+        attempt: u32,
+        verdict: Verdict,
+        result: VerdictResult,
+        /// The auto-corrected action text, when the result is auto_corrected or flagged.
+        corrected: Option<String>,
+    },
+    GmReviewedAction {
+        agent: String,
+        /// The text the GM kept (the correction, or their own edit).
+        action: String,
+    },
+    GmAdjudication {
+        agent: String,
+        #[serde(flatten)]
+        ruling: Ruling,
+    },
+    /// A GM command (/success, /fail) that decides the next roll's result.
+    GmForcedResult {
+        success: bool,
+    },
+    DiceRolled {
+        agent: String,
+        purpose: RollPurpose,
+        /// For a helper roll: whom it helps.
+        helping: Option<String>,
+        roll_index: u64,
+        seed: u64,
+        pool: u32,
+        result: RollResult,
+    },
+    GmRollOverride {
+        agent: String,
+        #[serde(flatten)]
+        change: RollOverride,
+        result: RollResult,
+    },
+    /// A `/roll` the GM made at a prompt.
+    GmRoll {
+        expression: String,
+        roll_index: u64,
+        seed: u64,
+        faces: Vec<u32>,
+        total: i64,
+    },
+    LaserFeelingsQuestion {
+        agent: String,
+        question: String,
+    },
+    LaserFeelingsAnswer {
+        agent: String,
+        answer: String,
+    },
+    InsightDecision {
+        agent: String,
+        decision: InsightDecision,
+    },
+    GmOutcome {
+        text: String,
+    },
+    CharacterReaction {
+        agent: String,
+        text: String,
+    },
+    /// The memory hook ran. Until the campaign memory exists, it says nothing was stored.
+    MemoryStorage {
+        status: String,
+    },
+    GmFailureDecision {
+        agent: String,
+        #[serde(flatten)]
+        choice: FailureChoice,
+    },
+    ModelCall {
+        agent: String,
+        layer: Layer,
+        purpose: String,
+        #[serde(flatten)]
+        record: AttemptRecord,
+    },
+}
+
+impl Event {
+    /// The `event_type` tag, as written in the log.
+    pub fn event_type(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| {
+                v.get("event_type")
+                    .and_then(|t| t.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default()
+    }
+}

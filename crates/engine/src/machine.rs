@@ -1,0 +1,547 @@
+//! The turn machine: a pure function from the session to what the turn needs next.
+//!
+//! The driver performs the step (asks a seat, calls a model, or just records a fact), appends the
+//! resulting events, folds them in, and asks again. Validation and dice are pure here: the verdict
+//! comes from the text, the dice from the session seed and the roll's index, so a step computed
+//! twice gives the same event.
+
+use troupe_agents::ActionDecl;
+use troupe_rules::{RollResult, action_pool, helper_succeeded, resolve, roll_dice, roll_seed};
+use troupe_validator::{Verdict, auto_correct, check, feedback};
+
+use crate::{Event, Phase, RollOverride, RollPurpose, Ruling, Session, VerdictResult};
+
+/// Clarification rounds per turn (seeds: up to 3).
+pub const MAX_CLARIFICATION_ROUNDS: u32 = 3;
+/// Questions per agent per round.
+pub const MAX_QUESTIONS: u32 = 2;
+/// Character action attempts before the validator auto-corrects.
+pub const MAX_ACTION_ATTEMPTS: u32 = 3;
+/// Failed model calls in a phase before the GM is asked what to do (one automatic retry).
+pub const FAILURES_BEFORE_GM: u32 = 2;
+
+/// Said in the log and the UI until the campaign memory is built.
+pub const MEMORY_NOT_BUILT: &str =
+    "not built yet: campaign memory is a later issue, so nothing is retrieved or stored";
+
+/// A GM decision the turn is waiting for.
+#[derive(Clone, Debug)]
+pub enum GmAsk {
+    Narration,
+    Answers {
+        round: u32,
+        /// (agent, question) in asking order.
+        questions: Vec<(String, String)>,
+    },
+    Review {
+        agent: String,
+        original: String,
+        corrected: String,
+        verdict: Verdict,
+    },
+    Adjudicate {
+        agent: String,
+        action: ActionDecl,
+    },
+    Override {
+        agent: String,
+        roll: RollResult,
+    },
+    Insight {
+        agent: String,
+        question: String,
+    },
+    Outcome,
+    Failure {
+        phase: Phase,
+        agent: String,
+        error: String,
+    },
+}
+
+/// A model call an agent must make.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallSpec {
+    Questions {
+        agent: String,
+        round: u32,
+    },
+    Intent {
+        agent: String,
+    },
+    Action {
+        agent: String,
+        attempt: u32,
+        feedback: String,
+    },
+    InsightQuestion {
+        agent: String,
+    },
+    InsightDecision {
+        agent: String,
+    },
+    Reaction {
+        agent: String,
+    },
+}
+
+impl CallSpec {
+    pub fn agent(&self) -> &str {
+        match self {
+            CallSpec::Questions { agent, .. }
+            | CallSpec::Intent { agent }
+            | CallSpec::Action { agent, .. }
+            | CallSpec::InsightQuestion { agent }
+            | CallSpec::InsightDecision { agent }
+            | CallSpec::Reaction { agent } => agent,
+        }
+    }
+}
+
+/// What the turn needs now.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Start the next turn at GM narration.
+    Begin,
+    /// Complete the current phase and start this one.
+    Advance(Phase),
+    /// Complete the last phase and the turn.
+    FinishTurn,
+    /// Record a fact that needs no one's input.
+    Emit(Event),
+    Ask(GmAsk),
+    Call(CallSpec),
+    /// The session is over.
+    Done,
+}
+
+/// The next step of the session.
+pub fn next(s: &Session) -> Step {
+    if s.ended.is_some() || s.campaign.is_none() {
+        return Step::Done;
+    }
+    let Some(phase) = s.phase.filter(|_| s.in_turn) else {
+        return Step::Begin;
+    };
+    let t = &s.turn;
+    let agents = s.agent_ids();
+    match phase {
+        Phase::GmNarration => match t.narration {
+            None => Step::Ask(GmAsk::Narration),
+            Some(_) => Step::Advance(Phase::MemoryRetrieval),
+        },
+        Phase::MemoryRetrieval => {
+            for a in &agents {
+                if !t.memory_done.contains(a) {
+                    return Step::Emit(Event::MemoryRetrieved {
+                        agent: a.clone(),
+                        query: t.narration.clone().unwrap_or_default(),
+                        results: Vec::new(),
+                        status: MEMORY_NOT_BUILT.to_string(),
+                    });
+                }
+            }
+            Step::Advance(Phase::Clarification)
+        }
+        Phase::Clarification => clarification(s, &agents),
+        Phase::StrategicIntent => {
+            for a in &agents {
+                if !t.intents.contains_key(a) && !s.skipped(phase, a) {
+                    return call(s, phase, CallSpec::Intent { agent: a.clone() });
+                }
+            }
+            Step::Advance(Phase::Directive)
+        }
+        Phase::Directive => {
+            for a in &agents {
+                if !t.directives.contains_key(a) {
+                    let character = s
+                        .seat(a)
+                        .map(|seat| seat.character.character_id.clone())
+                        .unwrap_or_default();
+                    let text = t
+                        .intents
+                        .get(a)
+                        .map(|i| i.directive.clone())
+                        .unwrap_or_default();
+                    return Step::Emit(Event::Directive {
+                        agent: a.clone(),
+                        character,
+                        text,
+                    });
+                }
+            }
+            Step::Advance(Phase::CharacterAction)
+        }
+        Phase::CharacterAction => {
+            for a in &agents {
+                if s.skipped(phase, a) {
+                    continue;
+                }
+                let track = t.actions.get(a).cloned().unwrap_or_default();
+                let waiting = track.final_text.is_none()
+                    && track.awaiting_review.is_none()
+                    && track.attempts.len() == track.verdicts.len();
+                if waiting {
+                    let feedback = track
+                        .verdicts
+                        .last()
+                        .map(|(v, _)| feedback(v))
+                        .unwrap_or_default();
+                    let attempt = track.attempts.len() as u32 + 1;
+                    return call(
+                        s,
+                        phase,
+                        CallSpec::Action {
+                            agent: a.clone(),
+                            attempt,
+                            feedback,
+                        },
+                    );
+                }
+            }
+            Step::Advance(Phase::Validation)
+        }
+        Phase::Validation => {
+            for a in acting(s) {
+                let track = t.actions.get(&a).cloned().unwrap_or_default();
+                if track.final_text.is_some() {
+                    continue;
+                }
+                if let Some(corrected) = &track.awaiting_review {
+                    let original = track
+                        .attempts
+                        .last()
+                        .map(|x| x.action.clone())
+                        .unwrap_or_default();
+                    let verdict = track
+                        .verdicts
+                        .last()
+                        .map(|(v, _)| v.clone())
+                        .unwrap_or_else(|| check(""));
+                    return Step::Ask(GmAsk::Review {
+                        agent: a,
+                        original,
+                        corrected: corrected.clone(),
+                        verdict,
+                    });
+                }
+                if track.attempts.len() > track.verdicts.len() {
+                    return Step::Emit(validate(&a, &track.attempts));
+                }
+                // The last attempt was sent back: the character tries again.
+                return Step::Advance(Phase::CharacterAction);
+            }
+            Step::Advance(Phase::GmAdjudication)
+        }
+        Phase::GmAdjudication => {
+            for a in acting(s) {
+                let track = t.actions.get(&a).cloned().unwrap_or_default();
+                let Some(action) = track.final_action() else {
+                    // The GM asked for a revision.
+                    return Step::Advance(Phase::CharacterAction);
+                };
+                if track.ruling.is_none() {
+                    return Step::Ask(GmAsk::Adjudicate { agent: a, action });
+                }
+            }
+            Step::Advance(Phase::HelperRolls)
+        }
+        Phase::HelperRolls => {
+            for (helper, target) in helpers(s) {
+                if t.helper_rolls.contains_key(&helper) {
+                    continue;
+                }
+                let task = match ruling(s, &target) {
+                    Some(Ruling::Roll { task, .. }) => task,
+                    _ => continue,
+                };
+                let Some(number) = s.seat(&helper).map(|x| x.character.number) else {
+                    continue;
+                };
+                let (roll_index, seed, faces) = dice(s, 1);
+                return Step::Emit(Event::DiceRolled {
+                    agent: helper,
+                    purpose: RollPurpose::Helper,
+                    helping: Some(target),
+                    roll_index,
+                    seed,
+                    pool: 1,
+                    result: resolve(number, task, &faces),
+                });
+            }
+            Step::Advance(Phase::DiceResolution)
+        }
+        Phase::DiceResolution => dice_resolution(s),
+        Phase::LaserFeelings => {
+            for a in acting(s) {
+                let lf = t.rolls.get(&a).is_some_and(|r| r.laser_feelings());
+                if !lf || t.insight_used.contains(&a) {
+                    continue;
+                }
+                if s.skipped(phase, &a) {
+                    return Step::Emit(Event::InsightDecision {
+                        agent: a,
+                        decision: troupe_agents::InsightDecision {
+                            change_action: false,
+                            reason: "the GM skipped the insight".into(),
+                        },
+                    });
+                }
+                let ins = t.insights.get(&a).cloned().unwrap_or_default();
+                match (ins.question, ins.answer) {
+                    (None, _) => return call(s, phase, CallSpec::InsightQuestion { agent: a }),
+                    (Some(question), None) => {
+                        return Step::Ask(GmAsk::Insight { agent: a, question });
+                    }
+                    (Some(_), Some(_)) => {
+                        return call(s, phase, CallSpec::InsightDecision { agent: a });
+                    }
+                }
+            }
+            // An action changed after an insight goes back through declaration and the GM.
+            if acting(s)
+                .iter()
+                .any(|a| t.actions.get(a).is_none_or(|x| x.final_text.is_none()))
+            {
+                return Step::Advance(Phase::CharacterAction);
+            }
+            Step::Advance(Phase::GmOutcome)
+        }
+        Phase::GmOutcome => match t.outcome {
+            None => Step::Ask(GmAsk::Outcome),
+            Some(_) => Step::Advance(Phase::CharacterReaction),
+        },
+        Phase::CharacterReaction => {
+            for a in &agents {
+                if !t.reactions.contains_key(a) && !s.skipped(phase, a) {
+                    return call(s, phase, CallSpec::Reaction { agent: a.clone() });
+                }
+            }
+            Step::Advance(Phase::MemoryStorage)
+        }
+        Phase::MemoryStorage => {
+            if t.memory_stored {
+                Step::FinishTurn
+            } else {
+                Step::Emit(Event::MemoryStorage {
+                    status: MEMORY_NOT_BUILT.to_string(),
+                })
+            }
+        }
+    }
+}
+
+/// A model call, unless it already failed twice: then the GM decides.
+fn call(s: &Session, phase: Phase, spec: CallSpec) -> Step {
+    let (failures, error) = s.failures(phase, spec.agent());
+    if failures >= FAILURES_BEFORE_GM {
+        return Step::Ask(GmAsk::Failure {
+            phase,
+            agent: spec.agent().to_string(),
+            error,
+        });
+    }
+    Step::Call(spec)
+}
+
+fn clarification(s: &Session, agents: &[String]) -> Step {
+    let t = &s.turn;
+    let phase = Phase::Clarification;
+    if t.clarification_done {
+        return Step::Advance(Phase::StrategicIntent);
+    }
+    let round = t.clarification_round.max(1);
+    if round > MAX_CLARIFICATION_ROUNDS {
+        return Step::Emit(Event::ClarificationEnded {
+            reason: format!("{MAX_CLARIFICATION_ROUNDS} rounds of questions asked"),
+        });
+    }
+    let asked = t.questions.get(&round);
+    for a in agents {
+        if asked.is_none_or(|q| !q.contains_key(a)) && !s.skipped(phase, a) {
+            return call(
+                s,
+                phase,
+                CallSpec::Questions {
+                    agent: a.clone(),
+                    round,
+                },
+            );
+        }
+    }
+    let questions: Vec<(String, String)> = asked
+        .map(|q| {
+            q.iter()
+                .flat_map(|(a, qs)| qs.iter().map(move |x| (a.clone(), x.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    if questions.is_empty() {
+        let reason = if round == 1 {
+            "no questions"
+        } else {
+            "no more questions"
+        };
+        return Step::Emit(Event::ClarificationEnded {
+            reason: reason.to_string(),
+        });
+    }
+    Step::Ask(GmAsk::Answers { round, questions })
+}
+
+/// Agents whose characters act this turn (not skipped by the GM).
+fn acting(s: &Session) -> Vec<String> {
+    s.agent_ids()
+        .into_iter()
+        .filter(|a| !s.skipped(Phase::CharacterAction, a))
+        .collect()
+}
+
+fn ruling(s: &Session, agent: &str) -> Option<Ruling> {
+    s.turn.actions.get(agent)?.ruling.clone()
+}
+
+/// (helper agent, helped agent) for every accepted action that helps another character.
+fn helpers(s: &Session) -> Vec<(String, String)> {
+    acting(s)
+        .into_iter()
+        .filter_map(|a| {
+            let target_char = s.turn.actions.get(&a)?.final_action()?.helping?;
+            let target = s.agent_of_character(&target_char)?;
+            (target != a && matches!(ruling(s, &a), Some(Ruling::Roll { .. })))
+                .then_some((a, target))
+        })
+        .collect()
+}
+
+fn is_helper(s: &Session, agent: &str) -> bool {
+    helpers(s).iter().any(|(h, _)| h == agent)
+}
+
+/// The next roll's index, seed and faces: pure in the session seed and the rolls made so far.
+fn dice(s: &Session, count: u32) -> (u64, u64, Vec<u8>) {
+    let index = s.rolls_made;
+    let seed = roll_seed(s.seed, index);
+    let faces = roll_dice(seed, count, 6)
+        .into_iter()
+        .map(|f| u8::try_from(f).unwrap_or(6))
+        .collect();
+    (index, seed, faces)
+}
+
+fn dice_resolution(s: &Session) -> Step {
+    let t = &s.turn;
+    for a in acting(s) {
+        if is_helper(s, &a) {
+            continue;
+        }
+        let Some(Ruling::Roll {
+            task,
+            prepared,
+            expert,
+        }) = ruling(s, &a)
+        else {
+            continue;
+        };
+        let Some(number) = s.seat(&a).map(|x| x.character.number) else {
+            continue;
+        };
+        let Some(roll) = t.rolls.get(&a) else {
+            let help = helpers(s)
+                .iter()
+                .filter(|(h, target)| {
+                    target == &a && t.helper_rolls.get(h).is_some_and(helper_succeeded)
+                })
+                .count() as u32;
+            let pool = action_pool(prepared, expert, help);
+            let (roll_index, seed, faces) = dice(s, pool);
+            return Step::Emit(Event::DiceRolled {
+                agent: a,
+                purpose: RollPurpose::Action,
+                helping: None,
+                roll_index,
+                seed,
+                pool,
+                result: resolve(number, task, &faces),
+            });
+        };
+        if !t.roll_reviewed.contains(&a) {
+            return match t.forced {
+                Some(success) => {
+                    let change = if success {
+                        RollOverride::Success
+                    } else {
+                        RollOverride::Failure
+                    };
+                    Step::Emit(Event::GmRollOverride {
+                        agent: a,
+                        result: apply_override(roll, &change),
+                        change,
+                    })
+                }
+                None => Step::Ask(GmAsk::Override {
+                    agent: a,
+                    roll: roll.clone(),
+                }),
+            };
+        }
+    }
+    let insight_due = acting(s)
+        .iter()
+        .any(|a| t.rolls.get(a).is_some_and(|r| r.laser_feelings()) && !t.insight_used.contains(a));
+    if insight_due {
+        Step::Advance(Phase::LaserFeelings)
+    } else {
+        Step::Advance(Phase::GmOutcome)
+    }
+}
+
+/// The roll after a GM override: new faces are resolved by the rules; a forced success or
+/// failure keeps the faces and sets the count (2 successes: done well; 0: it goes wrong).
+pub fn apply_override(roll: &RollResult, change: &RollOverride) -> RollResult {
+    match change {
+        RollOverride::Keep => roll.clone(),
+        RollOverride::Faces { faces } => resolve(roll.number, roll.task, faces),
+        RollOverride::Success | RollOverride::Failure => {
+            let successes = if *change == RollOverride::Success {
+                2
+            } else {
+                0
+            };
+            let mut forced = roll.clone();
+            forced.successes = successes;
+            forced.outcome = troupe_rules::Outcome::from_successes(successes);
+            forced
+        }
+    }
+}
+
+/// The verdict on the latest attempt; after the last attempt, auto-correct or flag for the GM.
+fn validate(agent: &str, attempts: &[ActionDecl]) -> Event {
+    let attempt = attempts.len() as u32;
+    let text = attempts
+        .last()
+        .map(|a| a.action.as_str())
+        .unwrap_or_default();
+    let verdict = check(text);
+    let (result, corrected) = if !verdict.flagged {
+        (VerdictResult::Passed, None)
+    } else if attempt < MAX_ACTION_ATTEMPTS {
+        (VerdictResult::Retry, None)
+    } else {
+        let fix = auto_correct(text);
+        if fix.reads_as_action && !check(&fix.text).flagged {
+            (VerdictResult::AutoCorrected, Some(fix.text))
+        } else {
+            (VerdictResult::FlaggedForGm, Some(fix.text))
+        }
+    };
+    Event::Validation {
+        agent: agent.to_string(),
+        attempt,
+        verdict,
+        result,
+        corrected,
+    }
+}

@@ -1,0 +1,360 @@
+//! The session state: a fold over the events of the log. Nothing changes it except `apply`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use troupe_agents::{ActionDecl, Insight, InsightDecision, Intent, QuestionAnswer, TurnRecap};
+use troupe_campaign::{Campaign, Seat};
+use troupe_rules::RollResult;
+use troupe_validator::Verdict;
+
+use crate::{
+    Envelope, Event, FailureChoice, Phase, RollOverride, RollPurpose, Ruling, VerdictResult,
+};
+
+/// One character's action this turn, through validation, review and adjudication.
+#[derive(Clone, Debug, Default)]
+pub struct ActionTrack {
+    pub attempts: Vec<ActionDecl>,
+    pub verdicts: Vec<(Verdict, VerdictResult)>,
+    /// The correction waiting for the GM, when validation gave up.
+    pub awaiting_review: Option<String>,
+    /// The accepted action text (as declared, corrected, or edited by the GM).
+    pub final_text: Option<String>,
+    pub ruling: Option<Ruling>,
+    pub gm_note: Option<String>,
+}
+
+impl ActionTrack {
+    /// The declared action with the accepted text, once there is one.
+    pub fn final_action(&self) -> Option<ActionDecl> {
+        let text = self.final_text.as_ref()?;
+        let mut decl = self.attempts.last()?.clone();
+        decl.action = text.clone();
+        Some(decl)
+    }
+}
+
+/// A LASER FEELINGS exchange.
+#[derive(Clone, Debug, Default)]
+pub struct InsightTrack {
+    pub question: Option<String>,
+    pub answer: Option<String>,
+    pub decision: Option<InsightDecision>,
+}
+
+/// What has happened so far in the current turn.
+#[derive(Clone, Debug, Default)]
+pub struct Turn {
+    pub narration: Option<String>,
+    pub memory_done: BTreeSet<String>,
+    pub clarification_round: u32,
+    /// Questions per round, per agent, in seat order.
+    pub questions: BTreeMap<u32, BTreeMap<String, Vec<String>>>,
+    pub answered_rounds: BTreeSet<u32>,
+    pub clarification_done: bool,
+    pub clarifications: Vec<QuestionAnswer>,
+    pub intents: BTreeMap<String, Intent>,
+    pub directives: BTreeMap<String, String>,
+    pub actions: BTreeMap<String, ActionTrack>,
+    pub helper_rolls: BTreeMap<String, RollResult>,
+    pub rolls: BTreeMap<String, RollResult>,
+    pub roll_reviewed: BTreeSet<String>,
+    pub forced: Option<bool>,
+    pub insights: BTreeMap<String, InsightTrack>,
+    /// Agents who already had their LASER FEELINGS insight this turn (once per turn).
+    pub insight_used: BTreeSet<String>,
+    pub outcome: Option<String>,
+    pub reactions: BTreeMap<String, String>,
+    pub memory_stored: bool,
+    /// Model-call failures per (phase, agent) since the GM last decided, with the last error.
+    pub failures: BTreeMap<(Phase, String), (u32, String)>,
+    /// AI contributions the GM chose to skip.
+    pub skipped: BTreeSet<(Phase, String)>,
+}
+
+/// The whole session, folded from its events.
+#[derive(Clone, Debug, Default)]
+pub struct Session {
+    pub id: String,
+    pub number: u32,
+    pub seed: u64,
+    pub model: String,
+    pub campaign: Option<Campaign>,
+    pub turn_number: u32,
+    pub phase: Option<Phase>,
+    pub in_turn: bool,
+    pub turn: Turn,
+    pub history: Vec<TurnRecap>,
+    pub rolls_made: u64,
+    pub ended: Option<String>,
+    pub events: u64,
+}
+
+impl Session {
+    pub fn new(id: impl Into<String>, number: u32) -> Self {
+        Session {
+            id: id.into(),
+            number,
+            ..Default::default()
+        }
+    }
+
+    /// The seats in campaign order.
+    pub fn seats(&self) -> &[Seat] {
+        self.campaign
+            .as_ref()
+            .map(|c| c.seats.as_slice())
+            .unwrap_or(&[])
+    }
+
+    pub fn seat(&self, agent: &str) -> Option<&Seat> {
+        self.seats().iter().find(|s| s.player.agent_id == agent)
+    }
+
+    pub fn agent_ids(&self) -> Vec<String> {
+        self.seats()
+            .iter()
+            .map(|s| s.player.agent_id.clone())
+            .collect()
+    }
+
+    /// The agent whose character has this character id.
+    pub fn agent_of_character(&self, character_id: &str) -> Option<String> {
+        self.seats()
+            .iter()
+            .find(|s| s.character.character_id == character_id)
+            .map(|s| s.player.agent_id.clone())
+    }
+
+    pub fn skipped(&self, phase: Phase, agent: &str) -> bool {
+        self.turn.skipped.contains(&(phase, agent.to_string()))
+    }
+
+    pub fn failures(&self, phase: Phase, agent: &str) -> (u32, String) {
+        self.turn
+            .failures
+            .get(&(phase, agent.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn insight(&self, agent: &str) -> Option<Insight> {
+        let t = self.turn.insights.get(agent)?;
+        Some(Insight {
+            question: t.question.clone()?,
+            answer: t.answer.clone()?,
+        })
+    }
+
+    /// Fold one event into the state.
+    pub fn apply(&mut self, env: &Envelope) {
+        self.events += 1;
+        let t = &mut self.turn;
+        match &env.event {
+            Event::SessionStarted {
+                campaign,
+                seed,
+                model,
+                ..
+            } => {
+                self.campaign = Some((**campaign).clone());
+                self.seed = *seed;
+                self.model = model.clone();
+            }
+            Event::SessionEnded { reason } => self.ended = Some(reason.clone()),
+            Event::TurnStarted => {
+                self.turn_number = env.turn_number;
+                self.in_turn = true;
+                self.turn = Turn {
+                    clarification_round: 1,
+                    ..Default::default()
+                };
+            }
+            Event::TurnCompleted => {
+                let recap = self.recap();
+                self.history.push(recap);
+                self.in_turn = false;
+                self.phase = None;
+            }
+            Event::PhaseStarted => self.phase = env.phase,
+            Event::PhaseCompleted => {}
+            Event::PhaseFailed { agent, error, .. } => {
+                if let Some(phase) = env.phase {
+                    let entry = t.failures.entry((phase, agent.clone())).or_default();
+                    entry.0 += 1;
+                    entry.1 = error.clone();
+                }
+            }
+            Event::GmFailureDecision { agent, choice } => {
+                if let Some(phase) = env.phase {
+                    t.failures.remove(&(phase, agent.clone()));
+                    if *choice == FailureChoice::Skip {
+                        t.skipped.insert((phase, agent.clone()));
+                    }
+                }
+            }
+            Event::GmNarration { text } => t.narration = Some(text.clone()),
+            Event::MemoryRetrieved { agent, .. } => {
+                t.memory_done.insert(agent.clone());
+            }
+            Event::ClarifyingQuestions {
+                agent,
+                round,
+                questions,
+            } => {
+                t.questions
+                    .entry(*round)
+                    .or_default()
+                    .insert(agent.clone(), questions.clone());
+            }
+            Event::GmAnswers {
+                round,
+                answers,
+                finished,
+            } => {
+                t.answered_rounds.insert(*round);
+                if let Some(qs) = t.questions.get(round) {
+                    let asked = qs
+                        .iter()
+                        .flat_map(|(agent, qs)| qs.iter().map(move |q| (agent, q)));
+                    for ((agent, question), answer) in asked.zip(answers) {
+                        t.clarifications.push(QuestionAnswer {
+                            asked_by: agent.clone(),
+                            question: question.clone(),
+                            answer: answer.clone(),
+                        });
+                    }
+                }
+                if *finished {
+                    t.clarification_done = true;
+                } else {
+                    t.clarification_round = round + 1;
+                }
+            }
+            Event::ClarificationEnded { .. } => t.clarification_done = true,
+            Event::StrategicIntent { agent, intent } => {
+                t.intents.insert(agent.clone(), intent.clone());
+            }
+            Event::Directive { agent, text, .. } => {
+                t.directives.insert(agent.clone(), text.clone());
+            }
+            Event::CharacterAction { agent, action, .. } => {
+                t.actions
+                    .entry(agent.clone())
+                    .or_default()
+                    .attempts
+                    .push(action.clone());
+            }
+            Event::Validation {
+                agent,
+                verdict,
+                result,
+                corrected,
+                ..
+            } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                track.verdicts.push((verdict.clone(), *result));
+                match result {
+                    VerdictResult::Passed => {
+                        track.final_text = track.attempts.last().map(|a| a.action.clone());
+                    }
+                    VerdictResult::AutoCorrected => track.final_text = corrected.clone(),
+                    VerdictResult::FlaggedForGm => track.awaiting_review = corrected.clone(),
+                    VerdictResult::Retry => {}
+                }
+            }
+            Event::GmReviewedAction { agent, action } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                track.awaiting_review = None;
+                track.final_text = Some(action.clone());
+            }
+            Event::GmAdjudication { agent, ruling } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                if let Ruling::Revise { note } = ruling {
+                    // The character declares again, from scratch, with the GM's note.
+                    *track = ActionTrack {
+                        gm_note: Some(note.clone()),
+                        ..Default::default()
+                    };
+                } else {
+                    track.ruling = Some(ruling.clone());
+                }
+            }
+            Event::GmForcedResult { success } => t.forced = Some(*success),
+            Event::DiceRolled {
+                agent,
+                purpose,
+                result,
+                ..
+            } => {
+                self.rolls_made += 1;
+                match purpose {
+                    RollPurpose::Helper => t.helper_rolls.insert(agent.clone(), result.clone()),
+                    RollPurpose::Action => t.rolls.insert(agent.clone(), result.clone()),
+                };
+            }
+            Event::GmRoll { .. } => self.rolls_made += 1,
+            Event::GmRollOverride {
+                agent,
+                change,
+                result,
+            } => {
+                t.roll_reviewed.insert(agent.clone());
+                if *change != RollOverride::Keep {
+                    t.rolls.insert(agent.clone(), result.clone());
+                }
+                t.forced = None;
+            }
+            Event::LaserFeelingsQuestion { agent, question } => {
+                t.insights.entry(agent.clone()).or_default().question = Some(question.clone());
+            }
+            Event::LaserFeelingsAnswer { agent, answer } => {
+                t.insights.entry(agent.clone()).or_default().answer = Some(answer.clone());
+            }
+            Event::InsightDecision { agent, decision } => {
+                t.insights.entry(agent.clone()).or_default().decision = Some(decision.clone());
+                t.insight_used.insert(agent.clone());
+                if decision.change_action {
+                    // Per the rules: change the action and roll again.
+                    t.actions.insert(agent.clone(), ActionTrack::default());
+                    t.rolls.remove(agent);
+                    t.roll_reviewed.remove(agent);
+                    t.helper_rolls.clear();
+                }
+            }
+            Event::GmOutcome { text } => t.outcome = Some(text.clone()),
+            Event::CharacterReaction { agent, text } => {
+                t.reactions.insert(agent.clone(), text.clone());
+            }
+            Event::MemoryStorage { .. } => t.memory_stored = true,
+            Event::ModelCall { .. } => {}
+        }
+    }
+
+    /// The current turn as the table saw it in character.
+    fn recap(&self) -> TurnRecap {
+        let actions: Vec<String> = self
+            .seats()
+            .iter()
+            .filter_map(|s| {
+                let text = self
+                    .turn
+                    .actions
+                    .get(&s.player.agent_id)?
+                    .final_text
+                    .clone()?;
+                Some(if self.seats().len() > 1 {
+                    format!("{}: {}", s.character.name, text)
+                } else {
+                    text
+                })
+            })
+            .collect();
+        TurnRecap {
+            turn: self.turn_number,
+            narration: self.turn.narration.clone().unwrap_or_default(),
+            action: (!actions.is_empty()).then(|| actions.join(" ")),
+            outcome: self.turn.outcome.clone(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The Anthropic Messages wire format.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::http::{join, sanitize_name, status_error, transport_error, truncate};
+use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Role, Usage};
+
+const API_VERSION: &str = "2023-06-01";
+
+/// One Anthropic model. Deliberately not `Debug`: it holds the key.
+pub(crate) struct AnthropicModel {
+    client: reqwest::Client,
+    name: String,
+    base_url: String,
+    model: String,
+    key: Option<String>,
+    key_env: Option<String>,
+}
+
+impl AnthropicModel {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        name: String,
+        base_url: String,
+        model: String,
+        key: Option<String>,
+        key_env: Option<String>,
+    ) -> Self {
+        Self {
+            client,
+            name,
+            base_url,
+            model,
+            key,
+            key_env,
+        }
+    }
+
+    fn body(&self, req: &ChatRequest) -> Value {
+        // Anthropic takes system text at the top level, not as a message.
+        let system: Vec<&str> = req
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.content.as_str())
+            .collect();
+        let messages: Vec<Value> = req
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+            .collect();
+        let temperature = (f64::from(req.temperature.clamp(0.0, 1.0)) * 1000.0).round() / 1000.0;
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": req.max_tokens,
+            "messages": messages,
+            "temperature": temperature,
+        });
+        if !system.is_empty() {
+            body["system"] = json!(system.join("\n\n"));
+        }
+        if !req.stop.is_empty() {
+            body["stop_sequences"] = json!(req.stop);
+        }
+        if let Some(schema) = &req.schema {
+            // Forcing a tool is Anthropic's way to get JSON that follows a schema.
+            let name = sanitize_name(&schema.name);
+            body["tools"] = json!([{
+                "name": name,
+                "description": "Give your answer by calling this tool with the requested fields.",
+                "input_schema": schema.schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": name});
+        }
+        body
+    }
+
+    fn parse(&self, req: &ChatRequest, text: &str) -> Result<ChatReply, ProviderError> {
+        let reply: Value = serde_json::from_str(text)
+            .map_err(|e| ProviderError::BadReply(format!("not JSON ({e}): {}", truncate(text))))?;
+        let Some(blocks) = reply["content"].as_array() else {
+            return Err(ProviderError::BadReply(format!(
+                "no content array in the reply: {}",
+                truncate(text)
+            )));
+        };
+        let tool_input = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_use")
+            .map(|b| &b["input"]);
+        let content = match (req.schema.is_some(), tool_input) {
+            (true, Some(input)) => input.to_string(),
+            // No tool call: hand back the text, the gateway will validate (and repair) it.
+            _ => blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+        };
+        let estimate = Usage::estimate(&req.messages, &content);
+        let count = |field: &str| {
+            reply["usage"][field]
+                .as_u64()
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        let usage = Usage {
+            input_tokens: count("input_tokens").unwrap_or(estimate.input_tokens),
+            output_tokens: count("output_tokens").unwrap_or(estimate.output_tokens),
+        };
+        let model = reply["model"].as_str().unwrap_or(&self.model).to_string();
+        Ok(ChatReply {
+            content,
+            usage,
+            model,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicModel {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
+        let mut request = self
+            .client
+            .post(join(&self.base_url, "v1/messages"))
+            .header("anthropic-version", API_VERSION)
+            .json(&self.body(req));
+        if let Some(key) = &self.key {
+            request = request.header("x-api-key", key);
+        }
+        let response = request.send().await.map_err(|e| transport_error(&e))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.map_err(|e| transport_error(&e))?;
+        if !(200..300).contains(&status) {
+            return Err(status_error(
+                status,
+                &headers,
+                &text,
+                self.key_env.as_deref(),
+            ));
+        }
+        self.parse(req, &text)
+    }
+}

@@ -1,0 +1,212 @@
+//! The OpenAI chat-completions wire format, spoken by OpenAI, Ollama (`/v1`), vLLM,
+//! llama-server and LM Studio.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::http::{join, sanitize_name, status_error, transport_error, truncate};
+use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Usage};
+
+/// One model on an OpenAI-compatible server. Deliberately not `Debug`: it holds the key.
+pub(crate) struct OpenAiModel {
+    client: reqwest::Client,
+    name: String,
+    base_url: String,
+    model: String,
+    key: Option<String>,
+    key_env: Option<String>,
+    quirks: Quirks,
+}
+
+/// Request parameters this server turned out to refuse, learned from its 400 replies so later
+/// calls skip the doomed first try. Servers differ: llama-server and older vLLM refuse
+/// `response_format` schemas; OpenAI's reasoning models want `max_completion_tokens` and no
+/// `temperature`. Replies are validated by the gateway either way.
+#[derive(Default)]
+struct Quirks {
+    no_response_format: AtomicBool,
+    max_completion_tokens: AtomicBool,
+    no_temperature: AtomicBool,
+}
+
+impl Quirks {
+    /// Learns from a rejection; true when there is something new to try.
+    fn learn(&self, err: &ProviderError, schema_call: bool) -> bool {
+        let ProviderError::Rejected {
+            status: 400 | 422,
+            body,
+        } = err
+        else {
+            return false;
+        };
+        let body = body.to_ascii_lowercase();
+        let mentions = |word: &str| body.contains(word);
+        let flip = |flag: &AtomicBool| !flag.swap(true, Ordering::Relaxed);
+        if schema_call && (mentions("response_format") || mentions("json_schema")) {
+            return flip(&self.no_response_format);
+        }
+        if mentions("max_completion_tokens") {
+            return flip(&self.max_completion_tokens);
+        }
+        if mentions("temperature") && (mentions("unsupported") || mentions("not support")) {
+            return flip(&self.no_temperature);
+        }
+        false
+    }
+
+    fn on(flag: &AtomicBool) -> bool {
+        flag.load(Ordering::Relaxed)
+    }
+}
+
+impl OpenAiModel {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        name: String,
+        base_url: String,
+        model: String,
+        key: Option<String>,
+        key_env: Option<String>,
+    ) -> Self {
+        Self {
+            client,
+            name,
+            base_url,
+            model,
+            key,
+            key_env,
+            quirks: Quirks::default(),
+        }
+    }
+
+    fn body(&self, req: &ChatRequest) -> Value {
+        let messages: Vec<Value> = req
+            .messages
+            .iter()
+            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+            .collect();
+        let mut body = json!({"model": self.model, "messages": messages});
+        if Quirks::on(&self.quirks.max_completion_tokens) {
+            body["max_completion_tokens"] = json!(req.max_tokens);
+        } else {
+            body["max_tokens"] = json!(req.max_tokens);
+        }
+        if !Quirks::on(&self.quirks.no_temperature) {
+            body["temperature"] = json!(rounded(req.temperature));
+        }
+        if let Some(seed) = req.seed {
+            body["seed"] = json!(seed);
+        }
+        if !req.stop.is_empty() {
+            body["stop"] = json!(req.stop);
+        }
+        if let (false, Some(schema)) = (Quirks::on(&self.quirks.no_response_format), &req.schema) {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": sanitize_name(&schema.name),
+                    "schema": schema.schema,
+                    "strict": false,
+                },
+            });
+        }
+        body
+    }
+
+    async fn send(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
+        let mut request = self
+            .client
+            .post(join(&self.base_url, "chat/completions"))
+            .json(&self.body(req));
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| transport_error(&e))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.map_err(|e| transport_error(&e))?;
+        if !(200..300).contains(&status) {
+            return Err(status_error(
+                status,
+                &headers,
+                &text,
+                self.key_env.as_deref(),
+            ));
+        }
+        self.parse(req, &text)
+    }
+
+    fn parse(&self, req: &ChatRequest, text: &str) -> Result<ChatReply, ProviderError> {
+        let reply: Value = serde_json::from_str(text)
+            .map_err(|e| ProviderError::BadReply(format!("not JSON ({e}): {}", truncate(text))))?;
+        let message = &reply["choices"][0]["message"];
+        if message.is_null() {
+            return Err(ProviderError::BadReply(format!(
+                "no choices[0].message in the reply: {}",
+                truncate(text)
+            )));
+        }
+        let content = match &message["content"] {
+            Value::String(s) => s.clone(),
+            // Some servers send content as a list of parts.
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => match message["refusal"].as_str() {
+                Some(refusal) => {
+                    return Err(ProviderError::BadReply(format!(
+                        "the model refused: {refusal}"
+                    )));
+                }
+                None => {
+                    return Err(ProviderError::BadReply(format!(
+                        "choices[0].message has no text content: {}",
+                        truncate(text)
+                    )));
+                }
+            },
+        };
+        let estimate = Usage::estimate(&req.messages, &content);
+        let count = |field: &str| {
+            reply["usage"][field]
+                .as_u64()
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        let usage = Usage {
+            input_tokens: count("prompt_tokens").unwrap_or(estimate.input_tokens),
+            output_tokens: count("completion_tokens").unwrap_or(estimate.output_tokens),
+        };
+        let model = reply["model"].as_str().unwrap_or(&self.model).to_string();
+        Ok(ChatReply {
+            content,
+            usage,
+            model,
+        })
+    }
+}
+
+/// `0.7f32` serialises as `0.699999988079071`; send what the caller meant.
+fn rounded(t: f32) -> f64 {
+    (f64::from(t) * 1000.0).round() / 1000.0
+}
+
+#[async_trait]
+impl ChatModel for OpenAiModel {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
+        // Each lesson sets a flag that was unset, so this asks at most four times.
+        loop {
+            match self.send(req).await {
+                Err(err) if self.quirks.learn(&err, req.schema.is_some()) => continue,
+                other => return other,
+            }
+        }
+    }
+}

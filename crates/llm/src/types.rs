@@ -1,0 +1,167 @@
+//! The provider-neutral shapes of a model call.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::ProviderError;
+
+/// Who speaks a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    /// The role's name on the wire (both supported formats use the same words).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message of a conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A JSON schema the reply must satisfy. `name` is what providers see (sanitised to
+/// `[A-Za-z0-9_-]`, at most 64 characters, because both wire formats insist on that).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// Who is calling and why. Never sent to the provider: it labels log records and selects
+/// replies in a replay file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CallTag {
+    pub agent: String,
+    pub purpose: String,
+}
+
+impl CallTag {
+    pub fn new(agent: impl Into<String>, purpose: impl Into<String>) -> Self {
+        Self {
+            agent: agent.into(),
+            purpose: purpose.into(),
+        }
+    }
+}
+
+/// Everything one model call needs, independent of the provider.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub tag: CallTag,
+    pub messages: Vec<Message>,
+    /// When set, the provider is asked for JSON matching it and the gateway validates the reply.
+    pub schema: Option<ResponseSchema>,
+    pub max_tokens: u32,
+    /// Sent as given to OpenAI-compatible servers; clamped to 0..=1 for Anthropic.
+    pub temperature: f32,
+    /// Sent where the provider supports it (OpenAI-compatible); ignored by Anthropic.
+    pub seed: Option<u64>,
+    pub stop: Vec<String>,
+}
+
+impl ChatRequest {
+    /// A request with common defaults (1024 tokens, temperature 0.7, no schema, seed or stops).
+    pub fn new(tag: CallTag, messages: Vec<Message>) -> Self {
+        Self {
+            tag,
+            messages,
+            schema: None,
+            max_tokens: 1024,
+            temperature: 0.7,
+            seed: None,
+            stop: Vec::new(),
+        }
+    }
+}
+
+/// Tokens a call consumed, as reported by the provider or estimated when it does not say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+impl Usage {
+    /// Estimated usage for providers that report none: about four characters per token.
+    pub fn estimate(messages: &[Message], reply: &str) -> Self {
+        let input: usize = messages.iter().map(|m| m.content.chars().count()).sum();
+        Self {
+            input_tokens: estimate_tokens_of_chars(input),
+            output_tokens: estimate_tokens(reply),
+        }
+    }
+
+    pub fn total(&self) -> u32 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
+/// A rough token count (characters / 4, rounded up), for budgets when the provider is silent.
+pub fn estimate_tokens(text: &str) -> u32 {
+    estimate_tokens_of_chars(text.chars().count())
+}
+
+fn estimate_tokens_of_chars(chars: usize) -> u32 {
+    u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
+}
+
+/// What a provider answered.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChatReply {
+    /// The text, or for a schema call the JSON object as text.
+    pub content: String,
+    pub usage: Usage,
+    /// The model that answered, as the provider named it.
+    pub model: String,
+}
+
+/// One model behind one wire format. Implementations do a single attempt; retry, timeout and
+/// validation live in the [`crate::Gateway`] so every provider gets them the same way.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// A human-readable identity for logs, e.g.
+    /// `openai-compatible:gpt-4o-mini@http://localhost:11434/v1`. Never contains a key.
+    fn name(&self) -> String;
+    async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError>;
+}

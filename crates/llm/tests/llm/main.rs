@@ -1,0 +1,10 @@
+//! Integration tests for troupe-llm: both wire formats against a local mock server, the
+//! gateway's retry and repair behaviour, and the replay provider.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+mod gateway;
+mod replay;
+mod wire;

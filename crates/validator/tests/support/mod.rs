@@ -1,0 +1,2 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub mod measure;
