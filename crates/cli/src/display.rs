@@ -35,6 +35,31 @@ fn what(purpose: Purpose) -> &'static str {
     }
 }
 
+impl Story {
+    /// Before a resumed session goes on: where it stopped, and the interrupted turn so far.
+    pub fn recap(&mut self, events: &[Envelope]) {
+        let mut s = Session::default();
+        for e in events {
+            s.apply(e);
+        }
+        let from = events
+            .iter()
+            .rposition(|e| matches!(e.event, Event::TurnStarted))
+            .unwrap_or(0);
+        println!(
+            "== Resuming {} — session {} ==",
+            s.campaign.as_ref().map(|c| c.name.as_str()).unwrap_or(""),
+            s.number.max(events.first().map_or(0, |e| e.session_number))
+        );
+        let echo = self.echo_gm;
+        self.echo_gm = true;
+        for e in &events[from..] {
+            self.on_event(e, &s);
+        }
+        self.echo_gm = echo;
+    }
+}
+
 impl Observer for Story {
     fn thinking(&mut self, agent: &str, purpose: Purpose) {
         // indicatif draws nothing when stderr is not a terminal (CI, pipes).
@@ -45,6 +70,11 @@ impl Observer for Story {
         bar.set_message(format!("{agent} is {}…", what(purpose)));
         bar.enable_steady_tick(Duration::from_millis(120));
         self.spinner = Some(bar);
+    }
+
+    fn paused(&mut self, events: u64) {
+        // The crash tests wait for this line, then kill the process.
+        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
     }
 
     fn idle(&mut self) {

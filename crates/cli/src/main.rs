@@ -4,20 +4,18 @@ mod commands;
 mod display;
 mod info;
 mod models;
+mod play;
+mod replay;
 mod script;
+mod sessions;
 mod terminal;
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use troupe_agents::PromptSet;
-use troupe_engine::{Driver, EventLog, GmSeat, SessionSetup, SystemClock, Table, next_session_log};
-use troupe_llm::{Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 
 #[derive(Parser)]
 #[command(
@@ -33,43 +31,147 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check a campaign file and report every mistake in it
-    Check { file: PathBuf },
-    /// Play a session: you are the GM, the AIs are the players
+    Check {
+        /// The campaign file (default: campaign.json or characters.json in the campaign directory)
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
+    /// Play a new session of the campaign: you are the GM, the AIs are the players
     Play {
-        /// The campaign file (campaign.json / characters.json)
-        file: PathBuf,
+        /// The campaign file (default: campaign.json or characters.json in the campaign directory)
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        dir: CampaignDir,
         /// Read the GM's inputs from a YAML script instead of the terminal
         #[arg(long)]
         gm_script: Option<PathBuf>,
         /// Dice seed (recorded in the log); the same seed and inputs give the same rolls
         #[arg(long)]
         seed: Option<u64>,
-        /// Campaign directory for logs/ and prompts/ (default: the campaign file's directory)
-        #[arg(long)]
-        campaign: Option<PathBuf>,
         #[command(flatten)]
         model: models::ModelArgs,
+    },
+    /// Continue the last session (or --session N) where its log stops: after a crash, Ctrl-C,
+    /// /quit or an undo
+    Resume {
+        #[command(flatten)]
+        dir: CampaignDir,
+        /// The session to continue (default: the latest)
+        #[arg(long)]
+        session: Option<u32>,
+        /// Read the GM's inputs from a YAML script (it picks up where the session stopped)
+        #[arg(long)]
+        gm_script: Option<PathBuf>,
+        #[command(flatten)]
+        model: models::ModelArgs,
+    },
+    /// List the campaign's sessions
+    Sessions {
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
+    /// Take back the last GM decision (or, with --turn, the whole last turn) of the latest
+    /// session; `troupe resume` then asks for it again
+    Undo {
+        #[command(flatten)]
+        dir: CampaignDir,
+        /// Take back the whole last turn
+        #[arg(long)]
+        turn: bool,
+    },
+    /// Re-run a session from its log: the recorded GM inputs, dice and model replies (from
+    /// --from-turn N on, a model of your choice answers instead)
+    Replay {
+        /// The session number
+        session: u32,
+        #[command(flatten)]
+        dir: CampaignDir,
+        /// From this turn on, ask the chosen model (--provider …) instead of the recorded replies
+        #[arg(long)]
+        from_turn: Option<u32>,
+        #[command(flatten)]
+        model: models::ModelArgs,
+    },
+    /// Write a session's readable Markdown transcript
+    Transcript {
+        /// The session number
+        session: u32,
+        #[command(flatten)]
+        dir: CampaignDir,
+        /// Write here instead of standard output
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Check character actions for overreach: one action per line on stdin, one JSON verdict per line out
     Validate,
 }
 
+/// The campaign directory option every campaign command takes.
+#[derive(Clone, Debug, clap::Args)]
+struct CampaignDir {
+    /// Campaign directory: campaign.db, logs/, prompts/ (default: the campaign file's directory,
+    /// or the current directory)
+    #[arg(long = "campaign", value_name = "DIR")]
+    path: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { file } => check(&file),
+        Command::Check { file, dir } => {
+            sessions::campaign_file(file.as_deref(), dir.path.as_deref())
+                .and_then(|(f, _)| check(&f))
+        }
         Command::Validate => validate(),
+        Command::Sessions { dir } => sessions::list(&sessions::dir_of(dir.path)),
+        Command::Undo { dir, turn } => sessions::undo(&sessions::dir_of(dir.path), turn),
+        Command::Transcript {
+            session,
+            dir,
+            output,
+        } => sessions::transcript(&sessions::dir_of(dir.path), session, output.as_deref()),
         Command::Play {
             file,
+            dir,
             gm_script,
             seed,
-            campaign,
             model,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("could not start the async runtime")
-            .and_then(|rt| rt.block_on(play(&file, gm_script.as_deref(), seed, campaign, &model))),
+        } => runtime().and_then(|rt| {
+            rt.block_on(play::play(
+                file.as_deref(),
+                dir.path.as_deref(),
+                gm_script.as_deref(),
+                seed,
+                &model,
+            ))
+        }),
+        Command::Resume {
+            dir,
+            session,
+            gm_script,
+            model,
+        } => runtime().and_then(|rt| {
+            rt.block_on(play::resume(
+                &sessions::dir_of(dir.path),
+                session,
+                gm_script.as_deref(),
+                &model,
+            ))
+        }),
+        Command::Replay {
+            session,
+            dir,
+            from_turn,
+            model,
+        } => runtime().and_then(|rt| {
+            rt.block_on(replay::replay(
+                &sessions::dir_of(dir.path),
+                session,
+                from_turn,
+                &model,
+            ))
+        }),
     };
     match result {
         Ok(code) => code,
@@ -78,6 +180,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")
 }
 
 fn check(file: &Path) -> anyhow::Result<ExitCode> {
@@ -110,90 +219,4 @@ fn validate() -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string(&verdict)?)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
-fn sleeper() -> Arc<dyn Sleeper> {
-    match std::env::var("TROUPE_RETRY_SCALE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-    {
-        Some(factor) => Arc::new(ScaledSleeper { factor }),
-        None => Arc::new(TokioSleeper),
-    }
-}
-
-async fn play(
-    file: &Path,
-    gm_script: Option<&Path>,
-    seed: Option<u64>,
-    campaign_dir: Option<PathBuf>,
-    model_args: &models::ModelArgs,
-) -> anyhow::Result<ExitCode> {
-    let campaign = troupe_campaign::load(file).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let dir = campaign_dir.unwrap_or_else(|| {
-        file.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."))
-    });
-    let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
-    let prompts =
-        PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let table = Table {
-        gateway: Gateway::new(model, RetryPolicy::default(), sleeper()),
-        prompts,
-    };
-    let mut gm: Box<dyn GmSeat> = match gm_script {
-        Some(path) => Box::new(script::ScriptGm::new(script::Script::load(path)?)),
-        None => {
-            if !std::io::stdin().is_terminal() {
-                eprintln!(
-                    "note: standard input is not a terminal; reading GM input from it line by line"
-                );
-            }
-            Box::new(terminal::TerminalGm::new())
-        }
-    };
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
-    let (number, log_path) = next_session_log(&dir);
-    let log = EventLog::create(&log_path)?;
-    let mut story = display::Story::new(gm_script.is_some());
-    let clock = SystemClock;
-    let setup = SessionSetup {
-        campaign,
-        session_number: number,
-        seed,
-    };
-    let mut driver = Driver::start(setup, log, gm.as_mut(), &table, &mut story, &clock)?;
-
-    // Ctrl-C: every event already written is a whole, flushed line; record the interruption
-    // and stop. A second Ctrl-C while saving exits at once, losing nothing written.
-    let outcome = tokio::select! {
-        r = driver.run() => Some(r),
-        _ = tokio::signal::ctrl_c() => None,
-    };
-    let code = match outcome {
-        Some(r) => {
-            r?;
-            ExitCode::SUCCESS
-        }
-        None => {
-            driver.end("interrupted by Ctrl-C")?;
-            eprintln!("\nInterrupted. Everything so far is saved.");
-            ExitCode::from(130)
-        }
-    };
-    if driver.session().ended.is_none() {
-        driver.end("the GM script ended")?;
-    }
-    println!("Log: {}", driver.log_path().display());
-    // Give a spinner thread a moment to clear its line.
-    tokio::time::sleep(Duration::from_millis(10)).await;
-    Ok(code)
 }

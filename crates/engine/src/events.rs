@@ -88,6 +88,18 @@ pub enum Event {
     SessionEnded {
         reason: String,
     },
+    /// The session was picked up again (after a crash, Ctrl-C, a quit or an undo).
+    SessionResumed {
+        troupe_version: String,
+        /// What the log showed when it was picked up, e.g. "turn 2, gm_adjudication".
+        at: String,
+    },
+    /// The GM took back events `from_seq..=to_seq`; they stay in the log, marked undone.
+    EventsUndone {
+        from_seq: u64,
+        to_seq: u64,
+        what: String,
+    },
     TurnStarted,
     TurnCompleted,
     PhaseStarted,

@@ -10,13 +10,17 @@ mod machine;
 mod phase;
 mod seat;
 mod session;
+mod store;
+pub mod transcript;
 pub mod visibility;
 
-pub use driver::{Clock, Driver, Observer, Quiet, SessionSetup, SystemClock, Table};
+pub use driver::{
+    Clock, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table, served_calls,
+};
 pub use events::{
     Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, VerdictResult,
 };
-pub use log::{EventLog, next_session_log, read_log};
+pub use log::{EventLog, MirrorCheck, check_mirror, next_session_log, read_log, session_log_path};
 pub use machine::{
     CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,
     MAX_QUESTIONS, MEMORY_NOT_BUILT, Step, apply_override, next,
@@ -24,6 +28,8 @@ pub use machine::{
 pub use phase::Phase;
 pub use seat::{Answers, GmReply, GmSeat};
 pub use session::{ActionTrack, InsightTrack, Session, Turn};
+pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent};
+pub use transcript::render_markdown;
 
 use std::path::Path;
 
@@ -43,6 +49,26 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    #[error("{path}: {message}")]
+    Store { path: String, message: String },
+    #[error(
+        "{path} was written by a newer troupe (schema {found}; this build reads up to {supported}). \
+         Upgrade troupe to open this campaign; nothing was changed."
+    )]
+    NewerStore {
+        path: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{path}: session {session}, event {seq} cannot be read ({message})")]
+    CorruptStore {
+        path: String,
+        session: u32,
+        seq: u64,
+        message: String,
+    },
+    #[error("there is no session {0} in this campaign")]
+    NoSuchSession(u32),
     #[error("no agent {0} at this table")]
     UnknownAgent(String),
     #[error(transparent)]

@@ -1,4 +1,7 @@
-//! The session log on disk: `logs/session-N.jsonl`, one event per line, flushed as written.
+//! The JSONL mirror of a session: `logs/session-N.jsonl`, one event per line, flushed as written.
+//! `campaign.db` is the record; this file is for people and tools that read JSON lines. When the
+//! two disagree (a crash between the database commit and the mirror write, a truncated file),
+//! the mirror is rewritten from the database.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -33,20 +36,19 @@ impl EventLog {
         &self.path
     }
 
-    /// Append one event as one line. A line is written whole with one write, then flushed, so
-    /// an interrupt never leaves half an event behind it in the OS.
-    pub fn append(&mut self, env: &Envelope) -> Result<(), Error> {
-        let mut line = serde_json::to_string(env).map_err(|e| Error::Encode(e.to_string()))?;
-        line.push('\n');
+    /// Append the events of one step. They are written with one write and flushed, so an
+    /// interrupt leaves whole lines behind (at worst the step is missing, and a resume restores
+    /// it from the database).
+    pub fn append(&mut self, events: &[Envelope]) -> Result<(), Error> {
+        let mut text = String::new();
+        for env in events {
+            text.push_str(&serde_json::to_string(env).map_err(|e| Error::Encode(e.to_string()))?);
+            text.push('\n');
+        }
         self.file
-            .write_all(line.as_bytes())
+            .write_all(text.as_bytes())
             .and_then(|_| self.file.flush())
             .map_err(|e| Error::io(&self.path, e))
-    }
-
-    /// Make everything written so far durable (at phase and turn boundaries).
-    pub fn sync(&mut self) -> Result<(), Error> {
-        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 }
 
@@ -69,12 +71,89 @@ pub fn read_log(path: &Path) -> Result<Vec<Envelope>, Error> {
     Ok(out)
 }
 
+/// Where a session's mirror lives in a campaign directory.
+pub fn session_log_path(campaign_dir: &Path, number: u32) -> PathBuf {
+    campaign_dir
+        .join("logs")
+        .join(format!("session-{number}.jsonl"))
+}
+
 /// The next free session number in a campaign's `logs/` folder, and its log path.
 pub fn next_session_log(campaign_dir: &Path) -> (u32, PathBuf) {
-    let logs = campaign_dir.join("logs");
     let mut n = 1;
-    while logs.join(format!("session-{n}.jsonl")).exists() {
+    while session_log_path(campaign_dir, n).exists() {
         n += 1;
     }
-    (n, logs.join(format!("session-{n}.jsonl")))
+    (n, session_log_path(campaign_dir, n))
+}
+
+/// What a mirror holds compared with the database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MirrorCheck {
+    /// Every stored event, in order, and nothing else.
+    InStep,
+    /// It needs rewriting, and why (for the user).
+    Stale(String),
+}
+
+/// Compare a mirror with the stored events (all of them, undone ones included).
+pub fn check_mirror(path: &Path, stored: &[Envelope]) -> MirrorCheck {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return MirrorCheck::Stale("the log file is missing".into());
+        }
+        Err(e) => return MirrorCheck::Stale(format!("the log file could not be read ({e})")),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        return MirrorCheck::Stale("the log ends in half an event (a write was cut off)".into());
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        if serde_json::from_str::<Envelope>(line).is_err() {
+            return MirrorCheck::Stale(format!("line {} of the log is not a whole event", i + 1));
+        }
+    }
+    if lines.len() != stored.len() {
+        return MirrorCheck::Stale(format!(
+            "the log has {} events, the campaign database {}",
+            lines.len(),
+            stored.len()
+        ));
+    }
+    MirrorCheck::InStep
+}
+
+impl EventLog {
+    /// Write a fresh mirror holding exactly these events (via a temporary file and a rename,
+    /// so a crash mid-rewrite leaves the old file), then keep appending to it.
+    pub fn rewrite(path: &Path, events: &[Envelope]) -> Result<Self, Error> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let tmp = path.with_extension("jsonl.tmp");
+        let mut text = String::new();
+        for env in events {
+            text.push_str(&serde_json::to_string(env).map_err(|e| Error::Encode(e.to_string()))?);
+            text.push('\n');
+        }
+        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        Self::open_append(path)
+    }
+
+    /// Keep appending to an existing mirror.
+    pub fn open_append(path: &Path) -> Result<Self, Error> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(EventLog {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
 }

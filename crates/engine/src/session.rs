@@ -162,6 +162,9 @@ impl Session {
                 self.model = model.clone();
             }
             Event::SessionEnded { reason } => self.ended = Some(reason.clone()),
+            Event::SessionResumed { .. } => self.ended = None,
+            // The undone events themselves are left out of the fold when the log is loaded.
+            Event::EventsUndone { .. } => {}
             Event::TurnStarted => {
                 self.turn_number = env.turn_number;
                 self.in_turn = true;

@@ -6,6 +6,8 @@
 //! `Retry-After`, JSON-schema validation of structured replies with one repair re-ask, token
 //! accounting, and an [`AttemptRecord`] for every attempt so the session log can replay it.
 //!
+//! With the `local` feature, [`local::LocalModel`] runs a GGUF model in-process with llama.cpp.
+//!
 //! [`ReplayModel`] answers from recorded replies, so demos and tests run without a network.
 //!
 //! This crate knows nothing about games: a call is tagged with an opaque agent and purpose
@@ -16,6 +18,8 @@ mod error;
 mod gateway;
 mod http;
 mod json;
+#[cfg(feature = "local")]
+pub mod local;
 mod openai;
 mod provider;
 mod replay;

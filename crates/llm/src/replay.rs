@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Usage};
+use crate::{CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, Usage};
 
 /// One recorded reply: which agent got it, for what purpose, and the text.
 ///
@@ -49,6 +49,17 @@ struct State {
     by_purpose: HashMap<String, Vec<usize>>,
     /// Replies served so far per (agent, purpose), for the exhaustion message.
     served: HashMap<(String, String), usize>,
+}
+
+impl State {
+    /// The first unused entry for this agent (or any agent) and purpose, in file order.
+    fn next_for(&self, agent: &str, purpose: &str) -> Option<usize> {
+        self.by_purpose.get(purpose).and_then(|indices| {
+            indices.iter().copied().find(|&i| {
+                !self.used[i] && (self.entries[i].agent == agent || self.entries[i].agent == "*")
+            })
+        })
+    }
 }
 
 impl ReplayModel {
@@ -121,16 +132,24 @@ impl ChatModel for ReplayModel {
         format!("replay:{}", self.source)
     }
 
+    fn skip_served(&self, served: &[CallTag]) {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        for tag in served {
+            if let Some(index) = guard.next_for(&tag.agent, &tag.purpose) {
+                guard.used[index] = true;
+                *guard
+                    .served
+                    .entry((tag.agent.clone(), tag.purpose.clone()))
+                    .or_insert(0) += 1;
+            }
+        }
+    }
+
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
         let (agent, purpose) = (&req.tag.agent, &req.tag.purpose);
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let found = guard.next_for(agent, purpose);
         let state = &mut *guard;
-        let found = state.by_purpose.get(purpose).and_then(|indices| {
-            indices.iter().copied().find(|&i| {
-                !state.used[i]
-                    && (state.entries[i].agent == *agent || state.entries[i].agent == "*")
-            })
-        });
         let served = state
             .served
             .entry((agent.clone(), purpose.clone()))

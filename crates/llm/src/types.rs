@@ -164,4 +164,7 @@ pub trait ChatModel: Send + Sync {
     /// `openai-compatible:gpt-4o-mini@http://localhost:11434/v1`. Never contains a key.
     fn name(&self) -> String;
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError>;
+    /// A resumed session already received replies to these calls, in this order. A provider
+    /// that answers from a fixed sequence (replay) moves past them; a live model ignores it.
+    fn skip_served(&self, _served: &[CallTag]) {}
 }

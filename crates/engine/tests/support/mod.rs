@@ -204,8 +204,13 @@ impl Run {
 
 pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, seed: u64) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    let (number, path) = next_session_log(dir.path());
-    let log = EventLog::create(&path).unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let number = store.next_session_number(dir.path()).unwrap();
+    let path = session_log_path(dir.path(), number);
+    let record = Record {
+        store,
+        mirror: Some(EventLog::create(&path).unwrap()),
+    };
     let table = Table {
         gateway: Gateway::new(
             model,
@@ -222,7 +227,7 @@ pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, se
         seed,
     };
     let (session, end) = {
-        let mut driver = Driver::start(setup, log, &mut gm, &table, &mut quiet, &clock).unwrap();
+        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock).unwrap();
         let end = driver.run().await.unwrap();
         (driver.session().clone(), end)
     };

@@ -1,0 +1,205 @@
+//! `troupe play` and `troupe resume`: a session at the table, saved step by step in the
+//! campaign's `campaign.db` (mirrored to `logs/session-N.jsonl`).
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use troupe_agents::PromptSet;
+use troupe_campaign::Campaign;
+use troupe_engine::{
+    Driver, Envelope, Event, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, SystemClock,
+    Table, check_mirror, served_calls, session_log_path,
+};
+use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
+
+use crate::sessions::{self, CampaignLock};
+use crate::{display, models, script, terminal};
+
+/// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
+pub fn sleeper() -> Arc<dyn Sleeper> {
+    match std::env::var("TROUPE_RETRY_SCALE")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        Some(factor) => Arc::new(ScaledSleeper { factor }),
+        None => Arc::new(TokioSleeper),
+    }
+}
+
+pub fn table(dir: &Path, model: Arc<dyn ChatModel>) -> anyhow::Result<Table> {
+    let prompts =
+        PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Table {
+        gateway: Gateway::new(model, RetryPolicy::default(), sleeper()),
+        prompts,
+    })
+}
+
+fn gm_seat(gm_script: Option<&Path>, resumed: &[Envelope]) -> anyhow::Result<Box<dyn GmSeat>> {
+    Ok(match gm_script {
+        Some(path) => {
+            let mut gm = script::ScriptGm::new(script::Script::load(path)?);
+            gm.fast_forward(resumed);
+            Box::new(gm)
+        }
+        None => {
+            if !std::io::stdin().is_terminal() {
+                eprintln!(
+                    "note: standard input is not a terminal; reading GM input from it line by line"
+                );
+            }
+            Box::new(terminal::TerminalGm::new())
+        }
+    })
+}
+
+pub async fn play(
+    file: Option<&Path>,
+    dir: Option<&Path>,
+    gm_script: Option<&Path>,
+    seed: Option<u64>,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let (file, dir) = sessions::campaign_file(file, dir)?;
+    let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _lock = CampaignLock::take(&dir)?;
+    let store = sessions::open_store(&dir)?;
+    if let Some(last) = store.latest_session()?
+        && last.ended_reason.is_none()
+    {
+        eprintln!(
+            "note: session {} did not finish; `troupe resume` continues it. Starting a new session.",
+            last.number
+        );
+    }
+    let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
+    let table = table(&dir, model)?;
+    let mut gm = gm_seat(gm_script, &[])?;
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let number = store.next_session_number(&dir)?;
+    let mirror = EventLog::create(&session_log_path(&dir, number))?;
+    let mut story = display::Story::new(gm_script.is_some());
+    let clock = SystemClock;
+    let setup = SessionSetup {
+        campaign,
+        session_number: number,
+        seed,
+    };
+    let record = Record {
+        store,
+        mirror: Some(mirror),
+    };
+    let driver = Driver::start(setup, record, gm.as_mut(), &table, &mut story, &clock)?;
+    run(driver).await
+}
+
+pub async fn resume(
+    dir: &Path,
+    session: Option<u32>,
+    gm_script: Option<&Path>,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let _lock = CampaignLock::take(dir)?;
+    let store = sessions::open_store(dir)?;
+    let number = match session {
+        Some(n) => n,
+        None => match store.latest_session()? {
+            Some(s) => s.number,
+            None => bail!(
+                "{} has no sessions yet; `troupe play` starts one",
+                dir.display()
+            ),
+        },
+    };
+    let all = store.events(number)?;
+    if all.is_empty() {
+        bail!("there is no session {number} in {}", dir.display());
+    }
+    let live: Vec<Envelope> = all
+        .iter()
+        .filter(|e| !e.undone)
+        .map(|e| e.envelope.clone())
+        .collect();
+    let campaign = started_campaign(&live)
+        .with_context(|| format!("session {number} has no session_started event"))?;
+
+    // The mirror must hold what the database holds before anything is added to it.
+    let mirror_path = session_log_path(dir, number);
+    let stored: Vec<Envelope> = all.into_iter().map(|e| e.envelope).collect();
+    let mirror = match check_mirror(&mirror_path, &stored) {
+        MirrorCheck::InStep => EventLog::open_append(&mirror_path)?,
+        MirrorCheck::Stale(why) => {
+            eprintln!(
+                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
+                mirror_path.display()
+            );
+            EventLog::rewrite(&mirror_path, &stored)?
+        }
+    };
+
+    let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
+    model.skip_served(&served_calls(&live));
+    let table = table(dir, model)?;
+    let mut gm = gm_seat(gm_script, &live)?;
+    let mut story = display::Story::new(gm_script.is_some());
+    story.recap(&live);
+    let clock = SystemClock;
+    let record = Record {
+        store,
+        mirror: Some(mirror),
+    };
+    let driver = Driver::resume(number, record, gm.as_mut(), &table, &mut story, &clock)?;
+    run(driver).await
+}
+
+fn started_campaign(events: &[Envelope]) -> Option<Campaign> {
+    events.iter().find_map(|e| match &e.event {
+        Event::SessionStarted { campaign, .. } => Some((**campaign).clone()),
+        _ => None,
+    })
+}
+
+/// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,
+/// so an interruption (Ctrl-C, kill -9, power loss) loses at most the step in flight.
+async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
+    // For the crash tests: stop after this many events and wait to be killed.
+    if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        driver.pause_after(n);
+    }
+    let outcome = tokio::select! {
+        r = driver.run() => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let code = match outcome {
+        Some(r) => {
+            r?;
+            ExitCode::SUCCESS
+        }
+        None => {
+            driver.end("interrupted by Ctrl-C")?;
+            eprintln!("\nInterrupted. Everything so far is saved; `troupe resume` continues.");
+            ExitCode::from(130)
+        }
+    };
+    if driver.session().ended.is_none() {
+        driver.end("the GM script ended")?;
+    }
+    if let Some(path) = driver.mirror_path() {
+        println!("Log: {}", path.display());
+    }
+    // Give a spinner thread a moment to clear its line.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    Ok(code)
+}

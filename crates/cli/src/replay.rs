@@ -1,0 +1,378 @@
+//! `troupe replay`: run a recorded session again. The GM's inputs come from its log, the dice
+//! from its seed, the AIs' replies from its recorded model calls — or, from `--from-turn N` on,
+//! from a model of your choice (the same story told to a different AI). The replay runs in
+//! memory and writes its log and transcript under `replays/`, never into the campaign's sessions.
+
+use std::any::Any;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use async_trait::async_trait;
+use troupe_agents::ActionDecl;
+use troupe_engine::{
+    Answers, Driver, Envelope, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Quiet,
+    Record, RollOverride, Ruling, Session, SessionSetup, Store, SystemClock, render_markdown,
+};
+use troupe_llm::{
+    CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, ReplayEntry, ReplayModel,
+};
+use troupe_rules::{DiceExpr, RollResult};
+use troupe_validator::Verdict;
+
+use crate::sessions::open_store;
+use crate::{models, play, terminal};
+
+/// A table command the GM typed at a prompt (/roll, /success, /fail).
+#[derive(Clone, Debug)]
+enum Command {
+    Roll(DiceExpr),
+    Force(bool),
+}
+
+/// A GM decision as recorded, with the commands typed at the same prompt before it.
+#[derive(Clone, Debug)]
+struct Recorded<T> {
+    commands: Vec<Command>,
+    decision: T,
+}
+
+/// What the GM did in each turn, by kind of decision, in order.
+#[derive(Default)]
+struct TurnInputs {
+    narration: Option<Recorded<String>>,
+    answers: VecDeque<Recorded<Answers>>,
+    reviews: VecDeque<Recorded<String>>,
+    rulings: VecDeque<Recorded<Ruling>>,
+    overrides: VecDeque<Recorded<RollOverride>>,
+    insights: VecDeque<Recorded<String>>,
+    outcome: Option<Recorded<String>>,
+    failures: VecDeque<Recorded<FailureChoice>>,
+}
+
+/// The GM of a recorded session. When the story goes somewhere the recording did not (a new
+/// model asks a question nobody answered), it answers the way a hands-off GM would: no more
+/// questions, keep the correction, the suggested roll, keep the dice, nothing hidden, skip.
+struct LogGm {
+    turns: BTreeMap<u32, TurnInputs>,
+    /// Commands still to perform before the decision being asked for.
+    queued: VecDeque<Command>,
+    /// That decision, held until its commands are done.
+    held: Option<Box<dyn Any + Send>>,
+}
+
+impl LogGm {
+    fn new(events: &[Envelope]) -> Self {
+        let mut turns: BTreeMap<u32, TurnInputs> = BTreeMap::new();
+        let mut commands: Vec<Command> = Vec::new();
+        for env in events {
+            let t = turns.entry(env.turn_number).or_default();
+            let rec = |commands: &mut Vec<Command>| std::mem::take(commands);
+            match &env.event {
+                Event::GmRoll { expression, .. } => {
+                    if let Ok(expr) = expression.parse::<DiceExpr>() {
+                        commands.push(Command::Roll(expr));
+                    }
+                }
+                Event::GmForcedResult { success } => commands.push(Command::Force(*success)),
+                Event::GmNarration { text } => {
+                    t.narration = Some(Recorded {
+                        commands: rec(&mut commands),
+                        decision: text.clone(),
+                    })
+                }
+                Event::GmAnswers {
+                    answers, finished, ..
+                } => t.answers.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: if *finished {
+                        Answers::Finish
+                    } else {
+                        Answers::Answered(answers.clone())
+                    },
+                }),
+                Event::GmReviewedAction { action, .. } => t.reviews.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: action.clone(),
+                }),
+                Event::GmAdjudication { ruling, .. } => t.rulings.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: ruling.clone(),
+                }),
+                Event::GmRollOverride { change, .. } => t.overrides.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: change.clone(),
+                }),
+                Event::LaserFeelingsAnswer { answer, .. } => t.insights.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: answer.clone(),
+                }),
+                Event::GmOutcome { text } => {
+                    t.outcome = Some(Recorded {
+                        commands: rec(&mut commands),
+                        decision: text.clone(),
+                    })
+                }
+                Event::GmFailureDecision { choice, .. } => t.failures.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: choice.clone(),
+                }),
+                _ => {}
+            }
+        }
+        LogGm {
+            turns,
+            queued: VecDeque::new(),
+            held: None,
+        }
+    }
+
+    /// The recorded commands first, one per ask, then the recorded decision (or the fallback).
+    fn give<T: Send + 'static>(
+        &mut self,
+        s: &Session,
+        pick: impl FnOnce(&mut TurnInputs) -> Option<Recorded<T>>,
+        fallback: impl Fn() -> T,
+    ) -> GmReply<T> {
+        if self.held.is_none() {
+            let recorded = self.turns.get_mut(&s.turn_number).and_then(pick);
+            let (commands, decision) = match recorded {
+                Some(r) => (r.commands, r.decision),
+                None => (Vec::new(), fallback()),
+            };
+            self.queued = commands.into();
+            self.held = Some(Box::new(decision));
+        }
+        match self.queued.pop_front() {
+            Some(Command::Roll(expr)) => return GmReply::Roll(expr),
+            Some(Command::Force(success)) => return GmReply::Force(success),
+            None => {}
+        }
+        match self.held.take().and_then(|d| d.downcast::<T>().ok()) {
+            Some(d) => GmReply::Answer(*d),
+            None => GmReply::Answer(fallback()),
+        }
+    }
+}
+
+#[async_trait]
+impl GmSeat for LogGm {
+    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+        let recorded = self.held.is_some()
+            || self
+                .turns
+                .get(&s.turn_number)
+                .is_some_and(|t| t.narration.is_some());
+        if !recorded {
+            // The recording has no more turns: the replay ends where the session did.
+            return GmReply::Quit;
+        }
+        self.give(s, |t| t.narration.take(), String::new)
+    }
+
+    async fn answer_questions(
+        &mut self,
+        s: &Session,
+        _round: u32,
+        questions: &[(String, String)],
+    ) -> GmReply<Answers> {
+        let n = questions.len();
+        self.give(s, |t| t.answers.pop_front(), || Answers::Finish)
+            .map(|a| match a {
+                Answers::Answered(mut v) => {
+                    v.resize(n, "You don't know yet.".to_string());
+                    Answers::Answered(v)
+                }
+                Answers::Finish => Answers::Finish,
+            })
+    }
+
+    async fn review_action(
+        &mut self,
+        s: &Session,
+        _agent: &str,
+        _original: &str,
+        corrected: &str,
+        _verdict: &Verdict,
+    ) -> GmReply<String> {
+        let corrected = corrected.to_string();
+        self.give(s, |t| t.reviews.pop_front(), || corrected.clone())
+    }
+
+    async fn adjudicate(
+        &mut self,
+        s: &Session,
+        _agent: &str,
+        action: &ActionDecl,
+    ) -> GmReply<Ruling> {
+        self.give(s, |t| t.rulings.pop_front(), || terminal::suggested(action))
+    }
+
+    async fn override_roll(
+        &mut self,
+        s: &Session,
+        _agent: &str,
+        _roll: &RollResult,
+    ) -> GmReply<RollOverride> {
+        self.give(s, |t| t.overrides.pop_front(), || RollOverride::Keep)
+    }
+
+    async fn answer_insight(&mut self, s: &Session, _agent: &str, _q: &str) -> GmReply<String> {
+        self.give(
+            s,
+            |t| t.insights.pop_front(),
+            || "Nothing is hidden here: what you see is what is going on.".to_string(),
+        )
+    }
+
+    async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String> {
+        self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string())
+    }
+
+    async fn resolve_failure(
+        &mut self,
+        s: &Session,
+        _phase: Phase,
+        _agent: &str,
+        _error: &str,
+    ) -> GmReply<FailureChoice> {
+        self.give(s, |t| t.failures.pop_front(), || FailureChoice::Skip)
+    }
+}
+
+/// Recorded replies until they run out, then the live model (for `--from-turn`).
+struct ThenLive {
+    recorded: ReplayModel,
+    /// The model that gave the recorded replies: an exact replay is that model's session again.
+    recorded_from: String,
+    live: Option<Arc<dyn ChatModel>>,
+}
+
+#[async_trait]
+impl ChatModel for ThenLive {
+    fn name(&self) -> String {
+        match &self.live {
+            Some(live) => format!("{} then {}", self.recorded_from, live.name()),
+            None => self.recorded_from.clone(),
+        }
+    }
+
+    async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
+        match (self.recorded.complete(req).await, &self.live) {
+            (Err(ProviderError::Replay(_)), Some(live)) => live.complete(req).await,
+            (result, _) => result,
+        }
+    }
+
+    fn skip_served(&self, served: &[CallTag]) {
+        self.recorded.skip_served(served);
+    }
+}
+
+/// The recorded replies of the model calls before `before_turn` (all of them when `None`).
+fn recorded_replies(events: &[Envelope], before_turn: Option<u32>) -> Vec<ReplayEntry> {
+    events
+        .iter()
+        .filter(|e| before_turn.is_none_or(|t| e.turn_number < t))
+        .filter_map(|e| match &e.event {
+            Event::ModelCall {
+                agent,
+                purpose,
+                record,
+                ..
+            } => record.reply.as_ref().map(|reply| ReplayEntry {
+                agent: agent.clone(),
+                purpose: purpose.clone(),
+                content: reply.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+pub async fn replay(
+    dir: &Path,
+    session: u32,
+    from_turn: Option<u32>,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let events = store.live_events(session)?;
+    let Some((campaign, seed, recorded_from)) = events.iter().find_map(|e| match &e.event {
+        Event::SessionStarted {
+            campaign,
+            seed,
+            model,
+            ..
+        } => Some(((**campaign).clone(), *seed, model.clone())),
+        _ => None,
+    }) else {
+        bail!("there is no session {session} in {}", dir.display());
+    };
+    let live = match from_turn {
+        Some(_) => Some(models::choose(model_args, campaign.model.as_ref(), dir)?),
+        None => None,
+    };
+    let model = Arc::new(ThenLive {
+        recorded: ReplayModel::from_entries(recorded_replies(&events, from_turn)),
+        recorded_from,
+        live,
+    });
+    let table = play::table(dir, model)?;
+    let mut gm = LogGm::new(&events);
+
+    let replays = dir.join("replays");
+    let stem = match from_turn {
+        Some(t) => format!("session-{session}-from-turn-{t}"),
+        None => format!("session-{session}"),
+    };
+    let log_path = (1..)
+        .map(|k| replays.join(format!("{stem}-replay-{k}.jsonl")))
+        .find(|p| !p.exists())
+        .context("no free replay file name")?;
+    let record = Record {
+        store: Store::in_memory()?,
+        mirror: Some(EventLog::create(&log_path)?),
+    };
+    let setup = SessionSetup {
+        campaign,
+        session_number: session,
+        seed,
+    };
+    let clock = SystemClock;
+    let mut quiet = Quiet;
+    let replayed = {
+        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)?;
+        driver.run().await?;
+        troupe_engine::read_log(&log_path)?
+    };
+
+    let original = render_markdown(&events);
+    let again = render_markdown(&replayed);
+    let md_path = log_path.with_extension("md");
+    std::fs::write(&md_path, &again)
+        .with_context(|| format!("could not write {}", md_path.display()))?;
+    println!("Replay log: {}", log_path.display());
+    println!("Transcript: {}", md_path.display());
+    if from_turn.is_some() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if original == again {
+        println!("The replay's transcript is identical to session {session}'s.");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let line = original
+            .lines()
+            .zip(again.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| original.lines().count().min(again.lines().count()));
+        eprintln!(
+            "The replay differs from session {session} (first at transcript line {}): the log \
+             does not hold everything the session depended on.",
+            line + 1
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}

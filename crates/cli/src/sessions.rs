@@ -1,0 +1,203 @@
+//! The campaign directory and its sessions: finding the campaign file, the lock that keeps two
+//! `troupe` processes from playing the same campaign at once, `sessions`, `undo`, `transcript`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use troupe_engine::{Envelope, Event, EventLog, Session, Store, session_log_path};
+
+/// The campaign directory: the one given, or the current directory.
+pub fn dir_of(given: Option<PathBuf>) -> PathBuf {
+    given.unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The campaign file and directory. A file given names the directory (unless --campaign says
+/// otherwise); without one, the directory's campaign.json or characters.json is used.
+pub fn campaign_file(
+    file: Option<&Path>,
+    dir: Option<&Path>,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    match file {
+        Some(f) => {
+            let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| {
+                f.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from("."))
+            });
+            Ok((f.to_path_buf(), dir))
+        }
+        None => {
+            let dir = dir
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("."));
+            for name in ["campaign.json", "characters.json"] {
+                let f = dir.join(name);
+                if f.is_file() {
+                    return Ok((f, dir));
+                }
+            }
+            bail!(
+                "no campaign.json or characters.json in {}; name the campaign file (e.g. `troupe play examples/campaign.json`) or the directory with --campaign DIR",
+                dir.display()
+            )
+        }
+    }
+}
+
+pub fn open_store(dir: &Path) -> anyhow::Result<Store> {
+    Store::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Held while a process writes to a campaign; the OS releases it when the process dies, so a
+/// crash never leaves a stale lock behind.
+pub struct CampaignLock {
+    _file: File,
+}
+
+impl CampaignLock {
+    pub fn take(dir: &Path) -> anyhow::Result<CampaignLock> {
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!("could not create the campaign directory {}", dir.display())
+        })?;
+        let path = dir.join("campaign.lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("could not open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(CampaignLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => bail!(
+                "another troupe is playing the campaign in {} right now; finish or stop it first",
+                dir.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("could not lock {}", path.display()))
+            }
+        }
+    }
+}
+
+pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let sessions = store.sessions()?;
+    if sessions.is_empty() {
+        println!(
+            "No sessions yet in {}; `troupe play` starts one.",
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:>7}  {:<16}  {:>5}  status",
+        "session", "started", "turns"
+    );
+    for s in sessions {
+        let started = chrono::DateTime::parse_from_rfc3339(&s.started_at)
+            .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or(s.started_at.clone());
+        let status = match &s.ended_reason {
+            Some(reason) => format!("ended ({reason})"),
+            None => "unfinished — `troupe resume` continues it".to_string(),
+        };
+        println!("{:>7}  {:<16}  {:>5}  {status}", s.number, started, s.turns);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Is this a decision the GM made (or a command the GM typed)?
+fn gm_decision(event: &Event) -> Option<&'static str> {
+    Some(match event {
+        Event::GmNarration { .. } => "the narration",
+        Event::GmAnswers { .. } => "the answers to the AI's questions",
+        Event::GmReviewedAction { .. } => "the review of an action",
+        Event::GmAdjudication { .. } => "the ruling on an action",
+        Event::GmRollOverride { .. } => "the roll override",
+        Event::LaserFeelingsAnswer { .. } => "the answer to a LASER FEELINGS question",
+        Event::GmOutcome { .. } => "the outcome narration",
+        Event::GmForcedResult { .. } => "the forced result",
+        Event::GmRoll { .. } => "the /roll",
+        Event::GmFailureDecision { .. } => "the decision on a failed phase",
+        _ => return None,
+    })
+}
+
+pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
+    let _lock = CampaignLock::take(dir)?;
+    let mut store = open_store(dir)?;
+    let Some(info) = store.latest_session()? else {
+        bail!("{} has no sessions yet; nothing to undo", dir.display());
+    };
+    let number = info.number;
+    let live = store.live_events(number)?;
+    let target = if whole_turn {
+        live.iter()
+            .rposition(|e| matches!(e.event, Event::TurnStarted))
+            .map(|i| (i, format!("turn {}", live[i].turn_number)))
+    } else {
+        live.iter()
+            .rposition(|e| gm_decision(&e.event).is_some())
+            .map(|i| {
+                let what = gm_decision(&live[i].event).unwrap_or("a GM decision");
+                (i, format!("{what} (turn {})", live[i].turn_number))
+            })
+    };
+    let Some((index, what)) = target else {
+        bail!("session {number} has nothing to undo yet");
+    };
+    let from_seq = live[index].seq;
+    let to_seq = live.last().map_or(from_seq, |e| e.seq);
+    let undone = store.mark_undone(number, from_seq)?;
+
+    // Record the undo itself, in the database and its mirror.
+    let mut state = Session::new(live[0].session_id.clone(), number);
+    for env in &live[..index] {
+        state.apply(env);
+    }
+    let marker = Envelope {
+        seq: store.next_seq(number)?,
+        timestamp: chrono::Utc::now(),
+        session_id: state.id.clone(),
+        session_number: number,
+        turn_number: state.turn_number,
+        phase: state.phase,
+        event: Event::EventsUndone {
+            from_seq,
+            to_seq,
+            what: what.clone(),
+        },
+    };
+    store.append(number, std::slice::from_ref(&marker))?;
+    let mirror = session_log_path(dir, number);
+    if mirror.exists() {
+        EventLog::open_append(&mirror)?.append(std::slice::from_ref(&marker))?;
+    }
+    println!(
+        "Undid {what} in session {number}: {undone} event{} marked undone (kept in the log).\n\
+         `troupe resume` continues from there and asks for it again.",
+        if undone == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let events = store.live_events(session)?;
+    if events.is_empty() {
+        bail!("there is no session {session} in {}", dir.display());
+    }
+    let text = troupe_engine::render_markdown(&events);
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("could not write {}", path.display()))?;
+            println!("Transcript of session {session}: {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

