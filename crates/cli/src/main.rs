@@ -137,41 +137,35 @@ fn main() -> ExitCode {
             gm_script,
             seed,
             model,
-        } => runtime().and_then(|rt| {
-            rt.block_on(play::play(
-                file.as_deref(),
-                dir.path.as_deref(),
-                gm_script.as_deref(),
-                seed,
-                &model,
-            ))
-        }),
+        } => block_on(play::play(
+            file.as_deref(),
+            dir.path.as_deref(),
+            gm_script.as_deref(),
+            seed,
+            &model,
+        )),
         Command::Resume {
             dir,
             session,
             gm_script,
             model,
-        } => runtime().and_then(|rt| {
-            rt.block_on(play::resume(
-                &sessions::dir_of(dir.path),
-                session,
-                gm_script.as_deref(),
-                &model,
-            ))
-        }),
+        } => block_on(play::resume(
+            &sessions::dir_of(dir.path),
+            session,
+            gm_script.as_deref(),
+            &model,
+        )),
         Command::Replay {
             session,
             dir,
             from_turn,
             model,
-        } => runtime().and_then(|rt| {
-            rt.block_on(replay::replay(
-                &sessions::dir_of(dir.path),
-                session,
-                from_turn,
-                &model,
-            ))
-        }),
+        } => block_on(replay::replay(
+            &sessions::dir_of(dir.path),
+            session,
+            from_turn,
+            &model,
+        )),
     };
     match result {
         Ok(code) => code,
@@ -182,11 +176,18 @@ fn main() -> ExitCode {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
+/// Run a command on the async runtime. Shutting down in the background matters: a GM prompt
+/// may still be blocked reading standard input after Ctrl-C, and nothing must wait for it.
+fn block_on(
+    command: impl std::future::Future<Output = anyhow::Result<ExitCode>>,
+) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("could not start the async runtime")
+        .context("could not start the async runtime")?;
+    let result = rt.block_on(command);
+    rt.shutdown_background();
+    result
 }
 
 fn check(file: &Path) -> anyhow::Result<ExitCode> {
