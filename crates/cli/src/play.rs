@@ -67,7 +67,7 @@ pub async fn play(
     let (file, dir) = sessions::campaign_file(file, dir)?;
     let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
     let _lock = CampaignLock::take(&dir)?;
-    let store = sessions::open_store(&dir)?;
+    let store = sessions::create_store(&dir)?;
     if let Some(last) = store.latest_session()?
         && last.ended_reason.is_none()
     {
@@ -108,8 +108,8 @@ pub async fn resume(
     gm_script: Option<&Path>,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
-    let _lock = CampaignLock::take(dir)?;
     let store = sessions::open_store(dir)?;
+    let _lock = CampaignLock::take(dir)?;
     let number = match session {
         Some(n) => n,
         None => match store.latest_session()? {

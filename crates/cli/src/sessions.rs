@@ -47,8 +47,21 @@ pub fn campaign_file(
     }
 }
 
-pub fn open_store(dir: &Path) -> anyhow::Result<Store> {
+/// The campaign's store, created when missing (for `play`).
+pub fn create_store(dir: &Path) -> anyhow::Result<Store> {
     Store::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The store of a campaign that has been played (every other command): a directory without
+/// one is a mistake worth naming, not a place to leave an empty database behind.
+pub fn open_store(dir: &Path) -> anyhow::Result<Store> {
+    if !dir.join("campaign.db").is_file() {
+        bail!(
+            "no sessions have been played in {} (there is no campaign.db); `troupe play CAMPAIGN.json` starts one, or point --campaign at the campaign's directory",
+            dir.display()
+        );
+    }
+    create_store(dir)
 }
 
 /// Held while a process writes to a campaign; the OS releases it when the process dies, so a
@@ -127,8 +140,8 @@ fn gm_decision(event: &Event) -> Option<&'static str> {
 }
 
 pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
-    let _lock = CampaignLock::take(dir)?;
     let mut store = open_store(dir)?;
+    let _lock = CampaignLock::take(dir)?;
     let Some(info) = store.latest_session()? else {
         bail!("{} has no sessions yet; nothing to undo", dir.display());
     };

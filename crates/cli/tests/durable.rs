@@ -372,3 +372,28 @@ fn sessions_carry_on_numbering_and_list_their_state() {
     assert!(out.contains("session 2 did not finish"), "{out}");
     assert!(dir.path().join("logs/session-3.jsonl").exists());
 }
+
+#[test]
+fn session_commands_in_a_directory_never_played_say_so_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["sessions"][..],
+        &["resume"],
+        &["undo"],
+        &["transcript", "1"],
+        &["replay", "1"],
+    ] {
+        let out = troupe()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.contains("no sessions have been played"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
