@@ -178,9 +178,11 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
     {
         driver.pause_after(n);
     }
+    // `biased`: the Ctrl-C handler is installed (first poll) before the first GM prompt shows.
     let outcome = tokio::select! {
-        r = driver.run() => Some(r),
+        biased;
         _ = tokio::signal::ctrl_c() => None,
+        r = driver.run() => Some(r),
     };
     let code = match outcome {
         Some(r) => {

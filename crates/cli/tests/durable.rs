@@ -235,7 +235,7 @@ fn ctrl_c_saves_and_resume_continues() {
         .unwrap();
     assert!(status.success());
     let exit = child.wait().unwrap();
-    assert_eq!(exit.code(), Some(130));
+    assert_eq!(exit.code(), Some(130), "{exit:?}");
     let log = log_of(dir.path());
     let last = log.last().unwrap();
     assert_eq!(last["event_type"], "session_ended");

@@ -248,5 +248,92 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The session store: resuming a long session, and appending events.
+fn store(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A 1,000-turn session in campaign.db, played once through the real driver. In-memory
+    // first (fast), then copied into a file store in one transaction.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let events = {
+        let mem = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        rt.block_on(session(1000, mem.path(), true));
+        let store = Store::open(mem.path()).unwrap_or_else(|e| panic!("{e}"));
+        store.live_events(1).unwrap_or_else(|e| panic!("{e}"))
+    };
+    {
+        let mut store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .begin_session(1, &events[0].session_id, "2026-01-01T00:00:00Z")
+            .unwrap_or_else(|e| panic!("{e}"));
+        store.append(1, &events).unwrap_or_else(|e| panic!("{e}"));
+    }
+    eprintln!("resume benchmark: {} events in 1,000 turns", events.len());
+
+    let mut g = c.benchmark_group("store");
+    g.sample_size(20);
+    g.bench_function("load_whole_log_1000_turns", |b| {
+        // Every event, model calls included: what the CLI reads to check the JSONL mirror.
+        b.iter(|| {
+            let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+            store.events(1).unwrap_or_else(|e| panic!("{e}")).len()
+        })
+    });
+    g.bench_function("resume_1000_turns", |b| {
+        // What `Driver::resume` does before it can go on: open, load, fold.
+        b.iter(|| {
+            let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+            let live = store.state_events(1).unwrap_or_else(|e| panic!("{e}"));
+            let mut s = Session::new(live[0].session_id.clone(), 1);
+            for e in &live {
+                s.apply(e);
+            }
+            assert_eq!(s.history.len(), 1000);
+            s
+        })
+    });
+
+    // Appending: one turn's events (about 60, model calls included) per iteration, committed
+    // per step as the driver does (here: 10 events a transaction) and one per transaction.
+    let turn: Vec<Envelope> = events
+        .iter()
+        .filter(|e| e.turn_number == 2)
+        .cloned()
+        .collect();
+    for (name, batch) in [
+        ("append_turn_10_per_commit", 10),
+        ("append_turn_1_per_commit", 1),
+    ] {
+        let adir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut store = Store::open(adir.path()).unwrap_or_else(|e| panic!("{e}"));
+        store
+            .begin_session(1, "bench", "2026-01-01T00:00:00Z")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut seq = 0u64;
+        g.throughput(criterion::Throughput::Elements(turn.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for chunk in turn.chunks(batch) {
+                    let renumbered: Vec<Envelope> = chunk
+                        .iter()
+                        .map(|e| {
+                            let mut e = e.clone();
+                            e.seq = seq;
+                            seq += 1;
+                            e
+                        })
+                        .collect();
+                    store
+                        .append(1, &renumbered)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, store);
 criterion_main!(benches);

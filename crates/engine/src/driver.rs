@@ -126,7 +126,7 @@ impl<'a> Driver<'a> {
         observer: &'a mut dyn Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
-        let events = record.store.live_events(number)?;
+        let events = record.store.state_events(number)?;
         let first = events.first().ok_or(Error::NoSuchSession(number))?;
         let mut session = Session::new(first.session_id.clone(), number);
         for env in &events {

@@ -218,6 +218,36 @@ impl Store {
             .collect())
     }
 
+    /// The standing events the session state depends on: every one but the raw model calls
+    /// (the fold ignores them, and they are most of the log's bytes), for a fast resume.
+    pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, body FROM events
+                 WHERE session = ?1 AND undone = 0 AND event_type != 'model_call' ORDER BY seq",
+            )
+            .map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![session], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
+            out.push(
+                serde_json::from_str(&body).map_err(|e| Error::CorruptStore {
+                    path: self.path.display().to_string(),
+                    session,
+                    seq,
+                    message: e.to_string(),
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
     /// The sequence number the next event of this session gets.
     pub fn next_seq(&self, session: u32) -> Result<u64, Error> {
         let max: Option<u64> = self
