@@ -181,9 +181,35 @@ impl Store {
 
     /// Every event of a session in order, undone ones included and marked.
     pub fn events(&self, session: u32) -> Result<Vec<StoredEvent>, Error> {
+        self.query(session, "")
+    }
+
+    /// The events that still stand (not undone): what the session state is folded from.
+    pub fn live_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
+        Ok(self
+            .query(session, "AND undone = 0")?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// The standing events the session state depends on: every one but the raw model calls
+    /// (the fold ignores them, and they are most of the log's bytes), for a fast resume.
+    pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
+        Ok(self
+            .query(session, "AND undone = 0 AND event_type != 'model_call'")?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// A session's events in order, narrowed by a fixed SQL condition.
+    fn query(&self, session: u32, condition: &str) -> Result<Vec<StoredEvent>, Error> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT seq, body, undone FROM events WHERE session = ?1 ORDER BY seq")
+            .prepare_cached(&format!(
+                "SELECT seq, body, undone FROM events WHERE session = ?1 {condition} ORDER BY seq"
+            ))
             .map_err(|e| db(&self.path, e))?;
         let rows = stmt
             .query_map(params![session], |r| {
@@ -204,46 +230,6 @@ impl Store {
                 message: e.to_string(),
             })?;
             out.push(StoredEvent { envelope, undone });
-        }
-        Ok(out)
-    }
-
-    /// The events that still stand (not undone): what the session state is folded from.
-    pub fn live_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .events(session)?
-            .into_iter()
-            .filter(|e| !e.undone)
-            .map(|e| e.envelope)
-            .collect())
-    }
-
-    /// The standing events the session state depends on: every one but the raw model calls
-    /// (the fold ignores them, and they are most of the log's bytes), for a fast resume.
-    pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, body FROM events
-                 WHERE session = ?1 AND undone = 0 AND event_type != 'model_call' ORDER BY seq",
-            )
-            .map_err(|e| db(&self.path, e))?;
-        let rows = stmt
-            .query_map(params![session], |r| {
-                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| db(&self.path, e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
-            out.push(
-                serde_json::from_str(&body).map_err(|e| Error::CorruptStore {
-                    path: self.path.display().to_string(),
-                    session,
-                    seq,
-                    message: e.to_string(),
-                })?,
-            );
         }
         Ok(out)
     }
