@@ -132,6 +132,8 @@ pub struct ScriptGm {
 }
 
 struct Current {
+    /// Failures this turn that the script already answered with `retry`.
+    retried: Vec<(Phase, String)>,
     answers: VecDeque<String>,
     rulings: VecDeque<ScriptRuling>,
     overrides: VecDeque<ScriptOverride>,
@@ -184,6 +186,7 @@ impl ScriptGm {
         let mut turn = self.turns.pop_front()?;
         let narration = turn.narration.clone();
         self.current = Some(Current {
+            retried: Vec::new(),
             answers: turn
                 .answers
                 .take()
@@ -318,16 +321,23 @@ impl GmSeat for ScriptGm {
     async fn resolve_failure(
         &mut self,
         _s: &Session,
-        _p: Phase,
-        _agent: &str,
+        phase: Phase,
+        agent: &str,
         _error: &str,
     ) -> GmReply<FailureChoice> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
+        let key = (phase, agent.to_string());
         GmReply::Answer(match &cur.turn.failure {
             None | Some(ScriptFailure::Skip) => FailureChoice::Skip,
-            Some(ScriptFailure::Retry) => FailureChoice::Retry,
+            // A script cannot see that the model is still down: retry once, then skip, so an
+            // unattended run never loops forever.
+            Some(ScriptFailure::Retry) if cur.retried.contains(&key) => FailureChoice::Skip,
+            Some(ScriptFailure::Retry) => {
+                cur.retried.push(key);
+                FailureChoice::Retry
+            }
             Some(ScriptFailure::TakeOver(text)) => FailureChoice::TakeOver { text: text.clone() },
         })
     }

@@ -673,3 +673,30 @@ fn a_malformed_reply_gets_one_repair_re_ask() {
         "Mock strategy: fuel first, caution always."
     );
 }
+
+#[test]
+fn a_script_that_says_retry_retries_once_then_skips_instead_of_looping() {
+    let mock = MockApi::start(|_: &Asked| {
+        ResponseTemplate::new(503).set_body_string("model is loading, try later")
+    });
+    let script = r#"
+turns:
+  - narration: "The Raptor drifts into the debris field of an abandoned relay station."
+    outcome: "The Raptor settles onto the pad with a shudder."
+    failure: retry
+"#;
+    let dir = campaign_dir(script);
+    let run = play(dir.path(), &mock);
+    run.assert_clean_success();
+    assert_eq!(run.events("turn_completed").len(), 1);
+    let decisions = run.events("gm_failure_decision");
+    // Per failing phase: the script's retry, then (still down) a skip.
+    let choices: Vec<&str> = decisions
+        .iter()
+        .map(|d| d["choice"].as_str().unwrap())
+        .collect();
+    assert!(!choices.is_empty());
+    for pair in choices.chunks(2) {
+        assert_eq!(pair, ["retry", "skip"], "{choices:?}");
+    }
+}
