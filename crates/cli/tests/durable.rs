@@ -229,13 +229,19 @@ fn ctrl_c_saves_and_resume_continues() {
         stdout.consume(n);
         seen.push_str(&buf);
     }
+    // Keep standard input open, as a GM's terminal would: `wait` would otherwise close it, and
+    // the end of input (which also ends a session) could race the signal.
+    let stdin = child.stdin.take();
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
     let exit = child.wait().unwrap();
-    assert_eq!(exit.code(), Some(130), "{exit:?}");
+    drop(stdin);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(exit.code(), Some(130), "{exit:?}\n{seen}\n{stderr}");
     let log = log_of(dir.path());
     let last = log.last().unwrap();
     assert_eq!(last["event_type"], "session_ended");
