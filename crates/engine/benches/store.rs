@@ -13,123 +13,19 @@
 //!   answers at once, replayed model replies), then opened, loaded and folded into a fresh
 //!   `Session` per iteration.
 
+mod support;
+
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use troupe_agents::{ActionDecl, Layer};
+use support::{InstantGm, campaign, turn_replies};
+use troupe_agents::Layer;
 use troupe_engine::*;
 use troupe_llm::{
     AttemptRecord, Gateway, Message, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper, Usage,
 };
-use troupe_rules::RollResult;
-use troupe_validator::Verdict;
 
-const TURNS: u32 = 1000;
-
-/// A GM that answers every prompt at once; quits after `self.0` narrations.
-struct InstantGm(u32);
-
-#[async_trait]
-impl GmSeat for InstantGm {
-    async fn narrate(&mut self, _s: &Session) -> GmReply<String> {
-        if self.0 == 0 {
-            return GmReply::Quit;
-        }
-        self.0 -= 1;
-        GmReply::Answer("A guard blocks the corridor, rifle raised.".into())
-    }
-    async fn answer_questions(
-        &mut self,
-        _s: &Session,
-        _r: u32,
-        _q: &[(String, String)],
-    ) -> GmReply<Answers> {
-        GmReply::Answer(Answers::Finish)
-    }
-    async fn review_action(
-        &mut self,
-        _s: &Session,
-        _a: &str,
-        _o: &str,
-        c: &str,
-        _v: &Verdict,
-    ) -> GmReply<String> {
-        GmReply::Answer(c.into())
-    }
-    async fn adjudicate(&mut self, _s: &Session, _a: &str, x: &ActionDecl) -> GmReply<Ruling> {
-        GmReply::Answer(Ruling::Roll {
-            task: x.task_type,
-            prepared: x.prepared,
-            expert: x.expert,
-        })
-    }
-    async fn override_roll(
-        &mut self,
-        _s: &Session,
-        _a: &str,
-        _r: &RollResult,
-    ) -> GmReply<RollOverride> {
-        GmReply::Answer(RollOverride::Keep)
-    }
-    async fn answer_insight(&mut self, _s: &Session, _a: &str, _q: &str) -> GmReply<String> {
-        GmReply::Answer("They are bluffing.".into())
-    }
-    async fn narrate_outcome(&mut self, _s: &Session) -> GmReply<String> {
-        GmReply::Answer("The guard hesitates.".into())
-    }
-    async fn resolve_failure(
-        &mut self,
-        _s: &Session,
-        _p: Phase,
-        _a: &str,
-        _e: &str,
-    ) -> GmReply<FailureChoice> {
-        GmReply::Answer(FailureChoice::Skip)
-    }
-}
-
-fn entry(purpose: &str, content: serde_json::Value) -> ReplayEntry {
-    ReplayEntry {
-        agent: "*".into(),
-        purpose: purpose.into(),
-        content: content.to_string(),
-    }
-}
-
-/// One turn's model replies (the same as `benches/turn.rs`).
-fn turn_replies() -> Vec<ReplayEntry> {
-    vec![
-        entry("clarifying_questions", serde_json::json!({"questions": []})),
-        entry(
-            "strategic_intent",
-            serde_json::json!({"strategy": "Talk first.", "directive": "Talk the guard down."}),
-        ),
-        entry(
-            "character_action",
-            serde_json::json!({"action": "I raise my empty hands and step toward the guard.",
-            "dialogue": "Easy now.", "task_type": "feelings", "prepared": false, "expert": false, "justification": "Talk."}),
-        ),
-        entry(
-            "insight_question",
-            serde_json::json!({"question": "What are they really feeling?"}),
-        ),
-        entry(
-            "insight_decision",
-            serde_json::json!({"change_action": false, "reason": "Fine."}),
-        ),
-        entry(
-            "character_reaction",
-            serde_json::json!({"reaction": "Phew."}),
-        ),
-    ]
-}
-
-fn campaign() -> troupe_campaign::Campaign {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaign.json");
-    troupe_campaign::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
+const TURNS: u64 = 1000;
 
 /// A directory for the one-off build of the long session: tmpfs when there is one (fsync is
 /// free there, so 1,000 turns play in a second or two), else the system's temporary directory.
