@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::http::{join, sanitize_name, status_error, transport_error, truncate};
+use crate::http::{join, sanitize_name, send_for_text, truncate};
 use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Role, Usage};
 
 const API_VERSION: &str = "2023-06-01";
@@ -134,18 +134,7 @@ impl ChatModel for AnthropicModel {
         if let Some(key) = &self.key {
             request = request.header("x-api-key", key);
         }
-        let response = request.send().await.map_err(|e| transport_error(&e))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.map_err(|e| transport_error(&e))?;
-        if !(200..300).contains(&status) {
-            return Err(status_error(
-                status,
-                &headers,
-                &text,
-                self.key_env.as_deref(),
-            ));
-        }
+        let text = send_for_text(request, self.key_env.as_deref()).await?;
         self.parse(req, &text)
     }
 }

@@ -10,6 +10,22 @@ use crate::ProviderError;
 /// Provider bodies can be whole HTML pages; keep enough to diagnose, not to flood a log.
 const MAX_BODY_CHARS: usize = 2000;
 
+/// Send a request and return the body of a 2xx reply; any other status becomes the provider
+/// error it stands for (retryable or not, with Retry-After and the key variable to check).
+pub(crate) async fn send_for_text(
+    request: reqwest::RequestBuilder,
+    key_env: Option<&str>,
+) -> Result<String, ProviderError> {
+    let response = request.send().await.map_err(|e| transport_error(&e))?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.map_err(|e| transport_error(&e))?;
+    if !(200..300).contains(&status) {
+        return Err(status_error(status, &headers, &text, key_env));
+    }
+    Ok(text)
+}
+
 pub(crate) fn truncate(body: &str) -> String {
     let body = body.trim();
     match body.char_indices().nth(MAX_BODY_CHARS) {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::http::{join, sanitize_name, status_error, transport_error, truncate};
+use crate::http::{join, sanitize_name, send_for_text, truncate};
 use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Usage};
 
 /// One model on an OpenAI-compatible server. Deliberately not `Debug`: it holds the key.
@@ -123,18 +123,7 @@ impl OpenAiModel {
         if let Some(key) = &self.key {
             request = request.bearer_auth(key);
         }
-        let response = request.send().await.map_err(|e| transport_error(&e))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.map_err(|e| transport_error(&e))?;
-        if !(200..300).contains(&status) {
-            return Err(status_error(
-                status,
-                &headers,
-                &text,
-                self.key_env.as_deref(),
-            ));
-        }
+        let text = send_for_text(request, self.key_env.as_deref()).await?;
         self.parse(req, &text)
     }
 
