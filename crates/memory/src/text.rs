@@ -1,0 +1,430 @@
+//! Text handling for memory: words for full-text search, names in free text, and the time a
+//! question asks about ("last session", "day 15", "three sessions ago").
+
+/// Common English words that carry no meaning for search.
+const STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "again",
+    "ago",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "day",
+    "days",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "during",
+    "each",
+    "ever",
+    "for",
+    "from",
+    "get",
+    "got",
+    "had",
+    "happen",
+    "happened",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "know",
+    "last",
+    "me",
+    "more",
+    "most",
+    "my",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "out",
+    "over",
+    "own",
+    "recall",
+    "remember",
+    "said",
+    "same",
+    "say",
+    "session",
+    "sessions",
+    "she",
+    "should",
+    "so",
+    "some",
+    "something",
+    "such",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "turn",
+    "under",
+    "until",
+    "up",
+    "us",
+    "very",
+    "was",
+    "we",
+    "week",
+    "weeks",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+];
+
+pub fn is_stopword(w: &str) -> bool {
+    STOPWORDS.binary_search(&w).is_ok()
+}
+
+/// Lowercase alphanumeric words of a text (apostrophes dropped: "Galvin's" → "galvins" would
+/// hurt recall, so the possessive is cut instead).
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| {
+            let w = w.trim_matches('\'');
+            let w = w
+                .strip_suffix("'s")
+                .or_else(|| w.strip_suffix("’s"))
+                .unwrap_or(w);
+            w.to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The words of a question worth searching for.
+pub fn content_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in words(text) {
+        if w.len() > 1 && !is_stopword(&w) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// An FTS5 query that matches any of the words (each quoted, so no word is read as syntax).
+pub fn fts_query(words: &[String]) -> Option<String> {
+    let terms: Vec<String> = words
+        .iter()
+        .map(|w| w.replace('"', ""))
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// Normalised form of a name for entity resolution: lowercase, no leading article or title
+/// punctuation, single spaces.
+pub fn normalise_name(name: &str) -> String {
+    let ws = words(name);
+    let mut slice: &[String] = &ws;
+    while let Some((first, rest)) = slice.split_first() {
+        if matches!(first.as_str(), "the" | "a" | "an") && !rest.is_empty() {
+            slice = rest;
+        } else {
+            break;
+        }
+    }
+    slice.join(" ")
+}
+
+/// Names in free text: `@Name` and `@{Two Words}` tags the GM types, and runs of capitalised
+/// words that do not start a sentence (a cheap, deterministic guess, no model needed).
+pub fn names_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: String| {
+        let n = n.trim().to_string();
+        if !n.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(&n)) {
+            out.push(n);
+        }
+    };
+    // Tags first: the GM's word on what is a name.
+    let mut rest = text;
+    while let Some(i) = rest.find('@') {
+        let after = &rest[i + 1..];
+        if let Some(inner) = after.strip_prefix('{') {
+            if let Some(end) = inner.find('}') {
+                push(inner[..end].to_string());
+                rest = &inner[end + 1..];
+                continue;
+            }
+        }
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        push(name);
+        rest = after;
+    }
+    // Capitalised runs, not at a sentence start, not a lone common word.
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let at_start = i == 0 || tokens[i - 1].ends_with(['.', '!', '?', ':', '"', '“']);
+        let bare = |t: &str| {
+            t.trim_matches(|c: char| !c.is_alphanumeric() && c != '-')
+                .to_string()
+        };
+        let t = bare(tokens[i]);
+        if is_capitalised(&t) && !at_start && !is_stopword(&t.to_lowercase()) {
+            let mut run = vec![t];
+            let mut j = i + 1;
+            while j < tokens.len() {
+                let prev_ends = tokens[j - 1].ends_with([',', '.', '!', '?', ';', ':']);
+                let u = bare(tokens[j]);
+                if prev_ends || !is_capitalised(&u) {
+                    break;
+                }
+                run.push(u);
+                j += 1;
+            }
+            push(run.join(" "));
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_capitalised(w: &str) -> bool {
+    let mut c = w.chars();
+    matches!(c.next(), Some(f) if f.is_uppercase()) && w.len() > 1 && w != "I'm" && w != "I've"
+}
+
+/// Text with the GM's `@` tags turned back into plain names.
+pub fn untag(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '@' {
+            let after = &text[i + 1..];
+            if let Some(inner) = after.strip_prefix('{')
+                && let Some(end) = inner.find('}')
+            {
+                out.push_str(&inner[..end]);
+                // Skip '{', the name and '}'.
+                let skip = inner[..end].chars().count() + 2;
+                for _ in 0..skip {
+                    chars.next();
+                }
+                continue;
+            }
+            if after.starts_with(|c: char| c.is_alphanumeric()) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The part of the campaign's time a question asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeRef {
+    /// A session, by number.
+    Session(u32),
+    /// In-game days, inclusive.
+    Days(u32, u32),
+}
+
+/// Read a time reference from a question, relative to the current session and day.
+pub fn time_ref(question: &str, now_session: u32, now_day: Option<u32>) -> Option<TimeRef> {
+    let ws = words(question);
+    let num = |w: &str| -> Option<u32> {
+        w.parse().ok().or(match w {
+            "one" | "a" => Some(1),
+            "two" => Some(2),
+            "three" => Some(3),
+            "four" => Some(4),
+            "five" => Some(5),
+            "six" => Some(6),
+            "seven" => Some(7),
+            "eight" => Some(8),
+            "nine" => Some(9),
+            "ten" => Some(10),
+            _ => None,
+        })
+    };
+    for (i, w) in ws.iter().enumerate() {
+        let next = ws.get(i + 1).map(String::as_str);
+        let prev = i.checked_sub(1).and_then(|p| ws.get(p)).map(String::as_str);
+        match (w.as_str(), next) {
+            ("session", Some(n)) if num(n).is_some() && n.parse::<u32>().is_ok() => {
+                return num(n).map(TimeRef::Session);
+            }
+            ("day", Some(n)) if n.parse::<u32>().is_ok() => {
+                let d = num(n)?;
+                return Some(TimeRef::Days(d, d));
+            }
+            ("last" | "previous", Some("session" | "time")) => {
+                return Some(TimeRef::Session(now_session.saturating_sub(1).max(1)));
+            }
+            ("this", Some("session")) => return Some(TimeRef::Session(now_session)),
+            ("sessions" | "session", Some("ago")) => {
+                let n = prev.and_then(num)?;
+                return Some(TimeRef::Session(now_session.saturating_sub(n).max(1)));
+            }
+            ("last", Some("week")) => {
+                let d = now_day?;
+                return Some(TimeRef::Days(d.saturating_sub(13), d.saturating_sub(7)));
+            }
+            ("yesterday", _) => {
+                let d = now_day?.saturating_sub(1);
+                return Some(TimeRef::Days(d, d));
+            }
+            ("days" | "weeks", Some("ago")) => {
+                let n = prev.and_then(num)?;
+                let d = now_day?;
+                let back = if w == "weeks" { n * 7 } else { n };
+                let centre = d.saturating_sub(back);
+                let slack = if w == "weeks" { 3 } else { 1 };
+                return Some(TimeRef::Days(
+                    centre.saturating_sub(slack),
+                    (centre + slack).min(d),
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        let mut sorted = STOPWORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOPWORDS);
+    }
+
+    #[test]
+    fn content_words_drop_stopwords_and_possessives() {
+        assert_eq!(
+            content_words("What do we know about Galvin's ship?"),
+            vec!["galvin", "ship"]
+        );
+    }
+
+    #[test]
+    fn names_come_from_tags_and_capitals() {
+        let n = names_in(
+            "You dock at Port Meridian. The merchant @Galvin waves, and @{Captain Rhee} glares.",
+        );
+        assert!(n.contains(&"Galvin".to_string()), "{n:?}");
+        assert!(n.contains(&"Captain Rhee".to_string()), "{n:?}");
+        assert!(n.contains(&"Port Meridian".to_string()), "{n:?}");
+        assert!(!n.iter().any(|x| x == "The" || x == "You"), "{n:?}");
+    }
+
+    #[test]
+    fn untag_leaves_plain_names() {
+        assert_eq!(
+            untag("The merchant @Galvin waves at @{Captain Rhee}; mail me @ noon."),
+            "The merchant Galvin waves at Captain Rhee; mail me @ noon."
+        );
+    }
+
+    #[test]
+    fn time_references_are_read_relative_to_now() {
+        assert_eq!(
+            time_ref("What happened last session?", 5, None),
+            Some(TimeRef::Session(4))
+        );
+        assert_eq!(
+            time_ref("what did we learn in session 3", 5, None),
+            Some(TimeRef::Session(3))
+        );
+        assert_eq!(
+            time_ref("What did we learn on day 15?", 5, Some(40)),
+            Some(TimeRef::Days(15, 15))
+        );
+        assert_eq!(
+            time_ref("Who did we meet three sessions ago?", 9, None),
+            Some(TimeRef::Session(6))
+        );
+        assert_eq!(
+            time_ref("What happened last week?", 9, Some(30)),
+            Some(TimeRef::Days(17, 23))
+        );
+        assert_eq!(time_ref("What happened last week?", 9, None), None);
+        assert_eq!(time_ref("Who is Galvin?", 9, Some(3)), None);
+    }
+
+    #[test]
+    fn names_normalise_without_articles() {
+        assert_eq!(normalise_name("The Old  Trader"), "old trader");
+        assert_eq!(normalise_name("Galvin"), "galvin");
+    }
+}
