@@ -20,6 +20,7 @@ const ROOT_FIELDS: &[&str] = &[
     "party",
     "model",
     "characters",
+    "corruption_strength",
 ];
 const PARTY_FIELDS: &[&str] = &["ship_name", "ship_strengths", "ship_problem"];
 const MODEL_FIELDS: &[&str] = &[
@@ -320,6 +321,20 @@ impl Checker {
             Some(v) => self.model(v).map(Some).ok_or(()),
         };
         let seats = self.characters(obj);
+        let corruption_strength = match obj.get("corruption_strength") {
+            None | Some(Value::Null) => Some(0.0),
+            Some(v) => {
+                let x = v.as_f64().filter(|x| (0.0..=1.0).contains(x));
+                if x.is_none() {
+                    self.bad(
+                        "corruption_strength".into(),
+                        v,
+                        "must be a number from 0.0 (memories never corrupt; the default) to 1.0",
+                    );
+                }
+                x
+            }
+        };
 
         Some(Campaign {
             name: name?,
@@ -327,6 +342,7 @@ impl Checker {
             ship: ship?,
             seats: seats?,
             model: model.ok()?,
+            corruption_strength: corruption_strength?,
         })
     }
 
@@ -681,7 +697,8 @@ mod tests {
         );
         assert_eq!(suggest("Number", CHARACTER_FIELDS), Some("number"));
         assert_eq!(suggest("api_key", MODEL_FIELDS), Some("api_key_env"));
-        assert_eq!(suggest("corruption_strength", ROOT_FIELDS), None);
+        assert_eq!(suggest("corruption_strenght", ROOT_FIELDS), Some("corruption_strength"));
+        assert_eq!(suggest("weather", ROOT_FIELDS), None);
     }
 
     #[test]

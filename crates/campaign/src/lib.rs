@@ -41,6 +41,9 @@ pub struct Campaign {
     pub seats: Vec<Seat>,
     /// How to reach a language model, if the file says.
     pub model: Option<ModelSettings>,
+    /// Seed 000's global memory corruption strength: 0 (off, the default) to 1.
+    #[serde(default)]
+    pub corruption_strength: f64,
 }
 
 /// The party's ship: two strengths and one problem, narrative only.

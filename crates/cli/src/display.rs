@@ -107,8 +107,17 @@ impl Observer for Story {
             }
             Event::TurnStarted => format!("\n──── Turn {} ────", env.turn_number),
             Event::GmNarration { text } if self.echo_gm => format!("GM: {text}"),
-            Event::MemoryRetrieved { agent, status, .. } if agent == &s.agent_ids()[0] => {
-                format!("  (memory: {status})")
+            Event::MemoryRetrieved {
+                agent,
+                status,
+                results,
+                ..
+            } => {
+                let mut out = format!("  (memory, {}: {status})", ch(agent));
+                for r in results {
+                    out.push_str(&format!("\n    · {r}"));
+                }
+                out
             }
             Event::ClarifyingQuestions {
                 agent, questions, ..
@@ -236,7 +245,7 @@ impl Observer for Story {
             ),
             Event::GmOutcome { text } if self.echo_gm => format!("GM: {text}"),
             Event::CharacterReaction { agent, text } => format!("{}: {text}", ch(agent)),
-            Event::MemoryStorage { status } => format!("  (memory storage: {status})"),
+            Event::MemoryStorage { status, .. } => format!("  (memory: {status})"),
             Event::PhaseFailed {
                 agent,
                 error,

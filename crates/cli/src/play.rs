@@ -14,6 +14,8 @@ use troupe_engine::{
     Driver, Envelope, Event, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, SystemClock,
     Table, check_mirror, served_calls, session_log_path,
 };
+use troupe_engine::{CampaignMemory, StoreMemory};
+use troupe_memory::MemoryStore;
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 
 use crate::sessions::{self, CampaignLock};
@@ -30,13 +32,26 @@ pub fn sleeper() -> Arc<dyn Sleeper> {
     }
 }
 
-pub fn table(dir: &Path, model: Arc<dyn ChatModel>) -> anyhow::Result<Table> {
+/// The AI side of the table for a campaign: its prompts, the model, and its memory.
+pub fn table(
+    dir: &Path,
+    model: Arc<dyn ChatModel>,
+    memory: Box<dyn CampaignMemory>,
+) -> anyhow::Result<Table> {
     let prompts =
         PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Table {
-        gateway: Gateway::new(model, RetryPolicy::default(), sleeper()),
+    Ok(Table::new(
+        Gateway::new(model, RetryPolicy::default(), sleeper()),
         prompts,
-    })
+        memory,
+    ))
+}
+
+/// The campaign's memory, in its `campaign.db`.
+pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
+    let db = dir.join("campaign.db");
+    let store = MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Box::new(StoreMemory::new(store, campaign.corruption_strength)))
 }
 
 fn gm_seat(gm_script: Option<&Path>, resumed: &[Envelope]) -> anyhow::Result<Box<dyn GmSeat>> {
@@ -77,7 +92,7 @@ pub async fn play(
         );
     }
     let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
-    let table = table(&dir, model)?;
+    let table = table(&dir, model, campaign_memory(&dir, &campaign)?)?;
     let mut gm = gm_seat(gm_script, &[])?;
     let seed = seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -148,7 +163,7 @@ pub async fn resume(
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     model.skip_served(&served_calls(&live));
-    let table = table(dir, model)?;
+    let table = table(dir, model, campaign_memory(dir, &campaign)?)?;
     let mut gm = gm_seat(gm_script, &live)?;
     let mut story = display::Story::new(gm_script.is_some());
     story.recap(&live);

@@ -320,7 +320,9 @@ pub async fn replay(
         recorded_from,
         live,
     });
-    let table = play::table(dir, model)?;
+    // Recalls come from the recording: the campaign's memory has moved on since.
+    let memory = Box::new(troupe_engine::RecordedMemory::from_log(&events));
+    let table = play::table(dir, model, memory)?;
     let mut gm = LogGm::new(&events);
 
     let replays = dir.join("replays");

@@ -48,14 +48,15 @@ fn play_long_session() -> Vec<Envelope> {
         .unwrap_or_else(|e| panic!("{e}"));
     let scratch = scratch_dir();
     let replies: Vec<ReplayEntry> = (0..TURNS).flat_map(|_| turn_replies()).collect();
-    let table = Table {
-        gateway: Gateway::new(
+    let table = Table::new(
+        Gateway::new(
             Arc::new(ReplayModel::from_entries(replies)),
             RetryPolicy::default(),
             Arc::new(ScaledSleeper { factor: 0.0 }),
         ),
-        prompts: troupe_agents::PromptSet::embedded(),
-    };
+        troupe_agents::PromptSet::embedded(),
+        troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
+    );
     let store = Store::open(scratch.path()).unwrap_or_else(|e| panic!("{e}"));
     let record = Record {
         store,

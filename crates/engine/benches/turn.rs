@@ -27,10 +27,11 @@ fn gateway(turns: u64) -> Gateway {
 /// disk (every step committed with fsync) and the JSONL mirror; otherwise an in-memory store,
 /// which measures the engine's own work without the disk's.
 async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
-    let table = Table {
-        gateway: gateway(turns),
-        prompts: PromptSet::embedded(),
-    };
+    let table = Table::new(
+        gateway(turns),
+        PromptSet::embedded(),
+        troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
+    );
     let record = if durable {
         let store = Store::open(dir).unwrap_or_else(|e| panic!("{e}"));
         let n = store

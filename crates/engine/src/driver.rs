@@ -7,6 +7,7 @@ use troupe_campaign::Campaign;
 use troupe_llm::{AttemptRecord, Gateway};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
+use crate::memory::CampaignMemory;
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
 use crate::visibility::{character_view, player_view};
 use crate::{
@@ -42,10 +43,22 @@ pub trait Observer: Send {
 pub struct Quiet;
 impl Observer for Quiet {}
 
-/// The AI side of the table: one gateway for every call, and the prompt templates.
+/// The AI side of the table: one gateway for every call, the prompt templates, and the
+/// campaign memory the AIs recall from and store to.
 pub struct Table {
     pub gateway: Gateway,
     pub prompts: PromptSet,
+    pub memory: std::sync::Mutex<Box<dyn CampaignMemory>>,
+}
+
+impl Table {
+    pub fn new(gateway: Gateway, prompts: PromptSet, memory: Box<dyn CampaignMemory>) -> Self {
+        Table {
+            gateway,
+            prompts,
+            memory: std::sync::Mutex::new(memory),
+        }
+    }
 }
 
 /// How a session starts.
@@ -190,6 +203,8 @@ impl<'a> Driver<'a> {
                     self.append(Event::TurnCompleted)?;
                 }
                 Step::Emit(event) => self.append(event)?,
+                Step::Recall { agent, query } => self.recall(agent, query)?,
+                Step::Remember { trigger } => self.remember(trigger)?,
                 Step::Ask(ask) => {
                     if !self.ask_gm(ask).await? {
                         self.end("the GM ended the session")?;
@@ -209,12 +224,103 @@ impl<'a> Driver<'a> {
         // A step cut short (Ctrl-C mid-call) is dropped: its events were never committed.
         self.pending.clear();
         if self.session.ended.is_none() {
+            // Session end is a storage trigger: what was played goes into memory first.
+            if self.session.turn_number > 0 {
+                self.remember(Some("session end".into()))?;
+                self.flush()?;
+            }
             self.append(Event::SessionEnded {
                 reason: reason.to_string(),
             })?;
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Recall for one agent; a memory that fails is said loudly and the turn goes on without.
+    fn recall(&mut self, agent: String, query: String) -> Result<(), Error> {
+        let got = match self.table.memory.lock() {
+            Ok(mut m) => m.recall(&self.session, &agent, &query),
+            Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
+        };
+        let (recalled, status) = match got {
+            Ok(r) => {
+                let n = r.len();
+                let status = if n == 0 {
+                    "nothing known".to_string()
+                } else {
+                    format!("recalled {n}")
+                };
+                (r, status)
+            }
+            Err(e) => (Vec::new(), format!("memory unavailable, nothing recalled: {e}")),
+        };
+        let results = recalled
+            .iter()
+            .filter(|r| r.layer == crate::memory::RecallLayer::Player)
+            .map(|r| r.line())
+            .collect();
+        self.append(Event::MemoryRetrieved {
+            agent,
+            query,
+            results,
+            recalled,
+            status,
+        })
+    }
+
+    /// Store the turns not yet in memory when a trigger fires; otherwise record that they wait.
+    fn remember(&mut self, trigger: Option<String>) -> Result<(), Error> {
+        let Some(trigger) = trigger else {
+            return self.append(Event::MemoryStorage {
+                status: "held for the next trigger (every 10 turns, a critical event, session end)"
+                    .into(),
+                trigger: None,
+                turns: Vec::new(),
+                stored: None,
+            });
+        };
+        let mut turns = crate::memory::unstored_turns(&self.session);
+        // The turn in flight is stored whole at its own storage step, even if a session end
+        // stored part of it before a resume: ids are stable, so nothing doubles.
+        if self.session.in_turn && !turns.contains(&self.session.turn_number) {
+            turns.push(self.session.turn_number);
+        }
+        let mut events = self.record.store.state_events(self.session.number)?;
+        events.extend(self.pending.iter().cloned());
+        let got = match self.table.memory.lock() {
+            Ok(mut m) => m.remember(&self.session, &events, &turns),
+            Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
+        };
+        let (status, stored, turns) = match got {
+            Ok(r) => (
+                format!(
+                    "stored {} new facts from turn{} {} ({trigger}){}",
+                    r.facts,
+                    if turns.len() == 1 { "" } else { "s" },
+                    turns
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if r.conflicts.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {} conflicts settled", r.conflicts.len())
+                    }
+                ),
+                Some(r),
+                turns,
+            ),
+            // Not stored: the turns stay pending and go in at the next trigger.
+            Err(e) => (format!("memory unavailable, nothing stored: {e}"), None, Vec::new()),
+        };
+        self.append(Event::MemoryStorage {
+            status,
+            trigger: Some(trigger),
+            turns,
+            stored,
+        })
     }
 
     fn append(&mut self, event: Event) -> Result<(), Error> {

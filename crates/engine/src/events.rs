@@ -112,11 +112,14 @@ pub enum Event {
     GmNarration {
         text: String,
     },
-    /// Memory was asked for. Until the campaign memory exists, this always says so.
+    /// What an AI recalled before deciding: `results` are the player layer's lines (as shown),
+    /// `recalled` every memory of both layers with its confidence, source and episodes.
     MemoryRetrieved {
         agent: String,
         query: String,
         results: Vec<String>,
+        #[serde(default)]
+        recalled: Vec<crate::memory::Recalled>,
         status: String,
     },
     ClarifyingQuestions {
@@ -213,9 +216,15 @@ pub enum Event {
         agent: String,
         text: String,
     },
-    /// The memory hook ran. Until the campaign memory exists, it says nothing was stored.
+    /// The memory step ran: the turns it stored and why, or that it held them for later.
     MemoryStorage {
         status: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trigger: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        turns: Vec<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stored: Option<crate::memory::Remembered>,
     },
     GmFailureDecision {
         agent: String,

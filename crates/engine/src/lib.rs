@@ -7,6 +7,7 @@ mod driver;
 mod events;
 mod log;
 mod machine;
+pub mod memory;
 mod phase;
 mod seat;
 mod session;
@@ -23,8 +24,9 @@ pub use events::{
 pub use log::{EventLog, MirrorCheck, check_mirror, next_session_log, read_log, session_log_path};
 pub use machine::{
     CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,
-    MAX_QUESTIONS, MEMORY_NOT_BUILT, Step, apply_override, next,
+    MAX_QUESTIONS, Step, apply_override, next,
 };
+pub use memory::{CampaignMemory, RecordedMemory, Recalled, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use seat::{Answers, GmReply, GmSeat};
 pub use session::{ActionTrack, InsightTrack, Session, Turn};

@@ -20,9 +20,6 @@ pub const MAX_ACTION_ATTEMPTS: u32 = 3;
 /// Failed model calls in a phase before the GM is asked what to do (one automatic retry).
 pub const FAILURES_BEFORE_GM: u32 = 2;
 
-/// Said in the log and the UI until the campaign memory is built.
-pub const MEMORY_NOT_BUILT: &str =
-    "not built yet: campaign memory is a later issue, so nothing is retrieved or stored";
 
 /// A GM decision the turn is waiting for.
 #[derive(Clone, Debug)]
@@ -109,6 +106,11 @@ pub enum Step {
     FinishTurn,
     /// Record a fact that needs no one's input.
     Emit(Event),
+    /// Ask the campaign memory what this agent recalls (both layers).
+    Recall { agent: String, query: String },
+    /// Store the turns not yet in memory, for this reason; `None` holds them for a later
+    /// trigger.
+    Remember { trigger: Option<String> },
     Ask(GmAsk),
     Call(CallSpec),
     /// The session is over.
@@ -133,12 +135,10 @@ pub fn next(s: &Session) -> Step {
         Phase::MemoryRetrieval => {
             for a in &agents {
                 if !t.memory_done.contains(a) {
-                    return Step::Emit(Event::MemoryRetrieved {
+                    return Step::Recall {
                         agent: a.clone(),
                         query: t.narration.clone().unwrap_or_default(),
-                        results: Vec::new(),
-                        status: MEMORY_NOT_BUILT.to_string(),
-                    });
+                    };
                 }
             }
             Step::Advance(Phase::Clarification)
@@ -324,9 +324,9 @@ pub fn next(s: &Session) -> Step {
             if t.memory_stored {
                 Step::FinishTurn
             } else {
-                Step::Emit(Event::MemoryStorage {
-                    status: MEMORY_NOT_BUILT.to_string(),
-                })
+                Step::Remember {
+                    trigger: crate::memory::storage_trigger(s),
+                }
             }
         }
     }

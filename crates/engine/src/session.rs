@@ -47,6 +47,8 @@ pub struct InsightTrack {
 pub struct Turn {
     pub narration: Option<String>,
     pub memory_done: BTreeSet<String>,
+    /// What each AI recalled this turn, both layers.
+    pub recalled: BTreeMap<String, Vec<crate::memory::Recalled>>,
     pub clarification_round: u32,
     /// Questions per round, per agent, in seat order.
     pub questions: BTreeMap<u32, BTreeMap<String, Vec<String>>>,
@@ -88,6 +90,8 @@ pub struct Session {
     pub rolls_made: u64,
     pub ended: Option<String>,
     pub events: u64,
+    /// The last turn of this session whose episodes are in the campaign memory.
+    pub memory_through: u32,
 }
 
 impl Session {
@@ -197,8 +201,11 @@ impl Session {
                 }
             }
             Event::GmNarration { text } => t.narration = Some(text.clone()),
-            Event::MemoryRetrieved { agent, .. } => {
+            Event::MemoryRetrieved {
+                agent, recalled, ..
+            } => {
                 t.memory_done.insert(agent.clone());
+                t.recalled.insert(agent.clone(), recalled.clone());
             }
             Event::ClarifyingQuestions {
                 agent,
@@ -329,7 +336,14 @@ impl Session {
             Event::CharacterReaction { agent, text } => {
                 t.reactions.insert(agent.clone(), text.clone());
             }
-            Event::MemoryStorage { .. } => t.memory_stored = true,
+            Event::MemoryStorage { turns, .. } => {
+                if env.phase == Some(Phase::MemoryStorage) {
+                    t.memory_stored = true;
+                }
+                if let Some(last) = turns.iter().max() {
+                    self.memory_through = self.memory_through.max(*last);
+                }
+            }
             Event::ModelCall { .. } => {}
         }
     }

@@ -181,7 +181,7 @@ impl Transcript {
             Event::GmNarration { text } => self.quoted("**[GM] Narration:**", text),
             Event::MemoryRetrieved {
                 agent,
-                results,
+                recalled,
                 status,
                 ..
             } => {
@@ -190,8 +190,12 @@ impl Transcript {
                     self.player(agent),
                     sentence(&inline(status))
                 );
-                for r in results {
-                    b.push_str(&format!("\n- {}", inline(r)));
+                for r in recalled {
+                    let layer = match r.layer {
+                        crate::memory::RecallLayer::Player => "player",
+                        crate::memory::RecallLayer::Character => "character",
+                    };
+                    b.push_str(&format!("\n- ({layer}) {}", inline(&r.line())));
                 }
                 self.block(&b);
             }
@@ -350,11 +354,22 @@ impl Transcript {
             Event::CharacterReaction { agent, text } => {
                 self.quoted(&format!("**[IC] {} reacts:**", self.character(agent)), text);
             }
-            Event::MemoryStorage { status } => {
-                self.block(&format!(
-                    "**[NOTE]** Memory storage: {}",
-                    sentence(&inline(status))
-                ));
+            // The trigger and turns, not the counts: a replay stores nothing, and its
+            // transcript must read the same.
+            Event::MemoryStorage { trigger, turns, .. } => {
+                let what = match trigger {
+                    None => "held for the next trigger.".to_string(),
+                    Some(t) if turns.is_empty() => {
+                        format!("nothing stored ({}).", inline(t))
+                    }
+                    Some(t) => format!(
+                        "turn{} {} stored ({}).",
+                        if turns.len() == 1 { "" } else { "s" },
+                        turns.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                        inline(t)
+                    ),
+                };
+                self.block(&format!("**[NOTE]** Memory storage: {what}"));
             }
             Event::PhaseFailed {
                 agent,

@@ -6,6 +6,7 @@ use troupe_agents::{CharacterView, PlayerView, TurnRecap};
 use troupe_rules::RollResult;
 
 use crate::Session;
+use crate::memory::RecallLayer;
 
 /// How many earlier turns a prompt recalls.
 pub const RECENT_TURNS: usize = 3;
@@ -13,6 +14,21 @@ pub const RECENT_TURNS: usize = 3;
 fn recent(s: &Session) -> Vec<TurnRecap> {
     let skip = s.history.len().saturating_sub(RECENT_TURNS);
     s.history[skip..].to_vec()
+}
+
+/// What this layer of `agent` recalled this turn. A character gets only what its own layer
+/// recalled (party and character memory), never its player's.
+fn memories(s: &Session, agent: &str, layer: RecallLayer) -> Vec<String> {
+    s.turn
+        .recalled
+        .get(agent)
+        .map(|r| {
+            r.iter()
+                .filter(|m| m.layer == layer)
+                .map(|m| m.line())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The player layer's view for `agent`, or None for an agent not at the table.
@@ -28,7 +44,7 @@ pub fn player_view(s: &Session, agent: &str) -> Option<PlayerView> {
         recent: recent(s),
         narration: s.turn.narration.clone().unwrap_or_default(),
         clarifications: s.turn.clarifications.clone(),
-        memories: Vec::new(),
+        memories: memories(s, agent, RecallLayer::Player),
         insight: s.insight(agent),
     })
 }
@@ -45,7 +61,7 @@ pub fn character_view(s: &Session, agent: &str) -> Option<CharacterView> {
         recent: recent(s),
         narration: s.turn.narration.clone().unwrap_or_default(),
         clarifications: s.turn.clarifications.clone(),
-        memories: Vec::new(),
+        memories: memories(s, agent, RecallLayer::Character),
         directive: s.turn.directives.get(agent).cloned().unwrap_or_default(),
         others: s
             .seats()

@@ -40,14 +40,15 @@ async fn run_at(
     at: DateTime<Utc>,
 ) -> Vec<Envelope> {
     let model: Arc<dyn ChatModel> = Arc::new(ReplayModel::from_entries(replies));
-    let table = Table {
-        gateway: Gateway::new(
+    let table = Table::new(
+        Gateway::new(
             model,
             RetryPolicy::default(),
             Arc::new(ScaledSleeper { factor: 0.0 }),
         ),
-        prompts: PromptSet::embedded(),
-    };
+        PromptSet::embedded(),
+        troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
+    );
     let record = Record {
         store: Store::in_memory().unwrap(),
         mirror: None,

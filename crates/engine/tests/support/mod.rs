@@ -211,14 +211,15 @@ pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, se
         store,
         mirror: Some(EventLog::create(&path).unwrap()),
     };
-    let table = Table {
-        gateway: Gateway::new(
+    let table = Table::new(
+        Gateway::new(
             model,
             RetryPolicy::default(),
             Arc::new(ScaledSleeper { factor: 0.0 }),
         ),
-        prompts: PromptSet::embedded(),
-    };
+        PromptSet::embedded(),
+        troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
+    );
     let clock = FixedClock;
     let mut quiet = Quiet;
     let setup = SessionSetup {

@@ -1,0 +1,469 @@
+//! The campaign memory at the table: what each AI recalls before it decides, and what the turn
+//! leaves behind in memory.
+//!
+//! Recall and storage are effects, like model calls: the driver performs them through
+//! [`CampaignMemory`] and records what came back as events, so views are built from the log and
+//! a replay answers from the recording ([`RecordedMemory`]) instead of today's memory.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use troupe_memory::extract::{Moment, store_episodes};
+use troupe_memory::{
+    CorruptionType, Episode, GameTime, MemoryStore, Query, Reader, Rememberer, Scope, Source,
+    corrupt,
+};
+
+use crate::{Envelope, Event, Session};
+
+/// Which layer of an AI a recalled memory is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecallLayer {
+    Player,
+    Character,
+}
+
+/// One memory as an AI got it back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recalled {
+    pub layer: RecallLayer,
+    pub fact_id: i64,
+    /// What the AI remembers (corrupted, when it was).
+    pub text: String,
+    pub confidence: f64,
+    pub formed_at: String,
+    pub source: String,
+    pub episode_ids: Vec<String>,
+    /// The stored fact, when this recall came back corrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corruption: Option<CorruptionType>,
+}
+
+impl Recalled {
+    /// The line a prompt shows.
+    pub fn line(&self) -> String {
+        format!(
+            "{} ({}, {}; confidence {:.2})",
+            self.text, self.source, self.formed_at, self.confidence
+        )
+    }
+}
+
+/// What a storage step wrote.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Remembered {
+    pub episodes: u64,
+    pub facts: u64,
+    /// Contradictions settled by precedence, for researchers: "slot: old (source) → new (source)".
+    pub conflicts: Vec<String>,
+}
+
+/// The memory the driver recalls from and stores to.
+pub trait CampaignMemory: Send {
+    /// What `agent` recalls, for both its layers, given the question (usually the narration).
+    fn recall(&mut self, s: &Session, agent: &str, query: &str) -> Result<Vec<Recalled>, String>;
+    /// Store the episodes of these turns (their events are in `events`).
+    fn remember(
+        &mut self,
+        s: &Session,
+        events: &[Envelope],
+        turns: &[u32],
+    ) -> Result<Remembered, String>;
+    /// A short name for the log ("campaign.db", "recorded").
+    fn describe(&self) -> String;
+}
+
+/// How many memories each layer gets per recall.
+pub const RECALL_TOP_K: usize = 5;
+
+/// The campaign's own memory, in `campaign.db`.
+pub struct StoreMemory {
+    pub store: MemoryStore,
+    /// Seed 000's global corruption strength, 0 (off) to 1.
+    pub corruption_strength: f64,
+}
+
+impl StoreMemory {
+    pub fn new(store: MemoryStore, corruption_strength: f64) -> Self {
+        StoreMemory {
+            store,
+            corruption_strength,
+        }
+    }
+
+    /// A fresh memory in RAM, without corruption (tests, benchmarks).
+    pub fn in_memory() -> Result<Box<dyn CampaignMemory>, troupe_memory::Error> {
+        Ok(Box::new(StoreMemory::new(MemoryStore::in_memory()?, 0.0)))
+    }
+}
+
+/// In-game days are not tracked yet: for corruption's time factor a session counts as a week.
+const DAYS_PER_SESSION: u32 = 7;
+
+impl CampaignMemory for StoreMemory {
+    fn recall(&mut self, s: &Session, agent: &str, query: &str) -> Result<Vec<Recalled>, String> {
+        let now = GameTime {
+            session: s.number,
+            turn: s.turn_number,
+            day: None,
+        };
+        let mut out = Vec::new();
+        let mut recalled_ids = Vec::new();
+        let who = s.seat(agent).map(|seat| Rememberer {
+            detail_oriented: seat.player.traits.detail_oriented,
+            emotional_memory: seat.player.traits.emotional_memory,
+            base_decay_rate: 0.5,
+        });
+        for (layer, reader) in [
+            (RecallLayer::Player, Reader::Player(agent.to_string())),
+            (RecallLayer::Character, Reader::Character(agent.to_string())),
+        ] {
+            let mut q = Query::new(query, reader.clone(), now);
+            q.top_k = RECALL_TOP_K;
+            let mut hits = self.store.search(&q).map_err(|e| e.to_string())?;
+            // At a session's start, what happened last time comes to mind too.
+            if s.turn_number <= 1 && s.number > 1 {
+                let mut recap = Query::new("What happened last session?", reader, now);
+                recap.top_k = 3;
+                for h in self.store.search(&recap).map_err(|e| e.to_string())? {
+                    if !hits.iter().any(|x| x.fact.id == h.fact.id) {
+                        hits.push(h);
+                    }
+                }
+            }
+            let texts: Vec<String> = hits.iter().map(|h| h.fact.text.clone()).collect();
+            for (i, h) in hits.into_iter().enumerate() {
+                let days = now.session.saturating_sub(h.fact.at.session) * DAYS_PER_SESSION;
+                let other = texts.get((i + 1) % texts.len().max(1)).filter(|_| texts.len() > 1);
+                let corrupted = match (&who, self.corruption_strength > 0.0) {
+                    (Some(who), true) => corrupt(
+                        &h.fact,
+                        who,
+                        days,
+                        self.corruption_strength,
+                        s.seed ^ u64::from(s.turn_number),
+                        other.map(String::as_str),
+                    ),
+                    _ => None,
+                };
+                recalled_ids.push(h.fact.id);
+                out.push(Recalled {
+                    layer,
+                    fact_id: h.fact.id,
+                    text: corrupted
+                        .as_ref()
+                        .map_or_else(|| h.fact.text.clone(), |c| c.text.clone()),
+                    confidence: match &corrupted {
+                        // A corrupted recall feels a little less sure, never more.
+                        Some(c) => h.confidence * (1.0 - c.probability / 2.0),
+                        None => h.confidence,
+                    },
+                    formed_at: h.formed_at,
+                    source: h.source,
+                    episode_ids: h.fact.episode_ids.clone(),
+                    original: corrupted.as_ref().map(|_| h.fact.text.clone()),
+                    corruption: corrupted.map(|c| c.kind),
+                });
+            }
+        }
+        recalled_ids.sort_unstable();
+        recalled_ids.dedup();
+        self.store
+            .rehearse(&recalled_ids)
+            .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    fn remember(
+        &mut self,
+        s: &Session,
+        events: &[Envelope],
+        turns: &[u32],
+    ) -> Result<Remembered, String> {
+        let items = episodes_of(s, events, turns);
+        let before = self.store.counts().map_err(|e| e.to_string())?;
+        store_episodes(&mut self.store, &items).map_err(|e| e.to_string())?;
+        let after = self.store.counts().map_err(|e| e.to_string())?;
+        let conflicts = self
+            .store
+            .conflicts()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .skip(before.conflicts as usize)
+            .map(|c| {
+                format!(
+                    "{}: \"{}\" ({}) → \"{}\" ({}), {}",
+                    c.slot,
+                    c.old_text,
+                    c.old_source.describe(),
+                    c.new_text,
+                    c.new_source.describe(),
+                    c.resolution
+                )
+            })
+            .collect();
+        Ok(Remembered {
+            episodes: after.episodes - before.episodes,
+            facts: after.facts - before.facts,
+            conflicts,
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("campaign memory in {}", self.store.path().display())
+    }
+}
+
+/// A replay's memory: each recall answers what the recording says was recalled, and nothing is
+/// stored (the campaign's memory is not the replay's to change).
+pub struct RecordedMemory {
+    recalls: HashMap<(u32, String), Vec<Vec<Recalled>>>,
+    served: HashMap<(u32, String), usize>,
+}
+
+impl RecordedMemory {
+    pub fn from_log(events: &[Envelope]) -> Self {
+        let mut recalls: HashMap<(u32, String), Vec<Vec<Recalled>>> = HashMap::new();
+        for e in events {
+            if let Event::MemoryRetrieved {
+                agent, recalled, ..
+            } = &e.event
+            {
+                recalls
+                    .entry((e.turn_number, agent.clone()))
+                    .or_default()
+                    .push(recalled.clone());
+            }
+        }
+        RecordedMemory {
+            recalls,
+            served: HashMap::new(),
+        }
+    }
+}
+
+impl CampaignMemory for RecordedMemory {
+    fn recall(&mut self, s: &Session, agent: &str, _query: &str) -> Result<Vec<Recalled>, String> {
+        let key = (s.turn_number, agent.to_string());
+        let n = self.served.entry(key.clone()).or_default();
+        let got = self
+            .recalls
+            .get(&key)
+            .and_then(|v| v.get(*n))
+            .cloned()
+            .unwrap_or_default();
+        *n += 1;
+        Ok(got)
+    }
+
+    fn remember(&mut self, s: &Session, events: &[Envelope], turns: &[u32]) -> Result<Remembered, String> {
+        let items = episodes_of(s, events, turns);
+        Ok(Remembered {
+            episodes: items.len() as u64,
+            facts: items.len() as u64,
+            conflicts: Vec::new(),
+        })
+    }
+
+    fn describe(&self) -> String {
+        "recorded memory (replay)".to_string()
+    }
+}
+
+/// The episodes of the given turns, from the session's standing events: what was said and done
+/// at the table, each in the memory it belongs to.
+///
+/// - GM narration, answers, outcomes and LASER FEELINGS answers: the party's, canon.
+/// - Each character's accepted action and dialogue: the party's (everyone heard it).
+/// - Dice: the party's, a game record.
+/// - A player's strategy: that player's alone (never its character's).
+/// - A character's reaction (its feelings): that character's alone.
+pub fn episodes_of(s: &Session, events: &[Envelope], turns: &[u32]) -> Vec<(Episode, Source, Moment)> {
+    let mut scratch = Session::new(s.id.clone(), s.number);
+    let mut out = Vec::new();
+    for env in events {
+        let completing = matches!(env.event, Event::TurnCompleted);
+        if completing && turns.contains(&env.turn_number) {
+            out.extend(turn_episodes(&scratch));
+        }
+        scratch.apply(env);
+    }
+    // The turn in progress (storage runs before the turn completes).
+    if scratch.in_turn && turns.contains(&scratch.turn_number) {
+        out.extend(turn_episodes(&scratch));
+    }
+    out
+}
+
+fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
+    let t = &s.turn;
+    let n = s.turn_number;
+    let mut out = Vec::new();
+    let mut push = |key: String, speaker: &str, scope: Scope, text: String, source, moment| {
+        if text.trim().is_empty() {
+            return;
+        }
+        out.push((
+            Episode {
+                id: format!("s{}-t{}-{}", s.number, n, key),
+                session: s.number,
+                turn: n,
+                day: None,
+                timestamp: String::new(),
+                speaker: speaker.to_string(),
+                text,
+                scope,
+            },
+            source,
+            moment,
+        ));
+    };
+    if let Some(text) = &t.narration {
+        push("narration".into(), "gm", Scope::Party, text.clone(), Source::Gm, Moment::Narration);
+    }
+    for (i, qa) in t.clarifications.iter().enumerate() {
+        if qa.answer.trim().is_empty() {
+            continue;
+        }
+        let name = character_name(s, &qa.asked_by);
+        push(
+            format!("answer{}", i + 1),
+            "gm",
+            Scope::Party,
+            format!("Asked by {name}: {} The GM answered: {}", qa.question, qa.answer),
+            Source::Gm,
+            Moment::Answer,
+        );
+    }
+    for seat in s.seats() {
+        let agent = &seat.player.agent_id;
+        let name = &seat.character.name;
+        if let Some(intent) = t.intents.get(agent) {
+            push(
+                format!("strategy-{agent}"),
+                agent,
+                Scope::Player(agent.clone()),
+                format!("My plan: {} I told {name}: {}", intent.strategy, intent.directive),
+                Source::Player,
+                Moment::Strategy,
+            );
+        }
+        if let Some(action) = t.actions.get(agent).and_then(|a| a.final_action()) {
+            let said = if action.dialogue.trim().is_empty() {
+                String::new()
+            } else {
+                format!(" {name} said: \"{}\"", action.dialogue.trim())
+            };
+            push(
+                format!("action-{agent}"),
+                &seat.character.character_id,
+                Scope::Party,
+                format!("{name} tried to {}.{said}", trim_action(&action.action)),
+                Source::Character,
+                Moment::Action,
+            );
+        }
+        if let Some(roll) = t.rolls.get(agent) {
+            let faces: Vec<String> = roll.dice.iter().map(|d| d.face.to_string()).collect();
+            push(
+                format!("dice-{agent}"),
+                "game",
+                Scope::Party,
+                format!(
+                    "{name} rolled {} for a {:?} task against {}: {} {}, {:?}.",
+                    faces.join(", "),
+                    roll.task,
+                    roll.number.get(),
+                    roll.successes,
+                    if roll.successes == 1 { "success" } else { "successes" },
+                    roll.outcome
+                )
+                .to_lowercase()
+                .replacen(&name.to_lowercase(), name, 1),
+                Source::Game,
+                Moment::Dice,
+            );
+        }
+        if let Some(i) = s.insight(agent) {
+            push(
+                format!("insight-{agent}"),
+                "gm",
+                Scope::Party,
+                format!("LASER FEELINGS: {name} asked: {} The GM answered: {}", i.question, i.answer),
+                Source::Gm,
+                Moment::Answer,
+            );
+        }
+        if let Some(text) = t.reactions.get(agent) {
+            push(
+                format!("reaction-{agent}"),
+                &seat.character.character_id,
+                Scope::Character(agent.clone()),
+                text.clone(),
+                Source::Character,
+                Moment::Reaction,
+            );
+        }
+    }
+    if let Some(text) = &t.outcome {
+        push("outcome".into(), "gm", Scope::Party, text.clone(), Source::Gm, Moment::Outcome);
+    }
+    out
+}
+
+fn character_name(s: &Session, agent: &str) -> String {
+    s.seat(agent)
+        .map(|x| x.character.name.clone())
+        .unwrap_or_else(|| agent.to_string())
+}
+
+/// "I try to hack the door." → "hack the door"
+fn trim_action(action: &str) -> String {
+    let a = action.trim().trim_end_matches('.');
+    let lower = a.to_lowercase();
+    for lead in ["i try to ", "i attempt to ", "i will ", "i'll ", "i "] {
+        if lower.starts_with(lead) {
+            return a[lead.len()..].to_string();
+        }
+    }
+    a.to_string()
+}
+
+/// Why this turn's memory is stored now, or None to hold it for the next trigger
+/// (seed 001 FR-005: every 10 turns, critical events, scene and session end).
+pub fn storage_trigger(s: &Session) -> Option<String> {
+    let t = &s.turn;
+    if s.turn_number > 0 && s.turn_number % 10 == 0 {
+        return Some("every 10 turns".into());
+    }
+    let texts = [t.narration.as_deref(), t.outcome.as_deref()];
+    if texts.iter().flatten().any(|x| x.contains('@')) {
+        return Some("critical event: an NPC was introduced".into());
+    }
+    if !t.rolls.is_empty() {
+        return Some("critical event: a risky action was resolved".into());
+    }
+    let quest = |x: &&str| {
+        let l = x.to_lowercase();
+        l.contains("quest") || l.contains("mission")
+    };
+    if texts.iter().flatten().any(quest) {
+        return Some("critical event: the quest changed".into());
+    }
+    let decision = t.intents.values().any(|i| {
+        let l = i.strategy.to_lowercase();
+        l.contains("decide") || l.contains("commit")
+    });
+    if decision {
+        return Some("critical event: a major decision".into());
+    }
+    None
+}
+
+/// Turns of this session played but not yet in memory.
+pub fn unstored_turns(s: &Session) -> Vec<u32> {
+    (s.memory_through + 1..=s.turn_number).collect()
+}
