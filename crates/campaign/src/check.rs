@@ -697,7 +697,10 @@ mod tests {
         );
         assert_eq!(suggest("Number", CHARACTER_FIELDS), Some("number"));
         assert_eq!(suggest("api_key", MODEL_FIELDS), Some("api_key_env"));
-        assert_eq!(suggest("corruption_strenght", ROOT_FIELDS), Some("corruption_strength"));
+        assert_eq!(
+            suggest("corruption_strenght", ROOT_FIELDS),
+            Some("corruption_strength")
+        );
         assert_eq!(suggest("weather", ROOT_FIELDS), None);
     }
 

@@ -226,10 +226,20 @@ fn unknown_field_suggests_the_near_miss_and_lists_the_fields() {
 #[test]
 fn corruption_strength_is_optional_and_between_0_and_1() {
     let v = valid();
-    assert_eq!(parse(&v.to_string(), "campaign.json").unwrap().corruption_strength, 0.0);
+    assert_eq!(
+        parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .corruption_strength,
+        0.0
+    );
     let mut v = valid();
     v["corruption_strength"] = json!(0.3);
-    assert_eq!(parse(&v.to_string(), "campaign.json").unwrap().corruption_strength, 0.3);
+    assert_eq!(
+        parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .corruption_strength,
+        0.3
+    );
     v["corruption_strength"] = json!(1.5);
     let p = only_problem(&v);
     assert!(

@@ -3,6 +3,7 @@
 mod commands;
 mod display;
 mod info;
+mod memory;
 mod models;
 mod play;
 mod replay;
@@ -105,6 +106,13 @@ enum Command {
     },
     /// Check character actions for overreach: one action per line on stdin, one JSON verdict per line out
     Validate,
+    /// The campaign memory: query it, import notes into it, export it
+    Memory {
+        #[command(subcommand)]
+        command: memory::MemoryCommand,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
 }
 
 /// The campaign directory option every campaign command takes.
@@ -124,6 +132,7 @@ fn main() -> ExitCode {
                 .and_then(|(f, _)| check(&f))
         }
         Command::Validate => validate(),
+        Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
         Command::Sessions { dir } => sessions::list(&sessions::dir_of(dir.path)),
         Command::Undo { dir, turn } => sessions::undo(&sessions::dir_of(dir.path), turn),
         Command::Transcript {

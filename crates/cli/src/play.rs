@@ -10,13 +10,13 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use troupe_agents::PromptSet;
 use troupe_campaign::Campaign;
+use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
     Driver, Envelope, Event, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, SystemClock,
     Table, check_mirror, served_calls, session_log_path,
 };
-use troupe_engine::{CampaignMemory, StoreMemory};
-use troupe_memory::MemoryStore;
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
+use troupe_memory::MemoryStore;
 
 use crate::sessions::{self, CampaignLock};
 use crate::{display, models, script, terminal};
@@ -51,7 +51,10 @@ pub fn table(
 pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
     let db = dir.join("campaign.db");
     let store = MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Box::new(StoreMemory::new(store, campaign.corruption_strength)))
+    Ok(Box::new(StoreMemory::new(
+        store,
+        campaign.corruption_strength,
+    )))
 }
 
 fn gm_seat(gm_script: Option<&Path>, resumed: &[Envelope]) -> anyhow::Result<Box<dyn GmSeat>> {

@@ -165,6 +165,11 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     let from_seq = live[index].seq;
     let to_seq = live.last().map_or(from_seq, |e| e.seq);
     let undone = store.mark_undone(number, from_seq)?;
+    // What the undone turns put into memory goes too; resume remembers them as replayed.
+    let from_turn = live[index].turn_number.max(1);
+    let forgotten = troupe_memory::MemoryStore::open(&dir.join("campaign.db"))
+        .and_then(|mut m| m.forget_from(number, from_turn))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
 
     // Record the undo itself, in the database and its mirror.
     let mut state = Session::new(live[0].session_id.clone(), number);
@@ -194,6 +199,12 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
          `troupe resume` continues from there and asks for it again.",
         if undone == 1 { "" } else { "s" }
     );
+    if forgotten > 0 {
+        println!(
+            "Memory: {forgotten} fact{} from turn {from_turn} on forgotten; they are remembered again as the turn is replayed.",
+            if forgotten == 1 { "" } else { "s" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

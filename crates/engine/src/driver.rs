@@ -7,8 +7,8 @@ use troupe_campaign::Campaign;
 use troupe_llm::{AttemptRecord, Gateway};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
-use crate::memory::CampaignMemory;
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
+use crate::memory::CampaignMemory;
 use crate::visibility::{character_view, player_view};
 use crate::{
     Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Session,
@@ -225,7 +225,9 @@ impl<'a> Driver<'a> {
         self.pending.clear();
         if self.session.ended.is_none() {
             // Session end is a storage trigger: what was played goes into memory first.
-            if self.session.turn_number > 0 {
+            let unstored = !crate::memory::unstored_turns(&self.session).is_empty();
+            let in_flight = self.session.in_turn && self.session.turn.narration.is_some();
+            if unstored || in_flight {
                 self.remember(Some("session end".into()))?;
                 self.flush()?;
             }
@@ -253,7 +255,10 @@ impl<'a> Driver<'a> {
                 };
                 (r, status)
             }
-            Err(e) => (Vec::new(), format!("memory unavailable, nothing recalled: {e}")),
+            Err(e) => (
+                Vec::new(),
+                format!("memory unavailable, nothing recalled: {e}"),
+            ),
         };
         let results = recalled
             .iter()
@@ -313,7 +318,11 @@ impl<'a> Driver<'a> {
                 turns,
             ),
             // Not stored: the turns stay pending and go in at the next trigger.
-            Err(e) => (format!("memory unavailable, nothing stored: {e}"), None, Vec::new()),
+            Err(e) => (
+                format!("memory unavailable, nothing stored: {e}"),
+                None,
+                Vec::new(),
+            ),
         };
         self.append(Event::MemoryStorage {
             status,

@@ -26,7 +26,7 @@ pub use machine::{
     CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,
     MAX_QUESTIONS, Step, apply_override, next,
 };
-pub use memory::{CampaignMemory, RecordedMemory, Recalled, Remembered, StoreMemory};
+pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use seat::{Answers, GmReply, GmSeat};
 pub use session::{ActionTrack, InsightTrack, Session, Turn};

@@ -20,7 +20,6 @@ pub const MAX_ACTION_ATTEMPTS: u32 = 3;
 /// Failed model calls in a phase before the GM is asked what to do (one automatic retry).
 pub const FAILURES_BEFORE_GM: u32 = 2;
 
-
 /// A GM decision the turn is waiting for.
 #[derive(Clone, Debug)]
 pub enum GmAsk {
@@ -107,10 +106,15 @@ pub enum Step {
     /// Record a fact that needs no one's input.
     Emit(Event),
     /// Ask the campaign memory what this agent recalls (both layers).
-    Recall { agent: String, query: String },
+    Recall {
+        agent: String,
+        query: String,
+    },
     /// Store the turns not yet in memory, for this reason; `None` holds them for a later
     /// trigger.
-    Remember { trigger: Option<String> },
+    Remember {
+        trigger: Option<String>,
+    },
     Ask(GmAsk),
     Call(CallSpec),
     /// The session is over.

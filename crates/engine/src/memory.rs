@@ -122,8 +122,15 @@ impl CampaignMemory for StoreMemory {
             (RecallLayer::Character, Reader::Character(agent.to_string())),
         ] {
             let mut q = Query::new(query, reader.clone(), now);
-            q.top_k = RECALL_TOP_K;
+            // Turns still in the prompt's recent window are not memories yet: leave them out
+            // (asking for more first, so the window does not crowd out older memories).
+            q.top_k = RECALL_TOP_K * 3;
+            let recent_from = s
+                .turn_number
+                .saturating_sub(crate::visibility::RECENT_TURNS as u32);
             let mut hits = self.store.search(&q).map_err(|e| e.to_string())?;
+            hits.retain(|h| h.fact.at.session != s.number || h.fact.at.turn < recent_from);
+            hits.truncate(RECALL_TOP_K);
             // At a session's start, what happened last time comes to mind too.
             if s.turn_number <= 1 && s.number > 1 {
                 let mut recap = Query::new("What happened last session?", reader, now);
@@ -137,7 +144,9 @@ impl CampaignMemory for StoreMemory {
             let texts: Vec<String> = hits.iter().map(|h| h.fact.text.clone()).collect();
             for (i, h) in hits.into_iter().enumerate() {
                 let days = now.session.saturating_sub(h.fact.at.session) * DAYS_PER_SESSION;
-                let other = texts.get((i + 1) % texts.len().max(1)).filter(|_| texts.len() > 1);
+                let other = texts
+                    .get((i + 1) % texts.len().max(1))
+                    .filter(|_| texts.len() > 1);
                 let corrupted = match (&who, self.corruption_strength > 0.0) {
                     (Some(who), true) => corrupt(
                         &h.fact,
@@ -259,7 +268,12 @@ impl CampaignMemory for RecordedMemory {
         Ok(got)
     }
 
-    fn remember(&mut self, s: &Session, events: &[Envelope], turns: &[u32]) -> Result<Remembered, String> {
+    fn remember(
+        &mut self,
+        s: &Session,
+        events: &[Envelope],
+        turns: &[u32],
+    ) -> Result<Remembered, String> {
         let items = episodes_of(s, events, turns);
         Ok(Remembered {
             episodes: items.len() as u64,
@@ -281,7 +295,11 @@ impl CampaignMemory for RecordedMemory {
 /// - Dice: the party's, a game record.
 /// - A player's strategy: that player's alone (never its character's).
 /// - A character's reaction (its feelings): that character's alone.
-pub fn episodes_of(s: &Session, events: &[Envelope], turns: &[u32]) -> Vec<(Episode, Source, Moment)> {
+pub fn episodes_of(
+    s: &Session,
+    events: &[Envelope],
+    turns: &[u32],
+) -> Vec<(Episode, Source, Moment)> {
     let mut scratch = Session::new(s.id.clone(), s.number);
     let mut out = Vec::new();
     for env in events {
@@ -322,7 +340,14 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
         ));
     };
     if let Some(text) = &t.narration {
-        push("narration".into(), "gm", Scope::Party, text.clone(), Source::Gm, Moment::Narration);
+        push(
+            "narration".into(),
+            "gm",
+            Scope::Party,
+            text.clone(),
+            Source::Gm,
+            Moment::Narration,
+        );
     }
     for (i, qa) in t.clarifications.iter().enumerate() {
         if qa.answer.trim().is_empty() {
@@ -333,7 +358,10 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             format!("answer{}", i + 1),
             "gm",
             Scope::Party,
-            format!("Asked by {name}: {} The GM answered: {}", qa.question, qa.answer),
+            format!(
+                "Asked by {name}: {} The GM answered: {}",
+                qa.question, qa.answer
+            ),
             Source::Gm,
             Moment::Answer,
         );
@@ -346,7 +374,10 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                 format!("strategy-{agent}"),
                 agent,
                 Scope::Player(agent.clone()),
-                format!("My plan: {} I told {name}: {}", intent.strategy, intent.directive),
+                format!(
+                    "My plan: {} I told {name}: {}",
+                    intent.strategy, intent.directive
+                ),
                 Source::Player,
                 Moment::Strategy,
             );
@@ -361,7 +392,7 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                 format!("action-{agent}"),
                 &seat.character.character_id,
                 Scope::Party,
-                format!("{name} tried to {}.{said}", trim_action(&action.action)),
+                format!("{name} attempted: \"{}\"{said}", action.action.trim()),
                 Source::Character,
                 Moment::Action,
             );
@@ -378,7 +409,11 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                     roll.task,
                     roll.number.get(),
                     roll.successes,
-                    if roll.successes == 1 { "success" } else { "successes" },
+                    if roll.successes == 1 {
+                        "success"
+                    } else {
+                        "successes"
+                    },
                     roll.outcome
                 )
                 .to_lowercase()
@@ -392,7 +427,10 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                 format!("insight-{agent}"),
                 "gm",
                 Scope::Party,
-                format!("LASER FEELINGS: {name} asked: {} The GM answered: {}", i.question, i.answer),
+                format!(
+                    "LASER FEELINGS: {name} asked: {} The GM answered: {}",
+                    i.question, i.answer
+                ),
                 Source::Gm,
                 Moment::Answer,
             );
@@ -409,7 +447,14 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
         }
     }
     if let Some(text) = &t.outcome {
-        push("outcome".into(), "gm", Scope::Party, text.clone(), Source::Gm, Moment::Outcome);
+        push(
+            "outcome".into(),
+            "gm",
+            Scope::Party,
+            text.clone(),
+            Source::Gm,
+            Moment::Outcome,
+        );
     }
     out
 }
@@ -418,18 +463,6 @@ fn character_name(s: &Session, agent: &str) -> String {
     s.seat(agent)
         .map(|x| x.character.name.clone())
         .unwrap_or_else(|| agent.to_string())
-}
-
-/// "I try to hack the door." → "hack the door"
-fn trim_action(action: &str) -> String {
-    let a = action.trim().trim_end_matches('.');
-    let lower = a.to_lowercase();
-    for lead in ["i try to ", "i attempt to ", "i will ", "i'll ", "i "] {
-        if lower.starts_with(lead) {
-            return a[lead.len()..].to_string();
-        }
-    }
-    a.to_string()
 }
 
 /// Why this turn's memory is stored now, or None to hold it for the next trigger
@@ -463,7 +496,12 @@ pub fn storage_trigger(s: &Session) -> Option<String> {
     None
 }
 
-/// Turns of this session played but not yet in memory.
+/// Completed turns of this session not yet in memory (the turn in flight is not counted).
 pub fn unstored_turns(s: &Session) -> Vec<u32> {
-    (s.memory_through + 1..=s.turn_number).collect()
+    let last = if s.in_turn {
+        s.turn_number.saturating_sub(1)
+    } else {
+        s.turn_number
+    };
+    (s.memory_through + 1..=last).collect()
 }

@@ -365,7 +365,11 @@ impl Transcript {
                     Some(t) => format!(
                         "turn{} {} stored ({}).",
                         if turns.len() == 1 { "" } else { "s" },
-                        turns.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                        turns
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         inline(t)
                     ),
                 };

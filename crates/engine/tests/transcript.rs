@@ -345,7 +345,7 @@ async fn one_full_turn() {
     **[GM] Narration:**
     > Scene 1: a door, a guard, a choice.
 
-    **[NOTE]** Memory retrieval for Alex: not built yet: campaign memory is a later issue, so nothing is retrieved or stored.
+    **[NOTE]** Memory retrieval for Alex: nothing known.
 
     **[OOC] Alex asks the GM** (round 1):
 
@@ -389,7 +389,7 @@ async fn one_full_turn() {
     **[IC] Zara-7 reacts:**
     > Phew.
 
-    **[NOTE]** Memory storage: not built yet: campaign memory is a later issue, so nothing is retrieved or stored.
+    **[NOTE]** Memory storage: turn 1 stored (critical event: a risky action was resolved).
 
     ## Turn 2
 

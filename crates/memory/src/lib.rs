@@ -10,6 +10,7 @@
 //! sentence vectors.
 
 mod confidence;
+mod forget;
 pub mod extract;
 mod model;
 mod retrieve;

@@ -424,3 +424,22 @@ fn import_then_export_round_trips_every_episode() {
     extract::import(&mut again, &episodes).unwrap();
     assert_eq!(again.counts().unwrap(), m.counts().unwrap());
 }
+
+#[test]
+fn forgetting_undone_turns_reopens_what_they_closed() {
+    let mut m = MemoryStore::in_memory().unwrap();
+    let slot = Some("galvin/location");
+    m.store(&[], &[fact("Galvin is on Port Meridian.", Scope::Party, Source::Gm, at(1, 1), slot)])
+        .unwrap();
+    m.store(&[], &[fact("Galvin left for the Nebula.", Scope::Party, Source::Gm, at(1, 4), slot)])
+        .unwrap();
+    assert_eq!(m.counts().unwrap().valid_facts, 1);
+    assert_eq!(m.forget_from(1, 3).unwrap(), 1);
+    let c = m.counts().unwrap();
+    assert_eq!((c.facts, c.valid_facts, c.conflicts), (1, 1, 0));
+    assert_eq!(
+        ask(&m, "Where is Galvin?", Reader::Party, at(1, 5)),
+        vec!["Galvin is on Port Meridian."]
+    );
+    assert!(ask(&m, "Nebula", Reader::Party, at(1, 5)).is_empty());
+}

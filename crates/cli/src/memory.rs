@@ -1,0 +1,265 @@
+//! `troupe memory`: ask the campaign memory questions, import notes, export the graph.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use serde_json::json;
+use troupe_memory::extract;
+use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
+
+use crate::sessions;
+
+#[derive(Subcommand)]
+pub enum MemoryCommand {
+    /// Ask what the campaign remembers: facts with confidence, when they formed, their source
+    Query {
+        /// The question ("What do we know about Galvin?"); omit with --stdin
+        question: Option<String>,
+        /// Recall as this AI's player layer (party memory, its own and its character's)
+        #[arg(long = "as", value_name = "AGENT", conflicts_with = "party")]
+        agent: Option<String>,
+        /// With --as: recall as the AI's character layer instead (never its player's secrets)
+        #[arg(long, requires = "agent")]
+        character: bool,
+        /// Only the shared party memory
+        #[arg(long)]
+        party: bool,
+        /// As the memory stood at the end of session N
+        #[arg(long, value_name = "N")]
+        at_session: Option<u32>,
+        /// How many facts to return
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+        /// Answer one question per line of standard input, one JSON line each
+        #[arg(long, conflicts_with = "question")]
+        stdin: bool,
+    },
+    /// Load episodes (JSONL: id, session, timestamp, speaker, text) into the campaign memory
+    Import {
+        /// The JSONL file
+        file: PathBuf,
+    },
+    /// Write the whole memory graph as JSONL: entities, episodes, facts (closed ones too),
+    /// conflicts
+    Export {
+        /// Write here instead of standard output
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Counts, and every contradiction settled so far with both sources
+    Stats,
+}
+
+pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        MemoryCommand::Query {
+            question,
+            agent,
+            character,
+            party,
+            at_session,
+            top_k,
+            json,
+            stdin,
+        } => {
+            let store = open(dir)?;
+            let reader = match (agent, character, party) {
+                (Some(a), true, _) => Reader::Character(a),
+                (Some(a), false, _) => Reader::Player(a),
+                (None, _, true) => Reader::Party,
+                (None, _, false) => Reader::All,
+            };
+            let now = now(dir, &store)?;
+            let ask = |text: &str| -> anyhow::Result<Vec<Hit>> {
+                let mut q = Query::new(text, reader.clone(), now);
+                q.top_k = top_k.max(1);
+                q.at_session = at_session;
+                store.search(&q).map_err(|e| anyhow::anyhow!("{e}"))
+            };
+            let mut out = std::io::stdout().lock();
+            if stdin {
+                for line in std::io::stdin().lock().lines() {
+                    let line = line.context("could not read standard input")?;
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let hits = ask(&line)?;
+                    writeln!(out, "{}", answer_json(&line, &reader, &hits))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let Some(question) = question.filter(|q| !q.trim().is_empty()) else {
+                bail!(
+                    "ask a question (troupe memory query \"What do we know about Galvin?\"), or use --stdin"
+                );
+            };
+            let hits = ask(&question)?;
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&answer_json(&question, &reader, &hits))?
+                )?;
+            } else {
+                print_hits(&mut out, &hits)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Import { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("could not read {}", file.display()))?;
+            let episodes = match extract::read_import(&text, &file.display().to_string()) {
+                Ok(e) => e,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("{e}");
+                    }
+                    bail!(
+                        "{} bad line{} in {}; nothing was imported",
+                        errors.len(),
+                        if errors.len() == 1 { "" } else { "s" },
+                        file.display()
+                    );
+                }
+            };
+            // The campaign's own store first, so a campaign started by an import can be played.
+            let _lock = sessions::CampaignLock::take(dir)?;
+            sessions::create_store(dir)?;
+            let mut store =
+                MemoryStore::open(&dir.join("campaign.db")).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let n = extract::import(&mut store, &episodes).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let c = store.counts().map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!(
+                "Imported {n} new episode{} of {} in {} ({} facts, {} entities in memory now).",
+                if n == 1 { "" } else { "s" },
+                episodes.len(),
+                file.display(),
+                c.facts,
+                c.entities
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Export { output } => {
+            let store = open(dir)?;
+            let lines = extract::export(&store).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut text = lines.join("\n");
+            text.push('\n');
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("could not write {}", path.display()))?;
+                    eprintln!("Wrote {} lines to {}", lines.len(), path.display());
+                }
+                None => std::io::stdout().lock().write_all(text.as_bytes())?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MemoryCommand::Stats => {
+            let store = open(dir)?;
+            let c = store.counts().map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!(
+                "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
+                c.episodes, c.facts, c.valid_facts, c.entities, c.conflicts
+            );
+            for k in store.conflicts().map_err(|e| anyhow::anyhow!("{e}"))? {
+                println!(
+                    "- session {} turn {}, {}: \"{}\" ({}) vs \"{}\" ({}): {}",
+                    k.at.session,
+                    k.at.turn,
+                    k.slot,
+                    k.old_text,
+                    k.old_source.describe(),
+                    k.new_text,
+                    k.new_source.describe(),
+                    k.resolution
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
+    let db = dir.join("campaign.db");
+    if !db.is_file() {
+        bail!(
+            "there is no campaign memory in {} (no campaign.db): play a session there, or `troupe memory import NOTES.jsonl --campaign {}`",
+            dir.display(),
+            dir.display()
+        );
+    }
+    MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// "Now" for ages and "last session": the session being played, or the next one.
+fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
+    let sessions = sessions::open_store(dir)?;
+    let from_sessions = match sessions.latest_session()? {
+        Some(s) if s.ended_reason.is_none() => s.number,
+        Some(s) => s.number + 1,
+        None => 1,
+    };
+    let facts = store
+        .facts(&Reader::All, true)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let from_facts = facts.iter().map(|f| f.at.session + 1).max().unwrap_or(1);
+    let day = facts.iter().filter_map(|f| f.at.day).max();
+    Ok(GameTime {
+        session: from_sessions.max(from_facts),
+        turn: 0,
+        day,
+    })
+}
+
+fn answer_json(question: &str, reader: &Reader, hits: &[Hit]) -> serde_json::Value {
+    json!({
+        "question": question,
+        "reader": format!("{reader:?}"),
+        "nothing_known": hits.is_empty(),
+        "results": hits.iter().map(|h| json!({
+            "fact": h.fact.text,
+            "fact_id": h.fact.id,
+            "confidence": round(h.confidence),
+            "score": round(h.score),
+            "source": h.source,
+            "speaker": h.fact.speaker,
+            "scope": h.fact.scope,
+            "truth": h.fact.truth,
+            "memory_type": h.fact.memory_type,
+            "formed_at": h.formed_at,
+            "session": h.fact.at.session,
+            "turn": h.fact.at.turn,
+            "day": h.fact.at.day,
+            "episode_ids": h.fact.episode_ids,
+            "entities": h.fact.entities,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn print_hits(out: &mut impl Write, hits: &[Hit]) -> std::io::Result<()> {
+    if hits.is_empty() {
+        return writeln!(out, "Nothing known.");
+    }
+    for (i, h) in hits.iter().enumerate() {
+        writeln!(out, "{}. {}", i + 1, h.fact.text)?;
+        writeln!(
+            out,
+            "   confidence {:.2} · {} · formed {} · episodes {}",
+            h.confidence,
+            h.source,
+            h.formed_at,
+            h.fact.episode_ids.join(", ")
+        )?;
+    }
+    Ok(())
+}
