@@ -5,7 +5,7 @@ use crate::{Error, MemoryStore};
 
 impl MemoryStore {
     /// Forget every episode and fact formed in `session` from `from_turn` on, with their entity
-    /// links, vectors and conflicts; facts they had closed are true again. Returns the facts
+    /// links and conflicts; facts they had closed are true again. Returns the facts
     /// forgotten.
     pub fn forget_from(&mut self, session: u32, from_turn: u32) -> Result<usize, Error> {
         let path = self.path().to_path_buf();
@@ -16,7 +16,6 @@ impl MemoryStore {
             format!("UPDATE memory_facts SET invalid_session = NULL, invalid_turn = NULL, invalid_day = NULL, invalidated_by = NULL WHERE invalidated_by IN ({cond})"),
             format!("DELETE FROM memory_conflicts WHERE new_fact IN ({cond}) OR old_fact IN ({cond})"),
             format!("DELETE FROM memory_fact_entities WHERE fact IN ({cond})"),
-            format!("DELETE FROM memory_vectors WHERE fact IN ({cond})"),
             format!("INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2"),
         ];
         for sql in &statements {

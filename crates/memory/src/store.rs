@@ -84,10 +84,6 @@ CREATE TABLE IF NOT EXISTS memory_conflicts (
     turn       INTEGER NOT NULL,
     day        INTEGER
 );
-CREATE TABLE IF NOT EXISTS memory_vectors (
-    fact INTEGER PRIMARY KEY,
-    vec  BLOB NOT NULL
-);
 ";
 
 /// What storing a fact did.
@@ -114,8 +110,6 @@ pub struct MemoryStore {
     path: PathBuf,
     /// Known speakers (lowercase), for "who said" questions; refreshed on write.
     pub(crate) speakers: Vec<String>,
-    #[cfg(feature = "embeddings")]
-    pub(crate) embedder: Option<std::sync::Arc<troupe_embed::Embedder>>,
 }
 
 pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
@@ -180,8 +174,6 @@ impl MemoryStore {
             conn,
             path,
             speakers: Vec::new(),
-            #[cfg(feature = "embeddings")]
-            embedder: None,
         };
         store.refresh_speakers()?;
         Ok(store)
@@ -239,8 +231,6 @@ impl MemoryStore {
         tx.commit().map_err(|e| db(&path, e))?;
         if out.iter().any(|s| s.inserted) {
             self.refresh_speakers()?;
-            #[cfg(feature = "embeddings")]
-            self.embed_new(&out)?;
         }
         Ok(out)
     }
