@@ -49,15 +49,27 @@ pub struct Table {
     pub gateway: Gateway,
     pub prompts: PromptSet,
     pub memory: std::sync::Mutex<Box<dyn CampaignMemory>>,
+    /// The model's context window: a prompt past 80% of it is trimmed (older turns first, then
+    /// the weakest memories). From the model when it knows, else the campaign, else 8,192.
+    pub context_tokens: u32,
 }
+
+/// When the model does not say and the campaign does not either.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 8192;
 
 impl Table {
     pub fn new(gateway: Gateway, prompts: PromptSet, memory: Box<dyn CampaignMemory>) -> Self {
         Table {
+            context_tokens: gateway.context_tokens().unwrap_or(DEFAULT_CONTEXT_TOKENS),
             gateway,
             prompts,
             memory: std::sync::Mutex::new(memory),
         }
+    }
+
+    /// Prompts fill at most this many tokens (seed 001: swap context at 80%).
+    pub fn prompt_budget(&self) -> u32 {
+        self.context_tokens / 5 * 4
     }
 }
 
@@ -510,7 +522,17 @@ impl<'a> Driver<'a> {
     async fn call(&mut self, spec: CallSpec) -> Result<(), Error> {
         let agent = spec.agent().to_string();
         let built = self.build(&spec);
-        let outcome = match built {
+        if let Ok((call, Some(t))) = &built {
+            self.append(Event::ContextTrimmed {
+                agent: agent.clone(),
+                purpose: call.purpose.as_str().to_string(),
+                prompt_tokens: t.prompt_tokens,
+                budget: t.budget,
+                turns_dropped: t.turns_dropped as u32,
+                memories_dropped: t.memories_dropped as u32,
+            })?;
+        }
+        let outcome = match built.map(|(call, _)| call) {
             Err(e) => Err(e.to_string()),
             Ok(call) => {
                 self.observer.thinking(&agent, call.purpose);
@@ -562,33 +584,103 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    fn build(&self, spec: &CallSpec) -> Result<AgentCall, Error> {
+    /// Build the call from the agent's view, within the prompt budget: past 80% of the
+    /// context, the oldest recent turns go first (they are in memory, which recall brings
+    /// back as summaries), then the weakest memories. Returns the call and what was trimmed.
+    fn build(&self, spec: &CallSpec) -> Result<(AgentCall, Option<Trimmed>), Error> {
         let s = &self.session;
         let p = &self.table.prompts;
         let agent = spec.agent();
         let missing = || Error::UnknownAgent(agent.to_string());
-        let call = match spec {
-            CallSpec::Questions { .. } => p.questions(
-                &player_view(s, agent).ok_or_else(missing)?,
-                crate::machine::MAX_QUESTIONS,
-            ),
-            CallSpec::Intent { .. } => p.intent(&player_view(s, agent).ok_or_else(missing)?),
-            CallSpec::InsightDecision { .. } => {
-                p.insight_decision(&player_view(s, agent).ok_or_else(missing)?)
+        let budget = self.table.prompt_budget();
+        let built = match spec {
+            CallSpec::Questions { .. }
+            | CallSpec::Intent { .. }
+            | CallSpec::InsightDecision { .. } => {
+                let v = player_view(s, agent).ok_or_else(missing)?;
+                let (mut recent, mut memories) = (v.recent.clone(), v.memories.clone());
+                fit(budget, &mut recent, &mut memories, |r, m| {
+                    let view = troupe_agents::PlayerView {
+                        recent: r.to_vec(),
+                        memories: m.to_vec(),
+                        ..v.clone()
+                    };
+                    match spec {
+                        CallSpec::Questions { .. } => {
+                            p.questions(&view, crate::machine::MAX_QUESTIONS)
+                        }
+                        CallSpec::Intent { .. } => p.intent(&view),
+                        _ => p.insight_decision(&view),
+                    }
+                })
             }
-            CallSpec::Action {
-                attempt, feedback, ..
-            } => p.action(
-                &character_view(s, agent).ok_or_else(missing)?,
-                *attempt,
-                feedback,
-            ),
-            CallSpec::InsightQuestion { .. } => {
-                p.insight_question(&character_view(s, agent).ok_or_else(missing)?)
+            _ => {
+                let v = character_view(s, agent).ok_or_else(missing)?;
+                let (mut recent, mut memories) = (v.recent.clone(), v.memories.clone());
+                fit(budget, &mut recent, &mut memories, |r, m| {
+                    let view = troupe_agents::CharacterView {
+                        recent: r.to_vec(),
+                        memories: m.to_vec(),
+                        ..v.clone()
+                    };
+                    match spec {
+                        CallSpec::Action {
+                            attempt, feedback, ..
+                        } => p.action(&view, *attempt, feedback),
+                        CallSpec::InsightQuestion { .. } => p.insight_question(&view),
+                        _ => p.reaction(&view),
+                    }
+                })
             }
-            CallSpec::Reaction { .. } => p.reaction(&character_view(s, agent).ok_or_else(missing)?),
         };
-        call.map_err(Error::Agent)
+        built.map_err(Error::Agent)
+    }
+}
+
+/// What fitting a prompt into its budget took out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trimmed {
+    pub prompt_tokens: u32,
+    pub budget: u32,
+    pub turns_dropped: usize,
+    pub memories_dropped: usize,
+}
+
+fn prompt_tokens(call: &AgentCall) -> u32 {
+    call.request
+        .messages
+        .iter()
+        .map(|m| troupe_llm::estimate_tokens(&m.content))
+        .sum()
+}
+
+/// Render, and while over budget drop the oldest turn, then the last (weakest) memory.
+fn fit<T: Clone, M: Clone>(
+    budget: u32,
+    recent: &mut Vec<T>,
+    memories: &mut Vec<M>,
+    render: impl Fn(&[T], &[M]) -> Result<AgentCall, troupe_agents::Error>,
+) -> Result<(AgentCall, Option<Trimmed>), troupe_agents::Error> {
+    let (mut turns_dropped, mut memories_dropped) = (0, 0);
+    loop {
+        let call = render(recent, memories)?;
+        let tokens = prompt_tokens(&call);
+        if tokens <= budget || (recent.is_empty() && memories.is_empty()) {
+            let trimmed = (turns_dropped + memories_dropped > 0).then_some(Trimmed {
+                prompt_tokens: tokens,
+                budget,
+                turns_dropped,
+                memories_dropped,
+            });
+            return Ok((call, trimmed));
+        }
+        if !recent.is_empty() {
+            recent.remove(0);
+            turns_dropped += 1;
+        } else {
+            memories.pop();
+            memories_dropped += 1;
+        }
     }
 }
 

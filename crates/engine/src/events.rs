@@ -231,6 +231,15 @@ pub enum Event {
         #[serde(flatten)]
         choice: FailureChoice,
     },
+    /// A prompt passed 80% of the model's context and was trimmed to fit.
+    ContextTrimmed {
+        agent: String,
+        purpose: String,
+        prompt_tokens: u32,
+        budget: u32,
+        turns_dropped: u32,
+        memories_dropped: u32,
+    },
     ModelCall {
         agent: String,
         layer: Layer,

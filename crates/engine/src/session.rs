@@ -344,7 +344,7 @@ impl Session {
                     self.memory_through = self.memory_through.max(*last);
                 }
             }
-            Event::ModelCall { .. } => {}
+            Event::ModelCall { .. } | Event::ContextTrimmed { .. } => {}
         }
     }
 

@@ -466,3 +466,61 @@ async fn the_same_seed_gives_the_same_log_apart_from_latency() {
     let b = run("campaign.json", plain_turn(), QueueGm::turns(1), 77).await;
     assert_eq!(strip(&a), strip(&b));
 }
+
+/// The intent prompt of `turn`, in estimated tokens.
+fn intent_tokens(r: &support::Run, turn: u32) -> u32 {
+    r.log
+        .iter()
+        .filter(|e| e.turn_number == turn)
+        .find_map(|e| match &e.event {
+            Event::ModelCall {
+                purpose, record, ..
+            } if purpose == "strategic_intent" => Some(
+                record
+                    .messages
+                    .iter()
+                    .map(|m| troupe_llm::estimate_tokens(&m.content))
+                    .sum(),
+            ),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_prompt_past_80_percent_of_the_context_drops_older_turns_to_fit() {
+    let model = || -> Arc<dyn ChatModel> {
+        Arc::new(troupe_llm::ReplayModel::from_entries(
+            (0..4).flat_map(|_| plain_turn()).collect(),
+        ))
+    };
+    let roomy = support::run_in_context("campaign.json", model(), QueueGm::turns(4), 1, None).await;
+    assert!(roomy.events("context_trimmed").is_empty());
+    let full = intent_tokens(&roomy, 4);
+    // A window whose 80% is just under turn 4's prompt: it must be trimmed, and fit.
+    let context = (full - 10) * 5 / 4;
+    let tight = support::run_in_context(
+        "campaign.json",
+        model(),
+        QueueGm::turns(4),
+        1,
+        Some(context),
+    )
+    .await;
+    let trims = tight.events("context_trimmed");
+    assert!(!trims.is_empty());
+    let budget = context / 5 * 4;
+    let t4 = intent_tokens(&tight, 4);
+    assert!(t4 <= budget, "{t4} > {budget}");
+    assert!(t4 < full);
+    let Event::ContextTrimmed {
+        turns_dropped,
+        budget: logged,
+        ..
+    } = &trims.last().unwrap().event
+    else {
+        unreachable!()
+    };
+    assert!(*turns_dropped >= 1);
+    assert_eq!(*logged, budget);
+}

@@ -195,6 +195,10 @@ impl Gateway {
         self.model.name()
     }
 
+    pub fn context_tokens(&self) -> Option<u32> {
+        self.model.context_tokens()
+    }
+
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }

@@ -215,6 +215,10 @@ impl ChatModel for LocalModel {
         self.name.clone()
     }
 
+    fn context_tokens(&self) -> Option<u32> {
+        Some(self.info.context_tokens)
+    }
+
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
         self.generate(req, false, false).await.map(|r| r.reply)
     }

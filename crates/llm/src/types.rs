@@ -167,4 +167,9 @@ pub trait ChatModel: Send + Sync {
     /// A resumed session already received replies to these calls, in this order. A provider
     /// that answers from a fixed sequence (replay) moves past them; a live model ignores it.
     fn skip_served(&self, _served: &[CallTag]) {}
+    /// The model's context window in tokens, when the provider knows it (the embedded model
+    /// does; hosted APIs do not say).
+    fn context_tokens(&self) -> Option<u32> {
+        None
+    }
 }

@@ -13,13 +13,20 @@ impl MemoryStore {
         let tx = self.conn.transaction().map_err(db)?;
         let cond = "SELECT id FROM memory_facts WHERE session = ?1 AND turn >= ?2";
         let statements = [
-            format!("UPDATE memory_facts SET invalid_session = NULL, invalid_turn = NULL, invalid_day = NULL, invalidated_by = NULL WHERE invalidated_by IN ({cond})"),
-            format!("DELETE FROM memory_conflicts WHERE new_fact IN ({cond}) OR old_fact IN ({cond})"),
+            format!(
+                "UPDATE memory_facts SET invalid_session = NULL, invalid_turn = NULL, invalid_day = NULL, invalidated_by = NULL WHERE invalidated_by IN ({cond})"
+            ),
+            format!(
+                "DELETE FROM memory_conflicts WHERE new_fact IN ({cond}) OR old_fact IN ({cond})"
+            ),
             format!("DELETE FROM memory_fact_entities WHERE fact IN ({cond})"),
-            format!("INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2"),
+            format!(
+                "INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2"
+            ),
         ];
         for sql in &statements {
-            tx.execute(sql, rusqlite::params![session, from_turn]).map_err(db)?;
+            tx.execute(sql, rusqlite::params![session, from_turn])
+                .map_err(db)?;
         }
         let n = tx
             .execute(

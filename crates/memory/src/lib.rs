@@ -10,8 +10,8 @@
 //! not built yet: see BENCHMARKS.md.)
 
 mod confidence;
-mod forget;
 pub mod extract;
+mod forget;
 mod model;
 mod retrieve;
 mod store;

@@ -194,7 +194,6 @@ impl MemoryStore {
             }
         }
 
-
         if s.speaker > 0.0 {
             let named: Vec<&String> = self
                 .speakers

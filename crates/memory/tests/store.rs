@@ -429,10 +429,28 @@ fn import_then_export_round_trips_every_episode() {
 fn forgetting_undone_turns_reopens_what_they_closed() {
     let mut m = MemoryStore::in_memory().unwrap();
     let slot = Some("galvin/location");
-    m.store(&[], &[fact("Galvin is on Port Meridian.", Scope::Party, Source::Gm, at(1, 1), slot)])
-        .unwrap();
-    m.store(&[], &[fact("Galvin left for the Nebula.", Scope::Party, Source::Gm, at(1, 4), slot)])
-        .unwrap();
+    m.store(
+        &[],
+        &[fact(
+            "Galvin is on Port Meridian.",
+            Scope::Party,
+            Source::Gm,
+            at(1, 1),
+            slot,
+        )],
+    )
+    .unwrap();
+    m.store(
+        &[],
+        &[fact(
+            "Galvin left for the Nebula.",
+            Scope::Party,
+            Source::Gm,
+            at(1, 4),
+            slot,
+        )],
+    )
+    .unwrap();
     assert_eq!(m.counts().unwrap().valid_facts, 1);
     assert_eq!(m.forget_from(1, 3).unwrap(), 1);
     let c = m.counts().unwrap();

@@ -202,7 +202,18 @@ impl Run {
     }
 }
 
-pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, seed: u64) -> Run {
+pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, gm: QueueGm, seed: u64) -> Run {
+    run_in_context(file, model, gm, seed, None).await
+}
+
+/// A run whose model has this context window (the prompt budget is 80% of it).
+pub async fn run_in_context(
+    file: &str,
+    model: Arc<dyn ChatModel>,
+    mut gm: QueueGm,
+    seed: u64,
+    context_tokens: Option<u32>,
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let number = store.next_session_number(dir.path()).unwrap();
@@ -211,7 +222,7 @@ pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, se
         store,
         mirror: Some(EventLog::create(&path).unwrap()),
     };
-    let table = Table::new(
+    let mut table = Table::new(
         Gateway::new(
             model,
             RetryPolicy::default(),
@@ -220,6 +231,9 @@ pub async fn run_with(file: &str, model: Arc<dyn ChatModel>, mut gm: QueueGm, se
         PromptSet::embedded(),
         troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
     );
+    if let Some(n) = context_tokens {
+        table.context_tokens = n;
+    }
     let clock = FixedClock;
     let mut quiet = Quiet;
     let setup = SessionSetup {
