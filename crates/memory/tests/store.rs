@@ -461,3 +461,60 @@ fn forgetting_undone_turns_reopens_what_they_closed() {
     );
     assert!(ask(&m, "Nebula", Reader::Party, at(1, 5)).is_empty());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use troupe_memory::{Rememberer, corruption_probability};
+
+    fn scope_of(i: u8) -> Scope {
+        let agents = ["alex", "bea", "cy"];
+        match i % 7 {
+            0 => Scope::Party,
+            n if n <= 3 => Scope::Player(agents[(n - 1) as usize].into()),
+            n => Scope::Character(agents[(n - 4) as usize].into()),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever is stored, a reader gets back only its own scopes: no player-only fact
+        /// reaches any character, and no agent's memory reaches another agent.
+        #[test]
+        fn readers_see_only_their_scopes(scopes in proptest::collection::vec(any::<u8>(), 1..30), who in 0u8..7) {
+            let mut m = MemoryStore::in_memory().unwrap();
+            let facts: Vec<NewFact> = scopes.iter().enumerate().map(|(i, s)| {
+                fact(&format!("Galvin secret number {i} about the reactor."), scope_of(*s), Source::Player, at(1, i as u32 + 1), None)
+            }).collect();
+            m.store(&[], &facts).unwrap();
+            let reader = match who {
+                0 => Reader::Party,
+                1 => Reader::Player("alex".into()),
+                2 => Reader::Player("bea".into()),
+                3 => Reader::Character("alex".into()),
+                4 => Reader::Character("bea".into()),
+                5 => Reader::Character("cy".into()),
+                _ => Reader::Player("cy".into()),
+            };
+            let mut q = Query::new("Galvin reactor secret", reader.clone(), at(2, 1));
+            q.top_k = 100;
+            for h in m.search(&q).unwrap() {
+                prop_assert!(reader.may_see(&h.fact.scope), "{reader:?} saw {:?}", h.fact.scope);
+                if let Reader::Character(_) = reader {
+                    prop_assert!(!matches!(h.fact.scope, Scope::Player(_)));
+                }
+            }
+        }
+
+        #[test]
+        fn corruption_probability_stays_within_0_and_095(
+            detail in 0.0f64..=1.0, emo in 0.0f64..=1.0, base in 0.0f64..=1.0,
+            days in 0u32..100_000, importance in -1.0f64..2.0, rehearsals in 0u32..100, strength in -1.0f64..2.0,
+        ) {
+            let who = Rememberer { detail_oriented: detail, emotional_memory: emo, base_decay_rate: base };
+            let p = corruption_probability(&who, days, importance, rehearsals, strength);
+            prop_assert!((0.0..=0.95).contains(&p), "{p}");
+        }
+    }
+}
