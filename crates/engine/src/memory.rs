@@ -469,7 +469,7 @@ fn character_name(s: &Session, agent: &str) -> String {
 /// (seed 001 FR-005: every 10 turns, critical events, scene and session end).
 pub fn storage_trigger(s: &Session) -> Option<String> {
     let t = &s.turn;
-    if s.turn_number > 0 && s.turn_number % 10 == 0 {
+    if s.turn_number > 0 && s.turn_number.is_multiple_of(10) {
         return Some("every 10 turns".into());
     }
     let texts = [t.narration.as_deref(), t.outcome.as_deref()];

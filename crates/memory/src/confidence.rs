@@ -177,7 +177,7 @@ fn drift(text: &str, rng: &mut ChaCha8Rng) -> String {
             }
             if !*changed && let Ok(n) = digits.parse::<u64>() {
                 let step = (n / 5).max(1) + rng.next_u64() % 3;
-                let m = if rng.next_u64() % 2 == 0 || n < step {
+                let m = if rng.next_u64().is_multiple_of(2) || n < step {
                     n + step
                 } else {
                     n - step
@@ -233,7 +233,7 @@ fn colour(text: &str, who: &Rememberer, rng: &mut ChaCha8Rng) -> String {
         "I remember a bad feeling about it:",
         "Something about it felt wrong:",
     ];
-    let pool = if who.emotional_memory >= 0.5 || rng.next_u64() % 2 == 0 {
+    let pool = if who.emotional_memory >= 0.5 || rng.next_u64().is_multiple_of(2) {
         COLD
     } else {
         WARM

@@ -20,9 +20,7 @@ impl MemoryStore {
                 "DELETE FROM memory_conflicts WHERE new_fact IN ({cond}) OR old_fact IN ({cond})"
             ),
             format!("DELETE FROM memory_fact_entities WHERE fact IN ({cond})"),
-            format!(
-                "INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2"
-            ),
+            "INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2".to_string(),
         ];
         for sql in &statements {
             tx.execute(sql, rusqlite::params![session, from_turn])

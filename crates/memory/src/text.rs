@@ -210,12 +210,12 @@ pub fn names_in(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(i) = rest.find('@') {
         let after = &rest[i + 1..];
-        if let Some(inner) = after.strip_prefix('{') {
-            if let Some(end) = inner.find('}') {
-                push(inner[..end].to_string());
-                rest = &inner[end + 1..];
-                continue;
-            }
+        if let Some(inner) = after.strip_prefix('{')
+            && let Some(end) = inner.find('}')
+        {
+            push(inner[..end].to_string());
+            rest = &inner[end + 1..];
+            continue;
         }
         let name: String = after
             .chars()

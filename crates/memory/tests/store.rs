@@ -372,7 +372,7 @@ fn storing_again_changes_nothing() {
         at(1, 1),
         None,
     );
-    assert!(m.store(&[], &[f.clone()]).unwrap()[0].inserted);
+    assert!(m.store(&[], std::slice::from_ref(&f)).unwrap()[0].inserted);
     assert!(!m.store(&[], &[f]).unwrap()[0].inserted);
     assert_eq!(m.counts().unwrap().facts, 1);
 }
