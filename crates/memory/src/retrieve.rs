@@ -312,8 +312,7 @@ impl MemoryStore {
         for n in 1..=3 {
             for w in ws.windows(n) {
                 let g = normalise_name(&w.join(" "));
-                if !(g.is_empty() || grams.contains(&g) || n == 1 && crate::text::is_stopword(&g))
-                {
+                if !(g.is_empty() || grams.contains(&g) || n == 1 && crate::text::is_stopword(&g)) {
                     grams.push(g);
                 }
             }
