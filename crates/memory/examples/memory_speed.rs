@@ -163,17 +163,13 @@ fn run(size: usize) -> Row {
     all.sort();
     let mut kinds = Vec::new();
     for kind in ["name", "paraphrase", "temporal", "who_said"] {
-        let mut k: Vec<Duration> = timed
-            .iter()
-            .filter(|t| t.0 == kind)
-            .map(|t| t.1)
-            .collect();
+        let mut k: Vec<Duration> = timed.iter().filter(|t| t.0 == kind).map(|t| t.1).collect();
         k.sort();
         kinds.push((kind, percentile(&k, 0.5), percentile(&k, 0.95)));
     }
     let mut bm25: Vec<Duration> = time_all(Signals::BM25_ONLY).iter().map(|t| t.1).collect();
     bm25.sort();
-    Row {
+    let row = Row {
         size,
         store_rate,
         import_rate,
@@ -186,7 +182,12 @@ fn run(size: usize) -> Row {
         rss_after,
         db_bytes,
         kinds,
+    };
+    if std::env::var_os("MEMORY_SPEED_KEEP").is_some() {
+        drop(store);
+        eprintln!("kept {}", dir.keep().display());
     }
+    row
 }
 
 fn main() {

@@ -137,11 +137,15 @@ pub fn store_episodes(
         .map(|(e, s, m)| episode_fact(e, *s, *m))
         .collect();
     let stored = store.store(&eps, &facts)?;
-    for (ep, _, _) in episodes {
-        for (name, alias) in aliases_in(&ep.text) {
-            store.add_alias(&name, &alias, ep.session)?;
-        }
-    }
+    let aliases: Vec<(String, String, u32)> = episodes
+        .iter()
+        .flat_map(|(ep, _, _)| {
+            aliases_in(&ep.text)
+                .into_iter()
+                .map(|(name, alias)| (name, alias, ep.session))
+        })
+        .collect();
+    store.add_aliases(&aliases)?;
     Ok(stored.iter().filter(|s| s.inserted).count())
 }
 

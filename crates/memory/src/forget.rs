@@ -38,6 +38,8 @@ impl MemoryStore {
         )
         .map_err(db)?;
         tx.commit().map_err(db)?;
+        self.refresh_stats()?;
+        self.refresh_speakers()?;
         Ok(n)
     }
 }

@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS memory_fact_entities (
     fact   INTEGER NOT NULL,
     PRIMARY KEY (entity, fact)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_fact_entities_by_fact ON memory_fact_entities(fact, entity);
+CREATE INDEX IF NOT EXISTS memory_facts_by_day ON memory_facts(day) WHERE day IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
     text, content='memory_facts', content_rowid='id', tokenize='porter unicode61'
 );
@@ -108,8 +110,18 @@ pub struct Counts {
 pub struct MemoryStore {
     pub(crate) conn: Connection,
     path: PathBuf,
-    /// Known speakers (lowercase), for "who said" questions; refreshed on write.
+    /// Known speakers (lowercase), for "who said" questions; kept up to date on write.
     pub(crate) speakers: Vec<String>,
+    /// How many facts there are and their total length in characters: BM25's collection
+    /// statistics, kept up to date on write.
+    pub(crate) stats: TextStats,
+}
+
+/// Collection statistics for BM25.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TextStats {
+    pub facts: u64,
+    pub chars: u64,
 }
 
 pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
@@ -174,8 +186,10 @@ impl MemoryStore {
             conn,
             path,
             speakers: Vec::new(),
+            stats: TextStats::default(),
         };
         store.refresh_speakers()?;
+        store.refresh_stats()?;
         Ok(store)
     }
 
@@ -187,7 +201,24 @@ impl MemoryStore {
         db(&self.path, e)
     }
 
-    fn refresh_speakers(&mut self) -> Result<(), Error> {
+    /// Recount the collection statistics (after forgetting; writes keep them up to date).
+    pub(crate) fn refresh_stats(&mut self) -> Result<(), Error> {
+        let (facts, chars): (i64, f64) = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*), TOTAL(length(text)) FROM memory_facts",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| db(&self.path, e))?;
+        self.stats = TextStats {
+            facts: facts.max(0) as u64,
+            chars: chars.max(0.0) as u64,
+        };
+        Ok(())
+    }
+
+    pub(crate) fn refresh_speakers(&mut self) -> Result<(), Error> {
         let mut stmt = self
             .conn
             .prepare("SELECT DISTINCT lower(speaker) FROM memory_facts")
@@ -207,30 +238,45 @@ impl MemoryStore {
     pub fn store(&mut self, episodes: &[Episode], facts: &[NewFact]) -> Result<Vec<Stored>, Error> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
-        for ep in episodes {
-            tx.execute(
-                "INSERT OR IGNORE INTO memory_episodes(id, session, turn, day, timestamp, speaker, scope, text)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    ep.id,
-                    ep.session,
-                    ep.turn,
-                    ep.day,
-                    ep.timestamp,
-                    ep.speaker,
-                    ep.scope.key(),
-                    ep.text
-                ],
-            )
-            .map_err(|e| db(&path, e))?;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO memory_episodes(id, session, turn, day, timestamp, speaker, scope, text)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(|e| db(&path, e))?;
+            for ep in episodes {
+                insert
+                    .execute(params![
+                        ep.id,
+                        ep.session,
+                        ep.turn,
+                        ep.day,
+                        ep.timestamp,
+                        ep.speaker,
+                        ep.scope.key(),
+                        ep.text
+                    ])
+                    .map_err(|e| db(&path, e))?;
+            }
         }
         let mut out = Vec::with_capacity(facts.len());
+        let mut entities = Resolver::default();
         for f in facts {
-            out.push(insert_fact(&tx, &path, f)?);
+            out.push(insert_fact(&tx, &path, f, &mut entities)?);
         }
+        entities.flush(&tx, &path)?;
         tx.commit().map_err(|e| db(&path, e))?;
-        if out.iter().any(|s| s.inserted) {
-            self.refresh_speakers()?;
+        for (f, s) in facts.iter().zip(&out) {
+            if !s.inserted {
+                continue;
+            }
+            self.stats.facts += 1;
+            self.stats.chars += f.text.chars().count() as u64;
+            let speaker = f.speaker.to_lowercase();
+            if !self.speakers.contains(&speaker) {
+                self.speakers.push(speaker);
+            }
         }
         Ok(out)
     }
@@ -397,17 +443,31 @@ impl MemoryStore {
 
     /// Teach the store another name for an entity ("the merchant" for Galvin).
     pub fn add_alias(&mut self, name: &str, alias: &str, session: u32) -> Result<(), Error> {
+        self.add_aliases(&[(name.to_string(), alias.to_string(), session)])
+    }
+
+    /// Teach the store several other names at once, in one transaction: `(name, alias,
+    /// session)`. An alias already taken keeps its entity.
+    pub fn add_aliases(&mut self, aliases: &[(String, String, u32)]) -> Result<(), Error> {
+        if aliases.is_empty() {
+            return Ok(());
+        }
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
-        let id = resolve(&tx, &path, name, EntityKind::Unknown, session)?;
-        let a = normalise_name(alias);
-        if !a.is_empty() {
-            tx.execute(
+        let mut entities = Resolver::default();
+        for (name, alias, session) in aliases {
+            let a = normalise_name(alias);
+            if a.is_empty() || normalise_name(name).is_empty() {
+                continue;
+            }
+            let id = entities.resolve(&tx, &path, name, EntityKind::Unknown, *session)?;
+            tx.prepare_cached(
                 "INSERT OR IGNORE INTO memory_aliases(alias, entity) VALUES (?1, ?2)",
-                params![a, id],
             )
+            .and_then(|mut st| st.execute(params![a, id]))
             .map_err(|e| db(&path, e))?;
         }
+        entities.flush(&tx, &path)?;
         tx.commit().map_err(|e| db(&path, e))
     }
 
@@ -495,6 +555,8 @@ pub(crate) fn scope_list(scopes: &[Scope]) -> String {
         .join(",")
 }
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 fn fact_key(f: &NewFact) -> String {
     let mut h = Sha256::new();
     for part in [
@@ -508,56 +570,97 @@ fn fact_key(f: &NewFact) -> String {
         h.update([0u8]);
     }
     let d = h.finalize();
-    d.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(32);
+    for b in d.iter().take(16) {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
 }
 
-/// Resolve a name to one entity: by its normalised name or a known alias, else a new entity.
-fn resolve(
+/// Names resolved to entities within one transaction: each name is looked up once, and the
+/// entities' last-seen session and kind are written once, at the end.
+#[derive(Default)]
+struct Resolver {
+    known: HashMap<String, i64>,
+    /// entity → (latest session seen, kind learnt)
+    touched: HashMap<i64, (u32, EntityKind)>,
+}
+
+impl Resolver {
+    /// Resolve a name to one entity: by its normalised name or a known alias, else a new entity.
+    fn resolve(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        path: &Path,
+        name: &str,
+        kind: EntityKind,
+        session: u32,
+    ) -> Result<i64, Error> {
+        let key = normalise_name(name);
+        let id = match self.known.get(&key) {
+            Some(id) => *id,
+            None => {
+                let found: Option<i64> = tx
+                    .prepare_cached("SELECT entity FROM memory_aliases WHERE alias = ?1")
+                    .and_then(|mut st| st.query_row([&key], |r| r.get(0)).optional())
+                    .map_err(|e| db(path, e))?;
+                let id = match found {
+                    Some(id) => id,
+                    None => {
+                        tx.prepare_cached(
+                            "INSERT INTO memory_entities(name, kind, first_session, last_session) VALUES (?1, ?2, ?3, ?3)",
+                        )
+                        .and_then(|mut st| st.execute(params![name.trim(), kind.as_str(), session]))
+                        .map_err(|e| db(path, e))?;
+                        let id = tx.last_insert_rowid();
+                        tx.prepare_cached(
+                            "INSERT OR IGNORE INTO memory_aliases(alias, entity) VALUES (?1, ?2)",
+                        )
+                        .and_then(|mut st| st.execute(params![key, id]))
+                        .map_err(|e| db(path, e))?;
+                        id
+                    }
+                };
+                self.known.insert(key, id);
+                id
+            }
+        };
+        let t = self.touched.entry(id).or_insert((session, kind));
+        t.0 = t.0.max(session);
+        if t.1 == EntityKind::Unknown {
+            t.1 = kind;
+        }
+        Ok(id)
+    }
+
+    /// Write what was learnt about the entities: when they were last seen, and their kind
+    /// where it was unknown.
+    fn flush(&mut self, tx: &rusqlite::Transaction<'_>, path: &Path) -> Result<(), Error> {
+        let mut st = tx
+            .prepare_cached(
+                "UPDATE memory_entities SET last_session = max(last_session, ?2),
+                     kind = CASE WHEN kind = 'unknown' THEN ?3 ELSE kind END WHERE id = ?1",
+            )
+            .map_err(|e| db(path, e))?;
+        for (id, (session, kind)) in self.touched.drain() {
+            st.execute(params![id, session, kind.as_str()])
+                .map_err(|e| db(path, e))?;
+        }
+        Ok(())
+    }
+}
+
+fn insert_fact(
     tx: &rusqlite::Transaction<'_>,
     path: &Path,
-    name: &str,
-    kind: EntityKind,
-    session: u32,
-) -> Result<i64, Error> {
-    let key = normalise_name(name);
-    let found: Option<i64> = tx
-        .query_row(
-            "SELECT entity FROM memory_aliases WHERE alias = ?1",
-            [&key],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| db(path, e))?;
-    if let Some(id) = found {
-        tx.execute(
-            "UPDATE memory_entities SET last_session = max(last_session, ?2),
-                 kind = CASE WHEN kind = 'unknown' THEN ?3 ELSE kind END WHERE id = ?1",
-            params![id, session, kind.as_str()],
-        )
-        .map_err(|e| db(path, e))?;
-        return Ok(id);
-    }
-    tx.execute(
-        "INSERT INTO memory_entities(name, kind, first_session, last_session) VALUES (?1, ?2, ?3, ?3)",
-        params![name.trim(), kind.as_str(), session],
-    )
-    .map_err(|e| db(path, e))?;
-    let id = tx.last_insert_rowid();
-    tx.execute(
-        "INSERT OR IGNORE INTO memory_aliases(alias, entity) VALUES (?1, ?2)",
-        params![key, id],
-    )
-    .map_err(|e| db(path, e))?;
-    Ok(id)
-}
-
-fn insert_fact(tx: &rusqlite::Transaction<'_>, path: &Path, f: &NewFact) -> Result<Stored, Error> {
+    f: &NewFact,
+    entities: &mut Resolver,
+) -> Result<Stored, Error> {
     let key = fact_key(f);
     let existing: Option<i64> = tx
-        .query_row("SELECT id FROM memory_facts WHERE key = ?1", [&key], |r| {
-            r.get(0)
-        })
-        .optional()
+        .prepare_cached("SELECT id FROM memory_facts WHERE key = ?1")
+        .and_then(|mut st| st.query_row([&key], |r| r.get(0)).optional())
         .map_err(|e| db(path, e))?;
     if let Some(id) = existing {
         return Ok(Stored {
@@ -567,11 +670,13 @@ fn insert_fact(tx: &rusqlite::Transaction<'_>, path: &Path, f: &NewFact) -> Resu
         });
     }
     let episodes = serde_json::to_string(&f.episode_ids).unwrap_or_else(|_| "[]".into());
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO memory_facts(key, text, scope, source, memory_type, importance, session, turn, day,
                                   speaker, episode_ids, slot)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![
+    )
+    .and_then(|mut st| {
+        st.execute(params![
             key,
             f.text,
             f.scope.key(),
@@ -584,24 +689,22 @@ fn insert_fact(tx: &rusqlite::Transaction<'_>, path: &Path, f: &NewFact) -> Resu
             f.speaker,
             episodes,
             f.slot,
-        ],
-    )
+        ])
+    })
     .map_err(|e| db(path, e))?;
     let id = tx.last_insert_rowid();
-    tx.execute(
-        "INSERT INTO memory_fts(rowid, text) VALUES (?1, ?2)",
-        params![id, f.text],
-    )
-    .map_err(|e| db(path, e))?;
+    tx.prepare_cached("INSERT INTO memory_fts(rowid, text) VALUES (?1, ?2)")
+        .and_then(|mut st| st.execute(params![id, f.text]))
+        .map_err(|e| db(path, e))?;
     for (name, kind) in &f.entities {
         if normalise_name(name).is_empty() {
             continue;
         }
-        let entity = resolve(tx, path, name, *kind, f.at.session)?;
-        tx.execute(
+        let entity = entities.resolve(tx, path, name, *kind, f.at.session)?;
+        tx.prepare_cached(
             "INSERT OR IGNORE INTO memory_fact_entities(entity, fact) VALUES (?1, ?2)",
-            params![entity, id],
         )
+        .and_then(|mut st| st.execute(params![entity, id]))
         .map_err(|e| db(path, e))?;
     }
     let conflicts = match &f.slot {

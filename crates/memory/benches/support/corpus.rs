@@ -20,12 +20,56 @@ const FIRST: &[&str] = &[
     "Sabine", "Thane", "Uriel", "Vanya", "Wystan", "Xanthe", "Yusuf", "Zinnia", "Bram", "Cressida",
 ];
 const LAST: &[&str] = &[
-    "Tarrow", "Quell", "Maris", "Dunne", "Okoro", "Vance", "Strand", "Holloway", "Krane", "Solano",
-    "Brightwater", "Ashgrove", "Corvin", "Delacroix", "Everly", "Fairbanks", "Grell", "Hargrove",
-    "Ingram", "Jaskolski", "Kettering", "Lindqvist", "Morrow", "Nakamura", "Oyelaran", "Pryce",
-    "Quintero", "Rasmussen", "Sorensen", "Thackery", "Underhill", "Valdez", "Whitlock", "Xu",
-    "Yoshida", "Zamora", "Blackwood", "Carraway", "Drummond", "Ellery", "Fitzroy", "Galloway",
-    "Hawthorne", "Iverson", "Jandt", "Kowalczyk", "Larkspur", "Montague", "Nightingale", "Orme",
+    "Tarrow",
+    "Quell",
+    "Maris",
+    "Dunne",
+    "Okoro",
+    "Vance",
+    "Strand",
+    "Holloway",
+    "Krane",
+    "Solano",
+    "Brightwater",
+    "Ashgrove",
+    "Corvin",
+    "Delacroix",
+    "Everly",
+    "Fairbanks",
+    "Grell",
+    "Hargrove",
+    "Ingram",
+    "Jaskolski",
+    "Kettering",
+    "Lindqvist",
+    "Morrow",
+    "Nakamura",
+    "Oyelaran",
+    "Pryce",
+    "Quintero",
+    "Rasmussen",
+    "Sorensen",
+    "Thackery",
+    "Underhill",
+    "Valdez",
+    "Whitlock",
+    "Xu",
+    "Yoshida",
+    "Zamora",
+    "Blackwood",
+    "Carraway",
+    "Drummond",
+    "Ellery",
+    "Fitzroy",
+    "Galloway",
+    "Hawthorne",
+    "Iverson",
+    "Jandt",
+    "Kowalczyk",
+    "Larkspur",
+    "Montague",
+    "Nightingale",
+    "Orme",
 ];
 const ROLES: &[(&str, &str)] = &[
     ("merchant", "trader"),
@@ -82,12 +126,30 @@ const FACTIONS: &[&str] = &[
     "the Meridian Watch",
 ];
 const ADJ: &[&str] = &[
-    "nervous", "cheerful", "suspicious", "exhausted", "furious", "calm", "secretive", "friendly",
-    "desperate", "arrogant", "curious", "wary",
+    "nervous",
+    "cheerful",
+    "suspicious",
+    "exhausted",
+    "furious",
+    "calm",
+    "secretive",
+    "friendly",
+    "desperate",
+    "arrogant",
+    "curious",
+    "wary",
 ];
 const NUMBERS: &[&str] = &[
-    "twenty", "thirty", "forty", "fifty", "eighty", "a hundred", "two hundred", "three hundred",
-    "five hundred", "a thousand",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "eighty",
+    "a hundred",
+    "two hundred",
+    "three hundred",
+    "five hundred",
+    "a thousand",
 ];
 const FILLER_GM: &[&str] = &[
     "The Raptor hums quietly as the crew runs the usual checks.",
@@ -256,7 +318,11 @@ impl Campaign {
         };
         let introducing = self.npcs.len() > 1 && met > 1 && who == met - 1;
         let (speaker, scope, text) = match self.in_turn {
-            0 | 1 => ("gm".to_string(), Scope::Party, self.gm_line(who, introducing)),
+            0 | 1 => (
+                "gm".to_string(),
+                Scope::Party,
+                self.gm_line(who, introducing),
+            ),
             2 => {
                 let (agent, _) = *pick(&mut self.rng, SEATS);
                 let scope = if chance(&mut self.rng, 0.2) {
@@ -307,16 +373,24 @@ impl Campaign {
         if introducing {
             return match below(r, 3) {
                 0 => format!("At {place}, {desc}, a {role} named @{{{name}}} waves the crew over."),
-                1 => format!("You dock at {place}. A {role} called @{{{name}}} is waiting by the airlock."),
-                _ => format!("In the crowded corridors of {place}, @{{{name}}}, the {role}, bumps into Kip and apologises."),
+                1 => format!(
+                    "You dock at {place}. A {role} called @{{{name}}} is waiting by the airlock."
+                ),
+                _ => format!(
+                    "In the crowded corridors of {place}, @{{{name}}}, the {role}, bumps into Kip and apologises."
+                ),
             };
         }
         match below(r, 16) {
             0 => format!("{name} the {role} offers {num} credits for the {item}."),
             1 => format!("Over drinks, {name} admits to secretly working for {faction}."),
-            2 => format!("Word reaches you that {name} has left {place} and set up shop on {other_place}."),
+            2 => format!(
+                "Word reaches you that {name} has left {place} and set up shop on {other_place}."
+            ),
             3 => format!("{name} warns the crew about {faction} patrols near {other_place}."),
-            4 => format!("The {any_item} in the hold starts to whine after the jump to {other_place}."),
+            4 => format!(
+                "The {any_item} in the hold starts to whine after the jump to {other_place}."
+            ),
             5 => format!("{name} seems {adj} today and keeps asking about the {item}."),
             6 => format!("A coded message on {name}'s datapad reveals ties to {faction}."),
             7 => format!("Customs officers at {other_place} search the Raptor for a {any_item}."),
@@ -390,8 +464,14 @@ impl Campaign {
                 2 => (
                     match below(&mut r, 3) {
                         0 => "What happened last session?".to_string(),
-                        1 => format!("What did we learn on day {}?", 1 + below(&mut r, self.day as usize)),
-                        _ => format!("Who did we meet {} sessions ago?", pick(&mut r, &["two", "three", "five"])),
+                        1 => format!(
+                            "What did we learn on day {}?",
+                            1 + below(&mut r, self.day as usize)
+                        ),
+                        _ => format!(
+                            "Who did we meet {} sessions ago?",
+                            pick(&mut r, &["two", "three", "five"])
+                        ),
                     },
                     "temporal",
                 ),
