@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Plain BM25 on the recall set: a sanity baseline, to show the set is not trivial.
 
-    python3 crates/memory/benches/recall/bm25_baseline.py [--speaker] [--show N]
+    python3 crates/memory/benches/recall/bm25_baseline.py [--speaker] [--kind KIND] [--show N]
 
 Each episode is one document (its text only; with --speaker, the speaker's id is prepended, as
 a retriever that indexes "bea: ..." would see it). Lowercase, tokens are runs of [a-z0-9]
-(apostrophes dropped), English stopwords removed, no stemming. BM25 with k1 = 1.2, b = 0.75 and
+(a possessive 's cut, other apostrophes dropped), English stopwords removed, no stemming. BM25 with k1 = 1.2, b = 0.75 and
 the usual idf log(1 + (N - df + 0.5) / (df + 0.5)). The question text is the query; nothing else
 (no time, no speaker, no neighbours). Recall@k = the share of a question's expected episode ids
 among the top k documents, averaged over questions. Standard library only.
@@ -38,12 +38,13 @@ your yours yourself yourselves s t d ll m re ve just also
 
 
 def tokens(text):
-    return [t for t in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")) if t not in STOP]
+    return [t for t in re.findall(r"[a-z0-9]+", re.sub(r"'s\b", "", text.lower()).replace("'", "")) if t not in STOP]
 
 
 def main():
     with_speaker = "--speaker" in sys.argv
     show = int(sys.argv[sys.argv.index("--show") + 1]) if "--show" in sys.argv else 0
+    only = sys.argv[sys.argv.index("--kind") + 1] if "--kind" in sys.argv else None
     episodes = [json.loads(line) for line in open(os.path.join(HERE, "episodes.jsonl"))]
     questions = [json.loads(line) for line in open(os.path.join(HERE, "questions.jsonl"))]
 
@@ -70,6 +71,8 @@ def main():
     per_kind = defaultdict(lambda: [0.0, 0.0, 0])
     total = [0.0, 0.0]
     for q in questions:
+        if only and q["kind"] != only:
+            continue
         top = search(q["question"], 10)
         exp = set(q["expected"])
         r5 = len(exp & set(top[:5])) / len(exp)
@@ -80,16 +83,22 @@ def main():
         pk[2] += 1
         total[0] += r5
         total[1] += r10
-        if show and r10 < 1 and show > 0:
+        if show > 0 and r10 < 1:
             show -= 1
-            print(f"MISS {q['id']} [{q['kind']}] {q['question']}  expected {q['expected']}  top5 {top[:5]}")
+            print(f"miss {q['id']} [{q['kind']}] {q['question']}")
+            texts = {e["id"]: e["text"] for e in episodes}
+            for i in q["expected"]:
+                print(f"    want {i}: {texts[i]}")
+            for i in top[:3]:
+                print(f"    got  {i}: {texts[i]}")
 
     print(f"plain BM25 ({'speaker + text' if with_speaker else 'text only'}), {n} episodes, {len(questions)} questions")
     print(f"{'kind':<15}{'n':>5}{'R@5':>8}{'R@10':>8}")
     for kind in sorted(per_kind):
         r5, r10, c = per_kind[kind]
         print(f"{kind:<15}{c:>5}{r5 / c:>8.3f}{r10 / c:>8.3f}")
-    print(f"{'overall':<15}{len(questions):>5}{total[0] / len(questions):>8.3f}{total[1] / len(questions):>8.3f}")
+    m = sum(c for _, _, c in per_kind.values())
+    print(f"{'overall':<15}{m:>5}{total[0] / m:>8.3f}{total[1] / m:>8.3f}")
 
 
 if __name__ == "__main__":

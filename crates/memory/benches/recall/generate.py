@@ -54,8 +54,14 @@ thing things us one ones like still now current currently exactly actually reall
 """.split())
 
 
+def articles(text):
+    """'a ancient idol' -> 'an ancient idol'."""
+    text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", text)
+    return re.sub(r"([.!?:] )the ", r"\1The ", text)
+
+
 def tokens(text):
-    return [t for t in re.findall(r"[a-z0-9]+", text.lower().replace("'", "")) if t not in STOP]
+    return [t for t in re.findall(r"[a-z0-9]+", re.sub(r"'s\b", "", text.lower()).replace("'", "")) if t not in STOP]
 
 
 def stem(w):
@@ -176,70 +182,70 @@ def money(n):
     return words.get(n, f"{n:,}")
 
 
-# NPC attributes: each value is (evidence phrase, short answer).
+# NPC attributes: each value is (evidence phrase, short answer, hook: a topic word a question may use).
 JOBS = [
-    ("hauling ore out of the Vell Rings", "hauling ore in the Vell Rings"),
-    ("patching hull breaches on navy cruisers", "patching hulls on navy cruisers"),
-    ("teaching children their letters in a colony school on Nadir Reach", "teaching school on Nadir Reach"),
-    ("running guns for the Red Comet pirates", "gun-running for the Red Comets"),
-    ("flying medevac shuttles through the Kesh war", "flying medevac shuttles"),
-    ("singing in a cantina on Drift Market", "cantina singer"),
-    ("counting crates in the Orison Dock warehouses", "warehouse clerk at Orison Dock"),
-    ("tending hydroponic gardens on Solace Hab", "hydroponic gardener"),
-    ("charting comets for a survey team", "comet surveyor"),
-    ("dealing cards on a casino barge", "card dealer on a casino barge"),
-    ("guarding a Consortium senator", "bodyguard to a senator"),
-    ("brewing illegal gin in a cargo hold", "bootleg gin brewer"),
-    ("breaking wild riding-lizards on Kesh Prime", "lizard wrangler"),
-    ("repairing atmosphere scrubbers on Calyx Moon", "scrubber repairer"),
+    ("hauling ore out of the Vell Rings", "hauling ore in the Vell Rings", "the Vell Rings"),
+    ("patching hull breaches on navy cruisers", "patching hulls on navy cruisers", "navy cruisers"),
+    ("teaching children their letters in a colony school on Nadir Reach", "teaching school on Nadir Reach", "children"),
+    ("running guns for the Red Comet pirates", "gun-running for the Red Comets", "the Red Comet pirates"),
+    ("flying medevac shuttles through the Kesh war", "flying medevac shuttles", "the Kesh war"),
+    ("singing in a cantina on Drift Market", "cantina singer", "singing"),
+    ("counting crates in the Orison Dock warehouses", "warehouse clerk at Orison Dock", "warehouses"),
+    ("tending hydroponic gardens on Solace Hab", "hydroponic gardener", "gardens"),
+    ("charting comets for a survey team", "comet surveyor", "comets"),
+    ("dealing cards on a casino barge", "card dealer on a casino barge", "casino barge"),
+    ("guarding a Consortium senator", "bodyguard to a senator", "senator"),
+    ("brewing illegal gin in a cargo hold", "bootleg gin brewer", "gin"),
+    ("breaking wild riding-lizards on Kesh Prime", "lizard wrangler", "lizards"),
+    ("repairing atmosphere scrubbers on Calyx Moon", "scrubber repairer", "atmosphere scrubbers"),
 ]
 FEARS = [
-    ("Hive Armada drones", "Hive drones"), ("open vacuum", "vacuum"),
-    ("cyber zombies", "cyber zombies"), ("hospitals and needles", "hospitals"),
-    ("the whine of a jump engine spooling up", "jump engines"), ("spiders of any size", "spiders"),
-    ("deep water", "deep water"), ("Zorgon's masked enforcers", "Zorgon's enforcers"),
-    ("tight crawlspaces", "tight spaces"), ("thunderstorms", "thunderstorms"),
-    ("mirrors", "mirrors"), ("birds", "birds"),
+    ("Hive Armada drones", "Hive drones", "Hive drones"), ("open vacuum", "vacuum", "vacuum"),
+    ("cyber zombies", "cyber zombies", "cyber zombies"), ("hospitals and needles", "hospitals", "needles"),
+    ("the whine of a jump engine spooling up", "jump engines", "jump engine"), ("spiders of any size", "spiders", "spiders"),
+    ("deep water", "deep water", "water"), ("Zorgon's masked enforcers", "Zorgon's enforcers", "enforcers"),
+    ("tight crawlspaces", "tight spaces", "crawlspaces"), ("thunderstorms", "thunderstorms", "thunderstorms"),
+    ("mirrors", "mirrors", "mirrors"), ("birds", "birds", "birds"),
 ]
 DESIRES = [
-    ("buying back the family orchard on Kesh Prime", "buy back the family orchard"),
-    ("a full pardon from the Consortium", "a pardon"),
-    ("tracking down a sister lost in the Glass Nebula", "find a lost sister"),
-    ("a berth on a liner bound for the core worlds", "passage to the core worlds"),
-    ("retiring somewhere warm with a view of the sea", "retire somewhere warm"),
-    ("seeing Zorgon's flagship burn", "revenge on Zorgon"),
-    ("a working cloaking emitter of their own", "a cloaking emitter"),
-    ("clearing the family name of a murder charge", "clear the family name"),
-    ("opening a noodle bar on Port Meridian", "open a noodle bar"),
-    ("finishing the great atlas of the Rim", "finish an atlas of the Rim"),
+    ("buying back the family orchard on Kesh Prime", "buy back the family orchard", "orchard"),
+    ("a full pardon from the Consortium", "a pardon", "pardon"),
+    ("tracking down a sister lost in the Glass Nebula", "find a lost sister", "sister"),
+    ("a berth on a liner bound for the core worlds", "passage to the core worlds", "core worlds"),
+    ("retiring somewhere warm with a view of the sea", "retire somewhere warm", "sea"),
+    ("seeing Zorgon's flagship burn", "revenge on Zorgon", "Zorgon's flagship"),
+    ("a working cloaking emitter of their own", "a cloaking emitter", "cloaking emitter"),
+    ("clearing the family name of a murder charge", "clear the family name", "murder charge"),
+    ("opening a noodle bar on Port Meridian", "open a noodle bar", "noodle bar"),
+    ("finishing the great atlas of the Rim", "finish an atlas of the Rim", "atlas"),
 ]
 HABITS = [
-    ("never drinks anything stronger than mint tea", "only drinks mint tea"),
-    ("pockets a button from every port", "collects buttons"),
-    ("chats with a potted cactus named Sergeant", "talks to a cactus"),
-    ("keeps a three-legged cat called Biscuit", "has a three-legged cat"),
-    ("chews ginger root from morning to night", "chews ginger root"),
-    ("counts every stack of coins twice, out loud", "counts money twice"),
-    ("refuses to shake anyone's hand", "won't shake hands"),
-    ("scribbles poems on napkins", "writes poems on napkins"),
-    ("whistles the Consortium anthem off-key", "whistles the anthem"),
-    ("wears gloves even in the shower, apparently", "always wears gloves"),
+    ("never drinks anything stronger than mint tea", "only drinks mint tea", "tea"),
+    ("pockets a button from every port", "collects buttons", "buttons"),
+    ("chats with a potted cactus named Sergeant", "talks to a cactus", "cactus"),
+    ("keeps a three-legged cat called Biscuit", "has a three-legged cat", "cat"),
+    ("chews ginger root from morning to night", "chews ginger root", "ginger"),
+    ("counts every stack of coins twice, out loud", "counts money twice", "coins"),
+    ("refuses to shake anyone's hand", "won't shake hands", "handshakes"),
+    ("scribbles poems on napkins", "writes poems on napkins", "poems"),
+    ("whistles the Consortium anthem off-key", "whistles the anthem", "anthem"),
+    ("wears gloves even in the shower, apparently", "always wears gloves", "gloves"),
 ]
 LOOKS = [
-    "a burn scar running from {his} ear down to {his} jaw",
-    "mirrored cybernetic eyes that reflect your faces back at you",
-    "a coat sewn from patched orange vacc-suit fabric",
-    "three gold rings in each ear",
-    "a mechanical left hand that clicks whenever {he} makes a fist",
-    "silver hair shaved on one side",
-    "green-tinged skin and four fingers on each hand",
-    "a comet tattoo curling up {his} neck",
-    "a limp and a cane carved from ship's bone",
-    "a dented Consortium medal pinned on upside down",
-    "welding goggles pushed up on {his} forehead",
-    "a beard braided with copper wire",
-    "freckles and a missing front tooth",
-    "a long grey coat that smells of engine grease",
+    ("a burn scar running from {his} ear down to {his} jaw", "jaw"),
+    ("mirrored cybernetic eyes that reflect your faces back at you", "eyes"),
+    ("a coat sewn from patched orange vacc-suit fabric", "coat"),
+    ("three gold rings in each ear", "ears"),
+    ("a mechanical left hand that clicks whenever {he} makes a fist", "hand"),
+    ("silver hair shaved on one side", "hair"),
+    ("green-tinged skin and four fingers on each hand", "skin"),
+    ("a comet tattoo curling up {his} neck", "neck"),
+    ("a limp and a cane carved from ship's bone", "cane"),
+    ("a dented Consortium medal pinned on upside down", "medal"),
+    ("welding goggles pushed up on {his} forehead", "forehead"),
+    ("a beard braided with copper wire", "beard"),
+    ("freckles and a missing front tooth", "tooth"),
+    ("a long grey coat that smells of engine grease", "coat"),
 ]
 
 SHIP_PARTS = [
@@ -502,7 +508,7 @@ class World:
             c.update(N=npc["name"], Full=f"{npc['name']} {npc['surname']}", he=he, him=him,
                      his=his, himself=himself, He=he.capitalize(), His=his.capitalize(),
                      role=npc["role"], desc=R.choice(ROLES[npc["role"]][1]))
-            c["look"] = npc["look"].format(**c)
+            c["look"] = npc["look"][0].format(**c)
         c.setdefault("P", self.place)
         c.setdefault("I", R.choice(ITEMS)[0])
         c.setdefault("S", R.choice(ENEMY_SHIPS))
@@ -523,7 +529,7 @@ class World:
 
     def ep(self, speaker, text, channel="ic"):
         """An episode not yet placed; emit() gives it its id."""
-        return {"speaker": speaker, "channel": channel, "text": text[0].upper() + text[1:]}
+        return {"speaker": speaker, "channel": channel, "text": articles(text[0].upper() + text[1:])}
 
     def emit(self, blocks, filler=None):
         """Write one turn: core blocks in order, with filler blocks between them."""
@@ -658,15 +664,23 @@ def t_meet(npc):
     npc["place_history"].append((W.place, None))
     W.met.append(npc)
     c = W.ctx(npc)
-    intro = W.ep("gm", pick([
-        "At {P}, a {role} named {N} flags you down from a stall piled with salvage.",
-        "{N}, a {role} with a reputation up and down the lanes, is waiting at the bottom of the ramp when you dock at {P}.",
-        "The crowd at {P} parts for a {role} who introduces {himself} as {Full}.",
-        "A message pings the Raptor as you settle in at {P}: a {role} calling {himself} {N} wants a word.",
-        "In a cantina on {P}, a {role} called {N} slides into the booth across from Oona uninvited.",
-        "{Full}, the local {role}, knocks on the airlock three times, politely, then twice more, less politely.",
-        "You're barely through customs at {P} when a {role} named {N} falls into step beside Kip.",
-    ]).format(**c))
+    intro_t, intro_q = pick([
+        ("At {P}, a {role} named {N} flags you down from a stall piled with salvage.",
+         "Which {syn} flagged us down from a salvage stall at {P}?"),
+        ("{N}, a {role} with a reputation up and down the lanes, is waiting at the bottom of the ramp when you dock at {P}.",
+         "Which {syn} was waiting by our ramp when we docked at {P}?"),
+        ("The crowd at {P} parts for a {role} who introduces {himself} as {Full}.",
+         "Which {syn} introduced {himself} to us in the crowd at {P}?"),
+        ("A message pings the Raptor as you settle in at {P}: a {role} calling {himself} {N} wants a word.",
+         "Which {syn} sent us a message wanting a word at {P}?"),
+        ("In a cantina on {P}, a {role} called {N} slides into the booth across from Oona uninvited.",
+         "Which {syn} slid into Oona's booth in a cantina on {P}?"),
+        ("{Full}, the local {role} on {P}, knocks on the airlock three times, politely, then twice more, less politely.",
+         "Which local {syn} knocked on our airlock at {P}?"),
+        ("You're barely through customs at {P} when a {role} named {N} falls into step beside Kip.",
+         "Which {syn} fell into step beside Kip at customs on {P}?"),
+    ])
+    intro = W.ep("gm", intro_t.format(**c))
     look = W.ep("gm", pick([
         "{He} has {look}.",
         "You notice {look}; {he} catches you staring and grins.",
@@ -683,7 +697,7 @@ def t_meet(npc):
         "\"Greetings. State your business, please.\"",
     ]))
     blocks = [[intro, look], [greet]]
-    W.record("meet", npc=npc, intro=intro, look=look)
+    W.record("meet", npc=npc, intro=intro, look=look, synq=intro_q.format(syn="{syn}", **c))
     # a first impression from one or two players (who said what)
     opinions = []
     for p in R.sample(list(PLAYERS), R.choice([1, 2, 2])):
@@ -720,36 +734,40 @@ def attribute_block(npc):
     npc["attrs_told"].add(a)
     c = W.ctx(npc)
     named = R.random() < 0.5
-    subj = c["N"] if named else c["He"]
-    c["X"] = subj
-    val = npc[a] if a != "ship" else (npc["ship"], npc["ship"])
+    c["X"] = c["N"] if named else c["He"]
+    c["x"] = c["N"] if named else c["he"]
+    c["xo"] = c["N"] if named else c["him"]
+    val = npc[a] if a != "ship" else (npc["ship"], npc["ship"], npc["ship"])
     c["V"] = val[0]
     c["yrs"] = pick(["twenty years", "a decade", "most of {his} life".format(**c), "six long years", "fifteen years"])
+    # (evidence, a question a reader would ask that shares a word with it, the answer to that question)
     tmpl = {
-        "job": ["{X} spent {yrs} {V} before ending up here.",
-                "Before all this, {X} passed {yrs} {V}.",
-                "{X} admits to {yrs} of {V}, back when {he} had more hair.",
-                "Turns out {X} used to make a living {V}.",
-                "Over a drink, {X} lets slip that {he} once spent {yrs} {V}."],
-        "fear": ["{X} goes pale whenever anyone mentions {V}.",
-                 "Bring up {V} and {X} starts shaking.",
-                 "{X} still has nightmares about {V}.",
-                 "{X} won't set foot anywhere near {V}, no matter the pay.",
-                 "Even the thought of {V} makes {X} break into a cold sweat."],
-        "desire": ["All {X} really cares about is {V}.",
-                   "{X} would trade everything for {V}.",
-                   "{X} dreams of {V}, and says so, often.",
-                   "Someday, {X} swears, it will be {V}. Someday soon.",
-                   "Everything {X} saves goes toward {V}."],
-        "habit": ["{X} {V}.", "You notice {X} {V}.", "Funny thing: {X} {V}.",
-                  "Oona points out later that {X} {V}."],
-        "ship": ["{X} flies {V}, a battered little hauler.", "{V} belongs to {X}; {he} keeps it parked two berths down.",
-                 "{X} owns {V} and won't shut up about its new paint job."],
+        "job": [("{X} spent {yrs} {V} before ending up here.", None),
+                ("Before all this, {x} passed {yrs} {V}.", None),
+                ("{X} admits to {yrs} of {V}, back when {he} had more hair.", None),
+                ("Turns out {x} used to make a living {V}.", None),
+                ("Over a drink, {x} lets slip that {he} once spent {yrs} {V}.", None)],
+        "fear": [("{X} goes pale whenever anyone mentions {V}.", "goes pale"),
+                 ("Bring up {V} and {x} starts shaking.", "starts shaking"),
+                 ("{X} still has nightmares about {V}.", "has nightmares"),
+                 ("{X} won't set foot anywhere near {V}, no matter the pay.", "won't go near, no matter the pay"),
+                 ("Even the thought of {V} makes {xo} break into a cold sweat.", "breaks into a cold sweat")],
+        "desire": [("All {x} really cares about is {V}.", None),
+                   ("{X} would trade everything for {V}.", None),
+                   ("{X} dreams of {V}, and says so, often.", None),
+                   ("Someday, {x} swears, it will be {V}. Someday soon.", None),
+                   ("Everything {x} saves goes toward {V}.", None)],
+        "habit": [("{X} {V}.", None), ("You notice {x} {V}.", None), ("Funny thing: {x} {V}.", None),
+                  ("Oona points out later that {x} {V}.", None)],
+        "ship": [("{X} flies {V}, a battered little hauler.", None),
+                 ("{V} belongs to {xo}; {he} keeps it parked two berths down.", None),
+                 ("{X} owns {V} and won't shut up about its new paint job.", None)],
     }[a]
-    text = pick(tmpl).format(**c)
+    tpl, reaction = pick(tmpl)
+    text = tpl.format(**c)
     ev = W.ep("gm", text)
     if named:
-        W.record("attr", npc=npc, attr=a, ep=ev, named=True, val=val)
+        W.record("attr", npc=npc, attr=a, ep=ev, named=True, val=val, reaction=reaction)
         return [ev]
     lead = W.ep("gm", pick([
         "{N} pours another round and gets talkative.",
@@ -758,7 +776,7 @@ def attribute_block(npc):
         "{N} doesn't seem in a hurry to leave.",
         "While the others talk shop, {N} sits with Oona.",
     ]).format(**c))
-    W.record("attr", npc=npc, attr=a, ep=ev, named=False, lead=lead, val=val)
+    W.record("attr", npc=npc, attr=a, ep=ev, named=False, lead=lead, val=val, reaction=reaction)
     return [lead, ev]
 
 
@@ -818,6 +836,8 @@ def t_deal(npc):
         "{He} scribbles a figure on a napkin and slides it over: {pw}.",
         "\"I could do {pw},\" {he} says, not meeting your eyes.",
         "{He} holds up fingers, then gives up and just says it: {pw} credits.",
+        "For the {it}? {He} says {pw}, and {he} says it like a favour.",
+        "{His} price for the {it}: {pw} credits.",
     ]).format(pw=money(price), **c))
     W.record("price", npc=npc, item=item, item_para=item_para, price=price, setup=setup, ep=offer, buying=buying)
     blocks = [[setup, offer]]
@@ -838,6 +858,11 @@ def t_deal(npc):
             "haggle": ["That's a rip-off, haggle.", "Ask for a discount, we're regulars now.", "Offer half and see what happens."],
             "refuse": ["Pass, we can't afford it.", "We don't need that, save the credits.", "Hard no, it's probably a fake."],
         }[st])
+        if R.random() < 0.4:
+            t += pick([" That {it} is trouble anyway.", " I never liked that {it}.", " We don't even know what the {it} does.",
+                       " The {it} isn't worth a fight."] if buying else
+                      [" A {it} could come in handy.", " Who even needs a {it}?", " That {it} looks fake to me.",
+                       " We've wanted a {it} for ages."]).format(**c)
         e = W.ep(p, t, "ooc")
         ooc.append(e)
         W.record("deal_opinion", npc=npc, item=item, ep=e, player=p, stance=st, buying=buying)
@@ -854,12 +879,17 @@ def t_deal(npc):
     final = price + (100 if buying else -100) * min(succ, 2) if succ else price
     final = max(final, 50)
     holder_new = npc["name"] if buying else "crew"
-    out = W.ep("gm", pick([
-        "{N} grumbles, but {pw} credits it is. The {it} changes hands.",
-        "In the end you settle on {pw} for the {it}. {N} counts it twice.",
-        "{N} sighs theatrically and agrees to {pw} credits for the {it}.",
-    ]).format(pw=money(final), **c))
-    W.record("deal", npc=npc, item=item, item_para=item_para, final=final, ep=out, buying=buying)
+    out_t, out_q = pick([
+        ("{N} grumbles, but {pw} credits it is. The {it} changes hands.",
+         "For how much {cash} did the {it} change hands with {N}?"),
+        ("In the end you settle on {pw} for the {it}. {N} counts it twice.",
+         "How much {cash} did we settle on with {N} for the {it}?"),
+        ("{N} sighs theatrically and agrees to {pw} credits for the {it}.",
+         "How much {cash} did {N} finally agree to for the {it}?"),
+    ])
+    out = W.ep("gm", out_t.format(pw=money(final), **c))
+    W.record("deal", npc=npc, item=item, item_para=item_para, final=final, ep=out, buying=buying,
+             synq=out_q.format(cash="{cash}", **c))
     set_holder(item, holder_new, [out], "sold to " + npc["name"] if buying else "bought from " + npc["name"])
     blocks.append([act, dice, out])
     W.emit(blocks)
@@ -940,13 +970,14 @@ def t_secret(npc):
         "\"What's {N} hiding from us?\"",
     ]).format(**c))
     named = R.random() < 0.4
-    ans = W.ep("gm", pick([
-        "Honestly? {X} has been on the payroll of {F} for years.",
-        "The truth: {X} reports to {F}. Every word you've said goes straight to them.",
-        "{X} is a sleeper agent for {F}. You're sure of it now.",
-        "{X} answers to {F}, and always has.",
-    ]).format(X=c["N"] if named else c["he"], **c))
-    W.record("secret", npc=npc, ep=ans, ask=ask, named=named, faction=npc["secret"], roll=roll)
+    ans_t, phrase = pick([
+        ("Honestly? {X} has been on the payroll of {F} for years.", "on the payroll of {F}"),
+        ("The truth: {x} reports to {F}. Every word you've said goes straight to them.", "reporting every word we say to {F}"),
+        ("{X} is a sleeper agent for {F}. You're sure of it now.", "a sleeper agent for {F}"),
+        ("{X} answers to {F}, and always has.", "secretly answering to {F}"),
+    ])
+    ans = W.ep("gm", ans_t.format(X=c["N"] if named else c["He"], x=c["N"] if named else c["he"], **c))
+    W.record("secret", npc=npc, ep=ans, ask=ask, named=named, faction=npc["secret"], roll=roll, phrase=phrase.format(**c))
     ooc = W.ep(info["player"], pick([
         "I KNEW it.", "Oh no. Oh no no no.", "Okay, we keep that to ourselves for now.",
         "This is why I never trust anyone in this game.",
@@ -1082,7 +1113,7 @@ def t_hide(item_hint=None):
     C = PCS[pc]["short"]
     spot = pick(["inside the hollow leg of the galley table", "under a false floor panel in the cargo bay",
                  "taped behind the medical pod", "in a sealed ration tin marked 'BEANS'",
-                 "in the ceiling vent above Kip's bunk", "inside the broken coffee machine",
+                 "in the ceiling vent above the crew bunks", "inside the broken coffee machine",
                  "in the spare vacc-suit's helmet"])
     lead = W.ep(pc, pick([
         f"I take the {item} somewhere nobody will look for it.",
@@ -1345,14 +1376,16 @@ def t_promise(npc):
 
 def t_betrayal(npc):
     c = W.ctx(npc, F=npc["secret"])
-    ev = W.ep("gm", pick([
-        "The ambush makes sense now: {N} sold your flight plan to {F}.",
-        "A recording surfaces: {N}, calmly telling {F} exactly where the Raptor would be.",
-        "It was {N} all along. {He} tipped off {F} and took their money.",
-    ]).format(**c))
+    ev_t, phrase = pick([
+        ("The ambush makes sense now: {N} sold your flight plan to {F}.", "sold our flight plan to {F}"),
+        ("A recording surfaces: {N}, calmly telling {F} exactly where the Raptor would be.",
+         "was recorded telling {F} where the Raptor would be"),
+        ("It was {N} all along. {He} tipped off {F} and took their money.", "tipped off {F} for money"),
+    ])
+    ev = W.ep("gm", ev_t.format(**c))
     react = [W.ep(p, pick(["I'm going to need a minute.", "We trusted {N}!".format(**c), "Revenge. Now.", "Called it. I called it."]), "ooc")
              for p in R.sample(list(PLAYERS), 2)]
-    W.record("betrayal", npc=npc, ep=ev)
+    W.record("betrayal", npc=npc, ep=ev, phrase=phrase.format(**c))
     W.emit([[ev], react])
 
 
@@ -1386,7 +1419,7 @@ def t_closing():
 # The campaign: sessions of ~15 turns.
 
 DECK_COUNTS = dict(deal=26, rumour=22, combat=26, chat=18, downtime=10, plan=14, secret=16, repair=12,
-                   heal=10, hide=10, gift=9, handover=8, move=12, promise=10, quest=20, theft=6, retcon=8,
+                   heal=10, hide=10, gift=9, handover=8, move=14, promise=10, quest=20, theft=6, retcon=10,
                    bounty=5, travel=16, betrayal=5)
 DECK = [k for k, n in DECK_COUNTS.items() for _ in range(n)]
 
@@ -1488,7 +1521,7 @@ def run():
 # overlap its evidence. Then a fixed number per kind is drawn, spread over the builders.
 
 PARAPHRASE_MAX = 1  # shared content words allowed between a paraphrase question and its evidence
-SYNONYM_MAX = 2  # ...and a synonym question (the replaced key word itself must not appear)
+SYNONYM_MAX = 4  # ...and a synonym question (the replaced key word itself must not appear)
 CANDS = defaultdict(list)  # kind -> candidates
 DROPPED = Counter()  # kind -> candidates dropped for overlap
 
@@ -1505,7 +1538,7 @@ def overlap(question, eps):
 
 
 def cand(kind, sub, question, eps, answer, asked_at=NOW, asked_by=None, superseded=None, check=None):
-    q = {"question": question, "expected": ids(eps), "kind": kind, "asked_at_session": asked_at}
+    q = {"question": articles(question), "expected": ids(eps), "kind": kind, "asked_at_session": asked_at}
     if asked_by:
         q["asked_by"] = asked_by
     if superseded:
@@ -1575,28 +1608,28 @@ RUMOUR_Q = [
      ["Where are the conqueror's people stockpiling void gems?"],
      "Who told us Zorgon was buying up void crystals?", "{Q}"),
     (["According to {N}, which dock official can be paid off?"],
-     ["Which port official accepts payoffs, and where?"],
+     ["Which port official accepts payoffs to make your papers perfect?"],
      "Who told us about the harbourmaster who takes bribes?", "the harbourmaster on {Q}"),
     (["According to {N}, where is there free salvage for the taking?"],
-     ["Where is the unclaimed derelict floating?"],
+     ["Where is the derelict whose salvage nobody has claimed?"],
      "Who told us about the unclaimed wreck?", "off {Q}"),
     (["According to {N}, where did the insect fleet lose a vessel?"],
-     ["Where did the Hive reconnaissance craft go down?"],
+     ["Where did the Hive reconnaissance craft go down, before the Consortium hushed it up?"],
      "Who told us a Hive scout had crashed?", "{Q}"),
     (["According to {N}, where are drugs in high demand because of an outbreak?"],
      ["Where is the Guild offering three times as much for drugs?"],
      "Who told us medicine was selling for triple?", "{Q}"),
     (["According to {N}, what does someone want done to our flyer?"],
-     ["What did we hear about a large reward for catching our flyer?"],
+     ["What did {N} say about a price on our flyer's head?"],
      "Who warned us there was a price on Kip's head?", "a big price on the pilot's head"),
     (["According to {N}, which abandoned transmitter still leaks information?"],
-     ["Which old transmitter still sends out secrets?"],
+     ["Which old transmitter still sends out secrets, if you know the right channel?"],
      "Who told us the old relay still broadcasts secrets?", "the relay at {Q}"),
     (["According to {N}, where have buccaneers been attacking freighters?"],
-     ["Where are buccaneers raiding convoys?"],
+     ["Where have buccaneers with red sails been raiding convoys?"],
      "Who told us pirates were hitting convoys?", "past {Q}"),
     (["According to {N}, where is the drinking supply making folks ill?"],
-     ["Where is the drinking water making folks ill?"],
+     ["Where does the water taste wrong and make folks ill?"],
      "Who told us the water was making people sick?", "{Q}"),
 ]
 STANCE_Q = {
@@ -1612,6 +1645,7 @@ PLAN_Q = ["sneaking in through the service tunnels", "bribing the guards", "usin
 
 
 def build():
+    R.seed(SEED + 1)  # questions draw from their own stream, so tuning them leaves the log unchanged
     met = F["meet"]
     intro_of = {id(r["npc"]): r["intro"] for r in met}
 
@@ -1619,7 +1653,7 @@ def build():
     for r in F["attr"]:
         if r["attr"] in ATTR_Q and r["named"]:
             c = W.ctx(r["npc"])
-            lexical("paraphrase", "attr-" + r["attr"], [t.format(**c) for t in ATTR_Q[r["attr"]]], [r["ep"]], r["val"][1])
+            lexical("paraphrase", "attr-" + r["attr"], [t.format(**c) for t in ATTR_Q[r["attr"]]], [r["ep"]], r["val"][0])
     for recs in W.quests.values():
         r = recs[0]
         obj, short, para = QUESTS[r["qi"]]
@@ -1654,11 +1688,9 @@ def build():
     # ---------------- synonym
     for r in unique(met, lambda r: (r["npc"]["role"], r["place"])):
         n = r["npc"]
-        for syn in ROLES[n["role"]][0]:
-            lexical("synonym", "meet-role", [f"Which {syn} did we run into at {r['place']}?",
-                                             f"What's the name of the {syn} from {r['place']}?"],
-                    [r["intro"]], n["name"], forbid=[syn])
-            break
+        syns = [s for s in ROLES[n["role"]][0] if not set(tokens(s)) & set(tokens(r["intro"]["text"]))]
+        if syns:
+            lexical("synonym", "meet-role", [r["synq"].format(syn=pick(syns))], [r["intro"]], n["name"], forbid=syns[:1])
     for r in F["attr"]:
         if r["attr"] == "ship" and r["named"] and not r["npc"].get("retconned"):
             c = W.ctx(r["npc"])
@@ -1670,7 +1702,8 @@ def build():
         pq, sq, wq, a = RUMOUR_Q[r["i"]]
         lexical("synonym", "rumour", [t.format(**c) for t in sq], [r["ep"]], a.format(**c))
     for r in unique(F["theft"], lambda r: r["item"]):
-        lexical("synonym", "theft", [f"Who swiped the {r['item']} from us?", f"Which thief pinched our {r['item']}?"],
+        lexical("synonym", "theft", [f"Who swiped the {r['item']} from us?", f"Which thief pinched our {r['item']}?",
+                                     f"Who swiped the {r['item']} when the airlock was left open?"],
                 [r["ep"], r["clue"]], r["thief"]["name"], forbid=["swiped", "pinched", "thief"])
     for r in unique(F["heal"], lambda r: r["pc"] + r["injury"]["inj"]):
         if r["npc"]["role"] == "doctor":
@@ -1685,57 +1718,88 @@ def build():
         else:
             lexical("synonym", "repair", [f"Which crew member mended the {r['part']}?"], [r["ep"]], "Zara", forbid=["mended"])
     for r in unique(F["deal"], lambda r: (r["npc"]["name"], r["item"])):
-        c = W.ctx(r["npc"])
-        lexical("synonym", "deal-cash", [f"How much cash did we settle on with {c['N']} for the {r['item_para']}?",
-                                         f"What sum of money did {c['N']} and we agree on in the end?"],
-                [r["ep"]], f"{r['final']} credits", forbid=["cash", "money"], check=num_alts(r["final"]))
+        cash = pick(["money", "cash"])
+        lexical("synonym", "deal-cash", [r["synq"].format(cash=cash)], [r["ep"]], f"{r['final']} credits", forbid=[cash],
+                check=num_alts(r["final"]))
     for r in unique(F["gift"], lambda r: r["npc"]["name"]):
         c = W.ctx(r["npc"])
-        lexical("synonym", "gift", [f"What present did {c['N']} hand us?", f"Which keepsake did {c['N']} insist we take?"],
+        lexical("synonym", "gift", [f"What present did {c['N']} press into Oona's hands?", f"What present did {c['N']} hand us?",
+                                    f"Which keepsake did {c['N']} insist we take?"],
                 [r["lead"], r["ep"]], r["item"], forbid=["present", "keepsake"])
 
     # ---------------- pronoun (the answer episode names no one; its neighbour does)
     for r in met:
         c = W.ctx(r["npc"])
+        look, feature = r["npc"]["look"]
         if c["N"] not in r["look"]["text"]:
             cand("pronoun", "look", pick([f"What does {c['N']} look like?", f"How would you recognise {c['N']} in a crowd?",
-                                          f"Describe {c['N']}'s appearance."]), [r["look"]], r["npc"]["look"].format(**c))
+                                          f"What's notable about {c['N']}'s {feature}?", f"What's odd about {c['N']}'s {feature}?"]),
+                 [r["look"]], look.format(**c))
     for r in F["attr"]:
-        if not r["named"] and r["attr"] in ATTR_Q:
-            c = W.ctx(r["npc"])
-            cand("pronoun", "attr-" + r["attr"], pick(ATTR_Q[r["attr"]]).format(**c), [r["ep"]], r["val"][1])
-        if not r["named"] and r["attr"] == "ship" and not r["npc"].get("retconned"):
-            c = W.ctx(r["npc"])
-            cand("pronoun", "ship", f"What ship does {c['N']} fly?", [r["ep"]], r["val"][0])
+        if r["named"]:
+            continue
+        c = W.ctx(r["npc"])
+        hook = r["val"][2]
+        if r["attr"] == "fear":
+            if R.random() < 0.5 and r["reaction"]:
+                cand("pronoun", "attr-fear", f"How does {c['N']} react when {hook} come up?" if hook.endswith("s") else
+                     f"How does {c['N']} react to {hook}?", [r["ep"]], r["reaction"])
+            else:
+                cand("pronoun", "attr-fear", pick(ATTR_Q["fear"]).format(**c), [r["ep"]], r["val"][0])
+        elif r["attr"] == "desire":
+            cand("pronoun", "attr-desire", pick([f"Why does {c['N']} keep talking about the {hook}?",
+                                                 pick(ATTR_Q["desire"]).format(**c)]), [r["ep"]], r["val"][0])
+        elif r["attr"] == "habit":
+            cand("pronoun", "attr-habit", pick([f"What's the story with {c['N']} and the {hook}?",
+                                                pick(ATTR_Q["habit"]).format(**c)]), [r["ep"]], r["val"][0])
+        elif r["attr"] == "job":
+            cand("pronoun", "attr-job", pick([f"What's {c['N']}'s history with {hook}?",
+                                              pick(ATTR_Q["job"]).format(**c)]), [r["ep"]], r["val"][0])
+        elif r["attr"] == "ship" and not r["npc"].get("retconned"):
+            cand("pronoun", "ship", pick([f"What ship does {c['N']} fly?", f"Where does {c['N']} keep {c['his']} ship parked?"
+                                          if "parked" in r["ep"]["text"] else f"Which hauler is {c['N']}'s?"]),
+                 [r["ep"]], r["val"][0])
     for r in unique(F["price"], lambda r: (r["npc"]["name"], r["item"])):
         c = W.ctx(r["npc"])
         cand("pronoun", "price", pick([f"What was {c['N']}'s opening price for the {r['item']}?",
-                                       f"How many credits did {c['N']} first ask for the {r['item']}?"]),
+                                       f"How many credits did {c['N']} first ask for the {r['item']}?",
+                                       f"What figure did {c['N']} name for the {r['item']}?"]),
              [r["ep"]], f"{r['price']} credits", check=num_alts(r["price"]))
     for r in F["secret"]:
         if not r["named"]:
             c = W.ctx(r["npc"])
-            cand("pronoun", "secret", pick([f"Who is {c['N']} really working for?", f"Which faction pays {c['N']} in secret?"]),
-                 [r["ep"]], r["faction"])
+            cand("pronoun", "secret", pick([f"Who is {c['N']} really working for?", f"Which faction pays {c['N']} in secret?",
+                                            f"Whose payroll is {c['N']} on?"]), [r["ep"]], r["faction"])
     for r in unique(F["hide"], lambda r: (r["pc"], r["item"])):
         C = PCS[r["pc"]]["short"]
-        cand("pronoun", "hide", pick([f"Where did {C} hide the {r['item']}?", f"Where did {C} put the {r['item']} for safekeeping?"]),
+        cand("pronoun", "hide", pick([f"Where did {C} hide the {r['item']}?", f"Where did {C} stash the {r['item']}?",
+                                      f"Where did {C} put the {r['item']} for safekeeping?"]),
              [r["ep"]], r["spot"])
     for r in unique(F["gift"], lambda r: r["npc"]["name"]):
         c = W.ctx(r["npc"])
-        cand("pronoun", "gift", f"What did {c['N']} give us for free?", [r["ep"]], r["item"])
+        cand("pronoun", "gift", pick([f"What did {c['N']} give us for free?", f"What was in the parcel from {c['N']}?"]),
+             [r["ep"]], r["item"])
     for recs in W.quests.values():
         r = recs[0]
         if r["npc"]["name"] not in r["ep"]["text"]:
-            cand("pronoun", "quest", f"What job did {r['npc']['name']} hire us for?", [r["ep"]], QUESTS[r["qi"]][0])
+            cand("pronoun", "quest", pick([f"What job did {r['npc']['name']} hire us for?",
+                                           f"What did {r['npc']['name']} want us to do, and what was the pay?"]),
+                 [r["ep"]], QUESTS[r["qi"]][0])
     for r in F["repair"]:
         if r["npc"] is not None:
-            cand("pronoun", "repair", f"What did {r['npc']['name']} do to the Raptor's {r['part']}?", [r["ep"]], "repaired it",
-                 check=r["part"])
+            cand("pronoun", "repair", pick([f"What did {r['npc']['name']} charge to fix the {r['part']}?",
+                                            f"How did {r['npc']['name']} deal with the broken {r['part']}?"]),
+                 [r["ep"]], "repaired it", check=r["part"])
+    for r in F["heal"]:
+        c = W.ctx(r["npc"])
+        C = PCS[r["pc"]]["short"]
+        if c["N"] not in r["ep"]["text"]:
+            cand("pronoun", "heal", f"How did {c['N']} help {C}?", [r["ep"]], "healed " + C, check=C)
     for r in F["move"]:
         if not r["named"]:
             c = W.ctx(r["npc"])
-            cand("pronoun", "move", f"Where did {c['N']} go after leaving {r['old']}?", [r["ep"]], r["new"])
+            cand("pronoun", "move", pick([f"Where did {c['N']} go after leaving {r['old']}?",
+                                          f"Where did {c['N']} set up after {r['old']}?"]), [r["ep"]], r["new"])
 
     # ---------------- who said it (the speaker is the answer, or pins the answer)
     by_turn = defaultdict(list)
@@ -1790,7 +1854,7 @@ def build():
         opener = [r["ep"] for r in F["opening"] if r["session"] == s]
         cand("temporal", "opening", pick([f"Where was the Raptor when session {s} began?",
                                           f"Where were we at the start of session {s}?"]), opener, opener[0]["text"],
-             check=[p[0] for p in PLACES if p[0] in opener[0]["text"]][0])
+             check=[p[0] for p in PLACES if p[0].lower() in opener[0]["text"].lower()][0])
         for kind, label in (("damage", "What part of the ship got shot up {t}?"), ("injury", "Who got hurt {t}?"),
                             ("combat", "Who attacked us {t}?")):
             rs = [r for r in F[kind] if r["session"] == s]
@@ -1815,37 +1879,88 @@ def build():
         cand("temporal", "deal-day", f"What did we trade on day {d}, and for how much?", [r["ep"] for r in rs],
              "; ".join(f"{r['item']} for {r['final']}" for r in rs), check=" ".join(r["item"] for r in rs))
 
+    for n in W.met:
+        rs = [r for r in F["rumour"] if r["npc"] is n]
+        for r in rs:
+            same = [x for x in rs if x["session"] == r["session"]]
+            if len(rs) >= 2 or R.random() < 0.3:
+                k = NOW - r["session"] if R.random() < 0.3 else 0
+                when = ago(k) if 1 <= k <= 5 else f"in session {r['session']}"
+                cand("temporal", "npc-rumour", f"What did {n['name']} tip us off about {when}?", [x["ep"] for x in same],
+                     "; ".join(RUMOUR_Q[x["i"]][3].format(**W.ctx(n, S=x["S"], Q=x["Q"])) for x in same))
+        ds = [r for r in F["deal"] if r["npc"] is n]
+        for r in ds:
+            same = [x for x in ds if x["session"] == r["session"]]
+            if len(ds) >= 2 or R.random() < 0.3:
+                cand("temporal", "npc-deal", f"What did we trade with {n['name']} in session {r['session']}?",
+                     [x["ep"] for x in same], "; ".join(x["item"] for x in same))
+    for recs in W.quests.values():
+        n = recs[0]["npc"]
+        for r in recs[1:]:
+            same = [x for x in recs if x["session"] == r["session"]]
+            if n["name"] in r["ep"]["text"] and len(same) == 1:
+                at = R.randint(r["session"] + 1, min(NOW, r["session"] + 3))
+                k = at - r["session"]
+                cand("temporal", "quest-news", f"What was the news on {n['name']}'s job {ago(k)}?", [r["ep"]], r["status"],
+                     asked_at=at, check=n["name"])
+    plans = defaultdict(list)
+    for r in F["plan"]:
+        plans[(r["session"], r["player"])].append(r)
+    for (s, p), rs in plans.items():
+        if s + 1 <= NOW and R.random() < 0.4:
+            cand("temporal", "plan-ago", f"What did {pname(p)} propose last session?", [r["ep"] for r in rs],
+                 "; ".join(PLANS[r["i"]][1] for r in rs), asked_at=s + 1, check=[p])
+
     # ---------------- multi-hop (2-3 episodes, often sessions apart)
-    for r in unique(F["betrayal"], lambda r: r["npc"]["secret"]):
-        d = FACTION_DESC[r["npc"]["secret"]]
-        cand("multi_hop", "betrayal-meet", f"Where did we first meet the person who betrayed us to {d}?",
-             [r["ep"], intro_of[id(r["npc"])]], r["npc"]["place_history"][0][0])
     secrets = {id(r["npc"]): r for r in F["secret"]}
+
+    def secret_eps(n):
+        sr = secrets[id(n)]
+        return [sr["ep"]] if sr["named"] else [sr["ask"], sr["ep"]]
+
+    for r in F["betrayal"]:
+        n = r["npc"]
+        cand("multi_hop", "betrayal-meet", f"Where did we first meet the {n['role']} who {r['phrase']}?", [r["ep"], intro_of[id(n)]],
+             n["place_history"][0][0])
+        dis = [o for o in F["opinion"] if o["npc"] is n and o["stance"] == "distrust"]
+        if dis and len(dis) <= 2:
+            cand("multi_hop", "betrayal-opinion", f"Which of us had doubts about the one who {r['phrase']}, right from the start?",
+                 [r["ep"]] + [o["ep"] for o in dis], " and ".join(pname(o["player"]) for o in dis), check=n["name"])
+    for r in F["secret"]:
+        n = r["npc"]
+        if n["met_session"] < r["session"] or R.random() < 0.5:
+            cand("multi_hop", "secret-meet", f"Where did we first meet the {n['role']} who turned out to be {r['phrase']}?",
+                 secret_eps(n) + [intro_of[id(n)]], n["place_history"][0][0])
     for kind, phrase in (("heal", "patched up {C}"), ("repair", "fixed our {part}"), ("gift", "gave us the {item}")):
         for r in F[kind]:
             n = r.get("npc")
-            if n is None or id(n) not in secrets:
-                continue
-            sr = secrets[id(n)]
-            sec_eps = [sr["ep"]] if sr["named"] else [sr["ask"], sr["ep"]]
-            if len(sec_eps) > 1:
+            if n is None or id(n) not in secrets or not secrets[id(n)]["named"]:
                 continue
             ph = phrase.format(C=PCS[r["pc"]]["short"] if kind == "heal" else "", part=r.get("part", ""), item=r.get("item", ""))
             cand("multi_hop", kind + "-secret", f"The one who {ph}: who are they secretly working for?",
-                 [r["lead"], r["ep"]] + sec_eps, n["secret"])
+                 [r["lead"], r["ep"]] + secret_eps(n), n["secret"])
+    for r in F["heal"]:
+        n = r["npc"]
+        C = PCS[r["pc"]]["short"]
+        cand("multi_hop", "heal-meet", f"Where did we first meet the {n['role']} who healed {C}'s {r['injury']['short']}?",
+             [r["lead"], r["ep"], intro_of[id(n)]], n["place_history"][0][0])
     for r in F["repair"]:
         dmg = r["damage"]
         eps = [dmg["ep"]] + ([r["lead"], r["ep"]] if r["npc"] else [r["ep"]])
-        cand("multi_hop", "damage-repair", f"Who fixed what {dmg['enemy']} broke on our ship?", eps,
-             r["npc"]["name"] if r["npc"] else "Zara")
+        q = pick([f"Who fixed what {dmg['enemy']} broke on our ship?", f"Who repaired the {r['part']} that {dmg['enemy']} shot up?"])
+        cand("multi_hop", "damage-repair", q, eps, r["npc"]["name"] if r["npc"] else "Zara")
     for r in unique(F["rumour"], lambda r: (r["i"], r["S"] if r["i"] == 0 else "")):
         n = r["npc"]
+        c = W.ctx(n, S=r["S"], Q=r["Q"])
+        topic = RUMOUR_Q[r["i"]][2].format(**c)[len("Who told us "):].rstrip("?")
+        topic = topic[len("warned us "):] if topic.startswith("warned") else topic
+        topic = topic[len("about "):] if topic.startswith("about ") else "that " + topic
         if n["met_session"] < r["session"]:
-            c = W.ctx(n, S=r["S"], Q=r["Q"])
-            topic = RUMOUR_Q[r["i"]][2].format(**c)[len("Who told us "):].rstrip("?")
-            topic = topic[len("warned us "):] if topic.startswith("warned") else topic
-            cand("multi_hop", "rumour-meet", f"Where did we first meet whoever told us {topic}?", [r["ep"], intro_of[id(n)]],
+            cand("multi_hop", "rumour-meet", f"Where did we first meet the {n['role']} who told us {topic}?", [r["ep"], intro_of[id(n)]],
                  n["place_history"][0][0])
+        if id(n) in secrets and secrets[id(n)]["named"]:
+            cand("multi_hop", "rumour-secret", f"Who does the person who told us {topic} secretly work for?",
+                 [r["ep"]] + secret_eps(n), n["secret"])
     for item, hist in W.items.items():
         for a, b in zip(hist, hist[1:]):
             if a["how"].startswith("gift from") and b["how"].startswith("given to"):
@@ -1863,9 +1978,15 @@ def build():
     for recs in W.quests.values():
         last = recs[-1]
         n = recs[0]["npc"]
+        obj, short, para = QUESTS[recs[0]["qi"]]
         if last["status"] in ("completed", "failed", "abandoned") and (n["role"], n["place_history"][0][0]) in uniq_rp:
             cand("multi_hop", "quest-meet", f"How did the job from the {n['role']} we met at {n['place_history'][0][0]} end?",
                  [intro_of[id(n)], last["ep"]], last["status"], check=n["name"])
+        ships = [a for a in F["attr"] if a["npc"] is n and a["attr"] == "ship" and a["named"]]
+        if ships and not n.get("retconned"):
+            first = [recs[0]["ep"]] if n["name"] in recs[0]["ep"]["text"] else [recs[0]["lead"], recs[0]["ep"]]
+            cand("multi_hop", "quest-ship", f"What ship does the person who hired us for {para} fly?", first + [ships[0]["ep"]],
+                 ships[0]["val"][0])
     for r in F["move"]:
         n = r["npc"]
         att = [a for a in F["attr"] if a["npc"] is n and a["attr"] in ("fear", "desire", "job", "habit")]
@@ -1873,7 +1994,7 @@ def build():
             a = att[0]
             what = {"fear": "afraid of", "desire": "hoping for", "job": "doing before", "habit": "known for"}[a["attr"]]
             eps = [r["ep"], a["ep"]] + ([] if a["named"] else [a["lead"]])
-            cand("multi_hop", "move-attr", f"What is the {n['role']} who moved to {r['new']} {what}?", eps, a["val"][1])
+            cand("multi_hop", "move-attr", f"What is the {n['role']} who moved to {r['new']} {what}?", eps, a["val"][0])
 
     # ---------------- current state (latest fact wins; the older ones are listed as superseded)
     for n in W.met:
@@ -1882,7 +2003,9 @@ def build():
             last = moves[-1]
             cur = [last["ep"]] if last["named"] else [last["lead"], last["ep"]]
             old = [intro_of[id(n)]] + [m["ep"] for m in moves[:-1]]
-            cand("current_state", "npc-place", pick([f"Where is {n['name']} based these days?", f"Where can we find {n['name']} now?"]),
+            cand("current_state", "npc-place", pick([f"Where is {n['name']} based these days?", f"Where can we find {n['name']} now?",
+                                                     f"Where has {n['name']} moved to?", f"What's {n['name']}'s new address?",
+                                                     f"Where did {n['name']} set up in the end?"]),
                  cur, last["new"], superseded=old)
     for r in F["retcon"]:
         att = [a for a in F["attr"] if a["npc"] is r["npc"] and a["attr"] == "ship"]
@@ -1902,10 +2025,11 @@ def build():
     for k in range(1, len(W.bounty)):
         b = W.bounty[k]
         nxt = W.bounty[k + 1]["session"] if k + 1 < len(W.bounty) else NOW
-        at = R.randint(b["session"] + 1, max(b["session"] + 1, nxt))
-        cand("current_state", "bounty", pick(["How big is the reward for Kip now?", "What's Kip's bounty up to?"]),
-             [b["ep"]], f"{b['amount']} credits", asked_at=min(at, NOW), superseded=[x["ep"] for x in W.bounty[:k]],
-             check=num_alts(b["amount"]))
+        for at in sorted({min(NOW, b["session"] + 1), min(NOW, max(b["session"] + 1, nxt))}):
+            cand("current_state", "bounty", pick(["How big is the reward for Kip now?", "What's Kip's bounty up to?",
+                                                  "How much is Kip worth to bounty hunters at the moment?"]),
+                 [b["ep"]], f"{b['amount']} credits", asked_at=at, superseded=[x["ep"] for x in W.bounty[:k]],
+                 check=num_alts(b["amount"]))
     for r in F["repair"]:
         later = [d for d in F["damage"] if d["part"] == r["part"] and d["session"] * 100 + d["turn"] > r["session"] * 100 + r["turn"]]
         if not later:
@@ -1942,22 +2066,40 @@ def answer_in_evidence(q):
     alts = chk if isinstance(chk, list) else [chk]
     text = set()
     for e in eps:
-        text |= set(re.findall(r"[a-z0-9]+", e["text"].lower().replace("'", "")))
+        text |= {stem(t) for t in re.findall(r"[a-z0-9]+", re.sub(r"'s\b", "", e["text"].lower()).replace("'", ""))}
     for a in alts:
-        want = {t for t in re.findall(r"[a-z0-9]+", a.lower().replace("'", "")) if t not in STOP}
+        want = {stem(t) for t in re.findall(r"[a-z0-9]+", re.sub(r"'s\b", "", a.lower()).replace("'", "")) if t not in STOP}
         if want and len(want & text) >= max(1, int(0.6 * len(want) + 0.5)):
             return True
     return False
 
 
-TARGET = {"paraphrase": 45, "synonym": 45, "pronoun": 45, "who_said": 45, "temporal": 45, "multi_hop": 40,
-          "current_state": 40}
+# How many questions of each kind, and roughly how they are spread over the builders (a
+# builder with too few candidates leaves its share to the others).
+QUOTA = {
+    "paraphrase": dict(target=48, **{"attr-desire": 6, "attr-fear": 6, "attr-habit": 5, "attr-job": 5, "betrayal": 3,
+                                     "deal-final": 6, "injury": 4, "quest-reward": 5, "rumour": 5, "secret": 5}),
+    "synonym": dict(target=48, **{"deal-cash": 8, "gift": 5, "heal": 4, "meet-role": 10, "repair": 3, "rumour": 10,
+                                  "theft": 4, "ship": 4}),
+    "pronoun": dict(target=48, **{"look": 7, "attr-fear": 4, "attr-desire": 3, "attr-habit": 3, "attr-job": 4, "ship": 2,
+                                  "price": 6, "secret": 4, "hide": 4, "gift": 3, "quest": 3, "repair": 2, "heal": 2, "move": 3}),
+    "who_said": dict(target=48, **{"opinion-player": 9, "opinion-stance": 8, "plan": 7, "rumour": 5, "promise": 6,
+                                   "deal-opinion": 8, "insight": 5}),
+    "temporal": dict(target=48, **{"arrival-day": 6, "quest-news": 6, "npc-deal": 5, "npc-rumour": 4, "damage-ago": 3,
+                                   "damage-session": 2, "combat-ago": 2, "combat-session": 2, "injury-ago": 2,
+                                   "injury-session": 1, "meet-ago": 3, "meet-session": 3, "opening": 3, "plan-ago": 3,
+                                   "rumour-day": 3, "deal-day": 3}),
+    "multi_hop": dict(target=45),
+    "current_state": dict(target=45),
+}
+TARGET = {k: v["target"] for k, v in QUOTA.items()}
 
 
 def select():
     chosen = []
     failed = Counter()
-    for kind, want in TARGET.items():
+    for kind, quota in QUOTA.items():
+        want = quota["target"]
         groups = defaultdict(list)
         for q in CANDS[kind]:
             if not answer_in_evidence(q):
@@ -1968,16 +2110,26 @@ def select():
             R.shuffle(g)
         seen = set()
         picked = []
-        order = sorted(groups)
+
+        def take(sub):
+            while groups[sub]:
+                q = groups[sub].pop()
+                key = (tuple(sorted(q["expected"])), q["asked_at_session"])
+                if key in seen or q["question"] in {p["question"] for p in picked}:
+                    continue
+                seen.add(key)
+                picked.append(q)
+                return True
+            return False
+
+        for sub in sorted(groups):
+            for _ in range(quota.get(sub, 0)):
+                if len(picked) < want:
+                    take(sub)
         while len(picked) < want and any(groups.values()):
-            for sub in order:
-                if groups[sub] and len(picked) < want:
-                    q = groups[sub].pop()
-                    key = (tuple(sorted(q["expected"])), )
-                    if key in seen or q["question"] in {p["question"] for p in picked}:
-                        continue
-                    seen.add(key)
-                    picked.append(q)
+            for sub in sorted(groups):
+                if len(picked) < want:
+                    take(sub)
         chosen += picked
     return chosen, failed
 
