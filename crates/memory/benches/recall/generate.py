@@ -57,7 +57,8 @@ thing things us one ones like still now current currently exactly actually reall
 def articles(text):
     """'a ancient idol' -> 'an ancient idol'."""
     text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", text)
-    return re.sub(r"([.!?:] )the ", r"\1The ", text)
+    text = re.sub(r"([.!?] )the ", r"\1The ", text)
+    return re.sub(r'((?:^|[.!?:] )")the ', r"\1The ", text)
 
 
 def tokens(text):
@@ -308,11 +309,14 @@ GM_FLAVOUR = [
     "The ship's cat, which nobody admits to owning, naps on the warm reactor housing.",
     "A dust storm rolls over {P}; visibility drops to nothing for an hour.",
     "Another ship's captain waves from the next berth and then ignores you.",
-    "Rumours fly on {P} about the {S}, but nobody knows anything solid.",
+    "Rumours fly on {P} about {S}, but nobody knows anything solid.",
     "Prices for {I}s have doubled on {P}, according to the board by the lift.",
+    "{N} waves from across the concourse and then disappears into the crowd.",
+    "A cargo tag with {N}'s name on it is stuck to the Raptor's ramp.",
+    "Somebody on the dock asks whether you've seen {N} lately.",
+    "{N}'s voice drifts over from a noodle stall, arguing about the bill.",
 ]
 OOC_CHATTER = [
-    "Sorry I'm late, the bus took forever.",
     "Who brought the crisps? Pass them over.",
     "Can we take a short break after this scene?",
     "I'm fine with whatever the group wants here.",
@@ -333,7 +337,6 @@ OOC_CHATTER = [
     "Can you repeat the last bit? My connection dropped.",
     "This is going to go so wrong and I'm here for it.",
     "Quick rules question: helping means I roll too, right?",
-    "Pizza's here, two minutes.",
     "I vote we get some sleep in-game, we're running on fumes.",
     "Honestly I have no idea what we're doing anymore, in a good way.",
     "Can we remember to actually buy supplies this time?",
@@ -341,9 +344,23 @@ OOC_CHATTER = [
     "My notes from last week just say 'DON'T TRUST THE SOUP'.",
     "Let me check my sheet real quick.",
     "Yes! Finally a good roll.",
-    "We should probably figure out what we're doing about the {S} at some point.",
+    "We should probably figure out what we're doing about {S} at some point.",
     "What was the name of that place again? The one with the big market?",
+    "{N} still owes us a drink, by the way.",
+    "Wait, is {N} the one with the weird laugh?",
+    "I keep mixing up {N} and the other guy.",
+    "Can we go and see {N} again? I have questions.",
+    "Honestly {N} is the best part of this campaign.",
+    "Does {N} know about the ship's circuit breakers? Asking for a reason.",
+    "I wrote '{N} = sus?' in my notes and I stand by it.",
+    "Remind me how we met {N}? It feels like forever ago.",
     "I'm writing a song about this campaign, just so you know.",
+]
+OPENING_CHATTER = [
+    "Sorry I'm late, the bus took forever.", "Pizza's ordered, it'll be here in twenty.",
+    "Quick recap for me? I missed the end of last time.", "Did everyone bring their character sheets?",
+    "Okay, I'm ready. Where were we?", "Can someone remind me what happened last week?",
+    "Hi all! Give me one second to find my dice.", "I reread my notes on the train, I'm so ready.",
 ]
 IC_BANTER = {
     "zara": [
@@ -375,6 +392,11 @@ IC_BANTER = {
         "\"We're a crew. We stick together. That's the whole point.\"",
         "I look out at the stars and say nothing for a while.",
         "\"Kip, please stop spinning the chair.\"",
+    ],
+    "any": [
+        "\"Has anyone heard from {N}?\"", "\"I don't like the way {N} looks at our cargo.\"",
+        "\"{N} would love this. Or hate it. Hard to say.\"", "\"Remind me never to play cards with {N} again.\"",
+        "\"If {N} calls, I'm not here.\"", "\"I wonder what {N} is up to right now.\"",
     ],
 }
 
@@ -438,6 +460,8 @@ def flavour_ooc(c):
 
 def flavour_ic(pc, c):
     r = R.random()
+    if r < 0.15:
+        return R.choice(IC_BANTER["any"]).format(**c)
     if r < 0.4:
         return R.choice(IC_BANTER[pc])
     act = f"I {R.choice(VERBS)} the {R.choice(TOOLS)}{R.choice(TAILS)}."
@@ -514,7 +538,7 @@ class World:
         c.setdefault("S", R.choice(ENEMY_SHIPS))
         c.setdefault("C", PCS[R.choice(list(PCS))]["short"])
         if "N" not in c:
-            c["N"] = R.choice(self.met)["name"] if self.met else "Galvin"
+            c["N"] = R.choice(self.met)["name"] if self.met else "Kip"
         c.update(kw)
         return c
 
@@ -526,6 +550,7 @@ class World:
         if s in (6, 13):  # a couple of sessions on another weekday
             base += datetime.timedelta(days=1, hours=-4)
         self.clock = base
+        self.said = set()  # filler lines used this session: avoid repeating them word for word
 
     def ep(self, speaker, text, channel="ic"):
         """An episode not yet placed; emit() gives it its id."""
@@ -537,7 +562,7 @@ class World:
         if filler is None:
             filler = R.choice([1, 2, 3, 4])
         size = sum(len(b) for b in blocks)
-        filler = max(filler, R.randint(8, 15) - size)
+        filler = max(filler, R.randint(7, 13) - size)
         for _ in range(filler):
             blocks.insert(R.randint(0, len(blocks)), [self.filler_ep()])
         self.clock += datetime.timedelta(minutes=R.randint(6, 14))
@@ -552,6 +577,14 @@ class World:
                 EPISODES.append(e)
 
     def filler_ep(self):
+        for _ in range(6):
+            e = self.filler_once()
+            if e["text"] not in self.said:
+                break
+        self.said.add(e["text"])
+        return e
+
+    def filler_once(self):
         r = R.random()
         present = [n for n in self.met if n["place_history"] and n["place_history"][-1][0] == self.place]
         nm = R.choice(present) if present else (R.choice(self.met) if self.met else None)
@@ -623,7 +656,7 @@ def t_opening():
         f"It's day {W.day} of the voyage, and the Raptor is still at {W.place}.",
     ])
     opener = W.ep("gm", day_line)
-    chat = [W.ep(p, pick(OOC_CHATTER).format(**c), "ooc") for p in R.sample(list(PLAYERS), R.randint(1, 3))]
+    chat = [W.ep(p, pick(OPENING_CHATTER + OOC_CHATTER).format(**c), "ooc") for p in R.sample(list(PLAYERS), R.randint(1, 3))]
     W.record("opening", ep=opener)
     W.emit([chat, [opener]], filler=R.choice([0, 1]))
 
@@ -647,6 +680,8 @@ def t_travel():
     arrive = W.ep("gm", pick([
         f"{NUMBER_WORDS[days].capitalize()} day{'s' if days > 1 else ''} later you drop out of the lane above {dest}, a {PLACE_KIND[dest]}.",
         f"After {NUMBER_WORDS[days]} day{'s' if days > 1 else ''} of nothing, {dest} swims up on the scopes: a {PLACE_KIND[dest]}.",
+        f"Day {W.day}: {dest} at last. Customs waves you through without looking up.",
+        f"Ship's log, day {W.day}. Arrived {dest}, a {PLACE_KIND[dest]}. Fuel low, spirits fine.",
         f"You reach {dest} on day {W.day}. The docking beacon blinks a lazy welcome.",
         f"The jump ends. {dest} hangs below, a {PLACE_KIND[dest]} wrapped in traffic.",
     ]))
@@ -666,19 +701,19 @@ def t_meet(npc):
     c = W.ctx(npc)
     intro_t, intro_q = pick([
         ("At {P}, a {role} named {N} flags you down from a stall piled with salvage.",
-         "Which {syn} flagged us down from a salvage stall at {P}?"),
+         "Which {syn} flagged us down at {P}?"),
         ("{N}, a {role} with a reputation up and down the lanes, is waiting at the bottom of the ramp when you dock at {P}.",
-         "Which {syn} was waiting by our ramp when we docked at {P}?"),
+         "Which {syn} was waiting for us when we docked at {P}?"),
         ("The crowd at {P} parts for a {role} who introduces {himself} as {Full}.",
-         "Which {syn} introduced {himself} to us in the crowd at {P}?"),
+         "Which {syn} introduced {himself} to us at {P}?"),
         ("A message pings the Raptor as you settle in at {P}: a {role} calling {himself} {N} wants a word.",
-         "Which {syn} sent us a message wanting a word at {P}?"),
+         "Which {syn} messaged us at {P}?"),
         ("In a cantina on {P}, a {role} called {N} slides into the booth across from Oona uninvited.",
-         "Which {syn} slid into Oona's booth in a cantina on {P}?"),
+         "Which {syn} sat down with Oona at {P}?"),
         ("{Full}, the local {role} on {P}, knocks on the airlock three times, politely, then twice more, less politely.",
-         "Which local {syn} knocked on our airlock at {P}?"),
+         "Which local {syn} came knocking at {P}?"),
         ("You're barely through customs at {P} when a {role} named {N} falls into step beside Kip.",
-         "Which {syn} fell into step beside Kip at customs on {P}?"),
+         "Which {syn} tagged along with Kip at {P}?"),
     ])
     intro = W.ep("gm", intro_t.format(**c))
     look = W.ep("gm", pick([
@@ -965,11 +1000,13 @@ def t_secret(npc):
         "{N} insists {he} works alone. Insists a little too hard.",
     ]).format(**c))
     roll = W.ep("gm", W.dice_text(pc, faces, 1, True, "reading the room"))
-    ask = W.ep(pc, pick([
-        "\"What is {N} really after?\"", "I want to know: who is {N} actually working for?",
-        "\"What's {N} hiding from us?\"",
-    ]).format(**c))
-    named = R.random() < 0.4
+    ask_t, askq = pick([
+        ("\"What is {N} really after?\"", "Who asked the GM what {N} was really after?"),
+        ("I want to know: who is {N} actually working for?", "Who wanted to know who {N} was actually working for?"),
+        ("\"What's {N} hiding from us?\"", "Which of us asked what {N} was hiding from us?"),
+    ])
+    ask = W.ep(pc, ask_t.format(**c))
+    named = R.random() < 0.6
     ans_t, phrase = pick([
         ("Honestly? {X} has been on the payroll of {F} for years.", "on the payroll of {F}"),
         ("The truth: {x} reports to {F}. Every word you've said goes straight to them.", "reporting every word we say to {F}"),
@@ -977,7 +1014,8 @@ def t_secret(npc):
         ("{X} answers to {F}, and always has.", "secretly answering to {F}"),
     ])
     ans = W.ep("gm", ans_t.format(X=c["N"] if named else c["He"], x=c["N"] if named else c["he"], **c))
-    W.record("secret", npc=npc, ep=ans, ask=ask, named=named, faction=npc["secret"], roll=roll, phrase=phrase.format(**c))
+    W.record("secret", npc=npc, ep=ans, ask=ask, named=named, faction=npc["secret"], roll=roll, phrase=phrase.format(**c),
+             askq=askq.format(**c))
     ooc = W.ep(info["player"], pick([
         "I KNEW it.", "Oh no. Oh no no no.", "Okay, we keep that to ourselves for now.",
         "This is why I never trust anyone in this game.",
@@ -1138,7 +1176,7 @@ def t_theft():
     c = W.ctx(thief, it=item)
     ev1 = W.ep("gm", pick([
         "You come back to the ship and the airlock is open. The {it} is gone.",
-        "The hiding spot is empty. Somebody has taken the {it}.",
+        "The cargo hold has been turned inside out. Somebody has taken the {it}.",
     ]).format(**c))
     react = W.ep(pick(list(PLAYERS)), pick(["WHAT.", "Who even knew where it was?", "I'm going to scream."]), "ooc")
     clue = W.ep("gm", pick([
@@ -1418,7 +1456,7 @@ def t_closing():
 # --------------------------------------------------------------------------------------------
 # The campaign: sessions of ~15 turns.
 
-DECK_COUNTS = dict(deal=26, rumour=22, combat=26, chat=18, downtime=10, plan=14, secret=16, repair=12,
+DECK_COUNTS = dict(deal=28, rumour=24, combat=28, chat=20, downtime=10, plan=14, secret=16, repair=12,
                    heal=10, hide=10, gift=9, handover=8, move=14, promise=10, quest=20, theft=6, retcon=10,
                    bounty=5, travel=16, betrayal=5)
 DECK = [k for k, n in DECK_COUNTS.items() for _ in range(n)]
@@ -1429,7 +1467,7 @@ def run():
     quest_order = R.sample(range(len(QUESTS)), len(QUESTS))
     for s in range(1, SESSIONS + 1):
         W.start_session(s)
-        turns = R.randint(16, 19)
+        turns = R.randint(17, 20)
         t_opening()
         if s > 1 and R.random() < 0.6:
             t_travel()
@@ -1521,7 +1559,7 @@ def run():
 # overlap its evidence. Then a fixed number per kind is drawn, spread over the builders.
 
 PARAPHRASE_MAX = 1  # shared content words allowed between a paraphrase question and its evidence
-SYNONYM_MAX = 4  # ...and a synonym question (the replaced key word itself must not appear)
+SYNONYM_MAX = 3  # ...and a synonym question (the replaced key word itself must not appear)
 CANDS = defaultdict(list)  # kind -> candidates
 DROPPED = Counter()  # kind -> candidates dropped for overlap
 
@@ -1719,7 +1757,8 @@ def build():
             lexical("synonym", "repair", [f"Which crew member mended the {r['part']}?"], [r["ep"]], "Zara", forbid=["mended"])
     for r in unique(F["deal"], lambda r: (r["npc"]["name"], r["item"])):
         cash = pick(["money", "cash"])
-        lexical("synonym", "deal-cash", [r["synq"].format(cash=cash)], [r["ep"]], f"{r['final']} credits", forbid=[cash],
+        alt = r["synq"].format(cash=cash).replace(f"the {r['item']}", f"the {r['item_para']}")
+        lexical("synonym", "deal-cash", [r["synq"].format(cash=cash), alt], [r["ep"]], f"{r['final']} credits", forbid=[cash],
                 check=num_alts(r["final"]))
     for r in unique(F["gift"], lambda r: r["npc"]["name"]):
         c = W.ctx(r["npc"])
@@ -1733,7 +1772,8 @@ def build():
         look, feature = r["npc"]["look"]
         if c["N"] not in r["look"]["text"]:
             cand("pronoun", "look", pick([f"What does {c['N']} look like?", f"How would you recognise {c['N']} in a crowd?",
-                                          f"What's notable about {c['N']}'s {feature}?", f"What's odd about {c['N']}'s {feature}?"]),
+                                          f"What's notable about {c['N']}'s {feature}?", f"What's odd about {c['N']}'s {feature}?",
+                                          f"What did we notice about {c['N']}'s {feature}?"]),
                  [r["look"]], look.format(**c))
     for r in F["attr"]:
         if r["named"]:
@@ -1813,21 +1853,27 @@ def build():
         c = W.ctx(r["npc"])
         if R.random() < 0.4:
             cand("who_said", "opinion-player", f"What did I make of {c['N']} when we first met {c['him']}?", [r["ep"]],
-                 r["stance"], asked_by=r["player"], check=[r["player"]])
+                 f"{r['stance']}: {r['ep']['text']}", asked_by=r["player"], check=[r["player"]])
         else:
             cand("who_said", "opinion-player", f"What did {pname(r['player'])} think of {c['N']} at first?", [r["ep"]],
-                 r["stance"], check=[r["player"]])
+                 f"{r['stance']}: {r['ep']['text']}", check=[r["player"]])
     for r in unique(F["deal_opinion"], lambda r: (r["npc"]["name"], r["item"], r["player"])):
         c = W.ctx(r["npc"])
         who = pname(r["player"])
         verb = "sell" if r["buying"] else "buy"
+        me = R.random() < 0.3
         cand("who_said", "deal-opinion", pick([
-            f"What did {who} want to do when {c['N']} offered to {'buy' if r['buying'] else 'sell'} the {r['item']}?",
-            f"Was {who} for or against the {r['item']} deal with {c['N']}?"]), [r["ep"]], r["stance"], check=[r["player"]])
+            f"What did {'I' if me else who} want to do when {c['N']} offered to {'buy' if r['buying'] else 'sell'} the {r['item']}?",
+            f"Was {'I' if me else who} for or against the {r['item']} deal with {c['N']}?"]), [r["ep"]],
+             f"{r['stance']}: {r['ep']['text']}", asked_by=r["player"] if me else None, check=[r["player"]])
     for r in unique(F["plan"], lambda r: (r["i"], r["problem"])):
-        cand("who_said", "plan", pick([f"Who suggested {PLAN_Q[r['i']]} to deal with {r['problem']}?",
-                                       f"Which of us came up with {PLAN_Q[r['i']]} for {r['problem']}?"]),
-             [r["ep"]], pname(r["player"]), check=[r["player"]])
+        if R.random() < 0.25:
+            cand("who_said", "plan", f"Was I the one who suggested {PLAN_Q[r['i']]} for {r['problem']}, or someone else?",
+                 [r["ep"]], pname(r["player"]), asked_by=pick(list(PLAYERS)), check=[r["player"]])
+        else:
+            cand("who_said", "plan", pick([f"Who suggested {PLAN_Q[r['i']]} to deal with {r['problem']}?",
+                                           f"Which of us came up with {PLAN_Q[r['i']]} for {r['problem']}?"]),
+                 [r["ep"]], pname(r["player"]), check=[r["player"]])
     for r in unique(F["rumour"], lambda r: (r["i"], r["S"] if r["i"] == 0 else "")):
         c = W.ctx(r["npc"], S=r["S"], Q=r["Q"])
         cand("who_said", "rumour", RUMOUR_Q[r["i"]][2].format(**c), [r["ep"]], r["npc"]["name"])
@@ -1838,7 +1884,7 @@ def build():
     for r in F["secret"]:
         c = W.ctx(r["npc"])
         pc = r["ask"]["speaker"]
-        cand("who_said", "insight", f"Who used a LASER FEELINGS insight to ask about {c['N']}?", [r["ask"]], PCS[pc]["short"],
+        cand("who_said", "insight", r["askq"], [r["ask"]], PCS[pc]["short"],
              check=[pc])
 
     # ---------------- temporal (pinned by session, day, or "N sessions ago" from asked_at_session)
@@ -1884,10 +1930,12 @@ def build():
         for r in rs:
             same = [x for x in rs if x["session"] == r["session"]]
             if len(rs) >= 2 or R.random() < 0.3:
-                k = NOW - r["session"] if R.random() < 0.3 else 0
+                k = R.choice([0, 1, 2, 3])
+                at = min(NOW, r["session"] + k) if k else NOW
+                k = at - r["session"] if k else 0
                 when = ago(k) if 1 <= k <= 5 else f"in session {r['session']}"
                 cand("temporal", "npc-rumour", f"What did {n['name']} tip us off about {when}?", [x["ep"] for x in same],
-                     "; ".join(RUMOUR_Q[x["i"]][3].format(**W.ctx(n, S=x["S"], Q=x["Q"])) for x in same))
+                     "; ".join(RUMOUR_Q[x["i"]][3].format(**W.ctx(n, S=x["S"], Q=x["Q"])) for x in same), asked_at=at)
         ds = [r for r in F["deal"] if r["npc"] is n]
         for r in ds:
             same = [x for x in ds if x["session"] == r["session"]]
@@ -1987,6 +2035,24 @@ def build():
             first = [recs[0]["ep"]] if n["name"] in recs[0]["ep"]["text"] else [recs[0]["lead"], recs[0]["ep"]]
             cand("multi_hop", "quest-ship", f"What ship does the person who hired us for {para} fly?", first + [ships[0]["ep"]],
                  ships[0]["val"][0])
+    short_q = {"job": "what did {he} do before", "fear": "what is {he} afraid of", "desire": "what does {he} want most",
+               "habit": "what odd habit does {he} have", "ship": "what ship does {he} fly"}
+    for n in W.met:
+        att = [a for a in F["attr"] if a["npc"] is n and (a["attr"] != "ship" or not n.get("retconned"))]
+        att = [a for a in att if a["named"]]
+        if len(att) >= 2:
+            a1, a2 = R.sample(att, 2)
+            if a1["session"] == a2["session"] and a1["turn"] == a2["turn"]:
+                continue
+            c = W.ctx(n)
+            eps = []
+            for a in (a1, a2):
+                eps += [a["ep"]] if a["named"] else [a["lead"], a["ep"]]
+            if len(eps) <= 3:
+                q1 = short_q[a1["attr"]].format(**c)
+                q2 = short_q[a2["attr"]].format(**c)
+                cand("multi_hop", "npc-aggregate", f"About {n['name']}: {q1}, and {q2}?", eps,
+                     f"{a1['val'][0]}; {a2['val'][0]}", check=a1["val"][0] + " " + a2["val"][0])
     for r in F["move"]:
         n = r["npc"]
         att = [a for a in F["attr"] if a["npc"] is n and a["attr"] in ("fear", "desire", "job", "habit")]
@@ -2022,6 +2088,14 @@ def build():
             who = "us" if h["holder"] == "crew" else h["holder"]
             cand("current_state", "item-holder", pick([f"Who has the {item} now?", f"Who is holding the {item} at the moment?"]),
                  h["eps"], who, superseded=[e for x in hist[:-1] for e in x["eps"]], check=item)
+        # asked in the middle of the campaign: the state then, not the final one
+        for k in range(1, len(hist) - 1):
+            h, nxt = hist[k], hist[k + 1]
+            if nxt["session"] > h["session"] + 1 and h["holder"] != hist[k - 1]["holder"]:
+                at = R.randint(h["session"] + 1, nxt["session"])
+                who = "us" if h["holder"] == "crew" else h["holder"]
+                cand("current_state", "item-holder-then", f"Who has the {item} at this point?", h["eps"], who, asked_at=at,
+                     superseded=[e for x in hist[:k] for e in x["eps"]], check=item)
     for k in range(1, len(W.bounty)):
         b = W.bounty[k]
         nxt = W.bounty[k + 1]["session"] if k + 1 < len(W.bounty) else NOW
@@ -2085,11 +2159,15 @@ QUOTA = {
                                   "price": 6, "secret": 4, "hide": 4, "gift": 3, "quest": 3, "repair": 2, "heal": 2, "move": 3}),
     "who_said": dict(target=48, **{"opinion-player": 9, "opinion-stance": 8, "plan": 7, "rumour": 5, "promise": 6,
                                    "deal-opinion": 8, "insight": 5}),
-    "temporal": dict(target=48, **{"arrival-day": 6, "quest-news": 6, "npc-deal": 5, "npc-rumour": 4, "damage-ago": 3,
-                                   "damage-session": 2, "combat-ago": 2, "combat-session": 2, "injury-ago": 2,
-                                   "injury-session": 1, "meet-ago": 3, "meet-session": 3, "opening": 3, "plan-ago": 3,
-                                   "rumour-day": 3, "deal-day": 3}),
-    "multi_hop": dict(target=45),
+    "temporal": dict(target=48, **{"arrival-day": 7, "quest-news": 6, "npc-deal": 6, "npc-rumour": 5, "damage-ago": 2,
+                                   "damage-session": 2, "combat-ago": 1, "combat-session": 1, "injury-ago": 1,
+                                   "injury-session": 1, "meet-ago": 2, "meet-session": 2, "opening": 3, "plan-ago": 2,
+                                   "rumour-day": 3, "deal-day": 4}),
+    "multi_hop": dict(target=45, **{"secret-meet": 8, "damage-repair": 5, "heal-meet": 5, "rumour-meet": 5,
+                                    "betrayal-meet": 3, "betrayal-opinion": 2, "quest-meet": 3, "move-attr": 4,
+                                    "npc-aggregate": 4, "deal-hide": 2, "theft-origin": 2, "gift-handover": 2,
+                                    "heal-secret": 2, "repair-secret": 2, "gift-secret": 2, "rumour-secret": 2,
+                                    "quest-ship": 2}),
     "current_state": dict(target=45),
 }
 TARGET = {k: v["target"] for k, v in QUOTA.items()}
