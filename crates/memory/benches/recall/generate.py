@@ -27,6 +27,7 @@ import random
 
 SEED = 5813
 R = random.Random(SEED)
+CLOCK_RNG = random.Random(SEED + 2)  # timing has its own stream: changing it leaves the text unchanged
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SESSIONS = 20
@@ -57,7 +58,7 @@ thing things us one ones like still now current currently exactly actually reall
 def articles(text):
     """'a ancient idol' -> 'an ancient idol'."""
     text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", text)
-    text = re.sub(r"([.!?] )the ", r"\1The ", text)
+    text = re.sub(r"([.!?] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
     return re.sub(r'((?:^|[.!?:] )")the ', r"\1The ", text)
 
 
@@ -565,12 +566,12 @@ class World:
         filler = max(filler, R.randint(7, 13) - size)
         for _ in range(filler):
             blocks.insert(R.randint(0, len(blocks)), [self.filler_ep()])
-        self.clock += datetime.timedelta(minutes=R.randint(6, 14))
+        self.clock += datetime.timedelta(minutes=CLOCK_RNG.randint(2, 6))
         n = 0
         for b in blocks:
             for e in b:
                 n += 1
-                self.clock += datetime.timedelta(seconds=R.randint(20, 95))
+                self.clock += datetime.timedelta(seconds=CLOCK_RNG.randint(10, 50))
                 e.update(id=f"s{self.session:02d}-t{self.turn:02d}-e{n}", session=self.session,
                          turn=self.turn, day=self.day,
                          timestamp=self.clock.strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -1024,7 +1025,7 @@ def t_secret(npc):
 
 
 def t_combat():
-    enemy = pick(ENEMY_SHIPS + ["three Hive fighters", "a Red Comet gunboat", "a swarm of cyber-zombie skiffs"])
+    enemy = pick(ENEMY_SHIPS + ["a wing of Hive fighters", "a Red Comet gunboat", "a swarm of cyber-zombie skiffs"])
     c = W.ctx(S=enemy)
     start = W.ep("gm", pick([
         "Proximity alarms! {S} drops out of the glare of {P}, guns hot.",
@@ -1575,7 +1576,21 @@ def overlap(question, eps):
     return sorted(content(question) & ev)
 
 
+HOOK_SHARE = 0.3
+
+
+def pick_hook(templates, eps):
+    """A wording that shares a topic word with the evidence, if there is one (the name never is)."""
+    ev = set()
+    for e in eps:
+        ev |= set(tokens(e["text"]))
+    shared = [t for t in templates if set(tokens(t)) & ev - QWORDS]
+    return R.choice(shared or templates)
+
+
 def cand(kind, sub, question, eps, answer, asked_at=NOW, asked_by=None, superseded=None, check=None):
+    if isinstance(question, list):  # one of several wordings; now and then, one that shares a topic word with the evidence
+        question = pick_hook(question, eps) if R.random() < HOOK_SHARE else R.choice(question)
     q = {"question": articles(question), "expected": ids(eps), "kind": kind, "asked_at_session": asked_at}
     if asked_by:
         q["asked_by"] = asked_by
@@ -1771,7 +1786,7 @@ def build():
         c = W.ctx(r["npc"])
         look, feature = r["npc"]["look"]
         if c["N"] not in r["look"]["text"]:
-            cand("pronoun", "look", pick([f"What does {c['N']} look like?", f"How would you recognise {c['N']} in a crowd?",
+            cand("pronoun", "look", ([f"What does {c['N']} look like?", f"How would you recognise {c['N']} in a crowd?",
                                           f"What's notable about {c['N']}'s {feature}?", f"What's odd about {c['N']}'s {feature}?",
                                           f"What did we notice about {c['N']}'s {feature}?"]),
                  [r["look"]], look.format(**c))
@@ -1787,47 +1802,52 @@ def build():
             else:
                 cand("pronoun", "attr-fear", pick(ATTR_Q["fear"]).format(**c), [r["ep"]], r["val"][0])
         elif r["attr"] == "desire":
-            cand("pronoun", "attr-desire", pick([f"Why does {c['N']} keep talking about the {hook}?",
+            cand("pronoun", "attr-desire", ([f"Why does {c['N']} keep talking about the {hook}?",
                                                  pick(ATTR_Q["desire"]).format(**c)]), [r["ep"]], r["val"][0])
         elif r["attr"] == "habit":
-            cand("pronoun", "attr-habit", pick([f"What's the story with {c['N']} and the {hook}?",
+            cand("pronoun", "attr-habit", ([f"What's the story with {c['N']} and the {hook}?",
                                                 pick(ATTR_Q["habit"]).format(**c)]), [r["ep"]], r["val"][0])
         elif r["attr"] == "job":
-            cand("pronoun", "attr-job", pick([f"What's {c['N']}'s history with {hook}?",
+            cand("pronoun", "attr-job", ([f"What's {c['N']}'s history with {hook}?",
                                               pick(ATTR_Q["job"]).format(**c)]), [r["ep"]], r["val"][0])
         elif r["attr"] == "ship" and not r["npc"].get("retconned"):
-            cand("pronoun", "ship", pick([f"What ship does {c['N']} fly?", f"Where does {c['N']} keep {c['his']} ship parked?"
+            cand("pronoun", "ship", ([f"What ship does {c['N']} fly?", f"Where does {c['N']} keep {c['his']} ship parked?"
                                           if "parked" in r["ep"]["text"] else f"Which hauler is {c['N']}'s?"]),
                  [r["ep"]], r["val"][0])
     for r in unique(F["price"], lambda r: (r["npc"]["name"], r["item"])):
         c = W.ctx(r["npc"])
-        cand("pronoun", "price", pick([f"What was {c['N']}'s opening price for the {r['item']}?",
+        cand("pronoun", "price", ([f"What was {c['N']}'s opening price for the {r['item']}?",
                                        f"How many credits did {c['N']} first ask for the {r['item']}?",
                                        f"What figure did {c['N']} name for the {r['item']}?"]),
              [r["ep"]], f"{r['price']} credits", check=num_alts(r["price"]))
     for r in F["secret"]:
         if not r["named"]:
             c = W.ctx(r["npc"])
-            cand("pronoun", "secret", pick([f"Who is {c['N']} really working for?", f"Which faction pays {c['N']} in secret?",
-                                            f"Whose payroll is {c['N']} on?"]), [r["ep"]], r["faction"])
+            cand("pronoun", "secret", ([f"Who is {c['N']} really working for?", f"Which faction pays {c['N']} in secret?",
+                                         f"Whose payroll is {c['N']} on?", f"Who is {c['N']} a sleeper agent for?",
+                                         f"Who is it that {c['N']} reports to?", f"Who is it that {c['N']} answers to?"]),
+                 [r["ep"]], r["faction"])
     for r in unique(F["hide"], lambda r: (r["pc"], r["item"])):
         C = PCS[r["pc"]]["short"]
-        cand("pronoun", "hide", pick([f"Where did {C} hide the {r['item']}?", f"Where did {C} stash the {r['item']}?",
+        cand("pronoun", "hide", ([f"Where did {C} hide the {r['item']}?", f"Where did {C} stash the {r['item']}?",
                                       f"Where did {C} put the {r['item']} for safekeeping?"]),
              [r["ep"]], r["spot"])
     for r in unique(F["gift"], lambda r: r["npc"]["name"]):
         c = W.ctx(r["npc"])
-        cand("pronoun", "gift", pick([f"What did {c['N']} give us for free?", f"What was in the parcel from {c['N']}?"]),
+        cand("pronoun", "gift", ([f"What did {c['N']} give us for free?", f"What was in the parcel from {c['N']}?",
+                                  f"What did {c['N']} say brought {c['him']} nothing but bad luck?",
+                                  f"What did {c['N']} hand over, carefully wrapped?",
+                                  f"What did {c['N']} say we would need more than {c['him']}?"]),
              [r["ep"]], r["item"])
     for recs in W.quests.values():
         r = recs[0]
         if r["npc"]["name"] not in r["ep"]["text"]:
-            cand("pronoun", "quest", pick([f"What job did {r['npc']['name']} hire us for?",
+            cand("pronoun", "quest", ([f"What job did {r['npc']['name']} hire us for?",
                                            f"What did {r['npc']['name']} want us to do, and what was the pay?"]),
                  [r["ep"]], QUESTS[r["qi"]][0])
     for r in F["repair"]:
         if r["npc"] is not None:
-            cand("pronoun", "repair", pick([f"What did {r['npc']['name']} charge to fix the {r['part']}?",
+            cand("pronoun", "repair", ([f"What did {r['npc']['name']} charge to fix the {r['part']}?",
                                             f"How did {r['npc']['name']} deal with the broken {r['part']}?"]),
                  [r["ep"]], "repaired it", check=r["part"])
     for r in F["heal"]:
@@ -1838,8 +1858,9 @@ def build():
     for r in F["move"]:
         if not r["named"]:
             c = W.ctx(r["npc"])
-            cand("pronoun", "move", pick([f"Where did {c['N']} go after leaving {r['old']}?",
-                                          f"Where did {c['N']} set up after {r['old']}?"]), [r["ep"]], r["new"])
+            cand("pronoun", "move", ([f"Where did {c['N']} go after leaving {r['old']}?",
+                                      f"Where did {c['N']} set up after {r['old']}?", f"Where has {c['N']} gone to ground?"]),
+                 [r["ep"]], r["new"])
 
     # ---------------- who said it (the speaker is the answer, or pins the answer)
     by_turn = defaultdict(list)
@@ -2058,9 +2079,11 @@ def build():
         att = [a for a in F["attr"] if a["npc"] is n and a["attr"] in ("fear", "desire", "job", "habit")]
         if att and r["named"]:
             a = att[0]
-            what = {"fear": "afraid of", "desire": "hoping for", "job": "doing before", "habit": "known for"}[a["attr"]]
+            who = f"the {n['role']} who moved to {r['new']}"
+            q = {"fear": f"What is {who} afraid of?", "desire": f"What is {who} hoping for?",
+                 "job": f"What did {who} do for a living before?", "habit": f"What odd habit does {who} have?"}[a["attr"]]
             eps = [r["ep"], a["ep"]] + ([] if a["named"] else [a["lead"]])
-            cand("multi_hop", "move-attr", f"What is the {n['role']} who moved to {r['new']} {what}?", eps, a["val"][0])
+            cand("multi_hop", "move-attr", q, eps, a["val"][0])
 
     # ---------------- current state (latest fact wins; the older ones are listed as superseded)
     for n in W.met:
