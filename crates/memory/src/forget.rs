@@ -38,7 +38,6 @@ impl MemoryStore {
         )
         .map_err(db)?;
         tx.commit().map_err(db)?;
-        self.refresh_stats()?;
         self.refresh_speakers()?;
         Ok(n)
     }

@@ -48,3 +48,6 @@ pub enum Error {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
 }
+
+/// Whether this build can use sentence embeddings (feature `embeddings`).
+pub const EMBEDDINGS_BUILT: bool = cfg!(feature = "embeddings");

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{FACT_SELECT, scope_list};
@@ -134,46 +135,80 @@ pub fn formed_at(at: GameTime, now: GameTime) -> String {
     }
 }
 
+/// How many facts each signal may put forward.
 const CANDIDATES: usize = 200;
+/// How many of an entity's links (newest first) the entity signal reads.
+const ENTITY_LINKS: usize = 2_000;
+/// BM25's parameters, as SQLite FTS5 sets them.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// What the ranker needs of a candidate fact (the full fact is read for the hits only).
+struct Meta {
+    session: u32,
+    turn: u32,
+    importance: f64,
+    speaker: String,
+    text: String,
+    /// Its length in FTS5 tokens.
+    tokens: Option<u64>,
+}
+
+/// One candidate's signal values, each 0–1.
+#[derive(Clone, Copy, Default)]
+struct Values {
+    bm25: f64,
+    entities: f64,
+    time: f64,
+    speaker: f64,
+}
 
 impl MemoryStore {
     /// The facts that best answer a question, best first; empty when nothing is known.
+    ///
+    /// Each signal puts forward its best facts the reader may see; the candidates are scored
+    /// on every signal, fused, and only the best `top_k` are read in full.
     pub fn search(&self, q: &Query) -> Result<Vec<Hit>, Error> {
         let s = q.signals;
         let filter = self.visibility(q);
-        let mut scores: HashMap<i64, [f64; 4]> = HashMap::new();
+        let mut seen = Seen::default();
+        let mut values: HashMap<i64, Values> = HashMap::new();
         let words = content_words(&q.text);
 
-        if s.bm25 > 0.0
-            && let Some(m) = fts_query(&words)
-        {
-            let sql = format!(
-                "SELECT f.id, -bm25(memory_fts) FROM memory_fts JOIN memory_facts f ON f.id = memory_fts.rowid
-                 WHERE memory_fts MATCH ?1 {filter} ORDER BY bm25(memory_fts) LIMIT {CANDIDATES}"
-            );
-            let rows = self.pairs(&sql, rusqlite::params![m])?;
-            let top = rows.first().map(|r| r.1).unwrap_or(1.0).max(1e-9);
-            for (id, v) in rows {
-                scores.entry(id).or_default()[0] = v / top;
+        if s.bm25 > 0.0 {
+            for (id, v) in self.bm25(&words, &filter, &mut seen)? {
+                values.entry(id).or_default().bm25 = v;
             }
         }
 
         if s.entities > 0.0 {
             let ents = self.entities_named(&q.text)?;
             if !ents.is_empty() {
-                let list = ents
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let sql = format!(
-                    "SELECT f.id, COUNT(*) FROM memory_fact_entities fe JOIN memory_facts f ON f.id = fe.fact
-                     WHERE fe.entity IN ({list}) {filter}
-                     GROUP BY f.id ORDER BY COUNT(*) DESC, f.importance DESC, f.id DESC LIMIT {CANDIDATES}"
-                );
+                let mut counts: HashMap<i64, u32> = HashMap::new();
+                let mut stmt = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT fact FROM memory_fact_entities WHERE entity = ?1
+                         ORDER BY fact DESC LIMIT ?2",
+                    )
+                    .map_err(|e| self.err(e))?;
+                for e in &ents {
+                    let rows = stmt
+                        .query_map(rusqlite::params![e, ENTITY_LINKS as i64], |r| {
+                            r.get::<_, i64>(0)
+                        })
+                        .map_err(|e| self.err(e))?;
+                    for id in rows {
+                        *counts.entry(id.map_err(|e| self.err(e))?).or_default() += 1;
+                    }
+                }
                 let n = ents.len() as f64;
-                for (id, c) in self.pairs(&sql, [])? {
-                    scores.entry(id).or_default()[1] = c / n;
+                let mut ranked: Vec<(i64, f64)> = counts
+                    .into_iter()
+                    .map(|(id, c)| (id, f64::from(c) / n))
+                    .collect();
+                for (id, v) in self.best_visible(&mut ranked, &filter, &mut seen)? {
+                    values.entry(id).or_default().entities = v;
                 }
             }
         }
@@ -189,74 +224,74 @@ impl MemoryStore {
                 "SELECT f.id, f.importance FROM memory_facts f WHERE {cond} {filter}
                  ORDER BY f.importance DESC, f.id LIMIT {CANDIDATES}"
             );
-            for (id, _) in self.pairs(&sql, rusqlite::params![lo, hi])? {
-                scores.entry(id).or_default()[2] = 1.0;
+            let ids: Vec<i64> = self
+                .pairs(&sql, rusqlite::params![lo, hi])?
+                .into_iter()
+                .map(|p| p.0)
+                .collect();
+            seen.fetch(self, &ids, &filter)?;
+            for id in ids {
+                values.entry(id).or_default().time = 1.0;
             }
         }
 
+        if values.is_empty() {
+            return Ok(Vec::new());
+        }
+
         if s.speaker > 0.0 {
-            let named: Vec<&String> = self
-                .speakers
-                .iter()
-                .filter(|sp| sp.as_str() != "gm" && words_contain(&q.text, sp))
-                .collect();
-            if !named.is_empty() {
-                let list = named
-                    .iter()
-                    .map(|n| format!("'{}'", n.replace('\'', "''")))
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let sql = format!(
-                    "SELECT f.id, 1.0 FROM memory_facts f WHERE lower(f.speaker) IN ({list}) {filter}
-                     ORDER BY f.id DESC LIMIT {CANDIDATES}"
-                );
-                // Who said it only matters together with what was said: a speaker's facts
-                // are boosted where other signals found them, never added on their own
-                // (measured: adding them crowded out the answer with small talk).
-                for (id, _) in self.pairs(&sql, [])? {
-                    if let Some(v) = scores.get_mut(&id) {
-                        v[3] = 1.0;
-                    }
+            // Who said it only matters together with what was said: a speaker's facts are
+            // boosted where other signals found them, never added on their own (measured:
+            // adding them crowded out the answer with small talk).
+            let asked = crate::text::words(&q.text);
+            for (id, v) in values.iter_mut() {
+                if let Some(Some(m)) = seen.meta.get(id)
+                    && m.speaker != "gm"
+                    && asked.contains(&m.speaker)
+                {
+                    v.speaker = 1.0;
                 }
             }
         }
 
-        if scores.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<i64> = scores.keys().copied().collect();
-        let facts = self.facts_by_id(&ids)?;
         let max_session = q.now.session.max(1) as f64;
-        let mut ranked: Vec<(f64, Fact)> = facts
-            .into_iter()
-            .map(|f| {
-                let v = scores.get(&f.id).copied().unwrap_or_default();
-                let recency = f64::from(f.at.session) / max_session * 0.5 + f.importance * 0.5;
-                let content = s.bm25 * v[0] + s.entities * v[1] + s.time * v[2];
-                let base = content * (1.0 + s.speaker * v[3]) + s.recency * recency;
-                (base, f)
+        let mut ranked: Vec<(f64, i64, &Meta)> = values
+            .iter()
+            .filter_map(|(id, v)| {
+                let m = seen.meta.get(id)?.as_ref()?;
+                let recency = f64::from(m.session) / max_session * 0.5 + m.importance * 0.5;
+                let content = s.bm25 * v.bm25 + s.entities * v.entities + s.time * v.time;
+                let base = content * (1.0 + s.speaker * v.speaker) + s.recency * recency;
+                Some((base, *id, m))
             })
             .collect();
 
         if s.neighbours > 0.0 {
             // Each turn lends its best fact's score to the rest of the turn.
             let mut best: HashMap<(u32, u32), f64> = HashMap::new();
-            for (score, f) in &ranked {
-                let b = best.entry((f.at.session, f.at.turn)).or_default();
+            for (score, _, m) in &ranked {
+                let b = best.entry((m.session, m.turn)).or_default();
                 *b = b.max(*score);
             }
-            for (score, f) in &mut ranked {
-                let b = best.get(&(f.at.session, f.at.turn)).copied().unwrap_or(0.0);
+            for (score, _, m) in &mut ranked {
+                let b = best.get(&(m.session, m.turn)).copied().unwrap_or(0.0);
                 *score += s.neighbours * (b - *score).max(0.0);
             }
         }
 
-        ranked.retain(|(score, _)| *score > 0.0);
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+        ranked.retain(|(score, _, _)| *score > 0.0);
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         ranked.truncate(q.top_k);
+        let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
+        let mut facts: HashMap<i64, Fact> = self
+            .facts_by_id(&ids)?
+            .into_iter()
+            .map(|f| (f.id, f))
+            .collect();
         Ok(ranked
             .into_iter()
-            .map(|(score, fact)| {
+            .filter_map(|(score, id, _)| {
+                let fact = facts.remove(&id)?;
                 let age = Age {
                     sessions: q.now.session.saturating_sub(fact.at.session),
                     days: match (q.now.day, fact.at.day) {
@@ -264,15 +299,172 @@ impl MemoryStore {
                         _ => None,
                     },
                 };
-                Hit {
+                Some(Hit {
                     confidence: confidence(fact.source, age),
                     formed_at: formed_at(fact.at, q.now),
                     source: format!("session {} {}", fact.at.session, fact.source.describe()),
                     score,
                     fact,
-                }
+                })
             })
             .collect())
+    }
+
+    /// BM25 over fact text, normalised so the best visible fact scores 1.
+    ///
+    /// FTS5's own `bm25()` costs about a microsecond and a half per matching row, and a common
+    /// word matches thousands of facts in a long campaign. So the ranking is done here, in two
+    /// steps: each word's posting list (row ids only, cheap to read) gives its document
+    /// frequency and a first score, the sum of the IDFs of the words a fact contains; the best
+    /// of those the reader may see are then scored with the full BM25 formula (FTS5's IDF,
+    /// k1 = 1.2, b = 0.75), counting term frequency and length in their text.
+    fn bm25(
+        &self,
+        words: &[String],
+        filter: &str,
+        seen: &mut Seen,
+    ) -> Result<Vec<(i64, f64)>, Error> {
+        // FTS5's own statistics: its row count and total tokens (the averages record), and
+        // each fact's length in tokens (docsize), as its bm25() reads them.
+        let (rows, tokens) = self.fts_totals()?;
+        let n = rows.max(1) as f64;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rowid")
+            .map_err(|e| self.err(e))?;
+        // (word, idf, posting list ascending)
+        let mut terms: Vec<(&str, f64, Vec<i64>)> = Vec::new();
+        for w in words {
+            let Some(m) = fts_query(std::slice::from_ref(w)) else {
+                continue;
+            };
+            let ids = stmt
+                .query_map([m], |r| r.get::<_, i64>(0))
+                .map_err(|e| self.err(e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.err(e))?;
+            if ids.is_empty() {
+                continue;
+            }
+            let df = ids.len() as f64;
+            let idf = ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+            terms.push((w.as_str(), idf, ids));
+        }
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        // First score: merge the sorted posting lists, summing the IDFs of the words present.
+        let mut first: Vec<(i64, f64)> = Vec::new();
+        let mut heads = vec![0usize; terms.len()];
+        loop {
+            let mut min: Option<i64> = None;
+            for (t, h) in terms.iter().zip(&heads) {
+                if let Some(id) = t.2.get(*h) {
+                    min = Some(min.map_or(*id, |m: i64| m.min(*id)));
+                }
+            }
+            let Some(id) = min else { break };
+            let mut sum = 0.0;
+            for (t, h) in terms.iter().zip(heads.iter_mut()) {
+                if t.2.get(*h) == Some(&id) {
+                    sum += t.1;
+                    *h += 1;
+                }
+            }
+            first.push((id, sum));
+        }
+        // Full BM25 for the best of them the reader may see (a margin over CANDIDATES, as
+        // length and repeats can reorder them).
+        let avg_len = (tokens as f64 / n).max(1.0);
+        let best = self.best_visible_n(&mut first, filter, seen, CANDIDATES * 2)?;
+        let mut scored: Vec<(i64, f64)> = best
+            .into_iter()
+            .filter_map(|(id, _)| {
+                let m = seen.meta.get(&id)?.as_ref()?;
+                let tokens = words_of(&m.text);
+                let len = m.tokens.unwrap_or(tokens.len() as u64) as f64 / avg_len;
+                let score: f64 = terms
+                    .iter()
+                    .filter(|t| t.2.binary_search(&id).is_ok())
+                    .map(|(w, idf, _)| {
+                        let stem = rough_stem(w);
+                        let tf = tokens
+                            .iter()
+                            .filter(|t| rough_stem(t) == stem)
+                            .count()
+                            .max(1) as f64;
+                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len))
+                    })
+                    .sum();
+                Some((id, score))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(CANDIDATES);
+        let top = scored.first().map(|r| r.1).unwrap_or(1.0).max(1e-9);
+        Ok(scored.into_iter().map(|(id, v)| (id, v / top)).collect())
+    }
+
+    /// FTS5's row count and total tokens, from its averages record.
+    fn fts_totals(&self) -> Result<(u64, u64), Error> {
+        let block: Option<Vec<u8>> = self
+            .conn
+            .prepare_cached("SELECT block FROM memory_fts_data WHERE id = 1")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
+            .map_err(|e| self.err(e))?;
+        let Some(block) = block else {
+            return Ok((0, 0));
+        };
+        let Some((rows, used)) = varint(&block) else {
+            return Ok((0, 0));
+        };
+        let tokens = varint(&block[used..]).map_or(0, |t| t.0);
+        Ok((rows, tokens))
+    }
+
+    /// The best `CANDIDATES` of a scored list that the reader may see, best first.
+    fn best_visible(
+        &self,
+        ranked: &mut Vec<(i64, f64)>,
+        filter: &str,
+        seen: &mut Seen,
+    ) -> Result<Vec<(i64, f64)>, Error> {
+        self.best_visible_n(ranked, filter, seen, CANDIDATES)
+    }
+
+    /// The best `want` of a scored list (ties: newest first) that the reader may see, best
+    /// first; reads only as many as it needs.
+    fn best_visible_n(
+        &self,
+        ranked: &mut Vec<(i64, f64)>,
+        filter: &str,
+        seen: &mut Seen,
+        want: usize,
+    ) -> Result<Vec<(i64, f64)>, Error> {
+        let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+        let mut out = Vec::with_capacity(want);
+        let mut rest: &mut [(i64, f64)] = ranked.as_mut_slice();
+        while out.len() < want && !rest.is_empty() {
+            // Take the next block of the best (a partial sort), keep the visible ones.
+            let block = (want - out.len()).max(32) * 3 / 2;
+            let (head, tail) = if rest.len() > block {
+                rest.select_nth_unstable_by(block, order);
+                rest.split_at_mut(block)
+            } else {
+                let len = rest.len();
+                rest.split_at_mut(len)
+            };
+            head.sort_by(order);
+            let ids: Vec<i64> = head.iter().map(|r| r.0).collect();
+            seen.fetch(self, &ids, filter)?;
+            for r in head.iter() {
+                if out.len() < want && matches!(seen.meta.get(&r.0), Some(Some(_))) {
+                    out.push(*r);
+                }
+            }
+            rest = tail;
+        }
+        Ok(out)
     }
 
     /// The SQL condition for what this query may see, starting with " AND".
@@ -301,6 +493,9 @@ impl MemoryStore {
     }
 
     fn facts_by_id(&self, ids: &[i64]) -> Result<Vec<Fact>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         self.query_facts(&format!("{FACT_SELECT} WHERE f.id IN ({list})"), [])
     }
@@ -331,6 +526,90 @@ impl MemoryStore {
     }
 }
 
-fn words_contain(text: &str, word: &str) -> bool {
-    words(text).iter().any(|w| w == word)
+/// Candidates' metadata read so far: `None` for a fact the reader may not see.
+#[derive(Default)]
+struct Seen {
+    meta: HashMap<i64, Option<Meta>>,
+}
+
+impl Seen {
+    /// Read what the ranker needs of these facts (those not read yet), under the filter.
+    fn fetch(&mut self, store: &MemoryStore, ids: &[i64], filter: &str) -> Result<(), Error> {
+        let todo: Vec<String> = ids
+            .iter()
+            .filter(|id| !self.meta.contains_key(id))
+            .map(i64::to_string)
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT f.id, f.session, f.turn, f.importance, lower(f.speaker), f.text,
+                    (SELECT sz FROM memory_fts_docsize WHERE id = f.id)
+             FROM memory_facts f WHERE f.id IN ({}) {filter}",
+            todo.join(",")
+        );
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    Meta {
+                        session: r.get(1)?,
+                        turn: r.get(2)?,
+                        importance: r.get(3)?,
+                        speaker: r.get(4)?,
+                        text: r.get(5)?,
+                        tokens: r
+                            .get::<_, Option<Vec<u8>>>(6)?
+                            .and_then(|b| varint(&b).map(|v| v.0)),
+                    },
+                ))
+            })
+            .map_err(|e| store.err(e))?;
+        for id in ids {
+            self.meta.entry(*id).or_insert(None);
+        }
+        for row in rows {
+            let (id, m) = row.map_err(|e| store.err(e))?;
+            self.meta.insert(id, Some(m));
+        }
+        Ok(())
+    }
+}
+
+/// A SQLite varint (as FTS5 writes its statistics): the value and the bytes it took.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v: u64 = 0;
+    for (i, byte) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((v << 8) | u64::from(*byte), 9));
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Words as FTS5's tokenizer splits them (apostrophes split words too), lowercased.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A rough stem, enough to count repeats of a word in one short fact ("offer", "offers",
+/// "offered" alike); the match itself is FTS5's Porter stemmer.
+fn rough_stem(w: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(stem) = w.strip_suffix(suffix)
+            && stem.len() >= 3
+        {
+            return stem;
+        }
+    }
+    w
 }

@@ -112,16 +112,6 @@ pub struct MemoryStore {
     path: PathBuf,
     /// Known speakers (lowercase), for "who said" questions; kept up to date on write.
     pub(crate) speakers: Vec<String>,
-    /// How many facts there are and their total length in characters: BM25's collection
-    /// statistics, kept up to date on write.
-    pub(crate) stats: TextStats,
-}
-
-/// Collection statistics for BM25.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct TextStats {
-    pub facts: u64,
-    pub chars: u64,
 }
 
 pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
@@ -186,10 +176,8 @@ impl MemoryStore {
             conn,
             path,
             speakers: Vec::new(),
-            stats: TextStats::default(),
         };
         store.refresh_speakers()?;
-        store.refresh_stats()?;
         Ok(store)
     }
 
@@ -199,23 +187,6 @@ impl MemoryStore {
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         db(&self.path, e)
-    }
-
-    /// Recount the collection statistics (after forgetting; writes keep them up to date).
-    pub(crate) fn refresh_stats(&mut self) -> Result<(), Error> {
-        let (facts, chars): (i64, f64) = self
-            .conn
-            .query_row(
-                "SELECT COUNT(*), TOTAL(length(text)) FROM memory_facts",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(|e| db(&self.path, e))?;
-        self.stats = TextStats {
-            facts: facts.max(0) as u64,
-            chars: chars.max(0.0) as u64,
-        };
-        Ok(())
     }
 
     pub(crate) fn refresh_speakers(&mut self) -> Result<(), Error> {
@@ -271,8 +242,6 @@ impl MemoryStore {
             if !s.inserted {
                 continue;
             }
-            self.stats.facts += 1;
-            self.stats.chars += f.text.chars().count() as u64;
             let speaker = f.speaker.to_lowercase();
             if !self.speakers.contains(&speaker) {
                 self.speakers.push(speaker);
