@@ -59,6 +59,7 @@ def articles(text):
     """'a ancient idol' -> 'an ancient idol'."""
     text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", text)
     text = re.sub(r"([.!?] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    text = re.sub(r'^"([a-z])', lambda m: '"' + m.group(1).upper(), text)
     return re.sub(r'((?:^|[.!?:] )")the ', r"\1The ", text)
 
 
@@ -916,12 +917,14 @@ def t_deal(npc):
     final = max(final, 50)
     holder_new = npc["name"] if buying else "crew"
     out_t, out_q = pick([
-        ("{N} grumbles, but {pw} credits it is. The {it} changes hands.",
-         "For how much {cash} did the {it} change hands with {N}?"),
-        ("In the end you settle on {pw} for the {it}. {N} counts it twice.",
-         "How much {cash} did we settle on with {N} for the {it}?"),
-        ("{N} sighs theatrically and agrees to {pw} credits for the {it}.",
-         "How much {cash} did {N} finally agree to for the {it}?"),
+        ("{N} grumbles, but pays {pw} credits. The {it} is {his} now.", "How much {cash} did {N} pay to make the {it} {his}?"),
+        ("In the end {N} hands over {pw} for the {it}, counting every coin twice.",
+         "How much {cash} did {N} part with for the {it}?"),
+        ("{N} sighs theatrically and buys the {it} for {pw} credits.", "For how much {cash} did {N} buy the {it}?"),
+    ] if buying else [
+        ("{N} grumbles, but {pw} credits it is. The {it} is yours.", "For how much {cash} did {N} let us have the {it}?"),
+        ("In the end you settle on {pw} for the {it}. {N} counts it twice.", "How much {cash} did we settle on with {N} for the {it}?"),
+        ("{N} sighs theatrically and lets the {it} go for {pw} credits.", "How much {cash} did {N} finally let the {it} go for?"),
     ])
     out = W.ep("gm", out_t.format(pw=money(final), **c))
     W.record("deal", npc=npc, item=item, item_para=item_para, final=final, ep=out, buying=buying,
