@@ -499,7 +499,6 @@ class World:
         self.surnames = R.sample(SURNAMES, len(SURNAMES))
         self.ships_left = R.sample(NPC_SHIPS, len(NPC_SHIPS))
         self.roles_cycle = []
-        self.visited = []
 
     # ---- NPCs
     def new_npc(self, role=None):
@@ -518,7 +517,6 @@ class World:
             place_history=[], job=R.choice(JOBS), fear=R.choice(FEARS), desire=R.choice(DESIRES),
             habit=R.choice(HABITS), look=R.choice(LOOKS), faction=R.choice(FACTIONS),
             secret=R.choice([f for f in FACTIONS]), ship=None, attrs_told=set(), met_session=None,
-            appearances=[],
         )
         while npc["secret"] == npc["faction"]:
             npc["secret"] = R.choice(FACTIONS)
@@ -640,10 +638,6 @@ def pick(lst):
     return R.choice(lst)
 
 
-def other_players(p):
-    return [x for x in PLAYERS if x != p]
-
-
 # --------------------------------------------------------------------------------------------
 # Turn kinds. Each writes one turn and records evidence.
 
@@ -692,7 +686,6 @@ def t_travel():
         "Okay, shopping time. Hopefully.", "I have a bad feeling about this place.",
     ]), "ooc")
     W.record("arrival", ep=arrive, dest=dest)
-    W.visited.append((W.session, W.day, dest, arrive))
     W.emit([[depart, kip], [arrive], [ooc]])
 
 
@@ -1146,7 +1139,7 @@ def t_heal(npc):
     W.emit([[lead, fix], [pc_line]])
 
 
-def t_hide(item_hint=None):
+def t_hide():
     held = [i for i, h in W.items.items() if h[-1]["holder"] == "crew"]
     if not held:
         return t_downtime()
@@ -1627,14 +1620,6 @@ def unique(records, key):
     return [r for r in records if c[key(r)] == 1]
 
 
-def the(n):
-    return n if n.startswith("the ") else n
-
-
-def eps_of(session=None, day=None):
-    return [e for e in EPISODES if (session is None or e["session"] == session) and (day is None or e["day"] == day)]
-
-
 def ago(k):
     return {1: "last session", 2: "two sessions ago", 3: "three sessions ago", 4: "four sessions ago",
             5: "five sessions ago"}[k]
@@ -1884,7 +1869,6 @@ def build():
     for r in unique(F["deal_opinion"], lambda r: (r["npc"]["name"], r["item"], r["player"])):
         c = W.ctx(r["npc"])
         who = pname(r["player"])
-        verb = "sell" if r["buying"] else "buy"
         me = R.random() < 0.3
         cand("who_said", "deal-opinion", pick([
             f"What did {'I' if me else who} want to do when {c['N']} offered to {'buy' if r['buying'] else 'sell'} the {r['item']}?",
@@ -2242,7 +2226,19 @@ def main():
     run()
     build()
     chosen, failed = select()
-    R.shuffle(chosen)
+    # Number the questions so that odd and even ids make two halves with each kind split evenly
+    # (the recall example tunes on one half and reports the other).
+    halves = ([], [])
+    flip = 0
+    for kind in QUOTA:
+        qs = [q for q in chosen if q["kind"] == kind]
+        R.shuffle(qs)
+        for q in qs:
+            halves[flip].append(q)
+            flip ^= 1
+    R.shuffle(halves[0])
+    R.shuffle(halves[1])
+    chosen = [q for pair in zip(*halves) for q in pair] + halves[0][len(halves[1]):] + halves[1][len(halves[0]):]
     out = []
     for i, q in enumerate(chosen, 1):
         row = {"id": f"q{i:03d}"}
