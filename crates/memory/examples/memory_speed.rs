@@ -158,6 +158,14 @@ fn run(size: usize) -> Row {
             .map(|(text, kind)| (*kind, ask(text)))
             .collect::<Vec<_>>()
     };
+    // MEMORY_SPEED_PASSES=N asks the questions N more times first (for profiling).
+    let passes: usize = std::env::var("MEMORY_SPEED_PASSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    for _ in 0..passes {
+        time_all(Signals::DEFAULT);
+    }
     let timed = time_all(Signals::DEFAULT);
     let mut all: Vec<Duration> = timed.iter().map(|t| t.1).collect();
     all.sort();

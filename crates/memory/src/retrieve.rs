@@ -136,7 +136,7 @@ pub fn formed_at(at: GameTime, now: GameTime) -> String {
 }
 
 /// How many facts each signal may put forward.
-const CANDIDATES: usize = 200;
+const CANDIDATES: usize = 100;
 /// How many of an entity's links (newest first) the entity signal reads.
 const ENTITY_LINKS: usize = 2_000;
 /// BM25's parameters, as SQLite FTS5 sets them.
@@ -147,11 +147,10 @@ const B: f64 = 0.75;
 struct Meta {
     session: u32,
     turn: u32,
+    day: Option<u32>,
     importance: f64,
     speaker: String,
     text: String,
-    /// Its length in FTS5 tokens.
-    tokens: Option<u64>,
 }
 
 /// One candidate's signal values, each 0–1.
@@ -213,9 +212,14 @@ impl MemoryStore {
             }
         }
 
-        if s.time > 0.0
-            && let Some(t) = time_ref(&q.text, q.now.session, q.now.day)
-        {
+        let when = if s.time > 0.0 {
+            time_ref(&q.text, q.now.session, q.now.day)
+        } else {
+            None
+        };
+        if let Some(t) = when {
+            // The time asked about puts forward its most important facts, and (below) lifts
+            // every candidate from then.
             let (cond, lo, hi) = match t {
                 TimeRef::Session(n) => ("f.session BETWEEN ?1 AND ?2", n, n),
                 TimeRef::Days(a, b) => ("f.day BETWEEN ?1 AND ?2", a, b),
@@ -231,12 +235,26 @@ impl MemoryStore {
                 .collect();
             seen.fetch(self, &ids, &filter)?;
             for id in ids {
-                values.entry(id).or_default().time = 1.0;
+                values.entry(id).or_default();
             }
         }
 
         if values.is_empty() {
             return Ok(Vec::new());
+        }
+
+        if let Some(t) = when {
+            for (id, v) in values.iter_mut() {
+                if let Some(Some(m)) = seen.meta.get(id) {
+                    let inside = match t {
+                        TimeRef::Session(n) => m.session == n,
+                        TimeRef::Days(a, b) => m.day.is_some_and(|d| (a..=b).contains(&d)),
+                    };
+                    if inside {
+                        v.time = 1.0;
+                    }
+                }
+            }
         }
 
         if s.speaker > 0.0 {
@@ -382,7 +400,8 @@ impl MemoryStore {
             .filter_map(|(id, _)| {
                 let m = seen.meta.get(&id)?.as_ref()?;
                 let tokens = words_of(&m.text);
-                let len = m.tokens.unwrap_or(tokens.len() as u64) as f64 / avg_len;
+                // Its length in tokens, split as FTS5's unicode61 tokenizer splits.
+                let len = tokens.len() as f64 / avg_len;
                 let score: f64 = terms
                     .iter()
                     .filter(|t| t.2.binary_search(&id).is_ok())
@@ -544,8 +563,7 @@ impl Seen {
             return Ok(());
         }
         let sql = format!(
-            "SELECT f.id, f.session, f.turn, f.importance, lower(f.speaker), f.text,
-                    (SELECT sz FROM memory_fts_docsize WHERE id = f.id)
+            "SELECT f.id, f.session, f.turn, f.importance, lower(f.speaker), f.text, f.day
              FROM memory_facts f WHERE f.id IN ({}) {filter}",
             todo.join(",")
         );
@@ -560,9 +578,7 @@ impl Seen {
                         importance: r.get(3)?,
                         speaker: r.get(4)?,
                         text: r.get(5)?,
-                        tokens: r
-                            .get::<_, Option<Vec<u8>>>(6)?
-                            .and_then(|b| varint(&b).map(|v| v.0)),
+                        day: r.get(6)?,
                     },
                 ))
             })

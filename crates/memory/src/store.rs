@@ -126,7 +126,10 @@ impl MemoryStore {
     pub fn open(db_path: &Path) -> Result<MemoryStore, Error> {
         let conn = Connection::open(db_path).map_err(|e| db(db_path, e))?;
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
+            // Reads go through a memory map (no read() call per page: retrieval visits a few
+            // hundred facts scattered over the file) and a 16 MB page cache.
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;
+             PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -16384;",
         )
         .map_err(|e| db(db_path, e))?;
         Self::prepare(conn, db_path.to_path_buf())
