@@ -15,7 +15,8 @@
 //! and the ranker were tuned on; the test half was not looked at while tuning.
 //!
 //! `RECALL_TRY="entities=0.5,neighbours=0.6"` adds a row with the fusion's weights changed, for
-//! tuning on the dev half. `RECALL_MISSES=dev` lists the dev questions the fusion misses.
+//! tuning on the dev half; `RECALL_HALF=dev` prints that half only. `RECALL_MISSES=dev` lists
+//! the dev questions the fusion misses.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -188,7 +189,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     );
+    // RECALL_HALF=dev prints the dev half only (while tuning).
+    let only = std::env::var("RECALL_HALF").unwrap_or_default();
     for half in ["dev", "test"] {
+        if !only.is_empty() && only != half {
+            continue;
+        }
         let qs: Vec<&Question> = questions
             .iter()
             .filter(|q| is_dev(&q.id) == (half == "dev"))

@@ -170,6 +170,78 @@ pub fn content_words(text: &str) -> Vec<String> {
     out
 }
 
+/// The words of a question worth searching the text for: its content words without the ones
+/// that only say when ("day 26", "session 18", "three sessions ago"): those are the time
+/// signal's, and as text they match every "Day 26:" log line instead of the answer.
+pub fn query_words(text: &str) -> Vec<String> {
+    let ws = words(text);
+    let when = |i: usize| {
+        let w = ws[i].as_str();
+        let prev = i.checked_sub(1).and_then(|p| ws.get(p)).map(String::as_str);
+        let next = ws.get(i + 1).map(String::as_str);
+        let numeric = w.parse::<u32>().is_ok() || number_word(w).is_some();
+        numeric
+            && (matches!(prev, Some("day" | "session" | "days" | "sessions"))
+                || matches!(
+                    next,
+                    Some("day" | "days" | "session" | "sessions" | "weeks" | "week")
+                ))
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in ws.iter().enumerate() {
+        if w.len() > 1 && !is_stopword(w) && !when(i) && !out.contains(w) {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
+fn number_word(w: &str) -> Option<u32> {
+    Some(match w {
+        "one" => 1,
+        "two" => 2,
+        "three" => 3,
+        "four" => 4,
+        "five" => 5,
+        "six" => 6,
+        "seven" => 7,
+        "eight" => 8,
+        "nine" => 9,
+        "ten" => 10,
+        _ => return None,
+    })
+}
+
+/// Which end of time a question leans to: the present ("now", "currently", "still", "at
+/// the moment") or the beginning ("first", "originally").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lean {
+    Latest,
+    Earliest,
+}
+
+pub fn lean(question: &str) -> Option<Lean> {
+    let ws = words(question);
+    let has = |w: &str| ws.iter().any(|x| x == w);
+    let phrase = |a: &str, b: &str| ws.windows(2).any(|p| p[0] == a && p[1] == b);
+    if has("now")
+        || has("currently")
+        || has("current")
+        || has("still")
+        || has("latest")
+        || has("anymore")
+        || phrase("the", "moment")
+        || phrase("these", "days")
+        || phrase("stand", "with")
+    {
+        return Some(Lean::Latest);
+    }
+    if has("first") || has("originally") || has("initially") {
+        return Some(Lean::Earliest);
+    }
+    None
+}
+
 /// An FTS5 query that matches any of the words (each quoted, so no word is read as syntax).
 pub fn fts_query(words: &[String]) -> Option<String> {
     let terms: Vec<String> = words
@@ -420,6 +492,36 @@ mod tests {
         );
         assert_eq!(time_ref("What happened last week?", 9, None), None);
         assert_eq!(time_ref("Who is Galvin?", 9, Some(3)), None);
+    }
+
+    #[test]
+    fn query_words_leave_time_to_the_time_signal() {
+        assert_eq!(
+            query_words("What did we trade on day 26, and for how much?"),
+            vec!["trade", "much"]
+        );
+        assert_eq!(
+            query_words("Who did we meet three sessions ago?"),
+            vec!["meet"]
+        );
+        assert_eq!(
+            query_words("Who owns the 26 crates?"),
+            vec!["owns", "26", "crates"]
+        );
+    }
+
+    #[test]
+    fn questions_lean_to_the_present_or_the_beginning() {
+        assert_eq!(
+            lean("Who is holding the data crystal at the moment?"),
+            Some(Lean::Latest)
+        );
+        assert_eq!(lean("Where can we find Galvin now?"), Some(Lean::Latest));
+        assert_eq!(
+            lean("Where did we first meet Tamsin?"),
+            Some(Lean::Earliest)
+        );
+        assert_eq!(lean("Who is Galvin?"), None);
     }
 
     #[test]
