@@ -60,7 +60,6 @@ fn weight<'a>(s: &'a mut Signals, name: &str) -> Option<&'a mut f64> {
         "speaker" => &mut s.speaker,
         "neighbours" => &mut s.neighbours,
         "recency" => &mut s.recency,
-        #[cfg(feature = "embeddings")]
         "embeddings" => &mut s.embeddings,
         _ => return None,
     })

@@ -5,7 +5,7 @@ use crate::{Error, MemoryStore};
 
 impl MemoryStore {
     /// Forget every episode and fact formed in `session` from `from_turn` on, with their entity
-    /// links and conflicts; facts they had closed are true again. Returns the facts
+    /// links, vectors and conflicts; facts they had closed are true again. Returns the facts
     /// forgotten.
     pub fn forget_from(&mut self, session: u32, from_turn: u32) -> Result<usize, Error> {
         let path = self.path().to_path_buf();
@@ -20,6 +20,7 @@ impl MemoryStore {
                 "DELETE FROM memory_conflicts WHERE new_fact IN ({cond}) OR old_fact IN ({cond})"
             ),
             format!("DELETE FROM memory_fact_entities WHERE fact IN ({cond})"),
+            format!("DELETE FROM memory_vectors WHERE fact IN ({cond})"),
             "INSERT INTO memory_fts(memory_fts, rowid, text) SELECT 'delete', id, text FROM memory_facts WHERE session = ?1 AND turn >= ?2".to_string(),
         ];
         for sql in &statements {

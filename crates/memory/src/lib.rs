@@ -6,8 +6,8 @@
 //! link. Each fact belongs to one scope: the party's shared memory, one AI's player layer, or
 //! one AI's character layer; readers see only their scopes, so player-only knowledge never
 //! reaches a character. [`MemoryStore`] is the embedded SQLite backend; retrieval fuses full-text
-//! search with entity links, time, speaker and neighbouring turns. (Sentence embeddings are
-//! not built yet: see BENCHMARKS.md.)
+//! search with entity links, time, speaker, neighbouring turns and (feature `embeddings`)
+//! sentence vectors.
 
 mod confidence;
 pub mod extract;
@@ -16,6 +16,8 @@ mod model;
 mod retrieve;
 mod store;
 pub mod text;
+#[cfg(feature = "embeddings")]
+mod vectors;
 
 pub use confidence::{
     Age, Corruption, CorruptionType, Rememberer, confidence, corrupt, corruption_probability,
@@ -47,6 +49,8 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    #[error("embeddings: {0}")]
+    Embeddings(String),
 }
 
 /// Whether this build can use sentence embeddings (feature `embeddings`).

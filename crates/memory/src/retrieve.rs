@@ -13,7 +13,9 @@
 //!   from the best of its turn, less the further apart (pronouns, split evidence);
 //! - `recency`: when the question leans to the present ("now", "still", "at the moment") the
 //!   newest candidates first, to the beginning ("first", "originally") the oldest; otherwise
-//!   newer and more important facts first, gently.
+//!   newer and more important facts first, gently;
+//! - `embeddings` (feature `embeddings`): cosine similarity of MiniLM sentence vectors of the
+//!   question and each candidate; in a small memory it also puts forward the nearest facts.
 //!
 //! `time`, `speaker`, `neighbours` and `recency` only reorder what the text (or the entities)
 //! found: alone they find nothing, by design.
@@ -36,6 +38,9 @@ pub struct Signals {
     pub speaker: f64,
     pub neighbours: f64,
     pub recency: f64,
+    /// Cosine similarity of MiniLM sentence vectors (feature `embeddings`, with an embedder
+    /// attached; otherwise it finds nothing).
+    pub embeddings: f64,
 }
 
 impl Signals {
@@ -52,6 +57,7 @@ impl Signals {
         speaker: 1.0,
         neighbours: 0.75,
         recency: 0.3,
+        embeddings: 0.0,
     };
 
     /// Plain BM25: the baseline.
@@ -62,6 +68,7 @@ impl Signals {
         speaker: 0.0,
         neighbours: 0.0,
         recency: 0.0,
+        embeddings: 0.0,
     };
 
     /// Every weight zero but this one (named as in the fields).
@@ -77,6 +84,7 @@ impl Signals {
             "speaker" => s.speaker = 1.0,
             "neighbours" => s.neighbours = 1.0,
             "recency" => s.recency = 1.0,
+            "embeddings" => s.embeddings = 1.0,
             _ => return None,
         }
         Some(s)
@@ -178,6 +186,7 @@ struct Values {
     entities: f64,
     time: f64,
     speaker: f64,
+    embeddings: f64,
 }
 
 impl MemoryStore {
@@ -257,6 +266,25 @@ impl MemoryStore {
             }
         }
 
+        #[cfg(feature = "embeddings")]
+        if s.embeddings > 0.0
+            && let Some(qv) = self.question_vector(&q.text)?
+        {
+            let (rows, _) = self.fts_totals()?;
+            let near = self.nearest(&qv, &filter, rows, CANDIDATES)?;
+            let ids: Vec<i64> = near.iter().map(|n| n.0).collect();
+            seen.fetch(self, &ids, &filter)?;
+            for id in ids {
+                values.entry(id).or_default();
+            }
+            let ids: Vec<i64> = values.keys().copied().collect();
+            for (id, cos) in self.cosines(&qv, &ids)? {
+                if let Some(v) = values.get_mut(&id) {
+                    v.embeddings = cos.max(0.0);
+                }
+            }
+        }
+
         if values.is_empty() {
             return Ok(Vec::new());
         }
@@ -313,7 +341,10 @@ impl MemoryStore {
                     }
                     None => (f64::from(m.session) / max_session * 0.5 + m.importance * 0.5) * PRIOR,
                 };
-                let content = s.bm25 * v.bm25 + s.entities * v.entities + s.time * v.time;
+                let content = s.bm25 * v.bm25
+                    + s.entities * v.entities
+                    + s.time * v.time
+                    + s.embeddings * v.embeddings;
                 let base = content * (1.0 + s.speaker * v.speaker) + s.recency * recency;
                 Some((base, *id))
             })

@@ -86,6 +86,10 @@ CREATE TABLE IF NOT EXISTS memory_conflicts (
     turn       INTEGER NOT NULL,
     day        INTEGER
 );
+CREATE TABLE IF NOT EXISTS memory_vectors (
+    fact INTEGER PRIMARY KEY,
+    vec  BLOB NOT NULL
+);
 ";
 
 /// What storing a fact did.
@@ -112,6 +116,9 @@ pub struct MemoryStore {
     path: PathBuf,
     /// Known speakers (lowercase), for "who said" questions; kept up to date on write.
     pub(crate) speakers: Vec<String>,
+    /// Sentence embeddings, once attached (feature `embeddings`).
+    #[cfg(feature = "embeddings")]
+    pub(crate) embedder: Option<std::sync::Arc<troupe_embed::Embedder>>,
 }
 
 pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
@@ -179,6 +186,8 @@ impl MemoryStore {
             conn,
             path,
             speakers: Vec::new(),
+            #[cfg(feature = "embeddings")]
+            embedder: None,
         };
         store.refresh_speakers()?;
         Ok(store)
@@ -250,6 +259,8 @@ impl MemoryStore {
                 self.speakers.push(speaker);
             }
         }
+        #[cfg(feature = "embeddings")]
+        self.embed_new(&out, facts)?;
         Ok(out)
     }
 

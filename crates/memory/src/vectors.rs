@@ -1,0 +1,153 @@
+//! Sentence vectors for facts (feature `embeddings`): all-MiniLM-L6-v2 through `troupe-embed`,
+//! kept beside the facts in `memory_vectors` (384 little-endian f32 a fact).
+//!
+//! At question time the question's vector is compared with the candidates the other signals
+//! found (a re-rank: a few hundred dot products, whatever the memory's size); in a small
+//! memory (up to [`BRUTE_FORCE_FACTS`] facts) every visible fact is compared too, so a fact
+//! worded nothing like the question can still be found.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use troupe_embed::{Embedder, cosine};
+
+use crate::{Error, MemoryStore, NewFact, Stored};
+
+/// Up to this many facts, the question is compared with every visible fact (about 10 ms at
+/// the limit); above it, only with the candidates of the other signals.
+pub(crate) const BRUTE_FORCE_FACTS: u64 = 20_000;
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn embed_err(e: impl std::fmt::Display) -> Error {
+    Error::Embeddings(e.to_string())
+}
+
+impl MemoryStore {
+    /// Use sentence embeddings from now on; facts without a vector get one now. Returns how
+    /// many were embedded.
+    pub fn attach_embedder(&mut self, embedder: Arc<Embedder>) -> Result<usize, Error> {
+        self.embedder = Some(embedder);
+        let missing: Vec<(i64, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare(
+                    "SELECT f.id, f.text FROM memory_facts f
+                     LEFT JOIN memory_vectors v ON v.fact = f.id WHERE v.fact IS NULL",
+                )
+                .map_err(|e| self.err(e))?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.err(e))?
+        };
+        self.write_vectors(&missing)?;
+        Ok(missing.len())
+    }
+
+    /// Vectors for the facts a `store()` call just inserted.
+    pub(crate) fn embed_new(&mut self, stored: &[Stored], facts: &[NewFact]) -> Result<(), Error> {
+        if self.embedder.is_none() {
+            return Ok(());
+        }
+        let todo: Vec<(i64, String)> = stored
+            .iter()
+            .zip(facts)
+            .filter(|(s, _)| s.inserted)
+            .map(|(s, f)| (s.id, f.text.clone()))
+            .collect();
+        self.write_vectors(&todo)
+    }
+
+    fn write_vectors(&mut self, facts: &[(i64, String)]) -> Result<(), Error> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(());
+        };
+        for chunk in facts.chunks(32) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let vecs = embedder.embed_batch(&texts).map_err(embed_err)?;
+            let path = self.path().to_path_buf();
+            let tx = self
+                .conn
+                .transaction()
+                .map_err(|e| crate::store::db(&path, e))?;
+            for ((id, _), v) in chunk.iter().zip(vecs) {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO memory_vectors(fact, vec) VALUES (?1, ?2)",
+                )
+                .and_then(|mut st| st.execute(rusqlite::params![id, to_blob(&v)]))
+                .map_err(|e| crate::store::db(&path, e))?;
+            }
+            tx.commit().map_err(|e| crate::store::db(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// The question's vector, when an embedder is attached.
+    pub(crate) fn question_vector(&self, question: &str) -> Result<Option<Vec<f32>>, Error> {
+        match &self.embedder {
+            Some(e) => e.embed(question).map(Some).map_err(embed_err),
+            None => Ok(None),
+        }
+    }
+
+    /// Cosine similarity of the question with each of these facts (those with a vector).
+    pub(crate) fn cosines(&self, q: &[f32], ids: &[i64]) -> Result<HashMap<i64, f64>, Error> {
+        let mut out = HashMap::new();
+        for chunk in ids.chunks(500) {
+            let list = chunk
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let sql = format!("SELECT fact, vec FROM memory_vectors WHERE fact IN ({list})");
+            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+                .map_err(|e| self.err(e))?;
+            for row in rows {
+                let (id, blob) = row.map_err(|e| self.err(e))?;
+                out.insert(id, f64::from(cosine(q, &from_blob(&blob))));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The visible facts nearest the question, best first (at most `limit`); only in a small
+    /// memory (see [`BRUTE_FORCE_FACTS`]), else none.
+    pub(crate) fn nearest(
+        &self,
+        q: &[f32],
+        filter: &str,
+        facts: u64,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, Error> {
+        if facts > BRUTE_FORCE_FACTS {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT f.id, v.vec FROM memory_vectors v JOIN memory_facts f ON f.id = v.fact WHERE 1=1 {filter}"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let mut scored: Vec<(i64, f64)> = stmt
+            .query_map([], |r| {
+                let id: i64 = r.get(0)?;
+                let blob: Vec<u8> = r.get(1)?;
+                Ok((id, f64::from(cosine(q, &from_blob(&blob)))))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(limit);
+        Ok(scored)
+    }
+}
