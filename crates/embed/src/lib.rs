@@ -190,13 +190,17 @@ impl Embedder {
         // Similar lengths together: less padding to compute.
         tokenized.sort_by_key(|(_, ids)| ids.len());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for chunk in tokenized.chunks(BATCH) {
+        let mut start = 0;
+        while start < tokenized.len() {
+            let end = start + batch_len(&tokenized[start..]);
+            let chunk = &tokenized[start..end];
             let ids: Vec<Vec<u32>> = chunk.iter().map(|(_, ids)| ids.clone()).collect();
             for ((i, _), v) in chunk.iter().zip(self.forward(&ids)?) {
                 if let Some(slot) = out.get_mut(*i) {
                     *slot = v;
                 }
             }
+            start = end;
         }
         Ok(out)
     }
@@ -250,6 +254,24 @@ impl Embedder {
         };
         run().map_err(infer_err)
     }
+}
+
+/// How many of `sorted` (token ids, shortest first) go into the next forward pass: at least
+/// one, at most [`BATCH`], and none past the point where padding to the longest would cost more
+/// than half again the real tokens (so one long text does not make many short ones pay for its
+/// length).
+fn batch_len(sorted: &[(usize, Vec<u32>)]) -> usize {
+    let mut real = 0;
+    let mut n = 0;
+    for (_, ids) in sorted.iter().take(BATCH) {
+        let padded = (n + 1) * ids.len();
+        real += ids.len();
+        if n > 0 && padded > real + real / 2 + 64 {
+            break;
+        }
+        n += 1;
+    }
+    n.max(1)
 }
 
 /// Cosine similarity of two embeddings: their dot product, since embeddings are normalised.
@@ -490,6 +512,17 @@ mod tests {
     fn embedder_is_send_and_sync() {
         fn both<T: Send + Sync>() {}
         both::<Embedder>();
+    }
+
+    #[test]
+    fn batches_keep_padding_small() {
+        let of = |lens: &[usize]| -> Vec<(usize, Vec<u32>)> {
+            lens.iter().map(|&l| (0, vec![0; l])).collect()
+        };
+        assert_eq!(batch_len(&of(&[])), 1);
+        assert_eq!(batch_len(&of(&[256])), 1);
+        assert_eq!(batch_len(&of(&[2, 9, 11, 15, 24, 27, 256])), 6);
+        assert_eq!(batch_len(&of(&[12; 40])), BATCH);
     }
 
     #[test]
