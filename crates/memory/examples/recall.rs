@@ -16,7 +16,8 @@
 //!
 //! `RECALL_TRY="entities=0.5,neighbours=0.6"` adds a row with the fusion's weights changed, for
 //! tuning on the dev half; `RECALL_HALF=dev` prints that half only. `RECALL_MISSES=dev` lists
-//! the dev questions the fusion misses.
+//! the dev questions the fusion misses. `RECALL_DB=FILE` keeps the store, and its vectors, in
+//! a file between runs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -87,7 +88,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/recall"));
     let text = std::fs::read_to_string(dir.join("episodes.jsonl"))?;
     let episodes = extract::read_import(&text, "episodes.jsonl").map_err(|e| format!("{e:?}"))?;
-    let mut store = MemoryStore::in_memory()?;
+    // RECALL_DB=FILE keeps the store (and its vectors) in a file between runs, for tuning.
+    let mut store = match std::env::var_os("RECALL_DB") {
+        Some(p) => MemoryStore::open(std::path::Path::new(&p))?,
+        None => MemoryStore::in_memory()?,
+    };
     let t = Instant::now();
     extract::import(&mut store, &episodes)?;
     let import_time = t.elapsed();

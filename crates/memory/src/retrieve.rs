@@ -49,7 +49,9 @@ impl Signals {
     /// on that set it did not help (the questions name people the text names too, so BM25
     /// finds them already, and lifting every fact about a name lifted its small talk with it:
     /// dev recall@10 0.619 → 0.608 at 0.2, 0.551 at 0.5); it stays built for aliases ("the
-    /// old merchant") and the ablation.
+    /// old merchant") and the ablation. `embeddings` (1.0, chosen on the same half with the
+    /// other weights fixed) counts only in a build with the feature and an embedder attached;
+    /// elsewhere it adds nothing.
     pub const DEFAULT: Signals = Signals {
         bm25: 1.0,
         entities: 0.0,
@@ -57,7 +59,7 @@ impl Signals {
         speaker: 1.0,
         neighbours: 0.75,
         recency: 0.3,
-        embeddings: 0.0,
+        embeddings: 1.0,
     };
 
     /// Plain BM25: the baseline.
@@ -278,9 +280,13 @@ impl MemoryStore {
                 values.entry(id).or_default();
             }
             let ids: Vec<i64> = values.keys().copied().collect();
-            for (id, cos) in self.cosines(&qv, &ids)? {
+            // Normalised like BM25: the most similar candidate scores 1 (sentence cosines sit
+            // in a narrow band, so raw values barely separate the answer from the rest).
+            let cos = self.cosines(&qv, &ids)?;
+            let top = cos.values().copied().fold(0.0f64, f64::max).max(1e-9);
+            for (id, c) in cos {
                 if let Some(v) = values.get_mut(&id) {
-                    v.embeddings = cos.max(0.0);
+                    v.embeddings = (c / top).max(0.0);
                 }
             }
         }
