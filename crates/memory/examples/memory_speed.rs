@@ -11,8 +11,9 @@
 //! `extract::import` (which also learns aliases; up to 200k facts unless
 //! `MEMORY_SPEED_IMPORT` is set). Then a fixed mix of 400 questions (names, paraphrases, "last
 //! session" and other times, who said what) is asked as the player `alex` after the last
-//! session, top 10; each is timed on its own after a warm-up pass, with the shipped fusion and
-//! with BM25 alone. Resident memory is read from /proc/self/status before opening the store and
+//! session, top 10; each is timed on its own after a warm-up pass, in three passes, keeping
+//! each question's best time (the machine is shared; "one pass" columns give the first pass
+//! as measured), with the shipped fusion and with BM25 alone. Resident memory is read from /proc/self/status before opening the store and
 //! after filling it: anonymous memory (what the process holds: SQLite's page cache, the
 //! store) apart from file-backed pages (campaign.db read through mmap, and the binary), which
 //! the OS shares with its page cache. The DB size counts the WAL.
@@ -30,6 +31,8 @@ use troupe_memory::{GameTime, MemoryStore, Query, Reader, Signals, Source};
 
 const BATCH: usize = 1000;
 const QUESTIONS: usize = 400;
+/// Timed passes over the questions; each question's best time counts.
+const BEST_OF: usize = 3;
 
 /// Resident memory from /proc/self/status, KiB: (anonymous, file-backed). File-backed pages
 /// are campaign.db's, mapped (SQLite reads through mmap): shared with the OS page cache and
@@ -81,6 +84,8 @@ struct Row {
     p50: Duration,
     p95: Duration,
     max: Duration,
+    single_p50: Duration,
+    single_p95: Duration,
     bm25_p50: Duration,
     bm25_p95: Duration,
     rss_before: (u64, u64),
@@ -161,10 +166,23 @@ fn run(size: usize) -> Row {
         for (text, _) in &questions {
             ask(text);
         }
-        questions
-            .iter()
-            .map(|(text, kind)| (*kind, ask(text)))
-            .collect::<Vec<_>>()
+        // Three timed passes; each question keeps its best time. The machine is shared (two
+        // cores, other builds running): a question's own cost is its fastest run, and a
+        // single pass's P95 mostly measures the scheduler. The single pass is kept too.
+        let mut first: Vec<(&'static str, Duration)> = Vec::new();
+        let mut best: Vec<(&'static str, Duration)> = Vec::new();
+        for pass in 0..BEST_OF {
+            for (i, (text, kind)) in questions.iter().enumerate() {
+                let d = ask(text);
+                if pass == 0 {
+                    first.push((*kind, d));
+                    best.push((*kind, d));
+                } else {
+                    best[i].1 = best[i].1.min(d);
+                }
+            }
+        }
+        (first, best)
     };
     // MEMORY_SPEED_PASSES=N asks the questions N more times first (for profiling).
     let passes: usize = std::env::var("MEMORY_SPEED_PASSES")
@@ -174,16 +192,18 @@ fn run(size: usize) -> Row {
     for _ in 0..passes {
         time_all(Signals::DEFAULT);
     }
-    let timed = time_all(Signals::DEFAULT);
+    let (single, timed) = time_all(Signals::DEFAULT);
     let mut all: Vec<Duration> = timed.iter().map(|t| t.1).collect();
     all.sort();
+    let mut one_pass: Vec<Duration> = single.iter().map(|t| t.1).collect();
+    one_pass.sort();
     let mut kinds = Vec::new();
     for kind in ["name", "paraphrase", "temporal", "who_said"] {
         let mut k: Vec<Duration> = timed.iter().filter(|t| t.0 == kind).map(|t| t.1).collect();
         k.sort();
         kinds.push((kind, percentile(&k, 0.5), percentile(&k, 0.95)));
     }
-    let mut bm25: Vec<Duration> = time_all(Signals::BM25_ONLY).iter().map(|t| t.1).collect();
+    let mut bm25: Vec<Duration> = time_all(Signals::BM25_ONLY).1.iter().map(|t| t.1).collect();
     bm25.sort();
     let row = Row {
         size,
@@ -192,6 +212,8 @@ fn run(size: usize) -> Row {
         p50: percentile(&all, 0.5),
         p95: percentile(&all, 0.95),
         max: all.last().copied().unwrap_or_default(),
+        single_p50: percentile(&one_pass, 0.5),
+        single_p95: percentile(&one_pass, 0.95),
         bm25_p50: percentile(&bm25, 0.5),
         bm25_p95: percentile(&bm25, 0.95),
         rss_before,
@@ -208,11 +230,13 @@ fn run(size: usize) -> Row {
 
 fn row_line(r: &Row) -> String {
     format!(
-        "| {} | {} | {} | {} | {} / {} | {:.0} | {} | {:.1} → {:.1} | {:.1} | {:.1} |",
+        "| {} | {} | {} | {} | {} / {} | {} / {} | {:.0} | {} | {:.1} → {:.1} | {:.1} | {:.1} |",
         r.size,
         ms(r.p50),
         ms(r.p95),
         ms(r.max),
+        ms(r.single_p50),
+        ms(r.single_p95),
         ms(r.bm25_p50),
         ms(r.bm25_p95),
         r.store_rate,
@@ -259,9 +283,9 @@ fn main() {
         }
     }
     println!(
-        "| facts | query P50 (ms) | query P95 (ms) | max (ms) | BM25-only P50 / P95 (ms) | ingest store() (facts/s) | ingest import (facts/s) | anonymous RSS before → after (MiB) | mapped campaign.db RSS (MiB) | campaign.db + WAL (MiB) |"
+        "| facts | query P50 (ms) | query P95 (ms) | max (ms) | one pass P50 / P95 (ms) | BM25-only P50 / P95 (ms) | ingest store() (facts/s) | ingest import (facts/s) | anonymous RSS before → after (MiB) | mapped campaign.db RSS (MiB) | campaign.db + WAL (MiB) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let exe = std::env::current_exe().unwrap();
     let mut kinds = Vec::new();
     for size in sizes {
