@@ -19,11 +19,14 @@
 //! A directory named by the caller or by `TROUPE_EMBED_MODEL` must hold the model: when it does
 //! not, loading fails at once rather than quietly using another model.
 
+mod bert;
+
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+
+use crate::bert::{Bert, Config};
 use tokenizers::{
     AddedToken, PaddingParams, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy,
 };
@@ -86,7 +89,7 @@ fn infer_err(reason: impl std::fmt::Display) -> Error {
 /// all-MiniLM-L6-v2, loaded and ready. Share one behind an `Arc`: it is `Send + Sync`, and
 /// every call only reads it.
 pub struct Embedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     device: Device,
     dim: usize,
@@ -119,17 +122,16 @@ impl Embedder {
         };
         let config: Config = serde_json::from_str(&read("config.json")?)
             .map_err(|e| load_err(dir, format_args!("config.json is not a BERT config: {e}")))?;
-        let dim = hidden_size(&read("config.json")?)
-            .ok_or_else(|| load_err(dir, "config.json has no hidden_size"))?;
+        let dim = config.hidden_size;
         check_pooling(dir)?;
-        let max_tokens = max_tokens(dir).min(max_positions(&read("config.json")?));
+        let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
 
         let weights = std::fs::read(dir.join("model.safetensors"))
             .map_err(|e| load_err(dir, format_args!("cannot read model.safetensors: {e}")))?;
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| load_err(dir, format_args!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config)
+        let model = Bert::load(vb, &config)
             .map_err(|e| load_err(dir, format_args!("model.safetensors: {e}")))?;
 
         let mut tokenizer = load_tokenizer(dir)?;
@@ -237,8 +239,7 @@ impl Embedder {
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
             let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-            let types = ids.zeros_like()?;
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (n, len, dim)
+            let hidden = self.model.forward(&ids, &mask)?; // (n, len, dim)
             // Mean over the real tokens, as sentence-transformers' Pooling does.
             let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
             let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (n, dim)
@@ -278,14 +279,6 @@ fn batch_len(sorted: &[(usize, Vec<u32>)]) -> usize {
 /// Vectors of different lengths are compared over the shorter.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn hidden_size(config: &str) -> Option<usize> {
-    json_usize(config, "hidden_size")
-}
-
-fn max_positions(config: &str) -> usize {
-    json_usize(config, "max_position_embeddings").unwrap_or(512)
 }
 
 fn json_usize(json: &str, key: &str) -> Option<usize> {
