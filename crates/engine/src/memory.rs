@@ -307,6 +307,11 @@ pub fn episodes_of(
         if completing && turns.contains(&env.turn_number) {
             out.extend(turn_episodes(&scratch));
         }
+        if let Event::Whisper { to, scope, text } = &env.event
+            && turns.contains(&env.turn_number)
+        {
+            out.extend(whisper_episodes(s, env, to.as_deref(), *scope, text));
+        }
         scratch.apply(env);
     }
     // The turn in progress (storage runs before the turn completes).
@@ -316,14 +321,83 @@ pub fn episodes_of(
     out
 }
 
+/// A whisper goes into the memory of exactly the layers it was told to: player-only into the
+/// player's, character-only into the character's, both into both.
+fn whisper_episodes(
+    s: &Session,
+    env: &Envelope,
+    to: Option<&str>,
+    scope: crate::WhisperScope,
+    text: &str,
+) -> Vec<(Episode, Source, Moment)> {
+    use troupe_agents::Layer;
+    let agents = match to {
+        Some(a) => vec![a.to_string()],
+        None => s.agent_ids(),
+    };
+    let mut out = Vec::new();
+    for agent in agents {
+        for (layer, memory_scope) in [
+            (Layer::Player, Scope::Player(agent.clone())),
+            (Layer::Character, Scope::Character(agent.clone())),
+        ] {
+            if !scope.reaches(layer) {
+                continue;
+            }
+            let layer_key = if layer == Layer::Player { "p" } else { "c" };
+            out.push((
+                Episode {
+                    id: format!(
+                        "s{}-t{}-whisper{}-{agent}-{layer_key}",
+                        s.number, env.turn_number, env.seq
+                    ),
+                    session: s.number,
+                    turn: env.turn_number,
+                    day: None,
+                    timestamp: String::new(),
+                    speaker: "gm".into(),
+                    text: format!("The GM told me in private: {text}"),
+                    scope: memory_scope,
+                },
+                Source::Gm,
+                Moment::Answer,
+            ));
+        }
+    }
+    out
+}
+
 fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
+    use crate::secrets::{kept_from, withhold};
+    use troupe_agents::Layer;
     let t = &s.turn;
     let n = s.turn_number;
     let mut out = Vec::new();
+    // What the AIs wrote goes into memory with every whisper its readers may not know
+    // withheld: shared memory is read by every player and character.
+    let all: Vec<&str> = s
+        .whispers
+        .iter()
+        .filter(|w| w.to.is_some() || w.scope != crate::WhisperScope::Both)
+        .map(|w| w.text.as_str())
+        .collect();
+    let scrub = |scope: &Scope, text: &str| -> String {
+        match scope {
+            Scope::Player(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Player)),
+            Scope::Character(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Character)),
+            _ => withhold(text, &all),
+        }
+    };
     let mut push = |key: String, speaker: &str, scope: Scope, text: String, source, moment| {
         if text.trim().is_empty() {
             return;
         }
+        // The GM's own words are the GM's to share.
+        let text = if speaker == "gm" || speaker == "game" {
+            text
+        } else {
+            scrub(&scope, &text)
+        };
         out.push((
             Episode {
                 id: format!("s{}-t{}-{}", s.number, n, key),
@@ -445,6 +519,32 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                 Moment::Reaction,
             );
         }
+    }
+    if let Some(c) = s.settled()
+        && let (Some(plan), Some(proposer)) = (&c.plan, &c.proposer)
+    {
+        let how = match c.outcome {
+            troupe_agents::Outcome::Unanimous => "all agreed",
+            troupe_agents::Outcome::Majority => "most agreed",
+            _ => "put it to a vote",
+        };
+        let dissent: Vec<String> = c.dissent.iter().map(|a| character_name(s, a)).collect();
+        let dissent = if dissent.is_empty() {
+            String::new()
+        } else {
+            format!(" Not with it: {}.", dissent.join(", "))
+        };
+        push(
+            "consensus".into(),
+            proposer,
+            Scope::Party,
+            format!(
+                "The party {how} on {}'s plan: {plan}{dissent}",
+                character_name(s, proposer)
+            ),
+            Source::Player,
+            Moment::Strategy,
+        );
     }
     if let Some(text) = &t.outcome {
         push(
