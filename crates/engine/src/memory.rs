@@ -534,17 +534,21 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
         } else {
             format!(" Not with it: {}.", dissent.join(", "))
         };
-        push(
-            "consensus".into(),
-            proposer,
-            Scope::Party,
-            format!(
-                "The party {how} on {}'s plan: {plan}{dissent}",
-                character_name(s, proposer)
-            ),
-            Source::Player,
-            Moment::Strategy,
-        );
+        // Each player remembers what the party settled on; characters never hear OOC talk,
+        // so it stays out of the memory they read.
+        for a in s.agent_ids() {
+            push(
+                format!("consensus-{a}"),
+                proposer,
+                Scope::Player(a.clone()),
+                format!(
+                    "The party {how} on {}'s plan (player {proposer}): {plan}{dissent}",
+                    character_name(s, proposer)
+                ),
+                Source::Player,
+                Moment::Strategy,
+            );
+        }
     }
     if let Some(text) = &t.outcome {
         push(
