@@ -119,6 +119,19 @@ fn replies() -> String {
             json!({"directive": "Go along with the party"}),
         ));
     }
+    // LASER FEELINGS comes up when a die shows a character's number.
+    for _ in 0..12 {
+        lines.push(reply(
+            "*",
+            "insight_question",
+            json!({"question": "What is really going on?"}),
+        ));
+        lines.push(reply(
+            "*",
+            "insight_decision",
+            json!({"change_action": false, "reason": "Stay the course"}),
+        ));
+    }
     lines.join("\n")
 }
 
@@ -262,7 +275,7 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         .find(|e| e["purpose"] == "helper")
         .expect("a helper roll");
     assert_eq!(helper["agent"], "sam");
-    assert_eq!(helper["helping"], "zara");
+    assert_eq!(helper["helping"], "alex", "Zara-7 is Alex's character");
 
     // The GM watches the OOC talk live.
     assert!(stdout.contains("[OOC r1] Alex"), "{stdout}");
@@ -338,6 +351,11 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
     );
 
     // A replay takes the same path through the discussion, word for word.
+    if let Ok(keep) = std::env::var("PARTY_TEST_KEEP") {
+        let _ = std::process::Command::new("cp")
+            .args(["-r", &dir.path().display().to_string(), &keep])
+            .status();
+    }
     let r = troupe()
         .current_dir(dir.path())
         .args(["replay", "1"])
