@@ -311,30 +311,44 @@ pub fn next(s: &Session) -> Step {
         }
         Phase::DiceResolution => dice_resolution(s),
         Phase::LaserFeelings => {
-            for a in acting(s) {
-                let lf = t.rolls.get(&a).is_some_and(|r| r.laser_feelings());
-                if !lf || t.insight_used.contains(&a) {
-                    continue;
-                }
-                if s.skipped(phase, &a) {
-                    return Step::Emit(Event::InsightDecision {
-                        agent: a,
-                        decision: troupe_agents::InsightDecision {
-                            change_action: false,
-                            reason: "the GM skipped the insight".into(),
-                        },
+            let waiting: Vec<String> = acting(s)
+                .into_iter()
+                .filter(|a| {
+                    t.rolls.get(a).is_some_and(|r| r.laser_feelings())
+                        && !t.insight_used.contains(a)
+                })
+                .collect();
+            if let Some(a) = waiting.iter().find(|a| s.skipped(phase, a)) {
+                return Step::Emit(Event::InsightDecision {
+                    agent: a.clone(),
+                    decision: troupe_agents::InsightDecision {
+                        change_action: false,
+                        reason: "the GM skipped the insight".into(),
+                    },
+                });
+            }
+            // Every question at once, then the GM's answers, then every decision at once.
+            let ins = |a: &String| t.insights.get(a).cloned().unwrap_or_default();
+            let questions = waiting
+                .iter()
+                .filter(|a| ins(a).question.is_none())
+                .map(|a| CallSpec::InsightQuestion { agent: a.clone() });
+            if let Some(step) = calls(s, phase, questions) {
+                return step;
+            }
+            for a in &waiting {
+                if let (Some(question), None) = (ins(a).question, ins(a).answer) {
+                    return Step::Ask(GmAsk::Insight {
+                        agent: a.clone(),
+                        question,
                     });
                 }
-                let ins = t.insights.get(&a).cloned().unwrap_or_default();
-                match (ins.question, ins.answer) {
-                    (None, _) => return call(s, phase, CallSpec::InsightQuestion { agent: a }),
-                    (Some(question), None) => {
-                        return Step::Ask(GmAsk::Insight { agent: a, question });
-                    }
-                    (Some(_), Some(_)) => {
-                        return call(s, phase, CallSpec::InsightDecision { agent: a });
-                    }
-                }
+            }
+            let decisions = waiting
+                .iter()
+                .map(|a| CallSpec::InsightDecision { agent: a.clone() });
+            if let Some(step) = calls(s, phase, decisions) {
+                return step;
             }
             // An action changed after an insight goes back through declaration and the GM.
             if acting(s)
