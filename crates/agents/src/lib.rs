@@ -8,11 +8,16 @@
 //! session log) and a [`troupe_llm::Gateway`]; none can reach the raw session state.
 
 mod decisions;
+mod extract;
 mod layers;
 mod prompts;
 mod views;
 
 pub use decisions::{ActionDecl, InsightDecision, Intent, Schemas};
+pub use extract::{
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, MAX_FACTS,
+    extraction_schema, read_extracted,
+};
 pub use layers::{AgentCall, Layer, Purpose};
 pub use prompts::{PromptSet, RenderedPrompt};
 pub use views::{CharacterView, Insight, PlayerView, QuestionAnswer, TurnRecap};
