@@ -9,8 +9,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use troupe_agents::{
-    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, Layer,
-    read_extracted,
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, Layer, read_extracted,
 };
 use troupe_llm::AttemptRecord;
 use troupe_memory::claims::{Claim, store_claims};
@@ -253,7 +252,8 @@ impl CampaignMemory for StoreMemory {
         let (mut status, mut extracted, mut dropped) = (extraction.status(), 0, Vec::new());
         match extraction {
             Extraction::Claims(claims) if !claims.is_empty() => {
-                let got = store_claims(&mut self.store, &items, claims).map_err(|e| e.to_string())?;
+                let got =
+                    store_claims(&mut self.store, &items, claims).map_err(|e| e.to_string())?;
                 if got.accepted == 0 {
                     // Every fact was dropped: the raw episodes went in, as for a failed call.
                     status = Some(format!(
@@ -671,14 +671,20 @@ impl ExtractionOffer {
 ///
 /// Dice are structured (stored as they are) and a player's strategy is never offered: player-only
 /// knowledge stays out of the prompt, so no fact drawn from it can reach a character.
-pub fn extraction_offer(s: &Session, events: &[Envelope], turns: &[u32]) -> Option<ExtractionOffer> {
+pub fn extraction_offer(
+    s: &Session,
+    events: &[Envelope],
+    turns: &[u32],
+) -> Option<ExtractionOffer> {
     let mut offer = ExtractionOffer {
         lines: Vec::new(),
         targets: Vec::new(),
     };
     for (ep, _, moment) in episodes_of(s, events, turns) {
         let (speaker, scope) = match moment {
-            Moment::Narration | Moment::Answer | Moment::Outcome => ("GM".to_string(), Scope::Party),
+            Moment::Narration | Moment::Answer | Moment::Outcome => {
+                ("GM".to_string(), Scope::Party)
+            }
             Moment::Action | Moment::Reaction => {
                 let Some(agent) = s.agent_of_character(&ep.speaker) else {
                     continue;
@@ -724,10 +730,7 @@ pub async fn extract(
         Err(e) => return (Extraction::Failed(e.to_string()), Vec::new()),
     };
     let mut records = Vec::new();
-    let result = table
-        .gateway
-        .call(&request, &mut |r| records.push(r))
-        .await;
+    let result = table.gateway.call(&request, &mut |r| records.push(r)).await;
     let extraction = match result {
         Err(e) => Extraction::Failed(e.to_string()),
         Ok(reply) => match reply.json.as_ref().map(read_extracted) {
