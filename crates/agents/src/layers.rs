@@ -16,6 +16,8 @@ use crate::{
 pub enum Layer {
     Player,
     Character,
+    /// The campaign memory's own calls (fact extraction), made for no one agent.
+    Memory,
 }
 
 /// What a call is for; also the replay key.

@@ -9,6 +9,7 @@
 
 pub mod consensus;
 mod decisions;
+mod extract;
 mod layers;
 mod prompts;
 mod views;
@@ -16,6 +17,10 @@ mod views;
 pub use consensus::{Outcome, Proposal, Stance};
 pub use decisions::{
     ActionDecl, InsightDecision, Intent, OocReply, PartyDirective, Schemas, VoteReply,
+};
+pub use extract::{
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, MAX_FACTS,
+    extraction_schema, read_extracted,
 };
 pub use layers::{AgentCall, Layer, Purpose, temperament};
 pub use prompts::{PromptSet, RenderedPrompt};

@@ -52,6 +52,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         "character_reaction.md",
         include_str!("../prompts/character_reaction.md"),
     ),
+    (
+        "extract_facts.md",
+        include_str!("../prompts/extract_facts.md"),
+    ),
 ];
 
 /// A system and a user message, rendered.

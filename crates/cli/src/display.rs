@@ -265,7 +265,12 @@ impl Observer for Story {
             ),
             Event::GmOutcome { text } if self.echo_gm => format!("GM: {text}"),
             Event::CharacterReaction { agent, text } => format!("{}: {text}", ch(agent)),
-            Event::MemoryStorage { status, .. } => format!("  (memory: {status})"),
+            Event::MemoryStorage {
+                status, extraction, ..
+            } => match extraction {
+                Some(x) if x != "model" => format!("  (memory: {status}; facts extraction: {x})"),
+                _ => format!("  (memory: {status})"),
+            },
             Event::PhaseFailed {
                 agent,
                 error,

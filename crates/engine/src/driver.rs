@@ -244,10 +244,10 @@ impl<'a> Driver<'a> {
                 }
                 Step::Emit(event) => self.append(event)?,
                 Step::Recall { agent, query } => self.recall(agent, query)?,
-                Step::Remember { trigger } => self.remember(trigger)?,
+                Step::Remember { trigger } => self.remember(trigger).await?,
                 Step::Ask(ask) => {
                     if !self.ask_gm(ask).await? {
-                        self.end("the GM ended the session")?;
+                        self.end("the GM ended the session").await?;
                     }
                 }
                 Step::Call(spec) => self.calls(vec![spec]).await?,
@@ -261,7 +261,7 @@ impl<'a> Driver<'a> {
     }
 
     /// End the session (once), recording why.
-    pub fn end(&mut self, reason: &str) -> Result<(), Error> {
+    pub async fn end(&mut self, reason: &str) -> Result<(), Error> {
         // A step cut short (Ctrl-C mid-call) is dropped: its events were never committed.
         self.pending.clear();
         if self.session.ended.is_none() {
@@ -269,7 +269,7 @@ impl<'a> Driver<'a> {
             let unstored = !crate::memory::unstored_turns(&self.session).is_empty();
             let in_flight = self.session.in_turn && self.session.turn.narration.is_some();
             if unstored || in_flight {
-                self.remember(Some("session end".into()))?;
+                self.remember(Some("session end".into())).await?;
                 self.flush()?;
             }
             self.append(Event::SessionEnded {
@@ -316,7 +316,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Store the turns not yet in memory when a trigger fires; otherwise record that they wait.
-    fn remember(&mut self, trigger: Option<String>) -> Result<(), Error> {
+    async fn remember(&mut self, trigger: Option<String>) -> Result<(), Error> {
         let Some(trigger) = trigger else {
             return self.append(Event::MemoryStorage {
                 status: "held for the next trigger (every 10 turns, a critical event, session end)"
@@ -324,6 +324,7 @@ impl<'a> Driver<'a> {
                 trigger: None,
                 turns: Vec::new(),
                 stored: None,
+                extraction: None,
             });
         };
         let mut turns = crate::memory::unstored_turns(&self.session);
@@ -334,11 +335,17 @@ impl<'a> Driver<'a> {
         }
         let mut events = self.record.store.state_events(self.session.number)?;
         events.extend(self.pending.iter().cloned());
+        // Facts from free text, by the model, logged like every call (replay serves them).
+        let (extraction, calls) =
+            crate::memory::extract(self.table, &self.session, &events, &turns).await;
+        for record in calls {
+            self.append(crate::memory::extraction_call(record))?;
+        }
         let got = match self.table.memory.lock() {
-            Ok(mut m) => m.remember(&self.session, &events, &turns),
+            Ok(mut m) => m.remember(&self.session, &events, &turns, &extraction),
             Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
         };
-        let (status, stored, turns) = match got {
+        let (status, mut stored, turns) = match got {
             Ok(r) => (
                 format!(
                     "stored {} new facts from turn{} {} ({trigger}){}",
@@ -365,11 +372,13 @@ impl<'a> Driver<'a> {
                 Vec::new(),
             ),
         };
+        let extraction = stored.as_mut().and_then(|r| r.extraction.take());
         self.append(Event::MemoryStorage {
             status,
             trigger: Some(trigger),
             turns,
             stored,
+            extraction,
         })
     }
 

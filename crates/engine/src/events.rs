@@ -256,6 +256,10 @@ pub enum Event {
         turns: Vec<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stored: Option<crate::memory::Remembered>,
+        /// How facts were drawn from the free text: `model`, `fallback: <reason>` (the raw
+        /// episodes were stored), or `off`; absent when there was nothing to draw from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction: Option<String>,
     },
     GmFailureDecision {
         agent: String,
