@@ -320,7 +320,10 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         }
         if layer == "memory" {
             // Fact extraction reads only what everyone heard: no whisper, not even one to all.
-            assert!(!text.contains("A storm is coming"), "a whisper reached extraction");
+            assert!(
+                !text.contains("A storm is coming"),
+                "a whisper reached extraction"
+            );
         } else {
             assert!(text.contains("A storm is coming"), "the table-wide whisper");
         }
