@@ -184,6 +184,15 @@ impl CampaignMemory for StoreMemory {
                 .saturating_sub(crate::visibility::RECENT_TURNS as u32);
             let mut hits = self.store.search(&q).map_err(|e| e.to_string())?;
             hits.retain(|h| h.fact.at.session != s.number || h.fact.at.turn < recent_from);
+            // One memory per episode: a fact drawn from a line and the line itself say the
+            // same thing, and the prompt has room for five.
+            let mut seen = std::collections::HashSet::new();
+            hits.retain(|h| {
+                h.fact
+                    .episode_ids
+                    .first()
+                    .is_none_or(|e| seen.insert(e.clone()))
+            });
             hits.truncate(RECALL_TOP_K);
             // At a session's start, what happened last time comes to mind too.
             if s.turn_number <= 1 && s.number > 1 {
