@@ -6,8 +6,8 @@ use troupe_campaign::{CharacterSheet, Personality};
 use troupe_llm::{CallTag, ChatRequest, Message};
 
 use crate::{
-    ActionDecl, CharacterView, Error, InsightDecision, Intent, PlayerView, PromptSet,
-    RenderedPrompt, Schemas,
+    ActionDecl, CharacterView, Error, InsightDecision, Intent, OocReply, PlayerView, PromptSet,
+    RenderedPrompt, Schemas, VoteReply,
 };
 
 /// Which layer of an AI made a call.
@@ -16,6 +16,8 @@ use crate::{
 pub enum Layer {
     Player,
     Character,
+    /// The campaign memory's own calls (fact extraction), made for no one agent.
+    Memory,
 }
 
 /// What a call is for; also the replay key.
@@ -28,6 +30,12 @@ pub enum Purpose {
     InsightQuestion,
     InsightDecision,
     CharacterReaction,
+    /// A player's message in the party's out-of-character discussion.
+    OocDiscussion,
+    /// A player's ballot when the discussion ran out of rounds or time.
+    ForcedVote,
+    /// A player's directive under a plan the party chose and it did not back.
+    PartyDirective,
 }
 
 impl Purpose {
@@ -39,14 +47,20 @@ impl Purpose {
             Purpose::InsightQuestion => "insight_question",
             Purpose::InsightDecision => "insight_decision",
             Purpose::CharacterReaction => "character_reaction",
+            Purpose::OocDiscussion => "ooc_discussion",
+            Purpose::ForcedVote => "forced_vote",
+            Purpose::PartyDirective => "party_directive",
         }
     }
 
     pub fn layer(self) -> Layer {
         match self {
-            Purpose::ClarifyingQuestions | Purpose::StrategicIntent | Purpose::InsightDecision => {
-                Layer::Player
-            }
+            Purpose::ClarifyingQuestions
+            | Purpose::StrategicIntent
+            | Purpose::InsightDecision
+            | Purpose::OocDiscussion
+            | Purpose::ForcedVote
+            | Purpose::PartyDirective => Layer::Player,
             Purpose::CharacterAction | Purpose::InsightQuestion | Purpose::CharacterReaction => {
                 Layer::Character
             }
@@ -105,7 +119,7 @@ pub(crate) fn number_lean(sheet: &CharacterSheet) -> String {
 }
 
 /// The player's nine traits, said in words a model can act on.
-pub(crate) fn temperament(t: &Personality) -> String {
+pub fn temperament(t: &Personality) -> String {
     let pick = |v: f64, low: &'static str, high: &'static str| -> Option<&'static str> {
         if v >= 0.65 {
             Some(high)
@@ -160,6 +174,11 @@ fn player_ctx(v: &PlayerView, extra: Value) -> Value {
         "memories": v.memories,
         "number_lean": number_lean(&v.character),
         "temperament": temperament(&v.player.traits),
+        "party": v.party,
+        "proposals": v.proposals,
+        "discussion": v.discussion,
+        "plan": v.plan,
+        "secrets": v.secrets,
     });
     merge(&mut ctx, extra);
     ctx
@@ -181,6 +200,7 @@ fn character_ctx(v: &CharacterView, extra: Value) -> Value {
         "roll": v.roll,
         "outcome": v.outcome,
         "number_lean": number_lean(&v.character),
+        "secrets": v.secrets,
     });
     merge(&mut ctx, extra);
     ctx
@@ -233,8 +253,59 @@ impl PromptSet {
             &v.agent_id,
             Purpose::StrategicIntent,
             p,
-            Schemas::intent(),
+            Schemas::intent(!v.party.is_empty()),
             250,
+        ))
+    }
+
+    fn proposers(v: &PlayerView) -> Vec<String> {
+        v.proposals.iter().map(|(a, _)| a.clone()).collect()
+    }
+
+    /// The player's message in discussion round `round`.
+    pub fn discussion(&self, v: &PlayerView, round: u32) -> Result<AgentCall, Error> {
+        let proposers = Self::proposers(v);
+        let p = self.player(
+            v,
+            "player_discussion.md",
+            json!({"round": round, "max_rounds": crate::consensus::MAX_DISCUSSION_ROUNDS,
+                "proposers": proposers}),
+        )?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::OocDiscussion,
+            p,
+            Schemas::discussion(&proposers),
+            250,
+        ))
+    }
+
+    /// The player's ballot after `rounds` rounds without agreement.
+    pub fn vote(&self, v: &PlayerView, rounds: u32) -> Result<AgentCall, Error> {
+        let proposers = Self::proposers(v);
+        let p = self.player(
+            v,
+            "player_vote.md",
+            json!({"rounds": rounds, "proposers": proposers}),
+        )?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::ForcedVote,
+            p,
+            Schemas::vote(&proposers),
+            150,
+        ))
+    }
+
+    /// The player's directive under the plan the party settled on.
+    pub fn party_directive(&self, v: &PlayerView) -> Result<AgentCall, Error> {
+        let p = self.player(v, "player_party_directive.md", json!({}))?;
+        Ok(call(
+            &v.agent_id,
+            Purpose::PartyDirective,
+            p,
+            Schemas::party_directive(),
+            120,
         ))
     }
 
@@ -341,6 +412,17 @@ impl Purpose {
     }
     pub fn read_insight_decision(value: &Value) -> Result<InsightDecision, Error> {
         read(Purpose::InsightDecision, value)
+    }
+    pub fn read_discussion(value: &Value) -> Result<OocReply, Error> {
+        let mut r: OocReply = read(Purpose::OocDiscussion, value)?;
+        r.message = r.message.trim().to_string();
+        Ok(r)
+    }
+    pub fn read_vote(value: &Value) -> Result<VoteReply, Error> {
+        read(Purpose::ForcedVote, value)
+    }
+    pub fn read_party_directive(value: &Value) -> Result<String, Error> {
+        Ok(read::<crate::PartyDirective>(Purpose::PartyDirective, value)?.directive)
     }
     pub fn read_reaction(value: &Value) -> Result<String, Error> {
         Ok(read::<Reaction>(Purpose::CharacterReaction, value)?.reaction)

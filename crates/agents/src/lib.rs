@@ -7,15 +7,26 @@
 //! Every function here takes a *view* (what that layer may see, built by the engine from the
 //! session log) and a [`troupe_llm::Gateway`]; none can reach the raw session state.
 
+pub mod consensus;
 mod decisions;
+mod extract;
 mod layers;
 mod prompts;
 mod views;
 
-pub use decisions::{ActionDecl, InsightDecision, Intent, Schemas};
-pub use layers::{AgentCall, Layer, Purpose};
+pub use consensus::{Outcome, Proposal, Stance};
+pub use decisions::{
+    ActionDecl, InsightDecision, Intent, OocReply, PartyDirective, Schemas, VoteReply,
+};
+pub use extract::{
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, MAX_FACTS,
+    extraction_schema, read_extracted,
+};
+pub use layers::{AgentCall, Layer, Purpose, temperament};
 pub use prompts::{PromptSet, RenderedPrompt};
-pub use views::{CharacterView, Insight, PlayerView, QuestionAnswer, TurnRecap};
+pub use views::{
+    CharacterView, Insight, OocLine, PartyMember, PartyPlan, PlayerView, QuestionAnswer, TurnRecap,
+};
 
 /// Everything that can go wrong while an agent decides.
 #[derive(Debug, thiserror::Error)]

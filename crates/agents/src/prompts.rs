@@ -24,6 +24,15 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../prompts/player_intent.md"),
     ),
     (
+        "player_discussion.md",
+        include_str!("../prompts/player_discussion.md"),
+    ),
+    ("player_vote.md", include_str!("../prompts/player_vote.md")),
+    (
+        "player_party_directive.md",
+        include_str!("../prompts/player_party_directive.md"),
+    ),
+    (
         "player_insight.md",
         include_str!("../prompts/player_insight.md"),
     ),
@@ -42,6 +51,10 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         "character_reaction.md",
         include_str!("../prompts/character_reaction.md"),
+    ),
+    (
+        "extract_facts.md",
+        include_str!("../prompts/extract_facts.md"),
     ),
 ];
 

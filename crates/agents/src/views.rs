@@ -28,6 +28,39 @@ pub struct Insight {
     pub answer: String,
 }
 
+/// Another player at the table, as the others know them.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartyMember {
+    pub agent_id: String,
+    pub player_name: String,
+    pub character_name: String,
+    /// Their temperament in a few words ("cautious, likes to lead").
+    pub temperament: String,
+}
+
+/// One message of the party's out-of-character talk this turn (the GM's included).
+#[derive(Clone, Debug, Serialize)]
+pub struct OocLine {
+    pub round: u32,
+    /// The agent id, or "GM".
+    pub speaker: String,
+    pub message: String,
+    /// The plan the speaker put forward with it, if any.
+    pub proposal: Option<String>,
+    /// "agree", "disagree" or "neutral", and whose plan it is about.
+    pub stance: Option<String>,
+    pub on: Option<String>,
+}
+
+/// The plan the party settled on this turn.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartyPlan {
+    pub plan: String,
+    pub proposer: String,
+    /// unanimous, majority or vote.
+    pub outcome: String,
+}
+
 /// What the player layer (out of character) may see.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlayerView {
@@ -41,6 +74,15 @@ pub struct PlayerView {
     pub clarifications: Vec<QuestionAnswer>,
     pub memories: Vec<String>,
     pub insight: Option<Insight>,
+    /// The other AI players (empty when this one plays alone).
+    pub party: Vec<PartyMember>,
+    /// Plans on the table this turn: (agent id, plan).
+    pub proposals: Vec<(String, String)>,
+    /// The out-of-character discussion so far this turn.
+    pub discussion: Vec<OocLine>,
+    pub plan: Option<PartyPlan>,
+    /// What the GM whispered to this player (player-only or both): never shown to a character.
+    pub secrets: Vec<String>,
 }
 
 /// What the character layer (in character) may see. It has no player profile, no strategy and
@@ -64,4 +106,6 @@ pub struct CharacterView {
     /// A one-line summary of the dice, when there was a roll.
     pub roll: Option<String>,
     pub outcome: Option<String>,
+    /// What the GM whispered to this character (character-only or both).
+    pub secrets: Vec<String>,
 }

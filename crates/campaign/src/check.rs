@@ -21,7 +21,9 @@ const ROOT_FIELDS: &[&str] = &[
     "model",
     "characters",
     "corruption_strength",
+    "memory",
 ];
+const MEMORY_FIELDS: &[&str] = &["extraction"];
 const PARTY_FIELDS: &[&str] = &["ship_name", "ship_strengths", "ship_problem"];
 const MODEL_FIELDS: &[&str] = &[
     "provider",
@@ -335,6 +337,10 @@ impl Checker {
                 x
             }
         };
+        let memory_extraction = match obj.get("memory") {
+            None | Some(Value::Null) => Some(true),
+            Some(v) => self.memory(v),
+        };
 
         Some(Campaign {
             name: name?,
@@ -343,7 +349,30 @@ impl Checker {
             seats: seats?,
             model: model.ok()?,
             corruption_strength: corruption_strength?,
+            memory_extraction: memory_extraction?,
         })
+    }
+
+    /// The `memory` block: for now only whether facts are extracted with the model.
+    fn memory(&mut self, v: &Value) -> Option<bool> {
+        let obj = self.object(
+            v,
+            "memory",
+            MEMORY_FIELDS,
+            "must be an object with an optional extraction (true or false)",
+        )?;
+        match obj.get("extraction") {
+            None | Some(Value::Null) => Some(true),
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.bad(
+                    "memory.extraction".into(),
+                    other,
+                    "must be true (draw facts from free text with the model; the default) or false (store each episode as one fact)",
+                );
+                None
+            }
+        }
     }
 
     /// `gm_name`, or its alias `dm_name` from the original system's files; not both.

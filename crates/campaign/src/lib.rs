@@ -44,6 +44,14 @@ pub struct Campaign {
     /// Seed 000's global memory corruption strength: 0 (off, the default) to 1.
     #[serde(default)]
     pub corruption_strength: f64,
+    /// `memory.extraction` in the file: draw subject/attribute facts from free text with the
+    /// model at each storage step (default on); off stores each episode as one fact.
+    #[serde(default = "on")]
+    pub memory_extraction: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// The party's ship: two strengths and one problem, narrative only.

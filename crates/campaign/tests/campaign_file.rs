@@ -484,3 +484,29 @@ fn campaign_round_trips_through_json_for_the_session_log() {
         serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
     assert_eq!(back, c);
 }
+
+#[test]
+fn memory_extraction_is_on_unless_the_file_turns_it_off() {
+    let v = valid();
+    assert!(
+        parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .memory_extraction
+    );
+    let mut v = valid();
+    v["memory"] = json!({"extraction": false});
+    assert!(
+        !parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .memory_extraction
+    );
+    v["memory"] = json!({"extraction": "no"});
+    let p = only_problem(&v);
+    assert!(
+        p.contains("memory.extraction = \"no\": must be true"),
+        "{p}"
+    );
+    v["memory"] = json!({"extract": true});
+    let p = only_problem(&v);
+    assert!(p.contains("did you mean \"extraction\"?"), "{p}");
+}

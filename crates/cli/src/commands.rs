@@ -1,12 +1,37 @@
 //! Slash commands, available at every GM prompt.
 
+use troupe_engine::WhisperScope;
 use troupe_rules::DiceExpr;
+
+const WHISPER_USAGE: &str = "usage: /whisper AGENT|all --player-only|--character-only|--both TEXT";
+
+fn whisper(arg: &str) -> Result<Command, String> {
+    let mut parts = arg.split_whitespace();
+    let (Some(to), Some(flag)) = (parts.next(), parts.next()) else {
+        return Err(WHISPER_USAGE.into());
+    };
+    let scope = match flag {
+        "--player-only" => WhisperScope::PlayerOnly,
+        "--character-only" => WhisperScope::CharacterOnly,
+        "--both" => WhisperScope::Both,
+        other => return Err(format!("{other} is not a scope. {WHISPER_USAGE}")),
+    };
+    let text = parts.collect::<Vec<_>>().join(" ");
+    if text.is_empty() {
+        return Err(format!("what should be whispered? {WHISPER_USAGE}"));
+    }
+    let to = (!to.eq_ignore_ascii_case("all")).then(|| to.to_string());
+    Ok(Command::Whisper { to, scope, text })
+}
 
 pub const HELP: &str = "\
 Commands (at any prompt):
   /roll NdM+K   roll dice, e.g. /roll 2d6+3, /roll d20, /roll 1d6-1
   /success      the next roll succeeds (2 successes), whatever the dice say
   /fail         the next roll fails (0 successes), whatever the dice say
+  /whisper AGENT|all --player-only|--character-only|--both TEXT
+                tell one AI (or the whole table) something in private: the player
+                only (its strategy; never any character), the character only, or both
   /info         character sheets, ship, turn and phase
   /help         this list
   /quit         save and end the session";
@@ -14,6 +39,12 @@ Commands (at any prompt):
 #[derive(Debug, PartialEq)]
 pub enum Command {
     Roll(DiceExpr),
+    /// `to: None` is the whole table.
+    Whisper {
+        to: Option<String>,
+        scope: WhisperScope,
+        text: String,
+    },
     Success,
     Fail,
     Info,
@@ -33,6 +64,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             .parse()
             .map(Command::Roll)
             .map_err(|e| format!("{e}")),
+        "whisper" => whisper(arg),
         "success" => Ok(Command::Success),
         "fail" => Ok(Command::Fail),
         "info" => Ok(Command::Info),
@@ -65,5 +97,32 @@ mod tests {
         };
         assert!(msg.contains("unknown command /dance") && msg.contains("/roll"));
         assert!(matches!(parse("/roll banana"), Some(Err(_))));
+    }
+
+    #[test]
+    fn whispers_parse_with_a_scope() {
+        assert_eq!(
+            parse("/whisper kai --player-only The captain  is a spy."),
+            Some(Ok(Command::Whisper {
+                to: Some("kai".into()),
+                scope: WhisperScope::PlayerOnly,
+                text: "The captain is a spy.".into()
+            }))
+        );
+        assert!(matches!(
+            parse("/whisper ALL --both hi"),
+            Some(Ok(Command::Whisper { to: None, .. }))
+        ));
+        for bad in [
+            "/whisper",
+            "/whisper kai",
+            "/whisper kai --loud x",
+            "/whisper kai --both",
+        ] {
+            let Some(Err(msg)) = parse(bad) else {
+                panic!("{bad}")
+            };
+            assert!(msg.contains("/whisper AGENT"), "{bad}: {msg}");
+        }
     }
 }

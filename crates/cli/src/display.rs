@@ -13,6 +13,8 @@ pub struct Story {
     /// Echo the GM's own inputs (when they come from a script, nobody typed them).
     pub echo_gm: bool,
     spinner: Option<ProgressBar>,
+    /// Who is thinking right now (a round of calls runs at once).
+    thinkers: Vec<String>,
 }
 
 impl Story {
@@ -20,6 +22,7 @@ impl Story {
         Story {
             echo_gm,
             spinner: None,
+            thinkers: Vec::new(),
         }
     }
 }
@@ -32,6 +35,9 @@ fn what(purpose: Purpose) -> &'static str {
         Purpose::InsightQuestion => "choosing a LASER FEELINGS question",
         Purpose::InsightDecision => "weighing the insight",
         Purpose::CharacterReaction => "reacting",
+        Purpose::OocDiscussion => "talking it over with the party",
+        Purpose::ForcedVote => "voting",
+        Purpose::PartyDirective => "directing their character under the party's plan",
     }
 }
 
@@ -62,12 +68,21 @@ impl Story {
 
 impl Observer for Story {
     fn thinking(&mut self, agent: &str, purpose: Purpose) {
+        self.thinkers.push(agent.to_string());
+        let message = match self.thinkers.as_slice() {
+            [one] => format!("{one} is {}…", what(purpose)),
+            many => format!("{} are {}…", many.join(", "), what(purpose)),
+        };
+        if let Some(bar) = &self.spinner {
+            bar.set_message(message);
+            return;
+        }
         // indicatif draws nothing when stderr is not a terminal (CI, pipes).
         let bar = ProgressBar::new_spinner();
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
             bar.set_style(style);
         }
-        bar.set_message(format!("{agent} is {}…", what(purpose)));
+        bar.set_message(message);
         bar.enable_steady_tick(Duration::from_millis(120));
         self.spinner = Some(bar);
     }
@@ -78,6 +93,7 @@ impl Observer for Story {
     }
 
     fn idle(&mut self) {
+        self.thinkers.clear();
         if let Some(bar) = self.spinner.take() {
             bar.finish_and_clear();
         }
@@ -140,11 +156,15 @@ impl Observer for Story {
                 }
             }
             Event::StrategicIntent { agent, intent } => {
-                format!(
+                let mut out = format!(
                     "{} (OOC, strategy): {}",
                     player_name(s, agent),
                     intent.strategy
-                )
+                );
+                if let Some(p) = &intent.proposal {
+                    out.push_str(&format!("\n[OOC] {} proposes: {p}", player_name(s, agent)));
+                }
+                out
             }
             Event::Directive { agent, text, .. } => {
                 format!(
@@ -245,7 +265,12 @@ impl Observer for Story {
             ),
             Event::GmOutcome { text } if self.echo_gm => format!("GM: {text}"),
             Event::CharacterReaction { agent, text } => format!("{}: {text}", ch(agent)),
-            Event::MemoryStorage { status, .. } => format!("  (memory: {status})"),
+            Event::MemoryStorage {
+                status, extraction, ..
+            } => match extraction {
+                Some(x) if x != "model" => format!("  (memory: {status}; facts extraction: {x})"),
+                _ => format!("  (memory: {status})"),
+            },
             Event::PhaseFailed {
                 agent,
                 error,
@@ -268,6 +293,89 @@ impl Observer for Story {
                 ),
                 _ => String::new(),
             },
+            Event::Whisper { to, scope, text } if self.echo_gm => format!(
+                "GM whispers to {} ({}): {text}",
+                to.as_deref()
+                    .map(|a| player_name(s, a))
+                    .unwrap_or("the table".into()),
+                scope.as_str().replace('_', "-")
+            ),
+            Event::OocMessage {
+                agent,
+                round,
+                message,
+                stance,
+                on,
+                proposal,
+                ..
+            } => {
+                let about = on
+                    .as_deref()
+                    .map(|o| format!(" with {}", player_name(s, o)))
+                    .unwrap_or_default();
+                let mut out = format!(
+                    "[OOC r{round}] {} ({}{about}): {message}",
+                    player_name(s, agent),
+                    stance.as_str()
+                );
+                if let Some(p) = proposal {
+                    out.push_str(&format!("\n           proposes: {p}"));
+                }
+                out
+            }
+            Event::GmOoc { text, .. } if self.echo_gm && !text.trim().is_empty() => {
+                format!("[OOC] GM: {text}")
+            }
+            Event::VoteCast { agent, vote, .. } => {
+                format!(
+                    "[OOC vote] {} votes for {}'s plan",
+                    player_name(s, agent),
+                    player_name(s, vote)
+                )
+            }
+            Event::DiscussionTimedOut { elapsed_ms, .. } => format!(
+                "[OOC] time is up ({:.0} s): the party votes",
+                *elapsed_ms as f64 / 1000.0
+            ),
+            Event::Consensus {
+                round,
+                outcome,
+                plan,
+                proposer,
+                dissent,
+                ..
+            } => {
+                let who = |v: &[String]| {
+                    v.iter()
+                        .map(|a| player_name(s, a))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                match (outcome, plan, proposer) {
+                    (troupe_agents::Outcome::Conflicted, _, _) => {
+                        format!("[OOC] after round {round}: no agreement yet")
+                    }
+                    (o, Some(plan), Some(p)) => {
+                        let mut out = format!(
+                            "[OOC] consensus ({}): {}'s plan — {plan}",
+                            o.as_str(),
+                            player_name(s, p)
+                        );
+                        if !dissent.is_empty() {
+                            out.push_str(&format!(" (not with it: {})", who(dissent)));
+                        }
+                        if *o == troupe_agents::Outcome::Vote {
+                            for a in dissent {
+                                if let Some((_, Some(r))) = s.turn.votes.get(a) {
+                                    out.push_str(&format!("\n[OOC] {}: {r}", player_name(s, a)));
+                                }
+                            }
+                        }
+                        out
+                    }
+                    _ => "[OOC] no plan was put forward: each player follows their own".into(),
+                }
+            }
             Event::SessionEnded { reason } => format!("\nSession ended: {reason}."),
             _ => String::new(),
         };

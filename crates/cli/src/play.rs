@@ -208,13 +208,13 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         }
         None => {
-            driver.end("interrupted by Ctrl-C")?;
+            driver.end("interrupted by Ctrl-C").await?;
             eprintln!("\nInterrupted. Everything so far is saved; `troupe resume` continues.");
             ExitCode::from(130)
         }
     };
     if driver.session().ended.is_none() {
-        driver.end("the GM script ended")?;
+        driver.end("the GM script ended").await?;
     }
     if let Some(path) = driver.mirror_path() {
         println!("Log: {}", path.display());

@@ -14,7 +14,8 @@ use async_trait::async_trait;
 use troupe_agents::ActionDecl;
 use troupe_engine::{
     Answers, Driver, Envelope, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Quiet,
-    Record, RollOverride, Ruling, Session, SessionSetup, Store, SystemClock, render_markdown,
+    Record, RollOverride, Ruling, Session, SessionSetup, Store, SystemClock, WhisperScope,
+    render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, ReplayEntry, ReplayModel,
@@ -30,6 +31,11 @@ use crate::{models, play, terminal};
 enum Command {
     Roll(DiceExpr),
     Force(bool),
+    Whisper {
+        to: Option<String>,
+        scope: WhisperScope,
+        text: String,
+    },
 }
 
 /// A GM decision as recorded, with the commands typed at the same prompt before it.
@@ -50,6 +56,7 @@ struct TurnInputs {
     insights: VecDeque<Recorded<String>>,
     outcome: Option<Recorded<String>>,
     failures: VecDeque<Recorded<FailureChoice>>,
+    ooc: VecDeque<Recorded<Option<String>>>,
 }
 
 /// The GM of a recorded session. When the story goes somewhere the recording did not (a new
@@ -77,6 +84,15 @@ impl LogGm {
                     }
                 }
                 Event::GmForcedResult { success } => commands.push(Command::Force(*success)),
+                Event::Whisper { to, scope, text } => commands.push(Command::Whisper {
+                    to: to.clone(),
+                    scope: *scope,
+                    text: text.clone(),
+                }),
+                Event::GmOoc { text, .. } => t.ooc.push_back(Recorded {
+                    commands: rec(&mut commands),
+                    decision: (!text.is_empty()).then(|| text.clone()),
+                }),
                 Event::GmNarration { text } => {
                     t.narration = Some(Recorded {
                         commands: rec(&mut commands),
@@ -148,6 +164,9 @@ impl LogGm {
         match self.queued.pop_front() {
             Some(Command::Roll(expr)) => return GmReply::Roll(expr),
             Some(Command::Force(success)) => return GmReply::Force(success),
+            Some(Command::Whisper { to, scope, text }) => {
+                return GmReply::Whisper { to, scope, text };
+            }
             None => {}
         }
         match self.held.take().and_then(|d| d.downcast::<T>().ok()) {
@@ -229,6 +248,10 @@ impl GmSeat for LogGm {
 
     async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String> {
         self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string())
+    }
+
+    async fn interject(&mut self, s: &Session, _round: u32) -> GmReply<Option<String>> {
+        self.give(s, |t| t.ooc.pop_front(), || None)
     }
 
     async fn resolve_failure(
@@ -322,7 +345,9 @@ pub async fn replay(
     });
     // Recalls come from the recording: the campaign's memory has moved on since.
     let memory = Box::new(troupe_engine::RecordedMemory::from_log(&events));
-    let table = play::table(dir, model, memory)?;
+    let mut table = play::table(dir, model, memory)?;
+    // The discussion runs out of time where it did, however fast the replay is.
+    table.discussion_limit = troupe_engine::DiscussionLimit::recorded(&events);
     let mut gm = LogGm::new(&events);
 
     let replays = dir.join("replays");

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use troupe_agents::ActionDecl;
 use troupe_engine::{
     Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+    WhisperScope,
 };
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
@@ -62,6 +63,22 @@ pub struct ScriptTurn {
     /// When a phase fails twice; default: skip the AI's part.
     #[serde(default)]
     pub failure: Option<ScriptFailure>,
+    /// Whispers sent before this turn's narration.
+    #[serde(default)]
+    pub whisper: Option<OneOrMany<ScriptWhisper>>,
+    /// What the GM says into the party's OOC discussion after a round without agreement, in
+    /// order; when they run out, the GM lets the players talk.
+    #[serde(default)]
+    pub ooc: Option<OneOrMany<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptWhisper {
+    /// An agent id, or "all" for the whole table.
+    pub to: String,
+    pub scope: WhisperScope,
+    pub text: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,6 +146,9 @@ impl Script {
 pub struct ScriptGm {
     turns: VecDeque<ScriptTurn>,
     current: Option<Current>,
+    /// The next turn, taken from the script while its whispers go out before its narration.
+    staged: Option<ScriptTurn>,
+    whispers: VecDeque<ScriptWhisper>,
 }
 
 struct Current {
@@ -137,6 +157,7 @@ struct Current {
     answers: VecDeque<String>,
     rulings: VecDeque<ScriptRuling>,
     overrides: VecDeque<ScriptOverride>,
+    ooc: VecDeque<String>,
     turn: ScriptTurn,
 }
 
@@ -145,6 +166,8 @@ impl ScriptGm {
         ScriptGm {
             turns: script.turns.into(),
             current: None,
+            staged: None,
+            whispers: VecDeque::new(),
         }
     }
 
@@ -153,8 +176,17 @@ impl ScriptGm {
     pub fn fast_forward(&mut self, events: &[Envelope]) {
         for env in events {
             match &env.event {
+                Event::Whisper { .. } => {
+                    self.stage();
+                    self.whispers.pop_front();
+                }
                 Event::GmNarration { .. } => {
                     let _ = self.open_next_turn();
+                }
+                Event::GmOoc { .. } => {
+                    if let Some(cur) = self.cur() {
+                        cur.ooc.pop_front();
+                    }
                 }
                 Event::GmAnswers {
                     answers,
@@ -181,9 +213,25 @@ impl ScriptGm {
         }
     }
 
+    /// Take the next script turn out, with its whispers queued, unless one is out already.
+    fn stage(&mut self) {
+        if self.staged.is_none()
+            && let Some(mut turn) = self.turns.pop_front()
+        {
+            self.whispers = turn
+                .whisper
+                .take()
+                .map(OneOrMany::into_deque)
+                .unwrap_or_default();
+            self.staged = Some(turn);
+        }
+    }
+
     /// Make the next script turn the current one; its narration, if there is one.
     fn open_next_turn(&mut self) -> Option<String> {
-        let mut turn = self.turns.pop_front()?;
+        self.stage();
+        self.whispers.clear();
+        let mut turn = self.staged.take()?;
         let narration = turn.narration.clone();
         self.current = Some(Current {
             retried: Vec::new(),
@@ -202,6 +250,11 @@ impl ScriptGm {
                 .take()
                 .map(OneOrMany::into_deque)
                 .unwrap_or_default(),
+            ooc: turn
+                .ooc
+                .take()
+                .map(OneOrMany::into_deque)
+                .unwrap_or_default(),
             turn,
         });
         Some(narration)
@@ -214,7 +267,25 @@ impl ScriptGm {
 
 #[async_trait]
 impl GmSeat for ScriptGm {
-    async fn narrate(&mut self, _s: &Session) -> GmReply<String> {
+    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+        self.stage();
+        while let Some(w) = self.whispers.pop_front() {
+            let to = (!w.to.eq_ignore_ascii_case("all")).then_some(w.to);
+            if let Some(a) = &to
+                && s.seat(a).is_none()
+            {
+                eprintln!(
+                    "GM script: no AI called {a} at this table (agents: {}, or all); that whisper was not sent",
+                    s.agent_ids().join(", ")
+                );
+                continue;
+            }
+            return GmReply::Whisper {
+                to,
+                scope: w.scope,
+                text: w.text,
+            };
+        }
         match self.open_next_turn() {
             Some(narration) => GmReply::Answer(narration),
             None => GmReply::Quit,
@@ -316,6 +387,13 @@ impl GmSeat for ScriptGm {
             return GmReply::Quit;
         };
         GmReply::Answer(cur.turn.outcome.clone())
+    }
+
+    async fn interject(&mut self, _s: &Session, _round: u32) -> GmReply<Option<String>> {
+        let Some(cur) = self.cur() else {
+            return GmReply::Quit;
+        };
+        GmReply::Answer(cur.ooc.pop_front())
     }
 
     async fn resolve_failure(

@@ -34,6 +34,11 @@ impl TerminalGm {
 
     /// Prompt until the GM types something; slash commands are handled here or handed back.
     async fn prompt(&mut self, s: &Session, prompt: &str) -> Input {
+        self.ask(s, prompt, false).await
+    }
+
+    /// `allow_empty`: an empty line is an answer (nothing to say) rather than asked again.
+    async fn ask(&mut self, s: &Session, prompt: &str, allow_empty: bool) -> Input {
         loop {
             print!("{prompt} ");
             let _ = std::io::stdout().flush();
@@ -46,12 +51,24 @@ impl TerminalGm {
                 }
             };
             match commands::parse(&line) {
-                None if line.trim().is_empty() => continue,
+                None if line.trim().is_empty() && !allow_empty => continue,
                 None => return Input::Text(line.trim().to_string()),
                 Some(Err(msg)) => println!("{msg}"),
                 Some(Ok(Command::Help)) => println!("{HELP}"),
                 Some(Ok(Command::Info)) => println!("{}", info(s)),
                 Some(Ok(Command::Roll(e))) => return Input::Engine(GmReply::Roll(e)),
+                Some(Ok(Command::Whisper { to, scope, text })) => {
+                    if let Some(a) = &to
+                        && s.seat(a).is_none()
+                    {
+                        println!(
+                            "No AI called {a} at this table. Agents: {}, or all.",
+                            s.agent_ids().join(", ")
+                        );
+                        continue;
+                    }
+                    return Input::Engine(GmReply::Whisper { to, scope, text });
+                }
                 Some(Ok(Command::Success)) => return Input::Engine(GmReply::Force(true)),
                 Some(Ok(Command::Fail)) => return Input::Engine(GmReply::Force(false)),
                 Some(Ok(Command::Quit)) => return Input::Engine(GmReply::Quit),
@@ -99,6 +116,7 @@ fn pass<T>(r: GmReply<()>) -> GmReply<T> {
         GmReply::Answer(()) | GmReply::Quit => GmReply::Quit,
         GmReply::Roll(e) => GmReply::Roll(e),
         GmReply::Force(b) => GmReply::Force(b),
+        GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
     }
 }
 
@@ -282,6 +300,21 @@ impl GmSeat for TerminalGm {
             println!("\n{}: {}", character_name(s, agent), describe_roll(roll));
         }
         GmReply::Answer(tri!(self.text(s, "Narrate the outcome:").await))
+    }
+
+    async fn interject(&mut self, s: &Session, round: u32) -> GmReply<Option<String>> {
+        match self
+            .ask(
+                s,
+                &format!("[OOC] No agreement after round {round}. Say something to the players (Enter to let them talk):"),
+                true,
+            )
+            .await
+        {
+            Input::Text(t) if t.trim().is_empty() => GmReply::Answer(None),
+            Input::Text(t) => GmReply::Answer(Some(t)),
+            Input::Engine(r) => pass(r),
+        }
     }
 
     async fn resolve_failure(

@@ -101,6 +101,8 @@ fn content_for(schema: &str) -> String {
         "character_reaction" => {
             json!({"reaction": "Mock reaction: Zara-7 tilts her head, intrigued."})
         }
+        // The memory's fact extraction: nothing found, so the raw episodes are kept.
+        "extract_facts" => json!({"facts": []}),
         other => panic!("the mock got a request with an unknown schema {other:?}"),
     };
     v.to_string()
@@ -126,13 +128,14 @@ fn completion(content: &str) -> ResponseTemplate {
     }))
 }
 
-const SCHEMAS: [&str; 6] = [
+const SCHEMAS: [&str; 7] = [
     "clarifying_questions",
     "strategic_intent",
     "character_action",
     "laser_feelings_question",
     "insight_decision",
     "character_reaction",
+    "extract_facts",
 ];
 
 /// The answer that fits the request (a 400, which troupe will not retry, for anything else).
@@ -356,7 +359,12 @@ fn a_two_turn_session_over_http_logs_every_call_without_the_key() {
         );
         assert_eq!(call["attempt"], 1);
         assert_eq!(call["repair"], false);
-        assert_eq!(call["agent"], "alex");
+        let agent = if purpose == "extract_facts" {
+            "memory"
+        } else {
+            "alex"
+        };
+        assert_eq!(call["agent"], agent);
         let provider = call["provider"].as_str().unwrap();
         assert_eq!(
             provider,
@@ -584,7 +592,18 @@ turns:
     // Every attempt is logged: five per gateway call, with the waits between them.
     let calls = run.events("model_call");
     assert_eq!(calls.len(), mock.requests().len());
-    assert_eq!(calls.len(), 5 * failed.len());
+    // The memory's fact extraction failed the same way at each storage step, and fell back.
+    let extractions = run
+        .events("memory_storage")
+        .iter()
+        .filter(|s| {
+            s["extraction"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("fallback: "))
+        })
+        .count();
+    assert!(extractions > 0);
+    assert_eq!(calls.len(), 5 * (failed.len() + extractions));
     for chunk in calls.chunks(5) {
         let attempts: Vec<u64> = chunk
             .iter()

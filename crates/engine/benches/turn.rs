@@ -93,6 +93,11 @@ async fn calls_only(turns: u64) -> Duration {
         clarifications: vec![],
         memories: vec![],
         insight: None,
+        party: vec![],
+        proposals: vec![],
+        discussion: vec![],
+        plan: None,
+        secrets: vec![],
     };
     let cv = CharacterView {
         agent_id: pv.agent_id.clone(),
@@ -109,6 +114,7 @@ async fn calls_only(turns: u64) -> Duration {
         action: None,
         roll: None,
         outcome: None,
+        secrets: vec![],
     };
     let start = Instant::now();
     for _ in 0..turns {

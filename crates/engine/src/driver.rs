@@ -52,6 +52,31 @@ pub struct Table {
     /// The model's context window: a prompt past 80% of it is trimmed (older turns first, then
     /// the weakest memories). From the model when it knows, else the campaign, else 8,192.
     pub context_tokens: u32,
+    /// When the party's discussion runs out of time.
+    pub discussion_limit: DiscussionLimit,
+}
+
+/// The discussion's time limit: the clock (seed 001: two minutes), or — in a replay — the
+/// rounds the recorded session ran out of time before, so the replay takes the same path.
+#[derive(Clone, Debug)]
+pub enum DiscussionLimit {
+    Clock(std::time::Duration),
+    /// (turn, round) pairs from the recording's `discussion_timed_out` events.
+    Recorded(Vec<(u32, u32)>),
+}
+
+impl DiscussionLimit {
+    pub fn recorded(events: &[Envelope]) -> Self {
+        DiscussionLimit::Recorded(
+            events
+                .iter()
+                .filter_map(|e| match e.event {
+                    Event::DiscussionTimedOut { round, .. } => Some((e.turn_number, round)),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
 }
 
 /// When the model does not say and the campaign does not either.
@@ -64,6 +89,9 @@ impl Table {
             gateway,
             prompts,
             memory: std::sync::Mutex::new(memory),
+            discussion_limit: DiscussionLimit::Clock(std::time::Duration::from_secs(
+                troupe_agents::consensus::DISCUSSION_SECONDS,
+            )),
         }
     }
 
@@ -216,13 +244,14 @@ impl<'a> Driver<'a> {
                 }
                 Step::Emit(event) => self.append(event)?,
                 Step::Recall { agent, query } => self.recall(agent, query)?,
-                Step::Remember { trigger } => self.remember(trigger)?,
+                Step::Remember { trigger } => self.remember(trigger).await?,
                 Step::Ask(ask) => {
                     if !self.ask_gm(ask).await? {
-                        self.end("the GM ended the session")?;
+                        self.end("the GM ended the session").await?;
                     }
                 }
-                Step::Call(spec) => self.call(spec).await?,
+                Step::Call(spec) => self.calls(vec![spec]).await?,
+                Step::Calls(specs) => self.calls(specs).await?,
             }
             // One step, one commit: a crash keeps whole steps or nothing.
             self.flush()?;
@@ -232,7 +261,7 @@ impl<'a> Driver<'a> {
     }
 
     /// End the session (once), recording why.
-    pub fn end(&mut self, reason: &str) -> Result<(), Error> {
+    pub async fn end(&mut self, reason: &str) -> Result<(), Error> {
         // A step cut short (Ctrl-C mid-call) is dropped: its events were never committed.
         self.pending.clear();
         if self.session.ended.is_none() {
@@ -240,7 +269,7 @@ impl<'a> Driver<'a> {
             let unstored = !crate::memory::unstored_turns(&self.session).is_empty();
             let in_flight = self.session.in_turn && self.session.turn.narration.is_some();
             if unstored || in_flight {
-                self.remember(Some("session end".into()))?;
+                self.remember(Some("session end".into())).await?;
                 self.flush()?;
             }
             self.append(Event::SessionEnded {
@@ -287,7 +316,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Store the turns not yet in memory when a trigger fires; otherwise record that they wait.
-    fn remember(&mut self, trigger: Option<String>) -> Result<(), Error> {
+    async fn remember(&mut self, trigger: Option<String>) -> Result<(), Error> {
         let Some(trigger) = trigger else {
             return self.append(Event::MemoryStorage {
                 status: "held for the next trigger (every 10 turns, a critical event, session end)"
@@ -295,6 +324,7 @@ impl<'a> Driver<'a> {
                 trigger: None,
                 turns: Vec::new(),
                 stored: None,
+                extraction: None,
             });
         };
         let mut turns = crate::memory::unstored_turns(&self.session);
@@ -305,11 +335,17 @@ impl<'a> Driver<'a> {
         }
         let mut events = self.record.store.state_events(self.session.number)?;
         events.extend(self.pending.iter().cloned());
+        // Facts from free text, by the model, logged like every call (replay serves them).
+        let (extraction, calls) =
+            crate::memory::extract(self.table, &self.session, &events, &turns).await;
+        for record in calls {
+            self.append(crate::memory::extraction_call(record))?;
+        }
         let got = match self.table.memory.lock() {
-            Ok(mut m) => m.remember(&self.session, &events, &turns),
+            Ok(mut m) => m.remember(&self.session, &events, &turns, &extraction),
             Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
         };
-        let (status, stored, turns) = match got {
+        let (status, mut stored, turns) = match got {
             Ok(r) => (
                 format!(
                     "stored {} new facts from turn{} {} ({trigger}){}",
@@ -336,11 +372,13 @@ impl<'a> Driver<'a> {
                 Vec::new(),
             ),
         };
+        let extraction = stored.as_mut().and_then(|r| r.extraction.take());
         self.append(Event::MemoryStorage {
             status,
             trigger: Some(trigger),
             turns,
             stored,
+            extraction,
         })
     }
 
@@ -472,6 +510,15 @@ impl<'a> Driver<'a> {
                     .narrate_outcome(s)
                     .await
                     .map(|text| vec![Event::GmOutcome { text }]),
+                GmAsk::Interject { round } => {
+                    let round = *round;
+                    self.gm.interject(s, round).await.map(|text| {
+                        vec![Event::GmOoc {
+                            round,
+                            text: text.unwrap_or_default(),
+                        }]
+                    })
+                }
                 GmAsk::Failure {
                     phase,
                     agent,
@@ -499,6 +546,13 @@ impl<'a> Driver<'a> {
                     self.append(Event::GmForcedResult { success })?;
                     self.flush()?;
                 }
+                GmReply::Whisper { to, scope, text } => {
+                    // Seats check the name; one that slipped through is not recorded.
+                    if to.as_deref().is_none_or(|a| self.session.seat(a).is_some()) {
+                        self.append(Event::Whisper { to, scope, text })?;
+                        self.flush()?;
+                    }
+                }
                 GmReply::Quit => return Ok(false),
             }
         }
@@ -517,71 +571,112 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// Build the agent's call from its view, run it through the gateway, record every attempt,
-    /// and record the decision, or the failure (the phase's state is untouched: rolled back).
-    async fn call(&mut self, spec: CallSpec) -> Result<(), Error> {
-        let agent = spec.agent().to_string();
-        let built = self.build(&spec);
-        if let Ok((call, Some(t))) = &built {
-            self.append(Event::ContextTrimmed {
-                agent: agent.clone(),
-                purpose: call.purpose.as_str().to_string(),
-                prompt_tokens: t.prompt_tokens,
-                budget: t.budget,
-                turns_dropped: t.turns_dropped as u32,
-                memories_dropped: t.memories_dropped as u32,
-            })?;
+    /// Build each agent's call from its view, run them through the gateway at once, and record,
+    /// in the order asked, every attempt and then the decision, or the failure (the phase's
+    /// state is untouched: rolled back).
+    async fn calls(&mut self, specs: Vec<CallSpec>) -> Result<(), Error> {
+        if let Some(CallSpec::Discussion { round, .. }) = specs.first()
+            && let Some(elapsed_ms) = self.discussion_overtime(*round)
+        {
+            return self.append(Event::DiscussionTimedOut {
+                round: *round,
+                elapsed_ms,
+            });
         }
-        let outcome = match built.map(|(call, _)| call) {
-            Err(e) => Err(e.to_string()),
-            Ok(call) => {
-                self.observer.thinking(&agent, call.purpose);
-                let mut records: Vec<AttemptRecord> = Vec::new();
-                let result = self
-                    .table
-                    .gateway
-                    .call(&call.request, &mut |r| records.push(r))
-                    .await;
-                self.observer.idle();
-                for record in records {
-                    self.append(Event::ModelCall {
-                        agent: agent.clone(),
-                        layer: call.purpose.layer(),
-                        purpose: call.purpose.as_str().to_string(),
-                        record,
-                    })?;
-                }
-                match result {
-                    Err(e) => Err(e.to_string()),
-                    Ok(reply) => {
-                        let value = reply
-                            .json
-                            .unwrap_or_else(|| serde_json::Value::String(reply.content.clone()));
-                        decide(&self.session, &spec, &value).map_err(|e| e.to_string())
+        let mut built = Vec::with_capacity(specs.len());
+        for spec in &specs {
+            let b = self.build(spec);
+            if let Ok((call, Some(t))) = &b {
+                self.append(Event::ContextTrimmed {
+                    agent: spec.agent().to_string(),
+                    purpose: call.purpose.as_str().to_string(),
+                    prompt_tokens: t.prompt_tokens,
+                    budget: t.budget,
+                    turns_dropped: t.turns_dropped as u32,
+                    memories_dropped: t.memories_dropped as u32,
+                })?;
+            }
+            built.push(b.map(|(call, _)| call));
+        }
+        for (spec, b) in specs.iter().zip(&built) {
+            if let Ok(call) = b {
+                self.observer.thinking(spec.agent(), call.purpose);
+            }
+        }
+        let gateway = &self.table.gateway;
+        let replies = futures_util::future::join_all(built.iter().map(|b| async move {
+            let call = b.as_ref().ok()?;
+            let mut records: Vec<AttemptRecord> = Vec::new();
+            let result = gateway.call(&call.request, &mut |r| records.push(r)).await;
+            Some((records, result))
+        }))
+        .await;
+        self.observer.idle();
+        for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
+            let agent = spec.agent().to_string();
+            let outcome = match (b, reply) {
+                (Err(e), _) => Err(e.to_string()),
+                (Ok(_), None) => Err("the call was not made".to_string()),
+                (Ok(call), Some((records, result))) => {
+                    for record in records {
+                        self.append(Event::ModelCall {
+                            agent: agent.clone(),
+                            layer: call.purpose.layer(),
+                            purpose: call.purpose.as_str().to_string(),
+                            record,
+                        })?;
+                    }
+                    match result {
+                        Err(e) => Err(e.to_string()),
+                        Ok(reply) => {
+                            let value = reply.json.unwrap_or_else(|| {
+                                serde_json::Value::String(reply.content.clone())
+                            });
+                            decide(&self.session, spec, &value).map_err(|e| e.to_string())
+                        }
                     }
                 }
-            }
-        };
-        match outcome {
-            Ok(events) => {
-                for e in events {
-                    self.append(e)?;
+            };
+            match outcome {
+                Ok(events) => {
+                    for e in events {
+                        self.append(e)?;
+                    }
                 }
-            }
-            Err(error) => {
-                let failures = self
-                    .session
-                    .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
-                    .0
-                    + 1;
-                self.append(Event::PhaseFailed {
-                    agent,
-                    error,
-                    failures,
-                })?;
+                Err(error) => {
+                    let failures = self
+                        .session
+                        .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
+                        .0
+                        + 1;
+                    self.append(Event::PhaseFailed {
+                        agent,
+                        error,
+                        failures,
+                    })?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// Before a later discussion round: how long the discussion has run, when that is past
+    /// its limit.
+    fn discussion_overtime(&self, round: u32) -> Option<u64> {
+        if round < 2 {
+            return None;
+        }
+        let t = &self.session.turn;
+        match &self.table.discussion_limit {
+            DiscussionLimit::Clock(limit) => {
+                let started = t.discussion_started?;
+                let elapsed = (self.clock.now() - started).to_std().ok()?;
+                (elapsed >= *limit).then(|| elapsed.as_millis() as u64)
+            }
+            DiscussionLimit::Recorded(list) => list
+                .contains(&(self.session.turn_number, round))
+                .then_some(0),
+        }
     }
 
     /// Build the call from the agent's view, within the prompt budget: past 80% of the
@@ -596,7 +691,10 @@ impl<'a> Driver<'a> {
         let built = match spec {
             CallSpec::Questions { .. }
             | CallSpec::Intent { .. }
-            | CallSpec::InsightDecision { .. } => {
+            | CallSpec::InsightDecision { .. }
+            | CallSpec::Discussion { .. }
+            | CallSpec::Vote { .. }
+            | CallSpec::PartyDirective { .. } => {
                 let v = player_view(s, agent).ok_or_else(missing)?;
                 let (mut recent, mut memories) = (v.recent.clone(), v.memories.clone());
                 fit(budget, &mut recent, &mut memories, |r, m| {
@@ -610,6 +708,9 @@ impl<'a> Driver<'a> {
                             p.questions(&view, crate::machine::MAX_QUESTIONS)
                         }
                         CallSpec::Intent { .. } => p.intent(&view),
+                        CallSpec::Discussion { round, .. } => p.discussion(&view, *round),
+                        CallSpec::Vote { .. } => p.vote(&view, s.turn.consensus.len() as u32),
+                        CallSpec::PartyDirective { .. } => p.party_directive(&view),
                         _ => p.insight_decision(&view),
                     }
                 })
@@ -732,6 +833,43 @@ fn decide(
             agent,
             text: Purpose::read_reaction(value)?,
         }],
+        CallSpec::Discussion { round, .. } => {
+            let r = Purpose::read_discussion(value)?;
+            // `on` must name a plan on the table; a plan of one's own restated is no new plan.
+            let on =
+                r.on.filter(|p| s.proposals().iter().any(|x| &x.proposer == p));
+            let own = s
+                .proposals()
+                .into_iter()
+                .find(|p| p.proposer == agent)
+                .map(|p| p.plan);
+            let proposal = r.proposal.filter(|p| Some(p) != own.as_ref());
+            vec![Event::OocMessage {
+                agent,
+                round: *round,
+                message: r.message,
+                stance: r.stance,
+                on,
+                proposal,
+                directive: r.directive,
+            }]
+        }
+        CallSpec::Vote { .. } => {
+            let r = Purpose::read_vote(value)?;
+            vec![Event::VoteCast {
+                agent,
+                vote: r.vote,
+                remark: r.remark,
+            }]
+        }
+        CallSpec::PartyDirective { .. } => vec![Event::Directive {
+            character: s
+                .seat(&agent)
+                .map(|x| x.character.character_id.clone())
+                .unwrap_or_default(),
+            agent,
+            text: Purpose::read_party_directive(value)?,
+        }],
     })
 }
 
@@ -756,7 +894,46 @@ fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> V
             intent: Intent {
                 strategy: "(typed by the GM)".into(),
                 directive: text,
+                proposal: None,
             },
+        }),
+        Phase::Discussion => {
+            let t = &s.turn;
+            if t.timed_out.is_some()
+                || t.consensus.len() as u32 >= troupe_agents::consensus::MAX_DISCUSSION_ROUNDS
+            {
+                // The GM casts the vote: for the plan named, else the one leading.
+                let vote = s
+                    .proposals()
+                    .into_iter()
+                    .map(|p| p.proposer)
+                    .find(|p| text.contains(p.as_str()))
+                    .or_else(|| t.consensus.last().and_then(|c| c.proposer.clone()))
+                    .unwrap_or_default();
+                events.push(Event::VoteCast {
+                    agent,
+                    vote,
+                    remark: None,
+                });
+            } else {
+                events.push(Event::OocMessage {
+                    agent,
+                    round: t.consensus.len() as u32 + 1,
+                    message: text,
+                    stance: troupe_agents::Stance::Neutral,
+                    on: None,
+                    proposal: None,
+                    directive: None,
+                });
+            }
+        }
+        Phase::Directive => events.push(Event::Directive {
+            character: s
+                .seat(&agent)
+                .map(|x| x.character.character_id.clone())
+                .unwrap_or_default(),
+            agent,
+            text,
         }),
         Phase::CharacterAction | Phase::Validation => {
             let attempt = s.turn.actions.get(&agent).map_or(0, |t| t.attempts.len()) as u32 + 1;

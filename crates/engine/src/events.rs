@@ -1,8 +1,10 @@
 //! Events: every fact that happened in a session. The session state is a fold over them.
 
 use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
-use troupe_agents::{ActionDecl, InsightDecision, Intent, Layer};
+use troupe_agents::{ActionDecl, InsightDecision, Intent, Layer, Outcome, Stance};
 use troupe_campaign::Campaign;
 use troupe_llm::AttemptRecord;
 use troupe_rules::{RollResult, TaskType};
@@ -21,6 +23,35 @@ pub struct Envelope {
     pub phase: Option<Phase>,
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// Who may know what the GM whispered (seed 000's knowledge scopes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WhisperScope {
+    /// The player's strategy only: never any character.
+    PlayerOnly,
+    /// The character only: not even its player.
+    CharacterOnly,
+    Both,
+}
+
+impl WhisperScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WhisperScope::PlayerOnly => "player_only",
+            WhisperScope::CharacterOnly => "character_only",
+            WhisperScope::Both => "both",
+        }
+    }
+    pub fn reaches(self, layer: Layer) -> bool {
+        matches!(
+            (self, layer),
+            (WhisperScope::Both, _)
+                | (WhisperScope::PlayerOnly, Layer::Player)
+                | (WhisperScope::CharacterOnly, Layer::Character)
+        )
+    }
 }
 
 /// Why a roll was made.
@@ -225,6 +256,10 @@ pub enum Event {
         turns: Vec<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stored: Option<crate::memory::Remembered>,
+        /// How facts were drawn from the free text: `model`, `fallback: <reason>` (the raw
+        /// episodes were stored), or `off`; absent when there was nothing to draw from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extraction: Option<String>,
     },
     GmFailureDecision {
         agent: String,
@@ -239,6 +274,53 @@ pub enum Event {
         budget: u32,
         turns_dropped: u32,
         memories_dropped: u32,
+    },
+    /// The GM told someone something in private (`/whisper`). `to: None` is the whole table.
+    Whisper {
+        to: Option<String>,
+        scope: WhisperScope,
+        text: String,
+    },
+    /// A player's message in the party's out-of-character (OOC) discussion: players see it,
+    /// characters never do.
+    OocMessage {
+        agent: String,
+        round: u32,
+        message: String,
+        /// The speaker's position, classified by the model with the message.
+        stance: Stance,
+        /// Whose plan the stance is about.
+        on: Option<String>,
+        proposal: Option<String>,
+        /// The directive the player would give its character as things stand.
+        directive: Option<String>,
+    },
+    /// The GM spoke into the OOC discussion.
+    GmOoc {
+        round: u32,
+        text: String,
+    },
+    /// Where the party stands after a round (conflicted), or how it settled.
+    Consensus {
+        round: u32,
+        outcome: Outcome,
+        plan: Option<String>,
+        proposer: Option<String>,
+        /// Each player's position toward the leading plan.
+        positions: BTreeMap<String, Stance>,
+        /// Players who did not agree (kept in party memory when the majority proceeds).
+        dissent: Vec<String>,
+    },
+    /// The discussion ran past its time before this round began: the party votes.
+    DiscussionTimedOut {
+        round: u32,
+        elapsed_ms: u64,
+    },
+    /// A player's ballot in a forced vote, and what it says if outvoted.
+    VoteCast {
+        agent: String,
+        vote: String,
+        remark: Option<String>,
     },
     ModelCall {
         agent: String,

@@ -10,16 +10,18 @@ mod machine;
 pub mod memory;
 mod phase;
 mod seat;
+pub mod secrets;
 mod session;
 mod store;
 pub mod transcript;
 pub mod visibility;
 
 pub use driver::{
-    Clock, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table, served_calls,
+    Clock, DiscussionLimit, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table,
+    served_calls,
 };
 pub use events::{
-    Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, VerdictResult,
+    Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, VerdictResult, WhisperScope,
 };
 pub use log::{EventLog, MirrorCheck, check_mirror, next_session_log, read_log, session_log_path};
 pub use machine::{
@@ -29,7 +31,7 @@ pub use machine::{
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use seat::{Answers, GmReply, GmSeat};
-pub use session::{ActionTrack, InsightTrack, Session, Turn};
+pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent};
 pub use transcript::render_markdown;
 

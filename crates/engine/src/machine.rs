@@ -48,6 +48,10 @@ pub enum GmAsk {
         question: String,
     },
     Outcome,
+    /// Between discussion rounds: the GM may speak into the OOC talk.
+    Interject {
+        round: u32,
+    },
     Failure {
         phase: Phase,
         agent: String,
@@ -79,6 +83,16 @@ pub enum CallSpec {
     Reaction {
         agent: String,
     },
+    Discussion {
+        agent: String,
+        round: u32,
+    },
+    Vote {
+        agent: String,
+    },
+    PartyDirective {
+        agent: String,
+    },
 }
 
 impl CallSpec {
@@ -89,7 +103,10 @@ impl CallSpec {
             | CallSpec::Action { agent, .. }
             | CallSpec::InsightQuestion { agent }
             | CallSpec::InsightDecision { agent }
-            | CallSpec::Reaction { agent } => agent,
+            | CallSpec::Reaction { agent }
+            | CallSpec::Discussion { agent, .. }
+            | CallSpec::Vote { agent }
+            | CallSpec::PartyDirective { agent } => agent,
         }
     }
 }
@@ -117,6 +134,9 @@ pub enum Step {
     },
     Ask(GmAsk),
     Call(CallSpec),
+    /// Independent calls (one per agent) to run at once; their events are recorded in this
+    /// order, whatever order the replies come in.
+    Calls(Vec<CallSpec>),
     /// The session is over.
     Done,
 }
@@ -149,25 +169,43 @@ pub fn next(s: &Session) -> Step {
         }
         Phase::Clarification => clarification(s, &agents),
         Phase::StrategicIntent => {
-            for a in &agents {
-                if !t.intents.contains_key(a) && !s.skipped(phase, a) {
-                    return call(s, phase, CallSpec::Intent { agent: a.clone() });
+            let pending = agents
+                .iter()
+                .filter(|a| !t.intents.contains_key(*a) && !s.skipped(phase, a))
+                .map(|a| CallSpec::Intent { agent: a.clone() });
+            if let Some(step) = calls(s, phase, pending) {
+                return step;
+            }
+            if s.is_party() {
+                Step::Advance(Phase::Discussion)
+            } else {
+                Step::Advance(Phase::Directive)
+            }
+        }
+        Phase::Discussion => discussion(s, &agents),
+        Phase::Directive => {
+            // Players who did not back the plan the party settled on direct their characters
+            // under it (all at once); the others keep the directive they gave in discussion.
+            if let Some(settled) = s.settled().filter(|c| c.proposer.is_some()) {
+                let pending = agents
+                    .iter()
+                    .filter(|a| {
+                        !t.directives.contains_key(*a)
+                            && settled.positions.get(*a) != Some(&troupe_agents::Stance::Agree)
+                            && !s.skipped(phase, a)
+                    })
+                    .map(|a| CallSpec::PartyDirective { agent: a.clone() });
+                if let Some(step) = calls(s, phase, pending) {
+                    return step;
                 }
             }
-            Step::Advance(Phase::Directive)
-        }
-        Phase::Directive => {
             for a in &agents {
                 if !t.directives.contains_key(a) {
                     let character = s
                         .seat(a)
                         .map(|seat| seat.character.character_id.clone())
                         .unwrap_or_default();
-                    let text = t
-                        .intents
-                        .get(a)
-                        .map(|i| i.directive.clone())
-                        .unwrap_or_default();
+                    let text = s.latest_directive(a);
                     return Step::Emit(Event::Directive {
                         agent: a.clone(),
                         character,
@@ -178,31 +216,26 @@ pub fn next(s: &Session) -> Step {
             Step::Advance(Phase::CharacterAction)
         }
         Phase::CharacterAction => {
-            for a in &agents {
-                if s.skipped(phase, a) {
-                    continue;
-                }
-                let track = t.actions.get(a).cloned().unwrap_or_default();
-                let waiting = track.final_text.is_none()
-                    && track.awaiting_review.is_none()
-                    && track.attempts.len() == track.verdicts.len();
-                if waiting {
-                    let feedback = track
-                        .verdicts
-                        .last()
-                        .map(|(v, _)| feedback(v))
-                        .unwrap_or_default();
-                    let attempt = track.attempts.len() as u32 + 1;
-                    return call(
-                        s,
-                        phase,
-                        CallSpec::Action {
-                            agent: a.clone(),
-                            attempt,
-                            feedback,
-                        },
-                    );
-                }
+            let pending = agents
+                .iter()
+                .filter(|a| !s.skipped(phase, a))
+                .filter_map(|a| {
+                    let track = t.actions.get(a).cloned().unwrap_or_default();
+                    let waiting = track.final_text.is_none()
+                        && track.awaiting_review.is_none()
+                        && track.attempts.len() == track.verdicts.len();
+                    waiting.then(|| CallSpec::Action {
+                        agent: a.clone(),
+                        attempt: track.attempts.len() as u32 + 1,
+                        feedback: track
+                            .verdicts
+                            .last()
+                            .map(|(v, _)| feedback(v))
+                            .unwrap_or_default(),
+                    })
+                });
+            if let Some(step) = calls(s, phase, pending) {
+                return step;
             }
             Step::Advance(Phase::Validation)
         }
@@ -278,30 +311,44 @@ pub fn next(s: &Session) -> Step {
         }
         Phase::DiceResolution => dice_resolution(s),
         Phase::LaserFeelings => {
-            for a in acting(s) {
-                let lf = t.rolls.get(&a).is_some_and(|r| r.laser_feelings());
-                if !lf || t.insight_used.contains(&a) {
-                    continue;
-                }
-                if s.skipped(phase, &a) {
-                    return Step::Emit(Event::InsightDecision {
-                        agent: a,
-                        decision: troupe_agents::InsightDecision {
-                            change_action: false,
-                            reason: "the GM skipped the insight".into(),
-                        },
+            let waiting: Vec<String> = acting(s)
+                .into_iter()
+                .filter(|a| {
+                    t.rolls.get(a).is_some_and(|r| r.laser_feelings())
+                        && !t.insight_used.contains(a)
+                })
+                .collect();
+            if let Some(a) = waiting.iter().find(|a| s.skipped(phase, a)) {
+                return Step::Emit(Event::InsightDecision {
+                    agent: a.clone(),
+                    decision: troupe_agents::InsightDecision {
+                        change_action: false,
+                        reason: "the GM skipped the insight".into(),
+                    },
+                });
+            }
+            // Every question at once, then the GM's answers, then every decision at once.
+            let ins = |a: &String| t.insights.get(a).cloned().unwrap_or_default();
+            let questions = waiting
+                .iter()
+                .filter(|a| ins(a).question.is_none())
+                .map(|a| CallSpec::InsightQuestion { agent: a.clone() });
+            if let Some(step) = calls(s, phase, questions) {
+                return step;
+            }
+            for a in &waiting {
+                if let (Some(question), None) = (ins(a).question, ins(a).answer) {
+                    return Step::Ask(GmAsk::Insight {
+                        agent: a.clone(),
+                        question,
                     });
                 }
-                let ins = t.insights.get(&a).cloned().unwrap_or_default();
-                match (ins.question, ins.answer) {
-                    (None, _) => return call(s, phase, CallSpec::InsightQuestion { agent: a }),
-                    (Some(question), None) => {
-                        return Step::Ask(GmAsk::Insight { agent: a, question });
-                    }
-                    (Some(_), Some(_)) => {
-                        return call(s, phase, CallSpec::InsightDecision { agent: a });
-                    }
-                }
+            }
+            let decisions = waiting
+                .iter()
+                .map(|a| CallSpec::InsightDecision { agent: a.clone() });
+            if let Some(step) = calls(s, phase, decisions) {
+                return step;
             }
             // An action changed after an insight goes back through declaration and the GM.
             if acting(s)
@@ -317,10 +364,12 @@ pub fn next(s: &Session) -> Step {
             Some(_) => Step::Advance(Phase::CharacterReaction),
         },
         Phase::CharacterReaction => {
-            for a in &agents {
-                if !t.reactions.contains_key(a) && !s.skipped(phase, a) {
-                    return call(s, phase, CallSpec::Reaction { agent: a.clone() });
-                }
+            let pending = agents
+                .iter()
+                .filter(|a| !t.reactions.contains_key(*a) && !s.skipped(phase, a))
+                .map(|a| CallSpec::Reaction { agent: a.clone() });
+            if let Some(step) = calls(s, phase, pending) {
+                return step;
             }
             Step::Advance(Phase::MemoryStorage)
         }
@@ -349,6 +398,133 @@ fn call(s: &Session, phase: Phase, spec: CallSpec) -> Step {
     Step::Call(spec)
 }
 
+/// Calls for every pending agent at once, or the GM's decision for one whose calls failed
+/// twice; None when nobody is pending.
+fn calls(s: &Session, phase: Phase, pending: impl Iterator<Item = CallSpec>) -> Option<Step> {
+    let mut specs = Vec::new();
+    for spec in pending {
+        match call(s, phase, spec) {
+            Step::Call(spec) => specs.push(spec),
+            ask => return Some(ask),
+        }
+    }
+    match specs.len() {
+        0 => None,
+        1 => specs.pop().map(Step::Call),
+        _ => Some(Step::Calls(specs)),
+    }
+}
+
+/// The party's out-of-character discussion: rounds of talk (everyone at once), a consensus
+/// check after each, the GM offered the floor between rounds, and a forced vote when the
+/// rounds or the time run out.
+fn discussion(s: &Session, agents: &[String]) -> Step {
+    use troupe_agents::consensus::{MAX_DISCUSSION_ROUNDS, Said, count_votes, tally};
+    use troupe_agents::{Outcome, Stance};
+    let t = &s.turn;
+    let phase = Phase::Discussion;
+    if s.settled().is_some() {
+        return Step::Advance(Phase::Directive);
+    }
+    let held = t.consensus.len() as u32;
+    let proposals = s.proposals();
+    if t.timed_out.is_some() || held >= MAX_DISCUSSION_ROUNDS {
+        if proposals.is_empty() {
+            // Nobody put a plan forward: each player keeps its own directive.
+            return Step::Emit(Event::Consensus {
+                round: held,
+                outcome: Outcome::Vote,
+                plan: None,
+                proposer: None,
+                positions: Default::default(),
+                dissent: Vec::new(),
+            });
+        }
+        let pending = agents
+            .iter()
+            .filter(|a| !t.votes.contains_key(*a) && !s.skipped(phase, a))
+            .map(|a| CallSpec::Vote { agent: a.clone() });
+        if let Some(step) = calls(s, phase, pending) {
+            return step;
+        }
+        let votes: Vec<(String, String)> = agents
+            .iter()
+            .filter_map(|a| t.votes.get(a).map(|(v, _)| (a.clone(), v.clone())))
+            .collect();
+        let last = t.consensus.last().and_then(|c| c.proposer.as_deref());
+        let Some(result) = count_votes(&proposals, &votes, last) else {
+            return Step::Emit(Event::Consensus {
+                round: held,
+                outcome: Outcome::Vote,
+                plan: None,
+                proposer: None,
+                positions: Default::default(),
+                dissent: Vec::new(),
+            });
+        };
+        let positions = agents
+            .iter()
+            .map(|a| {
+                let stance = match t.votes.get(a) {
+                    None => Stance::Silent,
+                    Some((v, _)) if *v == result.winner.proposer => Stance::Agree,
+                    Some(_) => Stance::Disagree,
+                };
+                (a.clone(), stance)
+            })
+            .collect();
+        return Step::Emit(Event::Consensus {
+            round: held,
+            outcome: Outcome::Vote,
+            plan: Some(result.winner.plan),
+            proposer: Some(result.winner.proposer),
+            positions,
+            dissent: result.minority,
+        });
+    }
+    let round = held + 1;
+    if round > 1 && !t.interjected.contains(&held) {
+        return Step::Ask(GmAsk::Interject { round: held });
+    }
+    let spoke = |a: &str| {
+        t.ooc
+            .iter()
+            .any(|m| m.round == round && m.agent.as_deref() == Some(a))
+    };
+    let pending = agents
+        .iter()
+        .filter(|a| !spoke(a) && !s.skipped(phase, a))
+        .map(|a| CallSpec::Discussion {
+            agent: a.clone(),
+            round,
+        });
+    if let Some(step) = calls(s, phase, pending) {
+        return step;
+    }
+    let said: Vec<Said> = t
+        .ooc
+        .iter()
+        .filter(|m| m.round == round)
+        .filter_map(|m| {
+            Some(Said {
+                agent: m.agent.clone()?,
+                stance: m.stance?,
+                on: m.on.clone(),
+                proposed: m.proposal.is_some(),
+            })
+        })
+        .collect();
+    let tallied = tally(agents, &proposals, &said);
+    Step::Emit(Event::Consensus {
+        round,
+        outcome: tallied.outcome,
+        plan: tallied.leading.as_ref().map(|p| p.plan.clone()),
+        proposer: tallied.leading.map(|p| p.proposer),
+        positions: tallied.positions,
+        dissent: tallied.dissent,
+    })
+}
+
 fn clarification(s: &Session, agents: &[String]) -> Step {
     let t = &s.turn;
     let phase = Phase::Clarification;
@@ -362,17 +538,15 @@ fn clarification(s: &Session, agents: &[String]) -> Step {
         });
     }
     let asked = t.questions.get(&round);
-    for a in agents {
-        if asked.is_none_or(|q| !q.contains_key(a)) && !s.skipped(phase, a) {
-            return call(
-                s,
-                phase,
-                CallSpec::Questions {
-                    agent: a.clone(),
-                    round,
-                },
-            );
-        }
+    let pending = agents
+        .iter()
+        .filter(|a| asked.is_none_or(|q| !q.contains_key(*a)) && !s.skipped(phase, a))
+        .map(|a| CallSpec::Questions {
+            agent: a.clone(),
+            round,
+        });
+    if let Some(step) = calls(s, phase, pending) {
+        return step;
     }
     let questions: Vec<(String, String)> = asked
         .map(|q| {

@@ -5,15 +5,21 @@
 //! [`CampaignMemory`] and records what came back as events, so views are built from the log and
 //! a replay answers from the recording ([`RecordedMemory`]) instead of today's memory.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
+use troupe_agents::{
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, Layer, read_extracted,
+};
+use troupe_llm::AttemptRecord;
+use troupe_memory::claims::{Claim, store_claims};
 use troupe_memory::extract::{Moment, store_episodes};
 use troupe_memory::{
     CorruptionType, Episode, GameTime, MemoryStore, Query, Reader, Rememberer, Scope, Source,
     corrupt,
 };
 
+use crate::driver::Table;
 use crate::{Envelope, Event, Session};
 
 /// Which layer of an AI a recalled memory is for.
@@ -59,19 +65,67 @@ pub struct Remembered {
     pub facts: u64,
     /// Contradictions settled by precedence, for researchers: "slot: old (source) → new (source)".
     pub conflicts: Vec<String>,
+    /// Facts the model drew from free text that passed the checks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extracted: u64,
+    /// Facts the model gave that were dropped, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+    /// How facts were drawn from free text (`model`, `fallback: …`, `off`); the driver logs it
+    /// as the `memory_storage` event's own `extraction` field.
+    #[serde(skip)]
+    pub extraction: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What became of a storage step's extraction call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Extraction {
+    /// The campaign turned extraction off (`memory.extraction: false`).
+    Off,
+    /// The turns held no free text to extract from.
+    Nothing,
+    /// The model's facts, each tied to its episode and the memory it goes to.
+    Claims(Vec<Claim>),
+    /// The call failed or its reply could not be used: the raw episodes are stored.
+    Failed(String),
+}
+
+impl Extraction {
+    /// The log's word for it, when there was anything to extract from.
+    fn status(&self) -> Option<String> {
+        match self {
+            Extraction::Off => Some("off".into()),
+            Extraction::Nothing => None,
+            Extraction::Claims(c) if c.is_empty() => {
+                Some("fallback: the model found no facts".into())
+            }
+            Extraction::Claims(_) => Some("model".into()),
+            Extraction::Failed(why) => Some(format!("fallback: {why}")),
+        }
+    }
 }
 
 /// The memory the driver recalls from and stores to.
 pub trait CampaignMemory: Send {
     /// What `agent` recalls, for both its layers, given the question (usually the narration).
     fn recall(&mut self, s: &Session, agent: &str, query: &str) -> Result<Vec<Recalled>, String>;
-    /// Store the episodes of these turns (their events are in `events`).
+    /// Store the episodes of these turns (their events are in `events`), with the facts the
+    /// model drew from them.
     fn remember(
         &mut self,
         s: &Session,
         events: &[Envelope],
         turns: &[u32],
+        extraction: &Extraction,
     ) -> Result<Remembered, String>;
+    /// The names memory knows, for the extraction prompt.
+    fn known_names(&self) -> Vec<KnownName> {
+        Vec::new()
+    }
     /// A short name for the log ("campaign.db", "recorded").
     fn describe(&self) -> String;
 }
@@ -191,10 +245,29 @@ impl CampaignMemory for StoreMemory {
         s: &Session,
         events: &[Envelope],
         turns: &[u32],
+        extraction: &Extraction,
     ) -> Result<Remembered, String> {
         let items = episodes_of(s, events, turns);
         let before = self.store.counts().map_err(|e| e.to_string())?;
-        store_episodes(&mut self.store, &items).map_err(|e| e.to_string())?;
+        let (mut status, mut extracted, mut dropped) = (extraction.status(), 0, Vec::new());
+        match extraction {
+            Extraction::Claims(claims) if !claims.is_empty() => {
+                let got =
+                    store_claims(&mut self.store, &items, claims).map_err(|e| e.to_string())?;
+                if got.accepted == 0 {
+                    // Every fact was dropped: the raw episodes went in, as for a failed call.
+                    status = Some(format!(
+                        "fallback: no fact the model gave is in the text ({} dropped)",
+                        got.dropped.len()
+                    ));
+                }
+                extracted = got.accepted as u64;
+                dropped = got.dropped;
+            }
+            _ => {
+                store_episodes(&mut self.store, &items).map_err(|e| e.to_string())?;
+            }
+        }
         let after = self.store.counts().map_err(|e| e.to_string())?;
         let conflicts = self
             .store
@@ -218,7 +291,27 @@ impl CampaignMemory for StoreMemory {
             episodes: after.episodes - before.episodes,
             facts: after.facts - before.facts,
             conflicts,
+            extracted,
+            dropped,
+            extraction: status,
         })
+    }
+
+    fn known_names(&self) -> Vec<KnownName> {
+        let mut entities = self.store.entities().unwrap_or_default();
+        // The most recently seen first; a long campaign's prompt names only the latest.
+        entities.sort_by(|a, b| b.last_session.cmp(&a.last_session).then(b.id.cmp(&a.id)));
+        entities
+            .into_iter()
+            .take(KNOWN_NAMES)
+            .map(|e| {
+                let own = troupe_memory::text::normalise_name(&e.name);
+                KnownName {
+                    aliases: e.aliases.into_iter().filter(|a| *a != own).collect(),
+                    name: e.name,
+                }
+            })
+            .collect()
     }
 
     fn describe(&self) -> String {
@@ -226,11 +319,16 @@ impl CampaignMemory for StoreMemory {
     }
 }
 
-/// A replay's memory: each recall answers what the recording says was recalled, and nothing is
-/// stored (the campaign's memory is not the replay's to change).
+/// How many known names the extraction prompt lists at most.
+const KNOWN_NAMES: usize = 40;
+
+/// A replay's memory: each recall answers what the recording says was recalled, each storage
+/// step what the recording says was stored, and nothing is stored (the campaign's memory is not
+/// the replay's to change).
 pub struct RecordedMemory {
     recalls: HashMap<(u32, String), Vec<Vec<Recalled>>>,
     served: HashMap<(u32, String), usize>,
+    stored: HashMap<u32, VecDeque<Remembered>>,
 }
 
 impl RecordedMemory {
@@ -247,9 +345,23 @@ impl RecordedMemory {
                     .push(recalled.clone());
             }
         }
+        let mut stored: HashMap<u32, VecDeque<Remembered>> = HashMap::new();
+        for e in events {
+            if let Event::MemoryStorage {
+                stored: Some(r),
+                extraction,
+                ..
+            } = &e.event
+            {
+                let mut r = r.clone();
+                r.extraction = extraction.clone();
+                stored.entry(e.turn_number).or_default().push_back(r);
+            }
+        }
         RecordedMemory {
             recalls,
             served: HashMap::new(),
+            stored,
         }
     }
 }
@@ -273,12 +385,23 @@ impl CampaignMemory for RecordedMemory {
         s: &Session,
         events: &[Envelope],
         turns: &[u32],
+        extraction: &Extraction,
     ) -> Result<Remembered, String> {
+        if let Some(r) = self
+            .stored
+            .get_mut(&s.turn_number)
+            .and_then(VecDeque::pop_front)
+        {
+            return Ok(r);
+        }
+        // Past the recording (a replay from a turn on, with another model): what would be
+        // stored, without storing it.
         let items = episodes_of(s, events, turns);
         Ok(Remembered {
             episodes: items.len() as u64,
             facts: items.len() as u64,
-            conflicts: Vec::new(),
+            extraction: extraction.status(),
+            ..Remembered::default()
         })
     }
 
@@ -307,6 +430,11 @@ pub fn episodes_of(
         if completing && turns.contains(&env.turn_number) {
             out.extend(turn_episodes(&scratch));
         }
+        if let Event::Whisper { to, scope, text } = &env.event
+            && turns.contains(&env.turn_number)
+        {
+            out.extend(whisper_episodes(s, env, to.as_deref(), *scope, text));
+        }
         scratch.apply(env);
     }
     // The turn in progress (storage runs before the turn completes).
@@ -316,14 +444,83 @@ pub fn episodes_of(
     out
 }
 
+/// A whisper goes into the memory of exactly the layers it was told to: player-only into the
+/// player's, character-only into the character's, both into both.
+fn whisper_episodes(
+    s: &Session,
+    env: &Envelope,
+    to: Option<&str>,
+    scope: crate::WhisperScope,
+    text: &str,
+) -> Vec<(Episode, Source, Moment)> {
+    use troupe_agents::Layer;
+    let agents = match to {
+        Some(a) => vec![a.to_string()],
+        None => s.agent_ids(),
+    };
+    let mut out = Vec::new();
+    for agent in agents {
+        for (layer, memory_scope) in [
+            (Layer::Player, Scope::Player(agent.clone())),
+            (Layer::Character, Scope::Character(agent.clone())),
+        ] {
+            if !scope.reaches(layer) {
+                continue;
+            }
+            let layer_key = if layer == Layer::Player { "p" } else { "c" };
+            out.push((
+                Episode {
+                    id: format!(
+                        "s{}-t{}-whisper{}-{agent}-{layer_key}",
+                        s.number, env.turn_number, env.seq
+                    ),
+                    session: s.number,
+                    turn: env.turn_number,
+                    day: None,
+                    timestamp: String::new(),
+                    speaker: "gm".into(),
+                    text: format!("The GM told me in private: {text}"),
+                    scope: memory_scope,
+                },
+                Source::Gm,
+                Moment::Answer,
+            ));
+        }
+    }
+    out
+}
+
 fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
+    use crate::secrets::{kept_from, withhold};
+    use troupe_agents::Layer;
     let t = &s.turn;
     let n = s.turn_number;
     let mut out = Vec::new();
+    // What the AIs wrote goes into memory with every whisper its readers may not know
+    // withheld: shared memory is read by every player and character.
+    let all: Vec<&str> = s
+        .whispers
+        .iter()
+        .filter(|w| w.to.is_some() || w.scope != crate::WhisperScope::Both)
+        .map(|w| w.text.as_str())
+        .collect();
+    let scrub = |scope: &Scope, text: &str| -> String {
+        match scope {
+            Scope::Player(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Player)),
+            Scope::Character(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Character)),
+            _ => withhold(text, &all),
+        }
+    };
     let mut push = |key: String, speaker: &str, scope: Scope, text: String, source, moment| {
         if text.trim().is_empty() {
             return;
         }
+        // The GM's own words are the GM's to share.
+        let text = if speaker == "gm" || speaker == "game" {
+            text
+        } else {
+            scrub(&scope, &text)
+        };
         out.push((
             Episode {
                 id: format!("s{}-t{}-{}", s.number, n, key),
@@ -446,6 +643,36 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             );
         }
     }
+    if let Some(c) = s.settled()
+        && let (Some(plan), Some(proposer)) = (&c.plan, &c.proposer)
+    {
+        let how = match c.outcome {
+            troupe_agents::Outcome::Unanimous => "all agreed",
+            troupe_agents::Outcome::Majority => "most agreed",
+            _ => "put it to a vote",
+        };
+        let dissent: Vec<String> = c.dissent.iter().map(|a| character_name(s, a)).collect();
+        let dissent = if dissent.is_empty() {
+            String::new()
+        } else {
+            format!(" Not with it: {}.", dissent.join(", "))
+        };
+        // Each player remembers what the party settled on; characters never hear OOC talk,
+        // so it stays out of the memory they read.
+        for a in s.agent_ids() {
+            push(
+                format!("consensus-{a}"),
+                proposer,
+                Scope::Player(a.clone()),
+                format!(
+                    "The party {how} on {}'s plan (player {proposer}): {plan}{dissent}",
+                    character_name(s, proposer)
+                ),
+                Source::Player,
+                Moment::Strategy,
+            );
+        }
+    }
     if let Some(text) = &t.outcome {
         push(
             "outcome".into(),
@@ -504,4 +731,127 @@ pub fn unstored_turns(s: &Session) -> Vec<u32> {
         s.turn_number
     };
     (s.memory_through + 1..=last).collect()
+}
+
+/// The storage step's free text offered to the model: numbered lines, and for each line the
+/// episode it is and the memory its facts go to.
+pub struct ExtractionOffer {
+    pub lines: Vec<ExtractionLine>,
+    pub targets: Vec<(String, Scope)>,
+}
+
+impl ExtractionOffer {
+    /// The model's facts as claims on their episodes; a line number the offer does not have
+    /// names no episode, and the memory drops it.
+    pub fn claims(&self, facts: Vec<ExtractedFact>) -> Vec<Claim> {
+        facts
+            .into_iter()
+            .map(|f| {
+                let (episode_id, scope) = f
+                    .episode
+                    .checked_sub(1)
+                    .and_then(|i| self.targets.get(i))
+                    .cloned()
+                    .unwrap_or_else(|| (format!("line {}", f.episode), Scope::Party));
+                Claim {
+                    episode_id,
+                    subject: f.subject,
+                    attribute: f.attribute,
+                    value: f.value,
+                    statement: f.statement,
+                    scope,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The free text of these turns worth extracting facts from, and where the facts go:
+///
+/// - the GM's narration, answers and outcomes: the party's memory, canon;
+/// - a character's action and dialogue: that character's own memory (everyone heard it, but a
+///   character's claim is its belief, not the world's);
+/// - a character's reaction: that character's own memory, as its episode is.
+///
+/// Dice are structured (stored as they are) and a player's strategy is never offered: player-only
+/// knowledge stays out of the prompt, so no fact drawn from it can reach a character.
+pub fn extraction_offer(
+    s: &Session,
+    events: &[Envelope],
+    turns: &[u32],
+) -> Option<ExtractionOffer> {
+    let mut offer = ExtractionOffer {
+        lines: Vec::new(),
+        targets: Vec::new(),
+    };
+    for (ep, _, moment) in episodes_of(s, events, turns) {
+        let (speaker, scope) = match moment {
+            Moment::Narration | Moment::Answer | Moment::Outcome => {
+                ("GM".to_string(), Scope::Party)
+            }
+            Moment::Action | Moment::Reaction => {
+                let Some(agent) = s.agent_of_character(&ep.speaker) else {
+                    continue;
+                };
+                let name = s
+                    .seat(&agent)
+                    .map_or_else(|| ep.speaker.clone(), |x| x.character.name.clone());
+                (name, Scope::Character(agent))
+            }
+            Moment::Dice | Moment::Strategy | Moment::Note => continue,
+        };
+        offer.lines.push(ExtractionLine {
+            number: offer.lines.len() + 1,
+            speaker,
+            text: ep.text.clone(),
+        });
+        offer.targets.push((ep.id.clone(), scope));
+    }
+    (!offer.lines.is_empty()).then_some(offer)
+}
+
+/// Draw facts from the free text of these turns with the model, through the gateway like every
+/// call. Returns what came of it and the call's attempts, for the log. Extraction is off when
+/// the campaign says so; a failed call or an unusable reply is a fallback, never an error.
+pub async fn extract(
+    table: &Table,
+    s: &Session,
+    events: &[Envelope],
+    turns: &[u32],
+) -> (Extraction, Vec<AttemptRecord>) {
+    if s.campaign.as_ref().is_some_and(|c| !c.memory_extraction) {
+        return (Extraction::Off, Vec::new());
+    }
+    let Some(offer) = extraction_offer(s, events, turns) else {
+        return (Extraction::Nothing, Vec::new());
+    };
+    let known = match table.memory.lock() {
+        Ok(m) => m.known_names(),
+        Err(_) => Vec::new(),
+    };
+    let request = match table.prompts.extract_facts(&offer.lines, &known) {
+        Ok(r) => r,
+        Err(e) => return (Extraction::Failed(e.to_string()), Vec::new()),
+    };
+    let mut records = Vec::new();
+    let result = table.gateway.call(&request, &mut |r| records.push(r)).await;
+    let extraction = match result {
+        Err(e) => Extraction::Failed(e.to_string()),
+        Ok(reply) => match reply.json.as_ref().map(read_extracted) {
+            Some(Ok(facts)) => Extraction::Claims(offer.claims(facts)),
+            Some(Err(e)) => Extraction::Failed(e.to_string()),
+            None => Extraction::Failed("the reply was not JSON".into()),
+        },
+    };
+    (extraction, records)
+}
+
+/// The log event for one attempt of an extraction call.
+pub fn extraction_call(record: AttemptRecord) -> Event {
+    Event::ModelCall {
+        agent: EXTRACT_AGENT.to_string(),
+        layer: Layer::Memory,
+        purpose: EXTRACT_PURPOSE.to_string(),
+        record,
+    }
 }

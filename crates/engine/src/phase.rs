@@ -9,6 +9,8 @@ pub enum Phase {
     MemoryRetrieval,
     Clarification,
     StrategicIntent,
+    /// The party's out-of-character discussion and consensus (two or more AI players).
+    Discussion,
     Directive,
     CharacterAction,
     Validation,
@@ -22,11 +24,12 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 14] = [
+    pub const ALL: [Phase; 15] = [
         Phase::GmNarration,
         Phase::MemoryRetrieval,
         Phase::Clarification,
         Phase::StrategicIntent,
+        Phase::Discussion,
         Phase::Directive,
         Phase::CharacterAction,
         Phase::Validation,
@@ -45,6 +48,7 @@ impl Phase {
             Phase::MemoryRetrieval => "memory_retrieval",
             Phase::Clarification => "clarification",
             Phase::StrategicIntent => "strategic_intent",
+            Phase::Discussion => "discussion",
             Phase::Directive => "directive",
             Phase::CharacterAction => "character_action",
             Phase::Validation => "validation",
@@ -65,6 +69,7 @@ impl Phase {
             Phase::MemoryRetrieval => "Memory retrieval",
             Phase::Clarification => "Questions for the GM",
             Phase::StrategicIntent => "Strategy",
+            Phase::Discussion => "Party discussion (OOC)",
             Phase::Directive => "Directive",
             Phase::CharacterAction => "Character action",
             Phase::Validation => "Overreach check",

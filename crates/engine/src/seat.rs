@@ -6,7 +6,7 @@ use troupe_agents::ActionDecl;
 use troupe_rules::{DiceExpr, RollResult};
 use troupe_validator::Verdict;
 
-use crate::{FailureChoice, Phase, RollOverride, Ruling, Session};
+use crate::{FailureChoice, Phase, RollOverride, Ruling, Session, WhisperScope};
 
 /// A seat's reply: the answer, or a table command to perform before asking again.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,6 +16,12 @@ pub enum GmReply<T> {
     Roll(DiceExpr),
     /// `/success` or `/fail`: decide the next roll's result, ask again.
     Force(bool),
+    /// `/whisper AGENT|all --player-only|--character-only|--both TEXT`: record it, ask again.
+    Whisper {
+        to: Option<String>,
+        scope: WhisperScope,
+        text: String,
+    },
     /// `/quit` (or the script ran out): save and end the session.
     Quit,
 }
@@ -26,6 +32,7 @@ impl<T> GmReply<T> {
             GmReply::Answer(t) => GmReply::Answer(f(t)),
             GmReply::Roll(e) => GmReply::Roll(e),
             GmReply::Force(b) => GmReply::Force(b),
+            GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
             GmReply::Quit => GmReply::Quit,
         }
     }
@@ -74,6 +81,11 @@ pub trait GmSeat: Send {
     async fn answer_insight(&mut self, s: &Session, agent: &str, question: &str)
     -> GmReply<String>;
     async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String>;
+    /// After a discussion round without agreement: something to say into the players' OOC
+    /// talk, or None to let them go on.
+    async fn interject(&mut self, _s: &Session, _round: u32) -> GmReply<Option<String>> {
+        GmReply::Answer(None)
+    }
     /// A phase failed twice: retry, skip the AI's contribution, or type it yourself.
     async fn resolve_failure(
         &mut self,

@@ -2,14 +2,51 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use troupe_agents::{ActionDecl, Insight, InsightDecision, Intent, QuestionAnswer, TurnRecap};
+use chrono::{DateTime, Utc};
+use troupe_agents::consensus::Proposal;
+use troupe_agents::{
+    ActionDecl, Insight, InsightDecision, Intent, Outcome, QuestionAnswer, Stance, TurnRecap,
+};
 use troupe_campaign::{Campaign, Seat};
 use troupe_rules::RollResult;
 use troupe_validator::Verdict;
 
 use crate::{
     Envelope, Event, FailureChoice, Phase, RollOverride, RollPurpose, Ruling, VerdictResult,
+    WhisperScope,
 };
+
+/// A message of the out-of-character discussion (a player's or the GM's).
+#[derive(Clone, Debug)]
+pub struct OocEntry {
+    pub round: u32,
+    /// The agent id, or None for the GM.
+    pub agent: Option<String>,
+    pub message: String,
+    pub stance: Option<Stance>,
+    pub on: Option<String>,
+    pub proposal: Option<String>,
+    pub directive: Option<String>,
+}
+
+/// A consensus check: after a round, or the settled outcome.
+#[derive(Clone, Debug)]
+pub struct ConsensusRecord {
+    pub round: u32,
+    pub outcome: Outcome,
+    pub plan: Option<String>,
+    pub proposer: Option<String>,
+    pub positions: BTreeMap<String, Stance>,
+    pub dissent: Vec<String>,
+}
+
+/// Something the GM whispered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Whispered {
+    pub to: Option<String>,
+    pub scope: WhisperScope,
+    pub text: String,
+}
 
 /// One character's action this turn, through validation, review and adjudication.
 #[derive(Clone, Debug, Default)]
@@ -67,6 +104,17 @@ pub struct Turn {
     pub insight_used: BTreeSet<String>,
     pub outcome: Option<String>,
     pub reactions: BTreeMap<String, String>,
+    /// The party's out-of-character talk this turn, in order.
+    pub ooc: Vec<OocEntry>,
+    /// One consensus check per discussion round; the last settles it unless conflicted.
+    pub consensus: Vec<ConsensusRecord>,
+    /// Rounds after which the GM was offered the floor.
+    pub interjected: BTreeSet<u32>,
+    pub discussion_started: Option<DateTime<Utc>>,
+    /// The round the discussion ran out of time before.
+    pub timed_out: Option<u32>,
+    /// Forced-vote ballots: agent → (plan's proposer, remark).
+    pub votes: BTreeMap<String, (String, Option<String>)>,
     pub memory_stored: bool,
     /// Model-call failures per (phase, agent) since the GM last decided, with the last error.
     pub failures: BTreeMap<(Phase, String), (u32, String)>,
@@ -92,6 +140,8 @@ pub struct Session {
     pub events: u64,
     /// The last turn of this session whose episodes are in the campaign memory.
     pub memory_through: u32,
+    /// What the GM whispered this session, in order.
+    pub whispers: Vec<Whispered>,
 }
 
 impl Session {
@@ -128,6 +178,62 @@ impl Session {
             .iter()
             .find(|s| s.character.character_id == character_id)
             .map(|s| s.player.agent_id.clone())
+    }
+
+    /// Two or more AI players: they talk strategy and settle on a plan before acting.
+    pub fn is_party(&self) -> bool {
+        self.seats().len() >= 2
+    }
+
+    /// The plans on the table this turn: those made with the intents (in seat order), then
+    /// those made in discussion; a proposer's newest replaces its older one.
+    pub fn proposals(&self) -> Vec<Proposal> {
+        let mut out: Vec<Proposal> = Vec::new();
+        let mut put = |proposer: &str, plan: &str, round: u32| {
+            out.retain(|p| p.proposer != proposer);
+            out.push(Proposal {
+                proposer: proposer.to_string(),
+                plan: plan.to_string(),
+                round,
+            });
+        };
+        for a in self.agent_ids() {
+            if let Some(p) = self
+                .turn
+                .intents
+                .get(&a)
+                .and_then(|i| i.proposal.as_deref())
+            {
+                put(&a, p, 0);
+            }
+        }
+        for m in &self.turn.ooc {
+            if let (Some(a), Some(p)) = (&m.agent, &m.proposal) {
+                put(a, p, m.round);
+            }
+        }
+        out
+    }
+
+    /// The consensus the discussion settled on, once it has.
+    pub fn settled(&self) -> Option<&ConsensusRecord> {
+        self.turn
+            .consensus
+            .last()
+            .filter(|c| c.outcome != Outcome::Conflicted)
+    }
+
+    /// The directive this agent's player gives as things stand: its latest in discussion,
+    /// else the one from its strategic intent.
+    pub fn latest_directive(&self, agent: &str) -> String {
+        self.turn
+            .ooc
+            .iter()
+            .rev()
+            .filter(|m| m.agent.as_deref() == Some(agent))
+            .find_map(|m| m.directive.clone())
+            .or_else(|| self.turn.intents.get(agent).map(|i| i.directive.clone()))
+            .unwrap_or_default()
     }
 
     pub fn skipped(&self, phase: Phase, agent: &str) -> bool {
@@ -183,7 +289,12 @@ impl Session {
                 self.in_turn = false;
                 self.phase = None;
             }
-            Event::PhaseStarted => self.phase = env.phase,
+            Event::PhaseStarted => {
+                self.phase = env.phase;
+                if env.phase == Some(Phase::Discussion) {
+                    t.discussion_started = Some(env.timestamp);
+                }
+            }
             Event::PhaseCompleted => {}
             Event::PhaseFailed { agent, error, .. } => {
                 if let Some(phase) = env.phase {
@@ -343,6 +454,66 @@ impl Session {
                 if let Some(last) = turns.iter().max() {
                     self.memory_through = self.memory_through.max(*last);
                 }
+            }
+            Event::Whisper { to, scope, text } => self.whispers.push(Whispered {
+                to: to.clone(),
+                scope: *scope,
+                text: text.clone(),
+            }),
+            Event::OocMessage {
+                agent,
+                round,
+                message,
+                stance,
+                on,
+                proposal,
+                directive,
+            } => t.ooc.push(OocEntry {
+                round: *round,
+                agent: Some(agent.clone()),
+                message: message.clone(),
+                stance: Some(*stance),
+                on: on.clone(),
+                proposal: proposal.clone(),
+                directive: directive.clone(),
+            }),
+            Event::GmOoc { round, text } => {
+                t.interjected.insert(*round);
+                if !text.trim().is_empty() {
+                    t.ooc.push(OocEntry {
+                        round: *round,
+                        agent: None,
+                        message: text.clone(),
+                        stance: None,
+                        on: None,
+                        proposal: None,
+                        directive: None,
+                    });
+                }
+            }
+            Event::Consensus {
+                round,
+                outcome,
+                plan,
+                proposer,
+                positions,
+                dissent,
+            } => t.consensus.push(ConsensusRecord {
+                round: *round,
+                outcome: *outcome,
+                plan: plan.clone(),
+                proposer: proposer.clone(),
+                positions: positions.clone(),
+                dissent: dissent.clone(),
+            }),
+            Event::DiscussionTimedOut { round, .. } => t.timed_out = Some(*round),
+            Event::VoteCast {
+                agent,
+                vote,
+                remark,
+            } => {
+                t.votes
+                    .insert(agent.clone(), (vote.clone(), remark.clone()));
             }
             Event::ModelCall { .. } | Event::ContextTrimmed { .. } => {}
         }

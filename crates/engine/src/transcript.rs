@@ -235,13 +235,21 @@ impl Transcript {
                     inline(reason)
                 ));
             }
-            Event::StrategicIntent { agent, intent } => self.quoted(
-                &format!(
-                    "**[OOC] {}'s private strategy** (player only; the character never sees it):",
-                    self.player(agent)
-                ),
-                &intent.strategy,
-            ),
+            Event::StrategicIntent { agent, intent } => {
+                self.quoted(
+                    &format!(
+                        "**[OOC] {}'s private strategy** (player only; the character never sees it):",
+                        self.player(agent)
+                    ),
+                    &intent.strategy,
+                );
+                if let Some(p) = &intent.proposal {
+                    self.quoted(
+                        &format!("**[OOC] {} proposes to the party:**", self.player(agent)),
+                        p,
+                    );
+                }
+            }
             Event::Directive {
                 agent,
                 character,
@@ -394,6 +402,113 @@ impl Transcript {
             }
             Event::GmFailureDecision { agent, choice } => {
                 self.failure_decision(env.phase, agent, choice);
+            }
+            Event::Whisper { to, scope, text } => {
+                let to = match to {
+                    Some(a) => self.player(a),
+                    None => "the whole table".to_string(),
+                };
+                self.quoted(
+                    &format!(
+                        "**[GM whisper → {to}]** ({}):",
+                        scope.as_str().replace('_', "-")
+                    ),
+                    text,
+                );
+            }
+            Event::OocMessage {
+                agent,
+                round,
+                message,
+                stance,
+                on,
+                proposal,
+                directive,
+            } => {
+                let about = on
+                    .as_deref()
+                    .map(|o| format!(" with {}", self.player(o)))
+                    .unwrap_or_default();
+                let mut text = message.clone();
+                if let Some(p) = proposal {
+                    text.push_str(&format!("\n\n*Proposes:* {p}"));
+                }
+                if let Some(d) = directive {
+                    text.push_str(&format!("\n\n*Would tell their character:* {d}"));
+                }
+                self.quoted(
+                    &format!(
+                        "**[OOC] {}** (round {round}; {}{about}):",
+                        self.player(agent),
+                        stance.as_str()
+                    ),
+                    &text,
+                );
+            }
+            Event::GmOoc { text, .. } if !text.trim().is_empty() => {
+                self.quoted("**[OOC] GM:**", text)
+            }
+            Event::DiscussionTimedOut { round, elapsed_ms } => self.block(&format!(
+                "*The discussion ran out of time before round {round} ({:.0} s): the party votes.*",
+                *elapsed_ms as f64 / 1000.0
+            )),
+            Event::VoteCast {
+                agent,
+                vote,
+                remark,
+            } => {
+                let mut b = format!(
+                    "**[OOC] {} votes** for {}'s plan.",
+                    self.player(agent),
+                    self.player(vote)
+                );
+                if let Some(r) = remark {
+                    b.push_str(&format!(" If outvoted: \"{}\"", inline(r)));
+                }
+                self.block(&b);
+            }
+            Event::Consensus {
+                round,
+                outcome,
+                plan,
+                proposer,
+                positions,
+                dissent,
+            } => {
+                let stances: Vec<String> = positions
+                    .iter()
+                    .map(|(a, st)| format!("{} {}", self.player(a), st.as_str()))
+                    .collect();
+                let b = match (plan, proposer) {
+                    (Some(plan), Some(p)) => format!(
+                        "**Consensus after round {round}: {}** — {}'s plan: {}{}{}",
+                        outcome.as_str(),
+                        self.player(p),
+                        inline(plan),
+                        if stances.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", stances.join(", "))
+                        },
+                        if dissent.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; not with it: {}",
+                                dissent
+                                    .iter()
+                                    .map(|a| self.player(a))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    ),
+                    _ => format!(
+                        "**Consensus after round {round}: {}** — no plan was put forward.",
+                        outcome.as_str()
+                    ),
+                };
+                self.block(&b);
             }
             // Not rendered: the session header (written first), phase bookkeeping, raw model
             // traffic, and any event this transcript does not know yet.

@@ -2,11 +2,57 @@
 //! agent by the channel rules: a character sees the fiction, its own sheet and its own player's
 //! directive (P2C); the player sees the fiction, its own profile, and its questions and answers.
 
-use troupe_agents::{CharacterView, PlayerView, TurnRecap};
+use troupe_agents::{
+    CharacterView, Layer, OocLine, PartyMember, PartyPlan, PlayerView, QuestionAnswer, TurnRecap,
+};
 use troupe_rules::RollResult;
 
 use crate::Session;
 use crate::memory::RecallLayer;
+use crate::secrets::{entitled, kept_from, withhold};
+
+/// Text the AIs wrote, with every whisper this layer may not know withheld.
+struct Filter<'a>(Vec<&'a str>);
+
+impl Filter<'_> {
+    fn new<'a>(s: &'a Session, agent: &str, layer: Layer) -> Filter<'a> {
+        Filter(kept_from(&s.whispers, agent, layer))
+    }
+    fn text(&self, t: &str) -> String {
+        withhold(t, &self.0)
+    }
+    fn opt(&self, t: &Option<String>) -> Option<String> {
+        t.as_deref().map(|x| self.text(x))
+    }
+    fn recaps(&self, r: Vec<TurnRecap>) -> Vec<TurnRecap> {
+        r.into_iter()
+            .map(|t| TurnRecap {
+                action: self.opt(&t.action),
+                ..t
+            })
+            .collect()
+    }
+    fn questions(&self, q: &[QuestionAnswer]) -> Vec<QuestionAnswer> {
+        q.iter()
+            .map(|x| QuestionAnswer {
+                question: self.text(&x.question),
+                ..x.clone()
+            })
+            .collect()
+    }
+    fn all(&self, v: Vec<String>) -> Vec<String> {
+        v.iter().map(|x| self.text(x)).collect()
+    }
+}
+
+/// What the GM whispered that this layer of `agent` may know.
+fn secrets(s: &Session, agent: &str, layer: Layer) -> Vec<String> {
+    s.whispers
+        .iter()
+        .filter(|w| entitled(w, agent, layer))
+        .map(|w| w.text.clone())
+        .collect()
+}
 
 /// How many earlier turns a prompt recalls.
 pub const RECENT_TURNS: usize = 3;
@@ -35,17 +81,57 @@ fn memories(s: &Session, agent: &str, layer: RecallLayer) -> Vec<String> {
 pub fn player_view(s: &Session, agent: &str) -> Option<PlayerView> {
     let campaign = s.campaign.as_ref()?;
     let seat = s.seat(agent)?;
+    let f = Filter::new(s, agent, Layer::Player);
+    let party = s
+        .seats()
+        .iter()
+        .filter(|x| x.player.agent_id != agent)
+        .map(|x| PartyMember {
+            agent_id: x.player.agent_id.clone(),
+            player_name: x.player.name.clone(),
+            character_name: x.character.name.clone(),
+            temperament: troupe_agents::temperament(&x.player.traits),
+        })
+        .collect();
+    let discussion = s
+        .turn
+        .ooc
+        .iter()
+        .map(|m| OocLine {
+            round: m.round,
+            speaker: m.agent.clone().unwrap_or_else(|| "GM".into()),
+            message: f.text(&m.message),
+            proposal: f.opt(&m.proposal),
+            stance: m.stance.map(|x| x.as_str().to_string()),
+            on: m.on.clone(),
+        })
+        .collect();
     Some(PlayerView {
         agent_id: agent.to_string(),
         gm_name: campaign.gm_name.clone(),
         ship: campaign.ship.clone(),
         player: seat.player.clone(),
         character: seat.character.clone(),
-        recent: recent(s),
+        recent: f.recaps(recent(s)),
         narration: s.turn.narration.clone().unwrap_or_default(),
-        clarifications: s.turn.clarifications.clone(),
-        memories: memories(s, agent, RecallLayer::Player),
+        clarifications: f.questions(&s.turn.clarifications),
+        memories: f.all(memories(s, agent, RecallLayer::Player)),
         insight: s.insight(agent),
+        party,
+        proposals: s
+            .proposals()
+            .into_iter()
+            .map(|p| (p.proposer, f.text(&p.plan)))
+            .collect(),
+        discussion,
+        plan: s.settled().and_then(|c| {
+            Some(PartyPlan {
+                plan: f.text(c.plan.as_deref()?),
+                proposer: c.proposer.clone()?,
+                outcome: c.outcome.as_str().to_string(),
+            })
+        }),
+        secrets: secrets(s, agent, Layer::Player),
     })
 }
 
@@ -54,15 +140,22 @@ pub fn character_view(s: &Session, agent: &str) -> Option<CharacterView> {
     let campaign = s.campaign.as_ref()?;
     let seat = s.seat(agent)?;
     let track = s.turn.actions.get(agent);
+    let f = Filter::new(s, agent, Layer::Character);
     Some(CharacterView {
         agent_id: agent.to_string(),
         ship: campaign.ship.clone(),
         character: seat.character.clone(),
-        recent: recent(s),
+        recent: f.recaps(recent(s)),
         narration: s.turn.narration.clone().unwrap_or_default(),
-        clarifications: s.turn.clarifications.clone(),
-        memories: memories(s, agent, RecallLayer::Character),
-        directive: s.turn.directives.get(agent).cloned().unwrap_or_default(),
+        clarifications: f.questions(&s.turn.clarifications),
+        memories: f.all(memories(s, agent, RecallLayer::Character)),
+        directive: f.text(
+            s.turn
+                .directives
+                .get(agent)
+                .map(String::as_str)
+                .unwrap_or_default(),
+        ),
         others: s
             .seats()
             .iter()
@@ -75,9 +168,11 @@ pub fn character_view(s: &Session, agent: &str) -> Option<CharacterView> {
             t.final_text
                 .clone()
                 .or_else(|| t.attempts.last().map(|a| a.action.clone()))
+                .map(|a| f.text(&a))
         }),
         roll: s.turn.rolls.get(agent).map(describe_roll),
         outcome: s.turn.outcome.clone(),
+        secrets: secrets(s, agent, Layer::Character),
     })
 }
 

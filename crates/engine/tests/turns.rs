@@ -329,9 +329,27 @@ async fn a_failing_model_rolls_back_retries_once_then_asks_the_gm() {
     // Two failures per AI contribution, then the GM decides.
     assert_eq!(failed.len(), 8, "{:?}", r.gm.asked);
     assert_eq!(r.events("gm_failure_decision").len(), 4);
-    // Each failed phase made 5 attempts twice (gateway retries, then the phase retry).
-    assert_eq!(model.0.load(Ordering::SeqCst), 8 * 5);
-    assert_eq!(r.events("model_call").len(), 40, "every attempt logged");
+    // Each failed phase made 5 attempts twice (gateway retries, then the phase retry); the
+    // memory's fact extraction tried 5 times too, then fell back to the raw episodes.
+    assert_eq!(model.0.load(Ordering::SeqCst), 8 * 5 + 5);
+    assert_eq!(r.events("model_call").len(), 45, "every attempt logged");
+    let storage = r.events("memory_storage");
+    let stored = storage.last().unwrap();
+    match &stored.event {
+        Event::MemoryStorage {
+            extraction, stored, ..
+        } => {
+            assert!(
+                extraction
+                    .as_deref()
+                    .unwrap_or("")
+                    .starts_with("fallback: "),
+                "{extraction:?}"
+            );
+            assert!(stored.as_ref().unwrap().facts > 0, "nothing lost");
+        }
+        _ => unreachable!(),
+    }
     // The turn still completed, with the GM's words standing in.
     assert_eq!(r.session.history.len(), 1);
     assert_eq!(

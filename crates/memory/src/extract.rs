@@ -24,7 +24,7 @@ pub enum Moment {
 }
 
 impl Moment {
-    fn importance(self) -> f64 {
+    pub(crate) fn importance(self) -> f64 {
         match self {
             Moment::Outcome | Moment::Dice => 0.6,
             Moment::Narration | Moment::Answer => 0.5,

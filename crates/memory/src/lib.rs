@@ -9,6 +9,7 @@
 //! search with entity links, time, speaker, neighbouring turns and (feature `embeddings`)
 //! sentence vectors.
 
+pub mod claims;
 mod confidence;
 pub mod extract;
 mod forget;

@@ -424,6 +424,40 @@ impl MemoryStore {
             .collect())
     }
 
+    /// Every name the entity called `name` goes by, its own name first; empty when no entity
+    /// is known by that name or alias.
+    pub fn names_of(&self, name: &str) -> Result<Vec<String>, Error> {
+        let key = normalise_name(name);
+        if key.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT e.id, e.name FROM memory_aliases a JOIN memory_entities e ON e.id = a.entity
+                 WHERE a.alias = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((id, own)) = found else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT alias FROM memory_aliases WHERE entity = ?1 ORDER BY alias")
+            .map_err(|e| self.err(e))?;
+        let aliases = stmt
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        let mut out = vec![own.clone()];
+        out.extend(aliases.into_iter().filter(|a| *a != normalise_name(&own)));
+        Ok(out)
+    }
+
     /// Teach the store another name for an entity ("the merchant" for Galvin).
     pub fn add_alias(&mut self, name: &str, alias: &str, session: u32) -> Result<(), Error> {
         self.add_aliases(&[(name.to_string(), alias.to_string(), session)])
