@@ -287,6 +287,10 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
     // character's prompt.
     let prompts = prompts(&log);
     assert!(prompts.len() > 60);
+    assert!(
+        prompts.iter().any(|(_, layer, _)| layer == "memory"),
+        "fact extraction ran"
+    );
     let mut saw_own = (false, false);
     for (agent, layer, text) in &prompts {
         let vault = text.contains("4471");
@@ -314,7 +318,15 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
                 "a proposal reached {agent}'s character"
             );
         }
-        assert!(text.contains("A storm is coming"), "the table-wide whisper");
+        if layer == "memory" {
+            // Fact extraction reads only what everyone heard: no whisper, not even one to all.
+            assert!(
+                !text.contains("A storm is coming"),
+                "a whisper reached extraction"
+            );
+        } else {
+            assert!(text.contains("A storm is coming"), "the table-wide whisper");
+        }
     }
     assert_eq!(saw_own, (true, true), "each secret reaches its own layer");
 

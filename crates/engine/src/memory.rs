@@ -773,8 +773,9 @@ impl ExtractionOffer {
 ///   character's claim is its belief, not the world's);
 /// - a character's reaction: that character's own memory, as its episode is.
 ///
-/// Dice are structured (stored as they are) and a player's strategy is never offered: player-only
-/// knowledge stays out of the prompt, so no fact drawn from it can reach a character.
+/// Dice are structured (stored as they are); a player's strategy and the GM's whispers are never
+/// offered: private knowledge stays out of the prompt, so no fact drawn from it can reach a
+/// memory that should not hold it.
 pub fn extraction_offer(
     s: &Session,
     events: &[Envelope],
@@ -786,9 +787,12 @@ pub fn extraction_offer(
     };
     for (ep, _, moment) in episodes_of(s, events, turns) {
         let (speaker, scope) = match moment {
-            Moment::Narration | Moment::Answer | Moment::Outcome => {
+            // A whisper is the GM's too, but only its listeners' memory holds it: it stays
+            // out of this shared prompt (its raw episode is already in the right memories).
+            Moment::Narration | Moment::Answer | Moment::Outcome if ep.scope == Scope::Party => {
                 ("GM".to_string(), Scope::Party)
             }
+            Moment::Narration | Moment::Answer | Moment::Outcome => continue,
             Moment::Action | Moment::Reaction => {
                 let Some(agent) = s.agent_of_character(&ep.speaker) else {
                     continue;

@@ -306,7 +306,7 @@ pub fn names_in(text: &str) -> Vec<String> {
                 .to_string()
         };
         let t = bare(tokens[i]);
-        if is_capitalised(&t) && !at_start && !is_stopword(&t.to_lowercase()) {
+        if is_capitalised(&t) && !at_start && !is_stopword(&t.to_lowercase()) && !table_word(&t) {
             let mut run = vec![t];
             let mut j = i + 1;
             while j < tokens.len() {
@@ -325,6 +325,15 @@ pub fn names_in(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The table's own vocabulary, capitalised in what troupe writes ("The GM answered", "LASER
+/// FEELINGS: ...") but never a name in the story.
+fn table_word(w: &str) -> bool {
+    matches!(
+        w.to_ascii_uppercase().as_str(),
+        "GM" | "LASER" | "LASERS" | "FEELINGS" | "OOC"
+    )
 }
 
 fn is_capitalised(w: &str) -> bool {
@@ -458,6 +467,14 @@ mod tests {
         assert!(n.contains(&"Captain Rhee".to_string()), "{n:?}");
         assert!(n.contains(&"Port Meridian".to_string()), "{n:?}");
         assert!(!n.iter().any(|x| x == "The" || x == "You"), "{n:?}");
+    }
+
+    #[test]
+    fn the_tables_words_are_not_names() {
+        let n = names_in(
+            "LASER FEELINGS: Zara-7 asked: What now? The GM answered: Ask Galvin at the OOC desk.",
+        );
+        assert_eq!(n, vec!["Galvin".to_string()], "{n:?}");
     }
 
     #[test]
