@@ -110,7 +110,10 @@ impl Roster {
         }
         for e in events {
             let a = agent(e);
-            if !a.is_empty() && !by_agent.contains_key(a) {
+            // A model call outside the two seat layers (the memory's fact extraction) is not
+            // someone at the table.
+            let seat_layer = ty(e) != "model_call" || matches!(s(e, "layer"), "player" | "character");
+            if !a.is_empty() && seat_layer && !by_agent.contains_key(a) {
                 order.push(a.to_string());
                 by_agent.insert(
                     a.to_string(),
@@ -172,6 +175,7 @@ mod tests {
                 "seats": [{"player": {"agent_id": "alex", "name": "Alex"},
                            "character": {"character_id": "zara", "name": "Zara-7"}}]}}),
             json!({"event_type": "directive", "agent": "sam"}),
+            json!({"event_type": "model_call", "agent": "memory", "layer": "memory"}),
         ];
         let r = Roster::from_events(&events);
         assert_eq!(r.agents(), ["alex", "sam"]);

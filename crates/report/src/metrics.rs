@@ -105,10 +105,16 @@ pub struct Latency {
     pub p95_ms: u64,
 }
 
+/// How a session's party discussions ended: one per discussion (a turn's OOC talk), by the
+/// outcome of its last `consensus` event.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConsensusCount {
     pub session: u32,
     pub outcomes: BTreeMap<String, u32>,
+    /// Discussions held.
+    pub discussions: u32,
+    /// Rounds that ended without agreement (`consensus` events with outcome `conflicted`).
+    pub conflicted_rounds: u32,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -202,7 +208,9 @@ pub fn metrics(events: &[Value]) -> Metrics {
     let mut turns: BTreeMap<(u32, u32), TurnStats> = BTreeMap::new();
     let mut by_layer: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut by_purpose: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut consensus: BTreeMap<u32, BTreeMap<String, u32>> = BTreeMap::new();
+    // The latest `consensus` event of each discussion, by (session, turn).
+    let mut discussions: BTreeMap<(u32, u32), &Value> = BTreeMap::new();
+    let mut conflicted_rounds: BTreeMap<u32, u32> = BTreeMap::new();
     let mut pairs: BTreeMap<(String, String), BTreeMap<u32, PairCounts>> = BTreeMap::new();
     // The action being checked per (session, turn, agent): (first attempt passed, latest passed).
     let mut last_action: BTreeMap<(u32, u32, String), (bool, bool)> = BTreeMap::new();
@@ -300,7 +308,9 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     && let Some(target) = opt(e, "helping")
                 {
                     let to = roster.agent_of(target);
-                    pair(&mut pairs, agent(e), &to, sn).helps += 1;
+                    if let Some(c) = pair(&mut pairs, agent(e), &to, sn) {
+                        c.helps += 1;
+                    }
                 }
             }
             "ooc_message" => {
@@ -308,8 +318,16 @@ pub fn metrics(events: &[Value]) -> Metrics {
                 if let Some(on) = opt(e, "on") {
                     let on = roster.agent_of(on);
                     match s(e, "stance") {
-                        "agree" => pair(&mut pairs, agent(e), &on, sn).agree += 1,
-                        "disagree" => pair(&mut pairs, agent(e), &on, sn).disagree += 1,
+                        "agree" => {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, sn) {
+                                c.agree += 1;
+                            }
+                        }
+                        "disagree" => {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, sn) {
+                                c.disagree += 1;
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -318,29 +336,18 @@ pub fn metrics(events: &[Value]) -> Metrics {
                 m.has_party_discussion = true;
                 if let Some(v) = opt(e, "vote") {
                     let v = roster.agent_of(v);
-                    pair(&mut pairs, agent(e), &v, sn).votes += 1;
+                    if let Some(c) = pair(&mut pairs, agent(e), &v, sn) {
+                        c.votes += 1;
+                    }
                 }
             }
             "consensus" => {
                 m.has_party_discussion = true;
-                let outcome = opt(e, "outcome").unwrap_or("unknown").to_string();
-                *consensus
-                    .entry(sn)
-                    .or_default()
-                    .entry(outcome.clone())
-                    .or_default() += 1;
-                if outcome != "conflicted"
-                    && opt(e, "plan").is_some()
-                    && let Some(p) = opt(e, "proposer")
-                {
-                    let p = roster.agent_of(p);
-                    *m.adopted_by.entry(p.clone()).or_default() += 1;
-                    *m.adopted_by_session
-                        .entry(sn)
-                        .or_default()
-                        .entry(p)
-                        .or_default() += 1;
+                if s(e, "outcome") == "conflicted" {
+                    *conflicted_rounds.entry(sn).or_default() += 1;
                 }
+                // A later round of the same discussion replaces the earlier one.
+                discussions.insert((sn, tn), e);
             }
             "whisper" => m.whispers += 1,
             _ => {}
@@ -366,10 +373,31 @@ pub fn metrics(events: &[Value]) -> Metrics {
             });
         }
     }
-    m.consensus = consensus
-        .into_iter()
-        .map(|(session, outcomes)| ConsensusCount { session, outcomes })
-        .collect();
+    let mut consensus: BTreeMap<u32, ConsensusCount> = BTreeMap::new();
+    for ((sn, _), e) in discussions {
+        let c = consensus.entry(sn).or_insert_with(|| ConsensusCount {
+            session: sn,
+            outcomes: BTreeMap::new(),
+            discussions: 0,
+            conflicted_rounds: conflicted_rounds.get(&sn).copied().unwrap_or(0),
+        });
+        c.discussions += 1;
+        let outcome = opt(e, "outcome").unwrap_or("unknown");
+        *c.outcomes.entry(outcome.to_string()).or_default() += 1;
+        if outcome != "conflicted"
+            && opt(e, "plan").is_some()
+            && let Some(p) = opt(e, "proposer")
+        {
+            let p = roster.agent_of(p);
+            *m.adopted_by.entry(p.clone()).or_default() += 1;
+            *m.adopted_by_session
+                .entry(sn)
+                .or_default()
+                .entry(p)
+                .or_default() += 1;
+        }
+    }
+    m.consensus = consensus.into_values().collect();
     m.pairs = pairs
         .into_iter()
         .map(|((from, to), by_session)| {
@@ -405,12 +433,17 @@ fn pair<'a>(
     from: &str,
     to: &str,
     session: u32,
-) -> &'a mut PairCounts {
-    pairs
+) -> Option<&'a mut PairCounts> {
+    // Backing one's own plan is no relationship.
+    if from == to || from.is_empty() || to.is_empty() {
+        return None;
+    }
+    let c = pairs
         .entry((from.to_string(), to.to_string()))
         .or_default()
         .entry(session)
-        .or_default()
+        .or_default();
+    Some(c)
 }
 
 /// Who led a session: the proposer with the most adopted plans (ties: none).
@@ -467,7 +500,7 @@ mod tests {
         );
         assert_eq!(m.model.tokens.input, 400);
         assert_eq!(m.per_turn.len(), 2);
-        assert_eq!(m.per_turn[0].tokens.input, 200);
+        assert_eq!(m.per_turn[0].tokens.input, 300);
         assert_eq!(m.per_turn[0].latency_ms, 1300);
         let player = m.latency.iter().find(|l| l.key == "player").unwrap();
         // The failed attempt has no reply: it is not a response time.

@@ -302,7 +302,8 @@ mod tests {
 
     #[test]
     fn axis_bounds_are_round() {
-        assert_eq!(nice_max(7.0), (10.0, 2.5));
+        assert_eq!(nice_max(7.0), (8.0, 2.0));
+        assert_eq!(nice_max(9.0), (10.0, 2.5));
         assert_eq!(nice_max(1234.0), (2000.0, 500.0));
         assert_eq!(nice_max(0.0), (1.0, 0.25));
     }
