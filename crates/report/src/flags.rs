@@ -205,7 +205,7 @@ fn directive_flags(events: &[Value], out: &mut Vec<Flag>) {
     // The latest directive per agent, then that agent's final action of the same turn.
     let mut directive: BTreeMap<String, (u32, u32, String)> = BTreeMap::new();
     let mut last_action: BTreeMap<String, &Value> = BTreeMap::new();
-    let mut check = |d: &(u32, u32, String), act: &Value, out: &mut Vec<Flag>| {
+    let check = |d: &(u32, u32, String), act: &Value, out: &mut Vec<Flag>| {
         let want = content_words(&d.2);
         if want.len() < 4 {
             return;
