@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
 use crate::flags::FlagKind;
-use crate::metrics::leader;
+use crate::metrics::{PairCounts, leader};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
 use crate::{Audit, Flag, Metrics, audit, flags, metrics};
@@ -225,6 +225,9 @@ impl Report<'_> {
             ],
             None,
         ));
+        if lat.iter().all(|l| *l == 0.0) {
+            self.w("<p class=\"meta\">Every model call answered at once (0 ms): recorded replies (a replay), not a live model.</p>");
+        }
         self.w(&svg::chart(
             Kind::Lines,
             "model time per turn (ms)",
@@ -353,6 +356,22 @@ impl Report<'_> {
             let l = leader(by).map_or_else(|| "tie".into(), |a| self.roster.player(&a));
             let _ = write!(self.o, "<tr><td>{sn}</td><td>{}</td></tr>", esc(&l));
         }
+        self.w("</table><h3>Every discussion</h3><table><tr><th>where</th><th>rounds</th><th>outcome</th><th>plan adopted</th><th>proposed by</th><th>did not agree</th></tr>");
+        for d in &m.discussions {
+            let adopted = d.outcome != "conflicted";
+            let _ = write!(
+                self.o,
+                "<tr><td><a href=\"#{}\">session {}, turn {}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                event_anchor(d.session, d.seq),
+                d.session,
+                d.turn,
+                d.rounds,
+                esc(&d.outcome),
+                esc(if adopted { d.plan.as_deref().unwrap_or("") } else { "(none)" }),
+                esc(&d.proposer.as_deref().filter(|_| adopted).map(|p| self.roster.player(p)).unwrap_or_default()),
+                esc(&d.dissent.iter().map(|a| self.roster.player(a)).collect::<Vec<_>>().join(", "))
+            );
+        }
         self.w("</table>");
     }
 
@@ -369,7 +388,7 @@ impl Report<'_> {
             let _ = write!(self.o, "<p class=\"empty\">{why}</p>");
             return;
         }
-        self.w("<p class=\"meta\">An arrow from A to B: A agreed with B's proposals, voted for B or rolled to help B's character (green, thicker = more), or disagreed with B more than it supported B (red). One graph per session, then all sessions together.</p><div class=\"graphs\">");
+        self.w("<p class=\"meta\">An arrow from A to B: A agreed with B's proposals, voted for B or rolled to help B's character (green, thicker = more), or disagreed with B more than it supported B (red). One graph per stretch of time (each session, or a session's turns), then all of it together.</p><div class=\"graphs\">");
         let agents = self.roster.agents();
         let nodes: Vec<Node> = agents
             .iter()
@@ -385,8 +404,7 @@ impl Report<'_> {
             .iter()
             .map(|p| f64::from(p.total.support() + p.total.disagree))
             .fold(1.0, f64::max);
-        let mut views: Vec<(String, Vec<(String, String, crate::metrics::PairCounts)>)> =
-            Vec::new();
+        let mut views: Vec<(String, Vec<(String, String, PairCounts)>)> = Vec::new();
         if self.multi {
             for sn in &m.sessions {
                 let pairs = m
@@ -400,9 +418,42 @@ impl Report<'_> {
                     .collect();
                 views.push((format!("session {sn}"), pairs));
             }
+        } else {
+            // One session: over its turns, in up to four stretches.
+            let turns: BTreeSet<u32> = m
+                .pairs
+                .iter()
+                .flat_map(|p| p.by_turn.iter().map(|(_, t, _)| *t))
+                .collect();
+            let turns: Vec<u32> = turns.into_iter().collect();
+            if turns.len() > 1 {
+                for chunk in turns.chunks(turns.len().div_ceil(4)) {
+                    let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+                    let pairs = m
+                        .pairs
+                        .iter()
+                        .filter_map(|p| {
+                            let mut c = PairCounts::default();
+                            for (_, t, x) in &p.by_turn {
+                                if (first..=last).contains(t) {
+                                    c.add(x);
+                                }
+                            }
+                            (c != PairCounts::default())
+                                .then(|| (p.from.clone(), p.to.clone(), c))
+                        })
+                        .collect();
+                    let title = if first == last {
+                        format!("turn {first}")
+                    } else {
+                        format!("turns {first}–{last}")
+                    };
+                    views.push((title, pairs));
+                }
+            }
         }
         views.push((
-            "all sessions".into(),
+            if self.multi { "all sessions".into() } else { "the whole session".into() },
             m.pairs
                 .iter()
                 .map(|p| (p.from.clone(), p.to.clone(), p.total.clone()))

@@ -11,17 +11,19 @@ mod ev;
 mod flags;
 mod html;
 mod metrics;
+mod schema;
 mod source;
 mod svg;
 mod text;
 
-pub use audit::{Audit, Gap, audit};
+pub use audit::{Audit, Gap, PHASE_EDGES, audit};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
 pub use html::render_html;
 pub use metrics::{
-    ConsensusCount, DiceStats, Latency, Metrics, PairStats, TurnStats, ValidationStats, metrics,
+    ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats, metrics,
 };
+pub use schema::{EVENT_TYPES, describe};
 pub use source::{Scope, load_campaign, load_session, session_numbers};
 pub use text::render_stats;
 

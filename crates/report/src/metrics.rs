@@ -27,6 +27,8 @@ pub struct Metrics {
     pub adopted_by: BTreeMap<String, u32>,
     /// Per session: who proposed the adopted plans.
     pub adopted_by_session: BTreeMap<u32, BTreeMap<String, u32>>,
+    /// Every discussion's end, in order: what was adopted, from whom, how.
+    pub discussions: Vec<Discussion>,
     /// Directed: what `from` did towards `to`.
     pub pairs: Vec<PairStats>,
     pub dice: DiceStats,
@@ -105,6 +107,20 @@ pub struct Latency {
     pub p95_ms: u64,
 }
 
+/// How one party discussion ended.
+#[derive(Clone, Debug, Serialize)]
+pub struct Discussion {
+    pub session: u32,
+    pub turn: u32,
+    /// The `consensus` event that settled it (or the last round's).
+    pub seq: u64,
+    pub rounds: u32,
+    pub outcome: String,
+    pub plan: Option<String>,
+    pub proposer: Option<String>,
+    pub dissent: Vec<String>,
+}
+
 /// How a session's party discussions ended: one per discussion (a turn's OOC talk), by the
 /// outcome of its last `consensus` event.
 #[derive(Clone, Debug, Serialize)]
@@ -133,7 +149,7 @@ impl PairCounts {
     pub fn support(&self) -> u32 {
         self.agree + self.helps + self.votes
     }
-    fn add(&mut self, o: &PairCounts) {
+    pub fn add(&mut self, o: &PairCounts) {
         self.agree += o.agree;
         self.disagree += o.disagree;
         self.helps += o.helps;
@@ -147,6 +163,8 @@ pub struct PairStats {
     pub to: String,
     pub total: PairCounts,
     pub by_session: BTreeMap<u32, PairCounts>,
+    /// Turn by turn, as `(session, turn, counts)`, for the relationship over time.
+    pub by_turn: Vec<(u32, u32, PairCounts)>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -209,9 +227,9 @@ pub fn metrics(events: &[Value]) -> Metrics {
     let mut by_layer: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut by_purpose: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     // The latest `consensus` event of each discussion, by (session, turn).
-    let mut discussions: BTreeMap<(u32, u32), &Value> = BTreeMap::new();
+    let mut discussions: BTreeMap<(u32, u32), (&Value, u32)> = BTreeMap::new();
     let mut conflicted_rounds: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut pairs: BTreeMap<(String, String), BTreeMap<u32, PairCounts>> = BTreeMap::new();
+    let mut pairs: BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>> = BTreeMap::new();
     // The action being checked per (session, turn, agent): (first attempt passed, latest passed).
     let mut last_action: BTreeMap<(u32, u32, String), (bool, bool)> = BTreeMap::new();
 
@@ -286,7 +304,8 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     a.1 = passed;
                 }
             }
-            "gm_roll_override" | "gm_forced_result" => m.gm_overrides += 1,
+            "gm_roll_override" if s(e, "override") != "keep" => m.gm_overrides += 1,
+            "gm_forced_result" => m.gm_overrides += 1,
             "dice_rolled" => {
                 let r = e.get("result").unwrap_or(&Value::Null);
                 m.dice.rolls += 1;
@@ -308,7 +327,7 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     && let Some(target) = opt(e, "helping")
                 {
                     let to = roster.agent_of(target);
-                    if let Some(c) = pair(&mut pairs, agent(e), &to, sn) {
+                    if let Some(c) = pair(&mut pairs, agent(e), &to, (sn, tn)) {
                         c.helps += 1;
                     }
                 }
@@ -319,12 +338,12 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     let on = roster.agent_of(on);
                     match s(e, "stance") {
                         "agree" => {
-                            if let Some(c) = pair(&mut pairs, agent(e), &on, sn) {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
                                 c.agree += 1;
                             }
                         }
                         "disagree" => {
-                            if let Some(c) = pair(&mut pairs, agent(e), &on, sn) {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
                                 c.disagree += 1;
                             }
                         }
@@ -336,7 +355,7 @@ pub fn metrics(events: &[Value]) -> Metrics {
                 m.has_party_discussion = true;
                 if let Some(v) = opt(e, "vote") {
                     let v = roster.agent_of(v);
-                    if let Some(c) = pair(&mut pairs, agent(e), &v, sn) {
+                    if let Some(c) = pair(&mut pairs, agent(e), &v, (sn, tn)) {
                         c.votes += 1;
                     }
                 }
@@ -347,7 +366,8 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     *conflicted_rounds.entry(sn).or_default() += 1;
                 }
                 // A later round of the same discussion replaces the earlier one.
-                discussions.insert((sn, tn), e);
+                let d = discussions.entry((sn, tn)).or_insert((e, 0));
+                *d = (e, d.1 + 1);
             }
             "whisper" => m.whispers += 1,
             _ => {}
@@ -374,7 +394,7 @@ pub fn metrics(events: &[Value]) -> Metrics {
         }
     }
     let mut consensus: BTreeMap<u32, ConsensusCount> = BTreeMap::new();
-    for ((sn, _), e) in discussions {
+    for ((sn, tn), (e, rounds)) in discussions {
         let c = consensus.entry(sn).or_insert_with(|| ConsensusCount {
             session: sn,
             outcomes: BTreeMap::new(),
@@ -384,6 +404,23 @@ pub fn metrics(events: &[Value]) -> Metrics {
         c.discussions += 1;
         let outcome = opt(e, "outcome").unwrap_or("unknown");
         *c.outcomes.entry(outcome.to_string()).or_default() += 1;
+        m.discussions.push(Discussion {
+            session: sn,
+            turn: tn,
+            seq: crate::ev::seq(e),
+            rounds,
+            outcome: outcome.to_string(),
+            plan: opt(e, "plan").map(String::from),
+            proposer: opt(e, "proposer").map(|p| roster.agent_of(p)),
+            dissent: e
+                .get("dissent")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|a| roster.agent_of(a))
+                .collect(),
+        });
         if outcome != "conflicted"
             && opt(e, "plan").is_some()
             && let Some(p) = opt(e, "proposer")
@@ -400,16 +437,22 @@ pub fn metrics(events: &[Value]) -> Metrics {
     m.consensus = consensus.into_values().collect();
     m.pairs = pairs
         .into_iter()
-        .map(|((from, to), by_session)| {
+        .map(|((from, to), by_turn)| {
             let mut total = PairCounts::default();
-            for c in by_session.values() {
+            let mut by_session: BTreeMap<u32, PairCounts> = BTreeMap::new();
+            for ((sn, _), c) in &by_turn {
                 total.add(c);
+                by_session.entry(*sn).or_default().add(c);
             }
             PairStats {
                 from,
                 to,
                 total,
                 by_session,
+                by_turn: by_turn
+                    .into_iter()
+                    .map(|((sn, tn), c)| (sn, tn, c))
+                    .collect(),
             }
         })
         .collect();
@@ -429,10 +472,10 @@ fn close_action(v: &mut ValidationStats, action: Option<(bool, bool)>) {
 }
 
 fn pair<'a>(
-    pairs: &'a mut BTreeMap<(String, String), BTreeMap<u32, PairCounts>>,
+    pairs: &'a mut BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>>,
     from: &str,
     to: &str,
-    session: u32,
+    at: (u32, u32),
 ) -> Option<&'a mut PairCounts> {
     // Backing one's own plan is no relationship.
     if from == to || from.is_empty() || to.is_empty() {
@@ -441,7 +484,7 @@ fn pair<'a>(
     let c = pairs
         .entry((from.to_string(), to.to_string()))
         .or_default()
-        .entry(session)
+        .entry(at)
         .or_default();
     Some(c)
 }

@@ -103,7 +103,7 @@ pub fn render_stats(
     }
 
     if !m.tokens_by_agent.is_empty() {
-        let _ = writeln!(o, "\nTokens per player (in / out)");
+        let _ = writeln!(o, "\nTokens per AI (in / out)");
         for (a, t) in &m.tokens_by_agent {
             row(
                 &mut o,
@@ -190,6 +190,19 @@ pub fn render_stats(
     );
     row(
         &mut o,
+        "phase transitions checked / turns",
+        format!(
+            "{} / {} completed",
+            audit.transitions, audit.turns_completed
+        ),
+    );
+    row(
+        &mut o,
+        "model calls logged / answered",
+        format!("{} / {}", audit.model_calls, audit.answered_calls),
+    );
+    row(
+        &mut o,
         "AI decisions / backed by a model call",
         format!(
             "{} / {} (+{} typed by the GM)",
@@ -198,7 +211,7 @@ pub fn render_stats(
     );
     row(
         &mut o,
-        "actions / with a verdict",
+        "action attempts / with a verdict",
         format!(
             "{} / {} (+{} needing none)",
             audit.actions, audit.actions_with_verdict, audit.actions_exempt
