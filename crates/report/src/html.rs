@@ -731,10 +731,12 @@ impl Report<'_> {
                     for r in &rec {
                         let _ = write!(
                             list,
-                            "<li>({}) {} <span class=\"meta\">confidence {}</span></li>",
+                            "<li>({}) {} <span class=\"meta\">score {}, confidence {}, from {}</span></li>",
                             esc(s(r, "layer")),
                             esc(s(r, "text")),
-                            r.get("confidence").map_or_else(String::new, Value::to_string)
+                            r.get("score").and_then(Value::as_f64).map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            r.get("confidence").and_then(Value::as_f64).map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            esc(s(r, "source"))
                         );
                     }
                     list.push_str("</ul>");

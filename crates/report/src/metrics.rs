@@ -174,7 +174,7 @@ pub struct DiceStats {
     pub rolls: u32,
     /// Rolls by number of successes (0, 1, 2, 3+).
     pub successes: BTreeMap<u32, u32>,
-    /// Rolls by outcome ("failure", "mixed", "success", "critical" …).
+    /// Rolls by outcome (`failure`, `complication`, `success`, `critical`).
     pub outcomes: BTreeMap<String, u32>,
     pub laser_feelings: u32,
 }
