@@ -503,4 +503,65 @@ mod tests {
         assert_eq!(kinds(&f), [FlagKind::GmOverride, FlagKind::LeaderChange]);
         assert_eq!(f[1].session, 2);
     }
+
+    #[test]
+    fn a_clean_session_raises_no_flag() {
+        let events = [
+            ev(1, 1, json!({"event_type": "gm_narration", "text": "Pirates close in on the Raptor."})),
+            ev(2, 1, json!({"event_type": "directive", "agent": "alex",
+                "text": "Raise the shields and plot an escape course through the asteroid belt."})),
+            ev(3, 1, json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
+                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!"}})),
+            ev(4, 1, json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "passed"})),
+            ev(5, 1, json!({"event_type": "consensus", "outcome": "unanimous", "plan": "run", "proposer": "alex"})),
+            ev(6, 1, json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"})),
+            ev(7, 1, json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+                "text": "The pirate captain owes Zara a favour."})),
+            ev(8, 1, json!({"event_type": "turn_completed"})),
+        ];
+        let f = flags(&events);
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn every_kind_of_flag_fires() {
+        let mut events = vec![
+            // Three rejections in three turns: none repeats within a turn, the session does.
+            ev(1, 1, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
+            ev(2, 2, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
+            ev(3, 3, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
+            ev(4, 3, json!({"event_type": "phase_failed", "agent": "sam", "phase": "character_action",
+                "error": "HTTP 503 after 5 attempts", "failures": 1})),
+            ev(5, 3, json!({"event_type": "gm_forced_result", "success": false})),
+            ev(6, 3, json!({"event_type": "gm_reviewed_action", "agent": "sam", "action": "I try."})),
+        ];
+        // Alex leads three times in a row, then the party follows Sam.
+        for (i, who) in ["alex", "alex", "alex", "sam"].iter().enumerate() {
+            events.push(ev(10 + i as u64, 4 + i as u32, json!({"event_type": "consensus",
+                "outcome": "majority", "plan": "p", "proposer": who})));
+        }
+        let f = flags(&events);
+        let mut got: Vec<FlagKind> = kinds(&f);
+        got.dedup();
+        assert_eq!(
+            got,
+            [
+                FlagKind::RepeatedValidationFailures,
+                FlagKind::ModelFailure,
+                FlagKind::GmOverride,
+                FlagKind::LeaderChange,
+            ],
+            "{f:?}"
+        );
+        let streak = f.iter().find(|f| f.kind == FlagKind::LeaderChange).unwrap();
+        assert_eq!((streak.seq, streak.agent.as_deref()), (13, Some("sam")));
+        assert!(streak.detail.contains("3 plans adopted in a row"), "{}", streak.detail);
+        let repeated = &f[0];
+        assert!(repeated.detail.contains("3 attempts by sam rejected in session 1"), "{}", repeated.detail);
+        assert_eq!(f.iter().filter(|f| f.kind == FlagKind::GmOverride).count(), 2);
+        // Each kind states the rule that raised it.
+        for k in got {
+            assert!(!k.rule().is_empty() && !k.title().is_empty());
+        }
+    }
 }

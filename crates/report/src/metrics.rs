@@ -628,4 +628,90 @@ mod tests {
         assert!(d.chi_square().unwrap() > 100.0);
         assert_eq!(DiceStats::default().chi_square(), None);
     }
+
+    #[test]
+    fn a_discussion_counts_once_by_how_it_ended_and_the_proposer_leads() {
+        let c = |turn: u32, round: u32, outcome: &str, proposer: Option<&str>| {
+            json!({"event_type": "consensus", "session_number": 1, "turn_number": turn,
+                "round": round, "outcome": outcome, "plan": proposer.map(|p| format!("plan of {p}")),
+                "proposer": proposer, "dissent": ["jo"]})
+        };
+        let events = vec![
+            c(1, 1, "unanimous", Some("alex")),
+            c(2, 1, "conflicted", Some("sam")),
+            c(2, 2, "conflicted", Some("alex")),
+            c(2, 3, "majority", Some("sam")),
+            c(3, 1, "conflicted", Some("sam")),
+            c(3, 2, "vote", Some("sam")),
+            // Backing one's own plan is not a relationship.
+            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "stance": "agree", "on": "sam"}),
+            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "override": "keep"}),
+            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "override": "success"}),
+        ];
+        let m = metrics(&events);
+        let c = &m.consensus[0];
+        assert_eq!((c.discussions, c.conflicted_rounds), (3, 3));
+        assert_eq!(
+            c.outcomes.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(),
+            [("majority", 1), ("unanimous", 1), ("vote", 1)]
+        );
+        assert_eq!(m.adopted_by["sam"], 2);
+        assert_eq!(m.adopted_by["alex"], 1);
+        assert_eq!(leader(&m.adopted_by).as_deref(), Some("sam"));
+        let rounds: Vec<u32> = m.discussions.iter().map(|d| d.rounds).collect();
+        assert_eq!(rounds, [1, 3, 2]);
+        assert_eq!(m.discussions[1].dissent, ["jo"]);
+        assert!(m.pairs.is_empty(), "{:?}", m.pairs);
+        assert_eq!(m.gm_overrides, 1, "keeping a roll is no override");
+        // A tie has no leader.
+        let mut tie = BTreeMap::new();
+        tie.insert("alex".to_string(), 2);
+        tie.insert("sam".to_string(), 2);
+        assert_eq!(leader(&tie), None);
+    }
+
+    #[test]
+    fn relationships_are_kept_turn_by_turn_and_summed_per_session() {
+        let ooc = |turn: u32, session: u32, stance: &str| {
+            json!({"event_type": "ooc_message", "session_number": session, "turn_number": turn,
+                "agent": "sam", "stance": stance, "on": "alex"})
+        };
+        let m = metrics(&[ooc(1, 1, "agree"), ooc(2, 1, "agree"), ooc(2, 1, "disagree"), ooc(1, 2, "agree")]);
+        let p = &m.pairs[0];
+        assert_eq!((p.from.as_str(), p.to.as_str()), ("sam", "alex"));
+        assert_eq!((p.total.agree, p.total.disagree), (3, 1));
+        assert_eq!(p.by_session[&1].agree, 2);
+        assert_eq!(p.by_session[&2].agree, 1);
+        let turns: Vec<(u32, u32, u32)> = p.by_turn.iter().map(|(s, t, c)| (*s, *t, c.agree)).collect();
+        assert_eq!(turns, [(1, 1, 1), (1, 2, 1), (2, 1, 1)]);
+    }
+
+    #[test]
+    fn dice_count_faces_successes_and_laser_feelings_as_rolled() {
+        let roll = |faces: &[u64], number: u64| {
+            let dice: Vec<Value> = faces
+                .iter()
+                .map(|f| json!({"face": f, "success": *f < number || *f == number, "laser_feelings": *f == number}))
+                .collect();
+            let successes = faces.iter().filter(|f| **f <= number).count();
+            let outcome = ["failure", "complication", "success", "critical"][successes.min(3)];
+            json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 1, "agent": "alex",
+                "purpose": "action", "result": {"dice": dice, "successes": successes,
+                "outcome": outcome}})
+        };
+        let m = metrics(&[roll(&[1, 4], 3), roll(&[3, 6, 2], 3), roll(&[5], 3)]);
+        assert_eq!(m.dice.faces, [1, 1, 1, 1, 1, 1]);
+        assert_eq!((m.dice.rolls, m.dice.dice(), m.dice.laser_feelings), (3, 6, 1));
+        assert_eq!(m.dice.successes[&1], 1);
+        assert_eq!(m.dice.successes[&2], 1);
+        assert_eq!(m.dice.successes[&0], 1);
+        assert_eq!(m.dice.outcomes["success"], 1);
+        assert_eq!(m.dice.chi_square(), Some(0.0));
+        // 12 dice, all sixes: chi-square = 5 × 2 + (12 − 2)² / 2 = 60.
+        let m = metrics(&[roll(&[6; 12], 3)]);
+        assert!((m.dice.chi_square().unwrap() - 60.0).abs() < 1e-9);
+    }
 }
