@@ -618,6 +618,7 @@ impl Report<'_> {
                 acc
             });
         let mut calls: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+        let mut seen: BTreeMap<String, (u32, u64)> = BTreeMap::new();
         let mut open_turn = false;
         let mut current_session = None;
         for e in events {
@@ -658,10 +659,15 @@ impl Report<'_> {
             };
             // The model calls behind an AI decision go beside it.
             let mut mind = mind;
+            let caller = if ty(e) == "memory_storage" {
+                "memory"
+            } else {
+                agent(e)
+            };
             if AI_DECISIONS.contains(&ty(e))
-                && let Some(cs) = calls.remove(agent(e))
+                && let Some(cs) = calls.remove(caller)
             {
-                mind.push_str(&model_calls(&cs));
+                mind.push_str(&model_calls(&cs, &mut seen));
             }
             let marks = flagged.get(&(sn, sq));
             let mut badges = String::new();
@@ -1071,7 +1077,12 @@ impl Report<'_> {
     }
 }
 
+/// The events the model calls logged before them are shown beside (the decisions, and what a
+/// failed or extraction call led to).
 const AI_DECISIONS: &[&str] = &[
+    "phase_failed",
+    "directive",
+    "memory_storage",
     "clarifying_questions",
     "strategic_intent",
     "character_action",
@@ -1105,8 +1116,9 @@ fn details(summary: &str, body: &str) -> String {
     format!("<details><summary>{}</summary>{body}</details>", esc(summary))
 }
 
-/// The model calls behind a decision: each attempt's figures, prompt and raw reply.
-fn model_calls(calls: &[&Value]) -> String {
+/// The model calls behind a decision: each attempt's figures, prompt and raw reply. A system
+/// prompt already shown in full is named, not repeated (`seen`: prompt → where it was shown).
+fn model_calls(calls: &[&Value], seen: &mut BTreeMap<String, (u32, u64)>) -> String {
     let mut o = String::new();
     for c in calls {
         let u = c.get("usage").unwrap_or(&Value::Null);
@@ -1127,11 +1139,26 @@ fn model_calls(calls: &[&Value]) -> String {
             .into_iter()
             .flatten()
         {
+            let (role, content) = (s(m, "role"), s(m, "content"));
+            if role == "system"
+                && let Some((sn, sq)) = seen.get(content)
+            {
+                let _ = write!(
+                    body,
+                    "<p class=\"meta\">system: the same {} characters as in the call beside <a href=\"#{}\">event {sq}</a></p>",
+                    content.chars().count(),
+                    event_anchor(*sn, *sq)
+                );
+                continue;
+            }
+            if role == "system" {
+                seen.insert(content.to_string(), (session(c), seq(c)));
+            }
             let _ = write!(
                 body,
                 "<p class=\"meta\">{}</p><pre>{}</pre>",
-                esc(s(m, "role")),
-                esc(s(m, "content"))
+                esc(role),
+                esc(content)
             );
         }
         let _ = write!(
