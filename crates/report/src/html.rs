@@ -785,10 +785,40 @@ impl Report<'_> {
                     format!("<b>{}</b> decides on a plan (private to the player)", who(a)),
                     details(
                         "strategy (player only)",
-                        &format!("<p>{}</p>", esc(s(i, "strategy"))),
+                        &format!(
+                            "<p>{}</p><p class=\"meta\">directive in mind</p><p>{}</p>{}",
+                            esc(s(i, "strategy")),
+                            esc(s(i, "directive")),
+                            opt(i, "proposal").map_or_else(String::new, |p| format!(
+                                "<p class=\"meta\">proposal to the party</p><p>{}</p>",
+                                esc(p)
+                            ))
+                        ),
                     ),
                 )
             }
+            "clarification_ended" => (
+                "NOTE",
+                format!("Questions over: {}", esc(s(e, "reason"))),
+                none,
+            ),
+            "gm_ooc" => (
+                "OOC",
+                format!(
+                    "<b>GM</b> <span class=\"meta\">(out of character, round {})</span>{}",
+                    num(e, "round"),
+                    q(s(e, "text"))
+                ),
+                none,
+            ),
+            "discussion_timed_out" => (
+                "PARTY",
+                format!(
+                    "The discussion ran out of time after {} s: the party votes",
+                    num(e, "elapsed_ms") / 1000
+                ),
+                none,
+            ),
             "directive" => (
                 "P2C",
                 format!(
