@@ -25,10 +25,22 @@ const BACKGROUND: [u8; 3] = [0xfa, 0xfa, 0xfa];
 /// example's charts cover at the least: bars and graph nodes are thousands of pixels, a legend
 /// swatch or a channel tag a few hundred.
 const CHART_COLOURS: &[(&str, [u8; 3], usize)] = &[
-    ("blue: tokens in, consensus, leadership bars", [0x3b, 0x6f, 0xd8], 30_000),
+    (
+        "blue: tokens in, consensus, leadership bars",
+        [0x3b, 0x6f, 0xd8],
+        30_000,
+    ),
     ("teal: model attempts bars", [0x2a, 0xa3, 0xb8], 20_000),
-    ("green: validation verdict bars, graph edges", [0x3a, 0xa6, 0x6a], 20_000),
-    ("orange: consensus bars, graph nodes", [0xe0, 0x70, 0x3a], 10_000),
+    (
+        "green: validation verdict bars, graph edges",
+        [0x3a, 0xa6, 0x6a],
+        20_000,
+    ),
+    (
+        "orange: consensus bars, graph nodes",
+        [0xe0, 0x70, 0x3a],
+        10_000,
+    ),
     ("gold: dice bars", [0xc9, 0xa2, 0x27], 10_000),
 ];
 
@@ -256,7 +268,11 @@ fn the_report_renders_its_charts_in_a_real_browser() {
         without.ink * 100.0,
         without.colours
     );
-    assert!(without.ink > 0.01, "the control page rendered: {:.3}", without.ink);
+    assert!(
+        without.ink > 0.01,
+        "the control page rendered: {:.3}",
+        without.ink
+    );
     assert_eq!(
         missing_charts(&without).len(),
         CHART_COLOURS.len(),

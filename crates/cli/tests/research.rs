@@ -130,8 +130,16 @@ fn engine_event_types() -> Vec<String> {
 fn every_event_type_the_engine_writes_is_documented() {
     let engine = engine_event_types();
     assert!(engine.len() >= 35, "the parse found too few: {engine:?}");
-    for t in ["session_started", "model_call", "ooc_message", "gm_roll_override"] {
-        assert!(engine.contains(&t.to_string()), "{t} not parsed: {engine:?}");
+    for t in [
+        "session_started",
+        "model_call",
+        "ooc_message",
+        "gm_roll_override",
+    ] {
+        assert!(
+            engine.contains(&t.to_string()),
+            "{t} not parsed: {engine:?}"
+        );
     }
     let doc = std::fs::read_to_string(root().join("docs/log-schema.md")).unwrap();
     let documented: Vec<String> = doc
@@ -153,10 +161,16 @@ fn every_event_type_the_engine_writes_is_documented() {
     }
     // Nothing documented or listed that the engine no longer writes.
     for t in &documented {
-        assert!(engine.contains(t), "docs/log-schema.md documents {t}, which the engine does not write");
+        assert!(
+            engine.contains(t),
+            "docs/log-schema.md documents {t}, which the engine does not write"
+        );
     }
     for t in &known {
-        assert!(engine.contains(&t.to_string()), "EVENT_TYPES lists {t}, which the engine does not write");
+        assert!(
+            engine.contains(&t.to_string()),
+            "EVENT_TYPES lists {t}, which the engine does not write"
+        );
     }
 }
 
@@ -170,16 +184,22 @@ fn a_party_session_through_log_stats_and_report() {
     let engine = engine_event_types();
     for e in &log {
         let t = e["event_type"].as_str().unwrap();
-        assert!(engine.iter().any(|x| x == t), "{t} is not an engine event type");
+        assert!(
+            engine.iter().any(|x| x == t),
+            "{t} is not an engine event type"
+        );
     }
 
     // --- troupe log -------------------------------------------------------------------------
     let all = run_ok(d, &["log"]);
     assert_eq!(all.lines().count(), log.len(), "every event, one per line");
-    let lines: Vec<Value> = run_ok(d, &["log", "1", "--type", "consensus", "--type", "vote_cast"])
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = run_ok(
+        d,
+        &["log", "1", "--type", "consensus", "--type", "vote_cast"],
+    )
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
     let want: Vec<&Value> = log
         .iter()
         .filter(|e| e["event_type"] == "consensus" || e["event_type"] == "vote_cast")
@@ -192,7 +212,10 @@ fn a_party_session_through_log_stats_and_report() {
     assert_eq!(calls.lines().count(), of_type(&log, "model_call").len());
     let err = run_err(d, &["log", "--type", "consensus", "--type", "conesnsus"]);
     assert!(err.contains("unknown event type conesnsus"), "{err}");
-    assert!(err.contains("consensus (4)"), "lists the types present: {err}");
+    assert!(
+        err.contains("consensus (4)"),
+        "lists the types present: {err}"
+    );
     assert!(err.contains("model_call ("), "{err}");
     // A documented type that did not happen is not an error.
     let out = run(d, &["log", "--type", "gm_roll"]);
@@ -209,12 +232,24 @@ fn a_party_session_through_log_stats_and_report() {
             .to_string()
     };
     assert!(line("turns completed").ends_with(" 3"), "{text}");
-    assert!(line("failure rate, first pass").contains("11.1% (1 of 9)"), "{text}");
-    assert!(line("failure rate, after retries").contains("0.0% (0 of 9)"), "{text}");
-    assert!(line("consensus, session 1").ends_with("majority 2, unanimous 1"), "{text}");
+    assert!(
+        line("failure rate, first pass").contains("11.1% (1 of 9)"),
+        "{text}"
+    );
+    assert!(
+        line("failure rate, after retries").contains("0.0% (0 of 9)"),
+        "{text}"
+    );
+    assert!(
+        line("consensus, session 1").ends_with("majority 2, unanimous 1"),
+        "{text}"
+    );
     assert!(line("plans adopted from Alex").ends_with(" 2"), "{text}");
     assert!(line("plans adopted from Sam").ends_with(" 1"), "{text}");
-    assert!(line("Sam → Alex").contains("help 1"), "Rex helped Zara-7: {text}");
+    assert!(
+        line("Sam → Alex").contains("help 1"),
+        "Rex helped Zara-7: {text}"
+    );
     assert!(line("gaps").ends_with("none"), "{text}");
     assert!(line("layer player").contains(" 0 "), "{text}");
     for kind in [
@@ -235,7 +270,10 @@ fn a_party_session_through_log_stats_and_report() {
         .sum();
     assert_eq!(m["model"]["tokens"]["input"], tokens_in);
     assert_eq!(m["turns"], of_type(&log, "turn_completed").len());
-    assert_eq!(m["validation"]["verdicts"], of_type(&log, "validation").len());
+    assert_eq!(
+        m["validation"]["verdicts"],
+        of_type(&log, "validation").len()
+    );
     assert_eq!(m["validation"]["actions"], 9);
     assert_eq!(m["dice"]["rolls"], of_type(&log, "dice_rolled").len());
     let faces: u64 = of_type(&log, "dice_rolled")
@@ -296,8 +334,14 @@ fn a_party_session_through_log_stats_and_report() {
     ] {
         assert!(html.contains(&format!("<h2 id=\"{id}\"")), "section {id}");
     }
-    assert!(html.matches("<svg class=\"chart\"").count() >= 7, "the charts");
-    assert!(html.matches("<svg class=\"graph\"").count() >= 4, "graphs over time");
+    assert!(
+        html.matches("<svg class=\"chart\"").count() >= 7,
+        "the charts"
+    );
+    assert!(
+        html.matches("<svg class=\"graph\"").count() >= 4,
+        "graphs over time"
+    );
     // Every flag links to its event, which is in the transcript.
     let flags = stats["flags"].as_array().unwrap();
     assert_eq!(flags.len(), 3, "{flags:?}");
@@ -309,7 +353,10 @@ fn a_party_session_through_log_stats_and_report() {
     // What the AIs said, and beside it their reasoning.
     assert!(html.contains("Trust me on this one: that beacon was faked by the Consortium."));
     assert!(html.contains("The GM told me the beacon is a Consortium lure."));
-    assert!(html.contains("Careful technical work: Lasers."), "a justification");
+    assert!(
+        html.contains("Careful technical work: Lasers."),
+        "a justification"
+    );
     assert!(html.contains("model call: ooc_discussion (player layer)"));
 
     // --- SC-012: the log is complete ---------------------------------------------------------
@@ -320,8 +367,14 @@ fn a_party_session_through_log_stats_and_report() {
         audit.phases_started as usize,
         of_type(&log, "phase_started").len()
     );
-    assert_eq!(audit.phases_closed + audit.phases_interrupted, audit.phases_started);
-    assert_eq!(audit.transitions as usize, of_type(&log, "phase_started").len() - 4);
+    assert_eq!(
+        audit.phases_closed + audit.phases_interrupted,
+        audit.phases_started
+    );
+    assert_eq!(
+        audit.transitions as usize,
+        of_type(&log, "phase_started").len() - 4
+    );
     assert_eq!(audit.model_calls as usize, calls.len());
     assert_eq!(audit.decisions, audit.decisions_from_models);
     assert_eq!(
@@ -367,13 +420,21 @@ fn a_party_session_through_log_stats_and_report() {
     let verdict = of_type(&log, "validation")[0]["seq"].clone();
     let gaps = without(&|e| e["seq"] == verdict);
     assert!(gaps[0].contains("has no validation verdict"), "{gaps:?}");
-    let gaps = without(&|e| e["turn_number"] == 2 && e["phase"] == "helper_rolls" && e["event_type"] != "dice_rolled");
+    let gaps = without(&|e| {
+        e["turn_number"] == 2 && e["phase"] == "helper_rolls" && e["event_type"] != "dice_rolled"
+    });
     assert!(
-        gaps.iter().any(|g| g.contains("phase dice_resolution follows gm_adjudication")),
+        gaps.iter()
+            .any(|g| g.contains("phase dice_resolution follows gm_adjudication")),
         "{gaps:?}"
     );
-    let gaps = without(&|e| e["turn_number"] == 1 && e["event_type"] == "phase_completed" && e["phase"] == "directive");
-    assert!(gaps.contains(&"phase directive was never completed".to_string()), "{gaps:?}");
+    let gaps = without(&|e| {
+        e["turn_number"] == 1 && e["event_type"] == "phase_completed" && e["phase"] == "directive"
+    });
+    assert!(
+        gaps.contains(&"phase directive was never completed".to_string()),
+        "{gaps:?}"
+    );
 
     // And through the binary: the same log with one model call cut out of its JSONL.
     let cut = tempfile::tempdir().unwrap();
@@ -385,7 +446,10 @@ fn a_party_session_through_log_stats_and_report() {
         .collect();
     std::fs::write(cut.path().join("logs/session-1.jsonl"), jsonl).unwrap();
     let text = run_ok(cut.path(), &["stats"]);
-    assert!(text.contains("gaps                                   1"), "{text}");
+    assert!(
+        text.contains("gaps                                   1"),
+        "{text}"
+    );
     assert!(
         text.contains("character_action by priya has no answered model_call"),
         "{text}"
@@ -440,8 +504,15 @@ fn a_session_killed_resumed_and_undone_keeps_a_complete_log() {
     let before = read_log(d);
     assert_eq!(before.last().unwrap()["event_type"], "character_action");
     let stats: Value = serde_json::from_str(&run_ok(d, &["stats", "--json"])).unwrap();
-    assert_eq!(stats["audit"]["gaps"], json!([]), "a cut-off log has no gaps");
-    assert_eq!(stats["audit"]["actions_exempt"], 1, "the action waits for its verdict");
+    assert_eq!(
+        stats["audit"]["gaps"],
+        json!([]),
+        "a cut-off log has no gaps"
+    );
+    assert_eq!(
+        stats["audit"]["actions_exempt"], 1,
+        "the action waits for its verdict"
+    );
 
     run_ok(d, &["resume", "--gm-script", "demo.gm.yaml"]);
     run_ok(d, &["undo"]);
@@ -496,7 +567,9 @@ impl wiremock::Respond for Answer {
             .unwrap_or_default();
         let content = match schema {
             "clarifying_questions" => json!({"questions": []}),
-            "strategic_intent" => json!({"strategy": "Careful.", "directive": "Work the lock panel slowly and safely."}),
+            "strategic_intent" => {
+                json!({"strategy": "Careful.", "directive": "Work the lock panel slowly and safely."})
+            }
             "character_action" => json!({"action": "I try to coax the lock panel back to life.",
                 "dialogue": "", "task_type": "lasers", "prepared": false, "expert": false,
                 "justification": "Careful work: Lasers."}),
@@ -584,8 +657,14 @@ fn over_http_every_request_is_a_logged_model_call_with_its_latency() {
     let stats: Value = serde_json::from_str(&run_ok(d, &["stats", "--json"])).unwrap();
     let m = &stats["metrics"];
     assert_eq!(m["model"]["attempts"], mock.requests());
-    assert_eq!((m["model"]["retries"].clone(), m["model"]["errors"].clone()), (json!(1), json!(1)));
-    assert_eq!(m["model"]["tokens"]["output"], 20 * (mock.requests() as u64 - 1));
+    assert_eq!(
+        (m["model"]["retries"].clone(), m["model"]["errors"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        m["model"]["tokens"]["output"],
+        20 * (mock.requests() as u64 - 1)
+    );
     for l in m["latency"].as_array().unwrap() {
         assert!(
             l["p50_ms"].as_u64().unwrap() >= DELAY_MS,
@@ -594,8 +673,14 @@ fn over_http_every_request_is_a_logged_model_call_with_its_latency() {
     }
     assert_eq!(stats["audit"]["gaps"], json!([]), "{}", stats["audit"]);
     let text = run_ok(d, &["stats"]);
-    assert!(text.contains("retries (of which JSON repairs)        1 (0)"), "{text}");
-    assert!(text.contains("attempts that errored                  1"), "{text}");
+    assert!(
+        text.contains("retries (of which JSON repairs)        1 (0)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("attempts that errored                  1"),
+        "{text}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -606,28 +691,46 @@ fn bad_input_gives_errors_people_can_act_on() {
     let empty = tempfile::tempdir().unwrap();
     for cmd in [&["stats"][..], &["log"], &["report", "-o", "r.html"]] {
         let err = run_err(empty.path(), cmd);
-        assert!(err.contains("no sessions have been played"), "{cmd:?}: {err}");
+        assert!(
+            err.contains("no sessions have been played"),
+            "{cmd:?}: {err}"
+        );
     }
     assert!(!empty.path().join("r.html").exists());
-    assert!(!empty.path().join("campaign.db").exists(), "reading creates nothing");
+    assert!(
+        !empty.path().join("campaign.db").exists(),
+        "reading creates nothing"
+    );
 
     let dir = demo_dir();
     let d = dir.path();
     run_ok(d, &DEMO);
     let err = run_err(d, &["report", "9", "-o", "r.html"]);
-    assert!(err.contains("there is no session 9") && err.contains("sessions: 1"), "{err}");
+    assert!(
+        err.contains("there is no session 9") && err.contains("sessions: 1"),
+        "{err}"
+    );
     let err = run_err(d, &["stats", "1", "--all"]);
     assert!(err.contains("cannot be used with"), "{err}");
     let err = run_err(d, &["report", "-o", "no/such/dir/r.html"]);
-    assert!(err.contains("could not write the report to no/such/dir/r.html"), "{err}");
+    assert!(
+        err.contains("could not write the report to no/such/dir/r.html"),
+        "{err}"
+    );
 
     // A damaged database row is named.
     let conn = rusqlite::Connection::open(d.join("campaign.db")).unwrap();
-    conn.execute("UPDATE events SET body = '{oops' WHERE session = 1 AND seq = 5", [])
-        .unwrap();
+    conn.execute(
+        "UPDATE events SET body = '{oops' WHERE session = 1 AND seq = 5",
+        [],
+    )
+    .unwrap();
     drop(conn);
     let err = run_err(d, &["stats"]);
-    assert!(err.contains("session 1, event 5 is not valid JSON"), "{err}");
+    assert!(
+        err.contains("session 1, event 5 is not valid JSON"),
+        "{err}"
+    );
 
     // A damaged mirror line is named, when the mirror is all there is.
     std::fs::remove_file(d.join("campaign.db")).unwrap();

@@ -212,13 +212,23 @@ fn phases(sn: u32, evs: &[&Value], a: &mut Audit) {
             "phase_started" => {
                 a.phases_started += 1;
                 if !edges.contains_key(phase) {
-                    gap(a, sn, seq(e), format!("phase_started for unknown phase {phase:?}"));
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("phase_started for unknown phase {phase:?}"),
+                    );
                 }
                 if let Some((p, at)) = open.take() {
                     gap(a, sn, at, format!("phase {p} was never completed"));
                 }
                 if !in_turn {
-                    gap(a, sn, seq(e), format!("phase {phase} started outside a turn"));
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("phase {phase} started outside a turn"),
+                    );
                 }
                 match &closed {
                     None if phase != FIRST_PHASE => gap(
@@ -348,7 +358,10 @@ fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
             "turn_completed" => by_gm.clear(),
             // A failed phase: the answers that led to it produced no decision, rightly.
             "phase_failed" => {
-                for c in calls.iter_mut().filter(|c| c.agent == agent(e) && c.answered) {
+                for c in calls
+                    .iter_mut()
+                    .filter(|c| c.agent == agent(e) && c.answered)
+                {
                     c.used = true;
                 }
                 continue;
@@ -531,10 +544,12 @@ mod tests {
             self.push(json!({"event_type": "phase_completed"}))
         }
         fn call(&mut self, agent: &str, purpose: &str) -> &mut Self {
-            self.push(json!({"event_type": "model_call", "agent": agent, "layer": "player",
+            self.push(
+                json!({"event_type": "model_call", "agent": agent, "layer": "player",
                 "purpose": purpose, "attempt": 1, "provider": "replay", "request_hash": "ab",
                 "messages": [], "usage": {"input_tokens": 1, "output_tokens": 1},
-                "latency_ms": 3, "reply": "{}", "error": null}))
+                "latency_ms": 3, "reply": "{}", "error": null}),
+            )
         }
         fn decision(&mut self, t: &str, agent: &str) -> &mut Self {
             self.push(json!({"event_type": t, "agent": agent, "attempt": 1}))
@@ -577,7 +592,9 @@ mod tests {
             .done();
         l.start("memory_storage")
             .call("memory", "extract_facts")
-            .push(json!({"event_type": "memory_storage", "status": "stored", "extraction": "model"}))
+            .push(
+                json!({"event_type": "memory_storage", "status": "stored", "extraction": "model"}),
+            )
             .done();
         l.push(json!({"event_type": "turn_completed"}));
         l
@@ -616,31 +633,53 @@ mod tests {
         };
         // A model call.
         let a = without(&|e| e["event_type"] == "model_call" && e["purpose"] == "character_action");
-        assert_eq!(whats(&a), ["character_action by alex has no answered model_call (character_action) before it"]);
+        assert_eq!(
+            whats(&a),
+            ["character_action by alex has no answered model_call (character_action) before it"]
+        );
         // The extraction call behind a memory step that says it used the model.
         let a = without(&|e| e["purpose"] == "extract_facts");
-        assert!(whats(&a)[0].contains("no answered extract_facts"), "{:?}", whats(&a));
+        assert!(
+            whats(&a)[0].contains("no answered extract_facts"),
+            "{:?}",
+            whats(&a)
+        );
         // A decision after an answered call.
         let a = without(&|e| e["event_type"] == "strategic_intent");
-        assert!(whats(&a)[0].contains("led to no logged decision"), "{:?}", whats(&a));
+        assert!(
+            whats(&a)[0].contains("led to no logged decision"),
+            "{:?}",
+            whats(&a)
+        );
         // A verdict.
         let a = without(&|e| e["event_type"] == "validation");
-        assert_eq!(whats(&a), ["alex's action (attempt 1) has no validation verdict"]);
+        assert_eq!(
+            whats(&a),
+            ["alex's action (attempt 1) has no validation verdict"]
+        );
         // A phase transition, both halves: the machine cannot jump from clarification to
         // directive.
         let a = without(&|e| e["phase"] == "strategic_intent");
         assert!(
-            whats(&a).iter().any(|w| w.contains("phase directive follows clarification")),
+            whats(&a)
+                .iter()
+                .any(|w| w.contains("phase directive follows clarification")),
             "{:?}",
             whats(&a)
         );
         // Only the completion.
         let a = without(&|e| e["event_type"] == "phase_completed" && e["phase"] == "validation");
-        assert!(whats(&a).contains(&"phase validation was never completed"), "{:?}", whats(&a));
+        assert!(
+            whats(&a).contains(&"phase validation was never completed"),
+            "{:?}",
+            whats(&a)
+        );
         // The last phase.
         let a = without(&|e| e["phase"] == "memory_storage" && e["event_type"] != "turn_completed");
         assert!(
-            whats(&a).iter().any(|w| w.contains("not after memory_storage")),
+            whats(&a)
+                .iter()
+                .any(|w| w.contains("not after memory_storage")),
             "{:?}",
             whats(&a)
         );
@@ -650,14 +689,21 @@ mod tests {
     fn a_damaged_envelope_or_model_call_is_a_gap() {
         let mut l = turn();
         l.events[3].as_object_mut().unwrap().remove("timestamp");
-        let i = l.events.iter().position(|e| e["event_type"] == "model_call").unwrap();
+        let i = l
+            .events
+            .iter()
+            .position(|e| e["event_type"] == "model_call")
+            .unwrap();
         l.events[i].as_object_mut().unwrap().remove("usage");
         l.events[5]["phase"] = json!("validation");
         let a = audit(&l.events);
         let w = whats(&a);
         assert!(w.iter().any(|w| w.contains("lacks timestamp")), "{w:?}");
         assert!(w.contains(&"model_call lacks usage"), "{w:?}");
-        assert!(w.iter().any(|w| w.contains("stamped phase \"validation\"")), "{w:?}");
+        assert!(
+            w.iter().any(|w| w.contains("stamped phase \"validation\"")),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -678,7 +724,10 @@ mod tests {
             .done();
         l.start("directive").decision("directive", "alex").done();
         // An action rejected, tried again and passed.
-        l.start("character_action").call("alex", "character_action").decision("character_action", "alex").done();
+        l.start("character_action")
+            .call("alex", "character_action")
+            .decision("character_action", "alex")
+            .done();
         l.start("validation")
             .push(json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "retry"}))
             .done();

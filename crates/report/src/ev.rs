@@ -112,7 +112,8 @@ impl Roster {
             let a = agent(e);
             // A model call outside the two seat layers (the memory's fact extraction) is not
             // someone at the table.
-            let seat_layer = ty(e) != "model_call" || matches!(s(e, "layer"), "player" | "character");
+            let seat_layer =
+                ty(e) != "model_call" || matches!(s(e, "layer"), "player" | "character");
             if !a.is_empty() && seat_layer && !by_agent.contains_key(a) {
                 order.push(a.to_string());
                 by_agent.insert(

@@ -438,12 +438,24 @@ mod tests {
 
     #[test]
     fn an_action_unrelated_to_its_directive_is_flagged_and_a_faithful_one_is_not() {
-        let directive = ev(1, 1, json!({"event_type": "directive", "agent": "alex",
-            "text": "Bring the Raptor down carefully in the docking bay and watch the heat signature."}));
-        let faithful = ev(2, 1, json!({"event_type": "character_action", "agent": "alex",
-            "action": {"action": "I ease the Raptor into the docking bay, eyes on the heat signature.", "dialogue": ""}}));
-        let stray = ev(2, 1, json!({"event_type": "character_action", "agent": "alex",
-            "action": {"action": "I start singing to the crew about my home planet.", "dialogue": "La la la!"}}));
+        let directive = ev(
+            1,
+            1,
+            json!({"event_type": "directive", "agent": "alex",
+            "text": "Bring the Raptor down carefully in the docking bay and watch the heat signature."}),
+        );
+        let faithful = ev(
+            2,
+            1,
+            json!({"event_type": "character_action", "agent": "alex",
+            "action": {"action": "I ease the Raptor into the docking bay, eyes on the heat signature.", "dialogue": ""}}),
+        );
+        let stray = ev(
+            2,
+            1,
+            json!({"event_type": "character_action", "agent": "alex",
+            "action": {"action": "I start singing to the crew about my home planet.", "dialogue": "La la la!"}}),
+        );
         let done = ev(3, 1, json!({"event_type": "turn_completed"}));
         assert!(flags(&[directive.clone(), faithful, done.clone()]).is_empty());
         let f = flags(&[directive, stray, done]);
@@ -454,11 +466,19 @@ mod tests {
     #[test]
     fn repeated_rejections_are_flagged_once_per_turn() {
         let v = |seq, attempt, result: &str| {
-            ev(seq, 2, json!({"event_type": "validation", "agent": "alex", "attempt": attempt, "result": result}))
+            ev(
+                seq,
+                2,
+                json!({"event_type": "validation", "agent": "alex", "attempt": attempt, "result": result}),
+            )
         };
         let f = flags(&[v(1, 1, "retry"), v(2, 2, "passed")]);
         assert!(f.is_empty(), "{f:?}");
-        let f = flags(&[v(1, 1, "retry"), v(2, 2, "retry"), v(3, 3, "auto_corrected")]);
+        let f = flags(&[
+            v(1, 1, "retry"),
+            v(2, 2, "retry"),
+            v(3, 3, "auto_corrected"),
+        ]);
         assert_eq!(kinds(&f), [FlagKind::RepeatedValidationFailures]);
         assert_eq!(f[0].seq, 3);
     }
@@ -466,13 +486,29 @@ mod tests {
     #[test]
     fn a_player_only_secret_echoed_by_the_character_is_flagged() {
         let events = [
-            ev(1, 1, json!({"event_type": "gm_narration", "text": "A derelict freighter drifts nearby."})),
-            ev(2, 1, json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
-                "text": "The freighter's captain is secretly a Consortium informant."})),
-            ev(3, 1, json!({"event_type": "character_action", "agent": "sam",
-                "action": {"action": "I hail the captain; the Consortium informant must answer.", "dialogue": ""}})),
-            ev(4, 1, json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I confront the captain: you are a Consortium informant!", "dialogue": ""}})),
+            ev(
+                1,
+                1,
+                json!({"event_type": "gm_narration", "text": "A derelict freighter drifts nearby."}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+                "text": "The freighter's captain is secretly a Consortium informant."}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "character_action", "agent": "sam",
+                "action": {"action": "I hail the captain; the Consortium informant must answer.", "dialogue": ""}}),
+            ),
+            ev(
+                4,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I confront the captain: you are a Consortium informant!", "dialogue": ""}}),
+            ),
         ];
         let f: Vec<Flag> = flags(&events)
             .into_iter()
@@ -487,8 +523,12 @@ mod tests {
     #[test]
     fn a_new_leader_and_gm_overrides_are_flagged() {
         let c = |seq, session: u32, who: &str| {
-            let mut e = ev(seq, 1, json!({"event_type": "consensus", "outcome": "majority",
-                "plan": "a plan", "proposer": who}));
+            let mut e = ev(
+                seq,
+                1,
+                json!({"event_type": "consensus", "outcome": "majority",
+                "plan": "a plan", "proposer": who}),
+            );
             e["session_number"] = json!(session);
             e
         };
@@ -496,8 +536,16 @@ mod tests {
             c(1, 1, "alex"),
             c(2, 1, "alex"),
             c(1, 2, "sam"),
-            ev(5, 1, json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"})),
-            ev(6, 1, json!({"event_type": "gm_roll_override", "agent": "alex", "override": "faces"})),
+            ev(
+                5,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"}),
+            ),
+            ev(
+                6,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "faces"}),
+            ),
         ];
         let f = flags(&events);
         assert_eq!(kinds(&f), [FlagKind::GmOverride, FlagKind::LeaderChange]);
@@ -507,16 +555,44 @@ mod tests {
     #[test]
     fn a_clean_session_raises_no_flag() {
         let events = [
-            ev(1, 1, json!({"event_type": "gm_narration", "text": "Pirates close in on the Raptor."})),
-            ev(2, 1, json!({"event_type": "directive", "agent": "alex",
-                "text": "Raise the shields and plot an escape course through the asteroid belt."})),
-            ev(3, 1, json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
-                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!"}})),
-            ev(4, 1, json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "passed"})),
-            ev(5, 1, json!({"event_type": "consensus", "outcome": "unanimous", "plan": "run", "proposer": "alex"})),
-            ev(6, 1, json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"})),
-            ev(7, 1, json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
-                "text": "The pirate captain owes Zara a favour."})),
+            ev(
+                1,
+                1,
+                json!({"event_type": "gm_narration", "text": "Pirates close in on the Raptor."}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "directive", "agent": "alex",
+                "text": "Raise the shields and plot an escape course through the asteroid belt."}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
+                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!"}}),
+            ),
+            ev(
+                4,
+                1,
+                json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "passed"}),
+            ),
+            ev(
+                5,
+                1,
+                json!({"event_type": "consensus", "outcome": "unanimous", "plan": "run", "proposer": "alex"}),
+            ),
+            ev(
+                6,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"}),
+            ),
+            ev(
+                7,
+                1,
+                json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+                "text": "The pirate captain owes Zara a favour."}),
+            ),
             ev(8, 1, json!({"event_type": "turn_completed"})),
         ];
         let f = flags(&events);
@@ -527,18 +603,46 @@ mod tests {
     fn every_kind_of_flag_fires() {
         let mut events = vec![
             // Three rejections in three turns: none repeats within a turn, the session does.
-            ev(1, 1, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
-            ev(2, 2, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
-            ev(3, 3, json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"})),
-            ev(4, 3, json!({"event_type": "phase_failed", "agent": "sam", "phase": "character_action",
-                "error": "HTTP 503 after 5 attempts", "failures": 1})),
-            ev(5, 3, json!({"event_type": "gm_forced_result", "success": false})),
-            ev(6, 3, json!({"event_type": "gm_reviewed_action", "agent": "sam", "action": "I try."})),
+            ev(
+                1,
+                1,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                2,
+                2,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                3,
+                3,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                4,
+                3,
+                json!({"event_type": "phase_failed", "agent": "sam", "phase": "character_action",
+                "error": "HTTP 503 after 5 attempts", "failures": 1}),
+            ),
+            ev(
+                5,
+                3,
+                json!({"event_type": "gm_forced_result", "success": false}),
+            ),
+            ev(
+                6,
+                3,
+                json!({"event_type": "gm_reviewed_action", "agent": "sam", "action": "I try."}),
+            ),
         ];
         // Alex leads three times in a row, then the party follows Sam.
         for (i, who) in ["alex", "alex", "alex", "sam"].iter().enumerate() {
-            events.push(ev(10 + i as u64, 4 + i as u32, json!({"event_type": "consensus",
-                "outcome": "majority", "plan": "p", "proposer": who})));
+            events.push(ev(
+                10 + i as u64,
+                4 + i as u32,
+                json!({"event_type": "consensus",
+                "outcome": "majority", "plan": "p", "proposer": who}),
+            ));
         }
         let f = flags(&events);
         let mut got: Vec<FlagKind> = kinds(&f);
@@ -555,10 +659,23 @@ mod tests {
         );
         let streak = f.iter().find(|f| f.kind == FlagKind::LeaderChange).unwrap();
         assert_eq!((streak.seq, streak.agent.as_deref()), (13, Some("sam")));
-        assert!(streak.detail.contains("3 plans adopted in a row"), "{}", streak.detail);
+        assert!(
+            streak.detail.contains("3 plans adopted in a row"),
+            "{}",
+            streak.detail
+        );
         let repeated = &f[0];
-        assert!(repeated.detail.contains("3 attempts by sam rejected in session 1"), "{}", repeated.detail);
-        assert_eq!(f.iter().filter(|f| f.kind == FlagKind::GmOverride).count(), 2);
+        assert!(
+            repeated
+                .detail
+                .contains("3 attempts by sam rejected in session 1"),
+            "{}",
+            repeated.detail
+        );
+        assert_eq!(
+            f.iter().filter(|f| f.kind == FlagKind::GmOverride).count(),
+            2
+        );
         // Each kind states the rule that raised it.
         for k in got {
             assert!(!k.rule().is_empty() && !k.title().is_empty());

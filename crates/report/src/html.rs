@@ -85,7 +85,11 @@ impl Report<'_> {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title><style>{CSS}</style></head><body><main>",
             esc(title)
         );
-        let campaign = self.roster.campaign.clone().unwrap_or_else(|| "troupe".into());
+        let campaign = self
+            .roster
+            .campaign
+            .clone()
+            .unwrap_or_else(|| "troupe".into());
         let _ = write!(
             self.o,
             "<h1>{}</h1><p class=\"sub\">{} · {} session{} · {} events · GM {}</p>",
@@ -350,7 +354,13 @@ impl Report<'_> {
                 )
             })
             .collect();
-        self.w(&svg::chart(Kind::Bars, "plans adopted", &cats, &series, None));
+        self.w(&svg::chart(
+            Kind::Bars,
+            "plans adopted",
+            &cats,
+            &series,
+            None,
+        ));
         self.w("<table><tr><th>session</th><th>leader (most plans adopted)</th></tr>");
         for (sn, by) in &m.adopted_by_session {
             let l = leader(by).map_or_else(|| "tie".into(), |a| self.roster.player(&a));
@@ -367,9 +377,23 @@ impl Report<'_> {
                 d.turn,
                 d.rounds,
                 esc(&d.outcome),
-                esc(if adopted { d.plan.as_deref().unwrap_or("") } else { "(none)" }),
-                esc(&d.proposer.as_deref().filter(|_| adopted).map(|p| self.roster.player(p)).unwrap_or_default()),
-                esc(&d.dissent.iter().map(|a| self.roster.player(a)).collect::<Vec<_>>().join(", "))
+                esc(if adopted {
+                    d.plan.as_deref().unwrap_or("")
+                } else {
+                    "(none)"
+                }),
+                esc(&d
+                    .proposer
+                    .as_deref()
+                    .filter(|_| adopted)
+                    .map(|p| self.roster.player(p))
+                    .unwrap_or_default()),
+                esc(&d
+                    .dissent
+                    .iter()
+                    .map(|a| self.roster.player(a))
+                    .collect::<Vec<_>>()
+                    .join(", "))
             );
         }
         self.w("</table>");
@@ -439,8 +463,7 @@ impl Report<'_> {
                                     c.add(x);
                                 }
                             }
-                            (c != PairCounts::default())
-                                .then(|| (p.from.clone(), p.to.clone(), c))
+                            (c != PairCounts::default()).then(|| (p.from.clone(), p.to.clone(), c))
                         })
                         .collect();
                     let title = if first == last {
@@ -453,7 +476,11 @@ impl Report<'_> {
             }
         }
         views.push((
-            if self.multi { "all sessions".into() } else { "the whole session".into() },
+            if self.multi {
+                "all sessions".into()
+            } else {
+                "the whole session".into()
+            },
             m.pairs
                 .iter()
                 .map(|p| (p.from.clone(), p.to.clone(), p.total.clone()))
@@ -720,11 +747,7 @@ impl Report<'_> {
                 format!("Session resumed at {}", esc(s(e, "at"))),
                 none,
             ),
-            "events_undone" => (
-                "NOTE",
-                format!("The GM undid {}", esc(s(e, "what"))),
-                none,
-            ),
+            "events_undone" => ("NOTE", format!("The GM undid {}", esc(s(e, "what"))), none),
             "memory_retrieved" => {
                 let rec = e
                     .get("recalled")
@@ -740,8 +763,12 @@ impl Report<'_> {
                             "<li>({}) {} <span class=\"meta\">score {}, confidence {}, from {}</span></li>",
                             esc(s(r, "layer")),
                             esc(s(r, "text")),
-                            r.get("score").and_then(Value::as_f64).map_or_else(|| "?".into(), |v| format!("{v:.2}")),
-                            r.get("confidence").and_then(Value::as_f64).map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            r.get("score")
+                                .and_then(Value::as_f64)
+                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            r.get("confidence")
+                                .and_then(Value::as_f64)
+                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
                             esc(s(r, "source"))
                         );
                     }
@@ -782,7 +809,10 @@ impl Report<'_> {
                 let i = e.get("intent").unwrap_or(&Value::Null);
                 (
                     "OOC",
-                    format!("<b>{}</b> decides on a plan (private to the player)", who(a)),
+                    format!(
+                        "<b>{}</b> decides on a plan (private to the player)",
+                        who(a)
+                    ),
                     details(
                         "strategy (player only)",
                         &format!(
@@ -848,9 +878,16 @@ impl Report<'_> {
                     pool.push("expert".into());
                 }
                 if let Some(h) = opt(act, "helping") {
-                    pool.push(format!("helping {}", self.roster.character(&self.roster.agent_of(h))));
+                    pool.push(format!(
+                        "helping {}",
+                        self.roster.character(&self.roster.agent_of(h))
+                    ));
                 }
-                let _ = write!(said, "<span class=\"meta\">suggests {}</span>", esc(&pool.join(", ")));
+                let _ = write!(
+                    said,
+                    "<span class=\"meta\">suggests {}</span>",
+                    esc(&pool.join(", "))
+                );
                 (
                     "IC",
                     said,
@@ -924,7 +961,8 @@ impl Report<'_> {
                     .into_iter()
                     .flatten()
                     .map(|d| {
-                        let mark = if d.get("laser_feelings").and_then(Value::as_bool) == Some(true) {
+                        let mark = if d.get("laser_feelings").and_then(Value::as_bool) == Some(true)
+                        {
                             "!"
                         } else if d.get("success").and_then(Value::as_bool) == Some(true) {
                             "✓"
@@ -938,13 +976,19 @@ impl Report<'_> {
                     if s(e, "override") == "keep" {
                         format!("The GM keeps {}'s roll", ch(a))
                     } else {
-                        format!("<b>The GM overrides {}'s roll</b> ({})", ch(a), esc(s(e, "override")))
+                        format!(
+                            "<b>The GM overrides {}'s roll</b> ({})",
+                            ch(a),
+                            esc(s(e, "override"))
+                        )
                     }
                 } else if s(e, "purpose") == "helper" {
                     format!(
                         "{} helps {}",
                         ch(a),
-                        esc(&self.roster.character(&self.roster.agent_of(s(e, "helping"))))
+                        esc(&self
+                            .roster
+                            .character(&self.roster.agent_of(s(e, "helping"))))
                     )
                 } else {
                     format!("{} rolls {}", ch(a), esc(s(r, "task")))
@@ -971,12 +1015,20 @@ impl Report<'_> {
             ),
             "gm_roll" => (
                 "GM",
-                format!("/roll {} = {}", esc(s(e, "expression")), e.get("total").map_or_else(String::new, Value::to_string)),
+                format!(
+                    "/roll {} = {}",
+                    esc(s(e, "expression")),
+                    e.get("total").map_or_else(String::new, Value::to_string)
+                ),
                 none,
             ),
             "laser_feelings_question" => (
                 "IC",
-                format!("<b>{} asks (LASER FEELINGS)</b>{}", ch(a), q(s(e, "question"))),
+                format!(
+                    "<b>{} asks (LASER FEELINGS)</b>{}",
+                    ch(a),
+                    q(s(e, "question"))
+                ),
                 none,
             ),
             "laser_feelings_answer" => (
@@ -992,7 +1044,11 @@ impl Report<'_> {
                     format!(
                         "{} decides to {}",
                         who(a),
-                        if change { "change the action" } else { "keep the action" }
+                        if change {
+                            "change the action"
+                        } else {
+                            "keep the action"
+                        }
                     ),
                     details("why", &format!("<p>{}</p>", esc(s(d, "reason")))),
                 )
@@ -1034,7 +1090,10 @@ impl Report<'_> {
             "ooc_message" => {
                 let stance = s(e, "stance");
                 let on = opt(e, "on").map_or_else(String::new, |o| {
-                    format!(" on {}'s proposal", esc(&self.roster.player(&self.roster.agent_of(o))))
+                    format!(
+                        " on {}'s proposal",
+                        esc(&self.roster.player(&self.roster.agent_of(o)))
+                    )
                 });
                 let mut said = format!(
                     "<b>{}</b> <span class=\"meta\">({}{on}, round {})</span>{}",
@@ -1054,17 +1113,26 @@ impl Report<'_> {
                     .and_then(Value::as_object)
                     .into_iter()
                     .flatten()
-                    .map(|(k, v)| format!("{}: {}", self.roster.player(k), v.as_str().unwrap_or("")))
+                    .map(|(k, v)| {
+                        format!("{}: {}", self.roster.player(k), v.as_str().unwrap_or(""))
+                    })
                     .collect();
                 let mut said = format!("<b>Consensus: {}</b>", esc(s(e, "outcome")));
                 if let Some(p) = opt(e, "plan") {
                     let by = opt(e, "proposer").map_or_else(String::new, |p| {
-                        format!(" (proposed by {})", esc(&self.roster.player(&self.roster.agent_of(p))))
+                        format!(
+                            " (proposed by {})",
+                            esc(&self.roster.player(&self.roster.agent_of(p)))
+                        )
                     });
                     let _ = write!(said, "{by}{}", q(p));
                 }
                 if !positions.is_empty() {
-                    let _ = write!(said, "<span class=\"meta\">{}</span>", esc(&positions.join(" · ")));
+                    let _ = write!(
+                        said,
+                        "<span class=\"meta\">{}</span>",
+                        esc(&positions.join(" · "))
+                    );
                 }
                 ("PARTY", said, none)
             }
@@ -1082,7 +1150,10 @@ impl Report<'_> {
                 "GM",
                 format!(
                     "<b>Whisper to {}</b> <span class=\"meta\">({})</span>{}",
-                    opt(e, "to").map_or_else(|| "the whole table".to_string(), |t| esc(&self.roster.player(&self.roster.agent_of(t)))),
+                    opt(e, "to").map_or_else(
+                        || "the whole table".to_string(),
+                        |t| esc(&self.roster.player(&self.roster.agent_of(t)))
+                    ),
                     esc(s(e, "scope")),
                     q(s(e, "text"))
                 ),
@@ -1093,7 +1164,14 @@ impl Report<'_> {
             other => {
                 let mut body = e.clone();
                 if let Some(o) = body.as_object_mut() {
-                    for k in ["seq", "timestamp", "session_id", "session_number", "turn_number", "event_type"] {
+                    for k in [
+                        "seq",
+                        "timestamp",
+                        "session_id",
+                        "session_number",
+                        "turn_number",
+                        "event_type",
+                    ] {
                         o.remove(k);
                     }
                 }
@@ -1143,7 +1221,10 @@ fn list(items: &[String]) -> String {
 }
 
 fn details(summary: &str, body: &str) -> String {
-    format!("<details><summary>{}</summary>{body}</details>", esc(summary))
+    format!(
+        "<details><summary>{}</summary>{body}</details>",
+        esc(summary)
+    )
 }
 
 /// The model calls behind a decision: each attempt's figures, prompt and raw reply. A system
@@ -1220,14 +1301,26 @@ mod tests {
     fn model_text_is_escaped_and_reasoning_sits_beside_the_action() {
         let events = vec![
             ev(0, 1, json!({"event_type": "turn_started"})),
-            ev(1, 1, json!({"event_type": "model_call", "agent": "alex", "layer": "character",
+            ev(
+                1,
+                1,
+                json!({"event_type": "model_call", "agent": "alex", "layer": "character",
                 "purpose": "character_action", "attempt": 1, "latency_ms": 12,
                 "usage": {"input_tokens": 5, "output_tokens": 2},
-                "messages": [{"role": "user", "content": "<script>alert(1)</script>"}], "reply": "{}"})),
-            ev(2, 1, json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
+                "messages": [{"role": "user", "content": "<script>alert(1)</script>"}], "reply": "{}"}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
                 "action": {"action": "I wave <script>alert(2)</script>", "dialogue": "",
-                           "justification": "because & so"}})),
-            ev(3, 1, json!({"event_type": "brand_new_event", "detail": "<b>x</b>"})),
+                           "justification": "because & so"}}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "brand_new_event", "detail": "<b>x</b>"}),
+            ),
         ];
         let html = render_html("test", &events);
         assert!(!html.contains("<script>"), "unescaped markup");
@@ -1247,7 +1340,17 @@ mod tests {
     fn sections_without_party_events_say_so() {
         let html = render_html("t", &[ev(0, 1, json!({"event_type": "turn_started"}))]);
         assert!(html.contains("No party discussion in these sessions"));
-        for id in ["summary", "tokens", "validation", "consensus", "leadership", "relationships", "dice", "flags", "transcript"] {
+        for id in [
+            "summary",
+            "tokens",
+            "validation",
+            "consensus",
+            "leadership",
+            "relationships",
+            "dice",
+            "flags",
+            "transcript",
+        ] {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
         }
     }
@@ -1256,7 +1359,11 @@ mod tests {
     fn flags_link_to_their_event() {
         let events = vec![
             ev(0, 1, json!({"event_type": "turn_started"})),
-            ev(7, 1, json!({"event_type": "gm_forced_result", "success": true})),
+            ev(
+                7,
+                1,
+                json!({"event_type": "gm_forced_result", "success": true}),
+            ),
         ];
         let html = render_html("t", &events);
         assert!(html.contains("href=\"#s1-ev-7\""));

@@ -21,7 +21,8 @@ pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
 pub use html::render_html;
 pub use metrics::{
-    ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats, metrics,
+    ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
+    metrics,
 };
 pub use schema::{EVENT_TYPES, describe};
 pub use source::{Scope, load_campaign, load_session, session_numbers};

@@ -274,7 +274,10 @@ pub fn metrics(events: &[Value]) -> Metrics {
                 tok.output += u.output;
                 // Response time: attempts that got an answer.
                 if e.get("reply").is_some_and(Value::is_string) {
-                    by_layer.entry(s(e, "layer").to_string()).or_default().push(lat);
+                    by_layer
+                        .entry(s(e, "layer").to_string())
+                        .or_default()
+                        .push(lat);
                     by_purpose
                         .entry(s(e, "purpose").to_string())
                         .or_default()
@@ -309,7 +312,12 @@ pub fn metrics(events: &[Value]) -> Metrics {
             "dice_rolled" => {
                 let r = e.get("result").unwrap_or(&Value::Null);
                 m.dice.rolls += 1;
-                for d in r.get("dice").and_then(Value::as_array).into_iter().flatten() {
+                for d in r
+                    .get("dice")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let face = num(d, "face");
                     if (1..=6).contains(&face) {
                         m.dice.faces[(face - 1) as usize] += 1;
@@ -538,7 +546,12 @@ mod tests {
         ];
         let m = metrics(&events);
         assert_eq!(
-            (m.model.calls, m.model.attempts, m.model.retries, m.model.errors),
+            (
+                m.model.calls,
+                m.model.attempts,
+                m.model.retries,
+                m.model.errors
+            ),
             (3, 4, 1, 1)
         );
         assert_eq!(m.model.tokens.input, 400);
@@ -565,7 +578,10 @@ mod tests {
             verdict(3, "sam", 1, "passed"),
         ];
         let v = metrics(&events).validation;
-        assert_eq!((v.actions, v.first_pass_failures, v.final_failures), (4, 2, 1));
+        assert_eq!(
+            (v.actions, v.first_pass_failures, v.final_failures),
+            (4, 2, 1)
+        );
         assert_eq!(v.retries, 3);
         assert_eq!(v.first_pass_rate(), Some(0.5));
         assert_eq!(v.final_rate(), Some(0.25));
@@ -655,7 +671,10 @@ mod tests {
         let c = &m.consensus[0];
         assert_eq!((c.discussions, c.conflicted_rounds), (3, 3));
         assert_eq!(
-            c.outcomes.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(),
+            c.outcomes
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect::<Vec<_>>(),
             [("majority", 1), ("unanimous", 1), ("vote", 1)]
         );
         assert_eq!(m.adopted_by["sam"], 2);
@@ -679,13 +698,22 @@ mod tests {
             json!({"event_type": "ooc_message", "session_number": session, "turn_number": turn,
                 "agent": "sam", "stance": stance, "on": "alex"})
         };
-        let m = metrics(&[ooc(1, 1, "agree"), ooc(2, 1, "agree"), ooc(2, 1, "disagree"), ooc(1, 2, "agree")]);
+        let m = metrics(&[
+            ooc(1, 1, "agree"),
+            ooc(2, 1, "agree"),
+            ooc(2, 1, "disagree"),
+            ooc(1, 2, "agree"),
+        ]);
         let p = &m.pairs[0];
         assert_eq!((p.from.as_str(), p.to.as_str()), ("sam", "alex"));
         assert_eq!((p.total.agree, p.total.disagree), (3, 1));
         assert_eq!(p.by_session[&1].agree, 2);
         assert_eq!(p.by_session[&2].agree, 1);
-        let turns: Vec<(u32, u32, u32)> = p.by_turn.iter().map(|(s, t, c)| (*s, *t, c.agree)).collect();
+        let turns: Vec<(u32, u32, u32)> = p
+            .by_turn
+            .iter()
+            .map(|(s, t, c)| (*s, *t, c.agree))
+            .collect();
         assert_eq!(turns, [(1, 1, 1), (1, 2, 1), (2, 1, 1)]);
     }
 
@@ -704,7 +732,10 @@ mod tests {
         };
         let m = metrics(&[roll(&[1, 4], 3), roll(&[3, 6, 2], 3), roll(&[5], 3)]);
         assert_eq!(m.dice.faces, [1, 1, 1, 1, 1, 1]);
-        assert_eq!((m.dice.rolls, m.dice.dice(), m.dice.laser_feelings), (3, 6, 1));
+        assert_eq!(
+            (m.dice.rolls, m.dice.dice(), m.dice.laser_feelings),
+            (3, 6, 1)
+        );
         assert_eq!(m.dice.successes[&1], 1);
         assert_eq!(m.dice.successes[&2], 1);
         assert_eq!(m.dice.successes[&0], 1);

@@ -196,8 +196,8 @@ fn mark_undone(events: Vec<Value>) -> Vec<(Value, bool)> {
         .into_iter()
         .map(|e| {
             let s = seq(&e);
-            let undone = ty(&e) != "events_undone"
-                && ranges.iter().any(|&(from, to)| s >= from && s <= to);
+            let undone =
+                ty(&e) != "events_undone" && ranges.iter().any(|&(from, to)| s >= from && s <= to);
             (e, undone)
         })
         .collect()

@@ -317,7 +317,10 @@ mod tests {
             &[Series::new("a&b", "#000", vec![1.0])],
             None,
         );
-        assert!(svg.contains("&lt;b&gt;") && svg.contains("a&amp;b"), "{svg}");
+        assert!(
+            svg.contains("&lt;b&gt;") && svg.contains("a&amp;b"),
+            "{svg}"
+        );
         assert!(!svg.contains("<b>"));
     }
 }

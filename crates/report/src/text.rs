@@ -39,17 +39,30 @@ pub fn render_stats(
     row(
         &mut o,
         "failure rate, first pass",
-        format!("{} ({} of {})", pct(v.first_pass_rate()), v.first_pass_failures, v.actions),
+        format!(
+            "{} ({} of {})",
+            pct(v.first_pass_rate()),
+            v.first_pass_failures,
+            v.actions
+        ),
     );
     row(
         &mut o,
         "failure rate, after retries",
-        format!("{} ({} of {})", pct(v.final_rate()), v.final_failures, v.actions),
+        format!(
+            "{} ({} of {})",
+            pct(v.final_rate()),
+            v.final_failures,
+            v.actions
+        ),
     );
     row(
         &mut o,
         "retries / auto-corrected / to the GM",
-        format!("{} / {} / {}", v.retries, v.auto_corrected, v.flagged_for_gm),
+        format!(
+            "{} / {} / {}",
+            v.retries, v.auto_corrected, v.flagged_for_gm
+        ),
     );
 
     let mc = &m.model;
@@ -65,7 +78,11 @@ pub fn render_stats(
         format!("{} ({})", mc.retries, mc.repairs),
     );
     row(&mut o, "attempts that errored", mc.errors.to_string());
-    row(&mut o, "phases failed (gave up)", mc.failed_phases.to_string());
+    row(
+        &mut o,
+        "phases failed (gave up)",
+        mc.failed_phases.to_string(),
+    );
     row(
         &mut o,
         "tokens in / out",
@@ -149,7 +166,11 @@ pub fn render_stats(
 
     let d = &m.dice;
     let _ = writeln!(o, "\nDice (d6, as rolled, before GM overrides)");
-    row(&mut o, "rolls / dice", format!("{} / {}", d.rolls, d.dice()));
+    row(
+        &mut o,
+        "rolls / dice",
+        format!("{} / {}", d.rolls, d.dice()),
+    );
     if d.dice() > 0 {
         let faces: Vec<String> = d
             .faces
@@ -160,11 +181,7 @@ pub fn render_stats(
         row(
             &mut o,
             "faces (expected each)",
-            format!(
-                "{} ({:.1})",
-                faces.join(" "),
-                f64::from(d.dice()) / 6.0
-            ),
+            format!("{} ({:.1})", faces.join(" "), f64::from(d.dice()) / 6.0),
         );
         if let Some(c) = d.chi_square() {
             row(
