@@ -454,6 +454,52 @@ fn a_party_session_through_log_stats_and_report() {
         text.contains("character_action by priya has no answered model_call"),
         "{text}"
     );
+
+    // A second session: the campaign-wide numbers span both, the report charts each.
+    run_ok(
+        d,
+        &[
+            "play",
+            "party.json",
+            "--gm-script",
+            "party.gm.yaml",
+            "--replay",
+            "party.replay.jsonl",
+            "--seed",
+            "12",
+        ],
+    );
+    let second = run_ok(d, &["stats", "--json"]);
+    let second: Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(second["scope"], "session 2");
+    let campaign: Value = serde_json::from_str(&run_ok(d, &["stats", "--all", "--json"])).unwrap();
+    assert_eq!(campaign["scope"], "campaign, 2 sessions");
+    let m = &campaign["metrics"];
+    assert_eq!(m["sessions"], json!([1, 2]));
+    assert_eq!(m["turns"], 6);
+    assert_eq!(
+        m["model"]["attempts"],
+        stats["metrics"]["model"]["attempts"].as_u64().unwrap()
+            + second["metrics"]["model"]["attempts"].as_u64().unwrap()
+    );
+    assert_eq!(m["consensus"].as_array().unwrap().len(), 2);
+    assert_eq!(m["adopted_by_session"]["2"]["alex"], 2);
+    assert_eq!(campaign["audit"]["gaps"], json!([]));
+    let all_lines = run_ok(d, &["log", "--all"]).lines().count();
+    assert_eq!(
+        all_lines,
+        run_ok(d, &["log", "1"]).lines().count() + run_ok(d, &["log", "2"]).lines().count()
+    );
+    run_ok(d, &["report", "--all", "-o", "campaign.html"]);
+    let html = std::fs::read_to_string(d.join("campaign.html")).unwrap();
+    assert!(html.contains("campaign, 2 sessions"));
+    assert!(html.contains("<h3 id=\"s2\">Session 2</h3>"));
+    for title in ["session 1", "session 2", "all sessions"] {
+        assert!(
+            html.contains(&format!("font-weight=\"bold\">{title}</text>")),
+            "relationship graph for {title}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -428,7 +428,7 @@ impl Report<'_> {
             .iter()
             .map(|p| f64::from(p.total.support() + p.total.disagree))
             .fold(1.0, f64::max);
-        let mut views: Vec<(String, Vec<(String, String, PairCounts)>)> = Vec::new();
+        let mut views: Vec<(String, Vec<PairView>)> = Vec::new();
         if self.multi {
             for sn in &m.sessions {
                 let pairs = m
@@ -1184,6 +1184,9 @@ impl Report<'_> {
         })
     }
 }
+
+/// One directed relationship in a view: from, to, what passed between them.
+type PairView = (String, String, PairCounts);
 
 /// The events the model calls logged before them are shown beside (the decisions, and what a
 /// failed or extraction call led to).

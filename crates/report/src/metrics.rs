@@ -199,6 +199,9 @@ impl DiceStats {
     }
 }
 
+/// What each player did toward each other, by (from, to), then by (session, turn).
+type PairsByTurn = BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>>;
+
 fn ratio(a: u32, b: u32) -> Option<f64> {
     (b > 0).then(|| f64::from(a) / f64::from(b))
 }
@@ -229,7 +232,7 @@ pub fn metrics(events: &[Value]) -> Metrics {
     // The latest `consensus` event of each discussion, by (session, turn).
     let mut discussions: BTreeMap<(u32, u32), (&Value, u32)> = BTreeMap::new();
     let mut conflicted_rounds: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut pairs: BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>> = BTreeMap::new();
+    let mut pairs: PairsByTurn = BTreeMap::new();
     // The action being checked per (session, turn, agent): (first attempt passed, latest passed).
     let mut last_action: BTreeMap<(u32, u32, String), (bool, bool)> = BTreeMap::new();
 
@@ -480,7 +483,7 @@ fn close_action(v: &mut ValidationStats, action: Option<(bool, bool)>) {
 }
 
 fn pair<'a>(
-    pairs: &'a mut BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>>,
+    pairs: &'a mut PairsByTurn,
     from: &str,
     to: &str,
     at: (u32, u32),
@@ -722,7 +725,9 @@ mod tests {
         let roll = |faces: &[u64], number: u64| {
             let dice: Vec<Value> = faces
                 .iter()
-                .map(|f| json!({"face": f, "success": *f < number || *f == number, "laser_feelings": *f == number}))
+                .map(
+                    |f| json!({"face": f, "success": *f <= number, "laser_feelings": *f == number}),
+                )
                 .collect();
             let successes = faces.iter().filter(|f| **f <= number).count();
             let outcome = ["failure", "complication", "success", "critical"][successes.min(3)];
