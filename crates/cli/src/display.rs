@@ -5,7 +5,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use troupe_agents::Purpose;
 use troupe_engine::visibility::describe_roll;
-use troupe_engine::{Envelope, Event, Observer, RollOverride, Ruling, Session, VerdictResult};
+use troupe_engine::{
+    Envelope, Event, Observer, Phase, RollOverride, Ruling, Session, VerdictResult,
+};
 
 use crate::info::{character_name, player_name};
 
@@ -278,7 +280,16 @@ impl Observer for Story {
             } => format!(
                 "  ! {} failed for {} ({error}){}",
                 env.phase.map(|p| p.title()).unwrap_or("phase"),
-                ch(agent),
+                // The player layer's phases name the player; the rest, its character.
+                match env.phase {
+                    Some(
+                        Phase::Clarification
+                        | Phase::StrategicIntent
+                        | Phase::Discussion
+                        | Phase::Directive,
+                    ) => player_name(s, agent),
+                    _ => ch(agent),
+                },
                 if *failures < troupe_engine::FAILURES_BEFORE_GM {
                     " — rolled back, retrying once"
                 } else {

@@ -380,3 +380,66 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         String::from_utf8_lossy(&r.stderr)
     );
 }
+
+/// The committed party demo (README, examples/README.md) plays through with no failure: a
+/// majority with Sam outvoted, a unanimous plan, and a deadlock the GM's hint breaks.
+#[test]
+fn the_party_demo_plays_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
+        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
+    }
+    let out = troupe()
+        .current_dir(dir.path())
+        .args([
+            "play",
+            "party.json",
+            "--gm-script",
+            "party.gm.yaml",
+            "--seed",
+            "7",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.trim_start().starts_with('!')),
+        "a call failed in the demo:\n{stdout}"
+    );
+    let log = read_log(&dir.path().join("logs/session-1.jsonl"));
+    let consensus: Vec<(String, String, u64)> = of_type(&log, "consensus")
+        .iter()
+        .map(|e| {
+            (
+                e["outcome"].as_str().unwrap().to_string(),
+                e["proposer"].as_str().unwrap_or("").to_string(),
+                e["round"].as_u64().unwrap(),
+            )
+        })
+        .filter(|(o, _, _)| o != "conflicted")
+        .collect();
+    assert_eq!(
+        consensus,
+        [
+            ("majority".to_string(), "alex".to_string(), 1),
+            ("unanimous".to_string(), "sam".to_string(), 1),
+            ("unanimous".to_string(), "priya".to_string(), 2),
+        ]
+    );
+    assert_eq!(of_type(&log, "gm_ooc").len(), 1);
+    assert_eq!(of_type(&log, "whisper").len(), 2);
+    for s in of_type(&log, "memory_storage") {
+        assert_eq!(s["extraction"], "model", "{s}");
+    }
+    let replay = troupe()
+        .current_dir(dir.path())
+        .args(["replay", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&replay.stdout).contains("identical"),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+}
