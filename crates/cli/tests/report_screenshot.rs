@@ -197,7 +197,7 @@ fn the_report_renders_its_charts_in_a_real_browser() {
     // The example party session, played and reported by the real binary.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
+    for f in ["party.json", "research.gm.yaml", "research.replay.jsonl"] {
         std::fs::copy(examples().join(f), d.join(f)).unwrap();
     }
     for args in [
@@ -205,9 +205,9 @@ fn the_report_renders_its_charts_in_a_real_browser() {
             "play",
             "party.json",
             "--gm-script",
-            "party.gm.yaml",
+            "research.gm.yaml",
             "--replay",
-            "party.replay.jsonl",
+            "research.replay.jsonl",
             "--seed",
             "11",
         ][..],

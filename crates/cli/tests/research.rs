@@ -70,7 +70,7 @@ fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
 /// The example party session (examples/party.*): three AI players, three turns.
 fn played_party() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
+    for f in ["party.json", "research.gm.yaml", "research.replay.jsonl"] {
         std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
     }
     run_ok(
@@ -79,9 +79,9 @@ fn played_party() -> tempfile::TempDir {
             "play",
             "party.json",
             "--gm-script",
-            "party.gm.yaml",
+            "research.gm.yaml",
             "--replay",
-            "party.replay.jsonl",
+            "research.replay.jsonl",
             "--seed",
             "11",
         ],
@@ -462,9 +462,9 @@ fn a_party_session_through_log_stats_and_report() {
             "play",
             "party.json",
             "--gm-script",
-            "party.gm.yaml",
+            "research.gm.yaml",
             "--replay",
-            "party.replay.jsonl",
+            "research.replay.jsonl",
             "--seed",
             "12",
         ],
@@ -500,6 +500,52 @@ fn a_party_session_through_log_stats_and_report() {
             "relationship graph for {title}"
         );
     }
+}
+
+#[test]
+fn the_party_demo_plays_with_a_complete_log_and_nothing_to_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
+        std::fs::copy(examples().join(f), d.join(f)).unwrap();
+    }
+    run_ok(
+        d,
+        &[
+            "play",
+            "party.json",
+            "--gm-script",
+            "party.gm.yaml",
+            "--seed",
+            "7",
+        ],
+    );
+    let log = read_log(d);
+    let stats: Value = serde_json::from_str(&run_ok(d, &["stats", "--json"])).unwrap();
+    let audit = &stats["audit"];
+    assert_eq!(audit["gaps"], json!([]), "{audit}");
+    assert_eq!(audit["model_calls"], of_type(&log, "model_call").len());
+    assert_eq!(
+        audit["phases_started"],
+        of_type(&log, "phase_started").len()
+    );
+    assert_eq!(
+        audit["actions_with_verdict"],
+        of_type(&log, "validation").len()
+    );
+    assert_eq!(stats["flags"], json!([]), "a clean session raises no flag");
+    let settled: Vec<&str> = stats["metrics"]["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["outcome"].as_str().unwrap())
+        .collect();
+    let logged: Vec<&str> = of_type(&log, "consensus")
+        .iter()
+        .filter(|e| e["outcome"] != "conflicted")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(settled, logged);
 }
 
 // ---------------------------------------------------------------------------------------------
