@@ -7,6 +7,7 @@ mod memory;
 mod models;
 mod play;
 mod replay;
+mod research;
 mod script;
 mod sessions;
 mod terminal;
@@ -104,6 +105,51 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Print a session's logged events, one JSON object per line (docs/log-schema.md)
+    Log {
+        /// The session number (default: the latest)
+        session: Option<u32>,
+        /// Every session of the campaign, in order
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+        /// Only events of this type (repeat for several), e.g. --type model_call
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Also the events the GM undid, marked "undone": true
+        #[arg(long)]
+        include_undone: bool,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
+    /// Metrics of a session (default: the latest) or, with --all, the whole campaign: turns,
+    /// validation failures, model retries, response times, tokens, consensus, leadership, dice,
+    /// the log audit and what is flagged for review
+    Stats {
+        /// The session number (default: the latest)
+        session: Option<u32>,
+        /// Every session of the campaign
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+        /// Print the numbers as JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
+    /// Write a self-contained HTML report (charts, flags, transcript with the AIs' reasoning)
+    /// of a session (default: the latest) or, with --all, the whole campaign
+    Report {
+        /// The session number (default: the latest)
+        session: Option<u32>,
+        /// Every session of the campaign
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+        /// The HTML file to write
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
     /// Check character actions for overreach: one action per line on stdin, one JSON verdict per line out
     Validate,
     /// The campaign memory: query it, import notes into it, export it
@@ -133,6 +179,31 @@ fn main() -> ExitCode {
         }
         Command::Validate => validate(),
         Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
+        Command::Log {
+            session,
+            all,
+            types,
+            include_undone,
+            dir,
+        } => research::log(
+            &sessions::dir_of(dir.path),
+            session,
+            all,
+            &types,
+            include_undone,
+        ),
+        Command::Stats {
+            session,
+            all,
+            json,
+            dir,
+        } => research::stats(&sessions::dir_of(dir.path), session, all, json),
+        Command::Report {
+            session,
+            all,
+            output,
+            dir,
+        } => research::report(&sessions::dir_of(dir.path), session, all, &output),
         Command::Sessions { dir } => sessions::list(&sessions::dir_of(dir.path)),
         Command::Undo { dir, turn } => sessions::undo(&sessions::dir_of(dir.path), turn),
         Command::Transcript {

@@ -671,7 +671,7 @@ impl<'a> Driver<'a> {
             DiscussionLimit::Clock(limit) => {
                 let started = t.discussion_started?;
                 let elapsed = (self.clock.now() - started).to_std().ok()?;
-                (elapsed >= *limit).then(|| elapsed.as_millis() as u64)
+                (elapsed >= *limit).then_some(elapsed.as_millis() as u64)
             }
             DiscussionLimit::Recorded(list) => list
                 .contains(&(self.session.turn_number, round))

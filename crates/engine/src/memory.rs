@@ -37,6 +37,9 @@ pub struct Recalled {
     pub fact_id: i64,
     /// What the AI remembers (corrupted, when it was).
     pub text: String,
+    /// How well it matched the query: the retrieval's ranking score (relevance, not truth).
+    #[serde(default)]
+    pub score: f64,
     pub confidence: f64,
     pub formed_at: String,
     pub source: String,
@@ -228,6 +231,7 @@ impl CampaignMemory for StoreMemory {
                     text: corrupted
                         .as_ref()
                         .map_or_else(|| h.fact.text.clone(), |c| c.text.clone()),
+                    score: h.score,
                     confidence: match &corrupted {
                         // A corrupted recall feels a little less sure, never more.
                         Some(c) => h.confidence * (1.0 - c.probability / 2.0),

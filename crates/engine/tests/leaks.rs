@@ -204,6 +204,7 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
                     layer,
                     fact_id: k as i64,
                     text: leak(i + k, "I recall"),
+                    score: 1.0,
                     confidence: 0.9,
                     formed_at: "this session".into(),
                     source: "character".into(),

@@ -1,0 +1,189 @@
+//! The research instruments: `troupe log` (the events, filtered), `troupe stats` (the metrics in
+//! the terminal) and `troupe report` (one self-contained HTML file). They read the log as
+//! published JSON (troupe-report), read-only, so they work on a campaign another troupe is
+//! playing and on logs written by other troupe versions.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use troupe_report::{Roster, Scope};
+
+/// What a command looks at: a session (the latest by default) or, with --all, every session.
+pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scope> {
+    if all {
+        return Ok(Scope::Campaign);
+    }
+    match session {
+        Some(n) => Ok(Scope::Session(n)),
+        None => {
+            let known = troupe_report::session_numbers(dir)?;
+            match known.last() {
+                Some(&n) => Ok(Scope::Session(n)),
+                None => bail!("no sessions have been played in {} yet", dir.display()),
+            }
+        }
+    }
+}
+
+fn load(dir: &Path, scope: Scope, include_undone: bool) -> anyhow::Result<Vec<Value>> {
+    Ok(match scope {
+        Scope::Session(n) => troupe_report::load_session(dir, n, include_undone)?,
+        Scope::Campaign => {
+            let mut all = Vec::new();
+            for n in troupe_report::session_numbers(dir)? {
+                all.extend(troupe_report::load_session(dir, n, include_undone)?);
+            }
+            all
+        }
+    })
+}
+
+fn title(scope: Scope, events: &[Value]) -> String {
+    match scope {
+        Scope::Session(n) => format!("session {n}"),
+        Scope::Campaign => {
+            let mut sessions: Vec<u64> = events
+                .iter()
+                .filter_map(|e| e.get("session_number").and_then(Value::as_u64))
+                .collect();
+            sessions.dedup();
+            format!(
+                "campaign, {} session{}",
+                sessions.len(),
+                if sessions.len() == 1 { "" } else { "s" }
+            )
+        }
+    }
+}
+
+/// Write to standard output; a reader that went away (`troupe log | head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("could not write to standard output")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `troupe log`: the session's events as JSON lines, optionally only some types.
+pub fn log(
+    dir: &Path,
+    session: Option<u32>,
+    all: bool,
+    types: &[String],
+    include_undone: bool,
+) -> anyhow::Result<ExitCode> {
+    let scope = scope(dir, session, all)?;
+    let events = load(dir, scope, include_undone)?;
+    let present = troupe_report::event_types(&events);
+    let mut unknown = Vec::new();
+    let mut absent = Vec::new();
+    for t in types {
+        if present.contains(t) {
+            continue;
+        }
+        if troupe_report::describe(t).is_some() {
+            absent.push(t.as_str());
+        } else {
+            unknown.push(t.as_str());
+        }
+    }
+    if !unknown.is_empty() {
+        let list: Vec<String> = present
+            .iter()
+            .map(|t| {
+                let n = events
+                    .iter()
+                    .filter(|e| e.get("event_type").and_then(Value::as_str) == Some(t))
+                    .count();
+                format!("  {t} ({n})")
+            })
+            .collect();
+        bail!(
+            "unknown event type{} {} (docs/log-schema.md lists them all); the types in {}:\n{}",
+            if unknown.len() == 1 { "" } else { "s" },
+            unknown.join(", "),
+            title(scope, &events),
+            list.join("\n")
+        );
+    }
+    for t in absent {
+        eprintln!(
+            "note: no {t} events in {} ({})",
+            title(scope, &events),
+            troupe_report::describe(t).unwrap_or_default()
+        );
+    }
+    let mut text = String::new();
+    for e in events.iter().filter(|e| {
+        types.is_empty()
+            || e.get("event_type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| types.iter().any(|x| x == t))
+    }) {
+        text.push_str(&serde_json::to_string(e)?);
+        text.push('\n');
+    }
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `troupe stats`: the metrics, the log audit and the flags, as text or JSON.
+pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let scope = scope(dir, session, all)?;
+    let events = load(dir, scope, false)?;
+    let metrics = troupe_report::metrics(&events);
+    let audit = troupe_report::audit(&events);
+    let flags = troupe_report::flags(&events);
+    let title = title(scope, &events);
+    if json {
+        let value = serde_json::json!({
+            "scope": title,
+            "metrics": metrics,
+            "audit": audit,
+            "flags": flags,
+        });
+        emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+    } else {
+        let roster = Roster::from_events(&events);
+        emit(&troupe_report::render_stats(
+            &title, &metrics, &audit, &flags, &roster,
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `troupe report`: the HTML report, written to `output`.
+pub fn report(
+    dir: &Path,
+    session: Option<u32>,
+    all: bool,
+    output: &Path,
+) -> anyhow::Result<ExitCode> {
+    let scope = scope(dir, session, all)?;
+    let events = load(dir, scope, false)?;
+    let title = title(scope, &events);
+    let html = troupe_report::render_html(&title, &events);
+    std::fs::write(output, &html)
+        .with_context(|| format!("could not write the report to {}", output.display()))?;
+    let flags = troupe_report::flags(&events);
+    let audit = troupe_report::audit(&events);
+    println!(
+        "Report on {title}: {} ({} KB, {} events, {} flagged for review, log {})",
+        output.display(),
+        html.len().div_ceil(1024),
+        events.len(),
+        flags.len(),
+        if audit.complete() {
+            "complete".to_string()
+        } else {
+            format!("has {} gaps", audit.gaps.len())
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,751 @@
+//! Is the log complete (SC-012)? Three things must each have their event, every time:
+//!
+//! - **phase transitions**: every phase a turn enters is opened (`phase_started`) and closed
+//!   (`phase_completed`) in the log, and one phase follows another only along the turn machine's
+//!   own edges, so a transition missing from the log shows up as a jump the machine cannot make;
+//!   every event is stamped with the phase that is open when it happens;
+//! - **model calls**: every AI decision in the log is backed by an answered `model_call` of the
+//!   same agent and purpose logged before it, and every answered call is followed by the
+//!   decision it produced (or by the phase failing); each call carries the fields researchers
+//!   need (provider, tokens, latency, attempt …);
+//! - **validation verdicts**: every declared action gets its verdict before the turn ends,
+//!   unless the GM wrote the action.
+//!
+//! It also checks that every event carries the envelope researchers filter on.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ev::{agent, num, opt, s, seq, session, ty};
+
+/// The AI decisions and the model-call purpose each one comes from.
+const DECISIONS: &[(&str, &str)] = &[
+    ("clarifying_questions", "clarifying_questions"),
+    ("strategic_intent", "strategic_intent"),
+    ("ooc_message", "ooc_discussion"),
+    ("vote_cast", "forced_vote"),
+    ("character_action", "character_action"),
+    ("laser_feelings_question", "insight_question"),
+    ("insight_decision", "insight_decision"),
+    ("character_reaction", "character_reaction"),
+];
+
+/// Calls whose answer becomes an event that does not always come from a call: a `directive`
+/// is usually the player's own (from its intent or its OOC message); a `memory_storage` step
+/// may run without the model.
+const ANSWER_EVENTS: &[(&str, &str)] = &[
+    ("party_directive", "directive"),
+    ("extract_facts", "memory_storage"),
+];
+
+/// The turn machine's edges: the phases that may follow each phase within a turn.
+pub const PHASE_EDGES: &[(&str, &[&str])] = &[
+    ("gm_narration", &["memory_retrieval"]),
+    ("memory_retrieval", &["clarification"]),
+    ("clarification", &["strategic_intent"]),
+    ("strategic_intent", &["discussion", "directive"]),
+    ("discussion", &["directive"]),
+    ("directive", &["character_action"]),
+    ("character_action", &["validation"]),
+    ("validation", &["character_action", "gm_adjudication"]),
+    ("gm_adjudication", &["character_action", "helper_rolls"]),
+    ("helper_rolls", &["dice_resolution"]),
+    ("dice_resolution", &["laser_feelings", "gm_outcome"]),
+    ("laser_feelings", &["character_action", "gm_outcome"]),
+    ("gm_outcome", &["character_reaction"]),
+    ("character_reaction", &["memory_storage"]),
+    ("memory_storage", &[]),
+];
+
+/// A turn opens with this phase and closes after that one.
+const FIRST_PHASE: &str = "gm_narration";
+const LAST_PHASE: &str = "memory_storage";
+
+/// The envelope every event must carry.
+const ENVELOPE: &[&str] = &[
+    "event_type",
+    "timestamp",
+    "session_id",
+    "session_number",
+    "turn_number",
+    "seq",
+];
+
+/// What a model call event must say.
+const MODEL_CALL: &[&str] = &[
+    "agent",
+    "layer",
+    "purpose",
+    "attempt",
+    "provider",
+    "request_hash",
+    "messages",
+    "usage",
+    "latency_ms",
+];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Gap {
+    pub session: u32,
+    pub seq: u64,
+    pub what: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Audit {
+    pub events: usize,
+    pub phases_started: u32,
+    pub phases_closed: u32,
+    /// Phases still open where the log stops (the script ran out, a crash, Ctrl-C): a resume
+    /// carries on inside them, so they are not gaps.
+    pub phases_interrupted: u32,
+    /// Phase-to-phase moves checked against the turn machine's edges.
+    pub transitions: u32,
+    pub turns_started: u32,
+    pub turns_completed: u32,
+    pub decisions: u32,
+    /// Decisions backed by a model call (the rest were typed by the GM after a failure).
+    pub decisions_from_models: u32,
+    pub decisions_typed_by_gm: u32,
+    /// `model_call` events (one per attempt).
+    pub model_calls: u32,
+    /// Attempts that got an answer.
+    pub answered_calls: u32,
+    pub actions: u32,
+    pub actions_with_verdict: u32,
+    /// Actions that needed no verdict: the GM wrote them, or the log ended first.
+    pub actions_exempt: u32,
+    pub gaps: Vec<Gap>,
+}
+
+impl Audit {
+    pub fn complete(&self) -> bool {
+        self.gaps.is_empty()
+    }
+}
+
+/// Audit one or more sessions' standing events (in log order, undone events left out).
+pub fn audit(events: &[Value]) -> Audit {
+    let mut a = Audit {
+        events: events.len(),
+        ..Audit::default()
+    };
+    let mut by_session: BTreeMap<u32, Vec<&Value>> = BTreeMap::new();
+    for e in events {
+        by_session.entry(session(e)).or_default().push(e);
+    }
+    for (sn, evs) in by_session {
+        envelope(sn, &evs, &mut a);
+        phases(sn, &evs, &mut a);
+        model_calls(sn, &evs, &mut a);
+        verdicts(sn, &evs, &mut a);
+    }
+    a.gaps.sort_by_key(|g| (g.session, g.seq));
+    a
+}
+
+fn gap(a: &mut Audit, session: u32, seq: u64, what: String) {
+    a.gaps.push(Gap { session, seq, what });
+}
+
+fn missing<'a>(e: &Value, fields: &[&'a str]) -> Vec<&'a str> {
+    fields
+        .iter()
+        .copied()
+        .filter(|f| e.get(*f).is_none_or(Value::is_null))
+        .collect()
+}
+
+fn envelope(sn: u32, evs: &[&Value], a: &mut Audit) {
+    let mut last: Option<u64> = None;
+    for e in evs {
+        let lacks = missing(e, ENVELOPE);
+        if !lacks.is_empty() {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!("{} lacks {}", ty(e), lacks.join(", ")),
+            );
+        }
+        if let Some(prev) = last
+            && seq(e) <= prev
+        {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!("{} is out of order (after event {prev})", ty(e)),
+            );
+        }
+        last = Some(seq(e));
+    }
+}
+
+fn phases(sn: u32, evs: &[&Value], a: &mut Audit) {
+    let edges: BTreeMap<&str, &[&str]> = PHASE_EDGES.iter().copied().collect();
+    // The phase open now, and the last phase closed in this turn.
+    let mut open: Option<(String, u64)> = None;
+    let mut closed: Option<String> = None;
+    let mut in_turn = false;
+    for e in evs {
+        let phase = s(e, "phase");
+        match ty(e) {
+            "turn_started" => {
+                a.turns_started += 1;
+                if in_turn {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        "turn_started while the previous turn was not completed".into(),
+                    );
+                }
+                if let Some((p, at)) = open.take() {
+                    gap(a, sn, at, format!("phase {p} was never completed"));
+                }
+                in_turn = true;
+                closed = None;
+            }
+            "phase_started" => {
+                a.phases_started += 1;
+                if !edges.contains_key(phase) {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("phase_started for unknown phase {phase:?}"),
+                    );
+                }
+                if let Some((p, at)) = open.take() {
+                    gap(a, sn, at, format!("phase {p} was never completed"));
+                }
+                if !in_turn {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("phase {phase} started outside a turn"),
+                    );
+                }
+                match &closed {
+                    None if phase != FIRST_PHASE => gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("the turn's first phase is {phase}, not {FIRST_PHASE}"),
+                    ),
+                    Some(prev) => {
+                        a.transitions += 1;
+                        let allowed = edges.get(prev.as_str()).copied().unwrap_or(&[]);
+                        if !allowed.contains(&phase) {
+                            gap(
+                                a,
+                                sn,
+                                seq(e),
+                                format!(
+                                    "phase {phase} follows {prev}: the turn machine never moves so; a transition is missing from the log"
+                                ),
+                            );
+                        }
+                    }
+                    None => {}
+                }
+                open = Some((phase.to_string(), seq(e)));
+            }
+            "phase_completed" => match open.take() {
+                Some((p, _)) if p == phase => {
+                    a.phases_closed += 1;
+                    closed = Some(p);
+                }
+                other => {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("phase_completed for phase {phase}, which had not started"),
+                    );
+                    open = other;
+                }
+            },
+            "turn_completed" => {
+                a.turns_completed += 1;
+                if let Some((p, at)) = open.take() {
+                    gap(a, sn, at, format!("phase {p} was never completed"));
+                }
+                if closed.as_deref() != Some(LAST_PHASE) {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!(
+                            "the turn completed after {}, not after {LAST_PHASE}",
+                            closed.as_deref().unwrap_or("no phase at all")
+                        ),
+                    );
+                }
+                in_turn = false;
+            }
+            t => {
+                // Everything else happens inside the phase that is open, and says so.
+                if let Some((p, _)) = &open
+                    && e.get("phase").is_some()
+                    && phase != p
+                {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("{t} is stamped phase {phase:?} while phase {p} is open"),
+                    );
+                }
+            }
+        }
+    }
+    if open.is_some() {
+        a.phases_interrupted += 1;
+    }
+}
+
+/// One `model_call` attempt as the matching needs it.
+struct Call {
+    seq: u64,
+    agent: String,
+    purpose: String,
+    answered: bool,
+    used: bool,
+}
+
+fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
+    let mut calls: Vec<Call> = Vec::new();
+    // A failure the GM resolved by typing the AI's part (or skipping it), by (agent, phase):
+    // the next decision of that agent in that phase came from the GM.
+    let mut by_gm: BTreeSet<(String, String)> = BTreeSet::new();
+    for e in evs {
+        let t = ty(e);
+        match t {
+            "model_call" => {
+                a.model_calls += 1;
+                let lacks = missing(e, MODEL_CALL);
+                if !lacks.is_empty() {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!("model_call lacks {}", lacks.join(", ")),
+                    );
+                }
+                let answered =
+                    e.get("reply").is_some_and(Value::is_string) && opt(e, "error").is_none();
+                if answered {
+                    a.answered_calls += 1;
+                }
+                calls.push(Call {
+                    seq: seq(e),
+                    agent: agent(e).into(),
+                    purpose: s(e, "purpose").into(),
+                    answered,
+                    used: false,
+                });
+                continue;
+            }
+            "gm_failure_decision" if matches!(s(e, "choice"), "take_over" | "skip") => {
+                by_gm.insert((agent(e).into(), s(e, "phase").into()));
+                continue;
+            }
+            "turn_completed" => by_gm.clear(),
+            // A failed phase: the answers that led to it produced no decision, rightly.
+            "phase_failed" => {
+                for c in calls
+                    .iter_mut()
+                    .filter(|c| c.agent == agent(e) && c.answered)
+                {
+                    c.used = true;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if let Some((_, purpose)) = DECISIONS.iter().find(|(d, _)| *d == t) {
+            a.decisions += 1;
+            if by_gm.remove(&(agent(e).into(), s(e, "phase").into())) {
+                a.decisions_typed_by_gm += 1;
+                continue;
+            }
+            match calls
+                .iter_mut()
+                .find(|c| !c.used && c.answered && c.agent == agent(e) && c.purpose == *purpose)
+            {
+                Some(c) => {
+                    c.used = true;
+                    a.decisions_from_models += 1;
+                }
+                None => gap(
+                    a,
+                    sn,
+                    seq(e),
+                    format!(
+                        "{t} by {} has no answered model_call ({purpose}) before it",
+                        agent(e)
+                    ),
+                ),
+            }
+        }
+        for (purpose, event) in ANSWER_EVENTS {
+            if t != *event {
+                continue;
+            }
+            let mut took = false;
+            for c in calls
+                .iter_mut()
+                .filter(|c| !c.used && c.purpose == *purpose)
+                .filter(|c| *purpose == "extract_facts" || c.agent == agent(e))
+            {
+                c.used = true;
+                took |= c.answered;
+            }
+            if t == "memory_storage" && opt(e, "extraction") == Some("model") && !took {
+                gap(
+                    a,
+                    sn,
+                    seq(e),
+                    "memory_storage says its facts came from the model, but no answered extract_facts model_call precedes it".into(),
+                );
+            }
+        }
+    }
+    // Every answer went somewhere. The last calls of a log that stops mid-step are spared.
+    let last_decision = evs
+        .iter()
+        .rposition(|e| {
+            let t = ty(e);
+            DECISIONS.iter().any(|(d, _)| *d == t) || ANSWER_EVENTS.iter().any(|(_, d)| *d == t)
+        })
+        .map_or(0, |i| seq(evs[i]));
+    for c in calls.iter().filter(|c| c.answered && !c.used) {
+        if c.seq < last_decision {
+            gap(
+                a,
+                sn,
+                c.seq,
+                format!(
+                    "{}'s answered model_call ({}) led to no logged decision",
+                    c.agent, c.purpose
+                ),
+            );
+        }
+    }
+}
+
+fn verdicts(sn: u32, evs: &[&Value], a: &mut Audit) {
+    // Declared actions waiting for their verdict, by (agent, attempt).
+    let mut waiting: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    for e in evs {
+        match ty(e) {
+            "character_action" => {
+                a.actions += 1;
+                waiting.insert((agent(e).into(), num(e, "attempt")), seq(e));
+            }
+            "validation" => {
+                if waiting
+                    .remove(&(agent(e).into(), num(e, "attempt")))
+                    .is_some()
+                {
+                    a.actions_with_verdict += 1;
+                } else {
+                    gap(
+                        a,
+                        sn,
+                        seq(e),
+                        format!(
+                            "validation of {}'s attempt {} with no such action",
+                            agent(e),
+                            num(e, "attempt")
+                        ),
+                    );
+                }
+            }
+            // The GM's own words need no overreach check.
+            "gm_reviewed_action" => {
+                let mine: Vec<(String, u64)> = waiting
+                    .keys()
+                    .filter(|(ag, _)| ag == agent(e))
+                    .cloned()
+                    .collect();
+                for k in mine {
+                    waiting.remove(&k);
+                    a.actions_exempt += 1;
+                }
+            }
+            "turn_completed" => {
+                for ((ag, attempt), at) in std::mem::take(&mut waiting) {
+                    gap(
+                        a,
+                        sn,
+                        at,
+                        format!("{ag}'s action (attempt {attempt}) has no validation verdict"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    // The log stopped before these were checked; a resume checks them.
+    a.actions_exempt += waiting.len() as u32;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    /// An event of a one-session log: seq, the envelope, and the phase given.
+    fn ev(seq: u64, phase: Option<&str>, v: Value) -> Value {
+        let mut v = v;
+        let o = v.as_object_mut().unwrap();
+        for (k, val) in [
+            ("seq", json!(seq)),
+            ("session_number", json!(1)),
+            ("turn_number", json!(1)),
+            ("timestamp", json!("2026-01-01T00:00:00Z")),
+            ("session_id", json!("s1")),
+            ("phase", json!(phase)),
+        ] {
+            o.entry(k).or_insert(val);
+        }
+        v
+    }
+
+    /// A log builder that stamps each event with the phase it is in.
+    #[derive(Default)]
+    struct Log {
+        events: Vec<Value>,
+        phase: Option<String>,
+    }
+
+    impl Log {
+        fn push(&mut self, v: Value) -> &mut Self {
+            let seq = self.events.len() as u64;
+            let t = v["event_type"].as_str().unwrap().to_string();
+            if t == "phase_started" {
+                self.phase = v["phase"].as_str().map(String::from);
+            }
+            let phase = self.phase.clone();
+            self.events.push(ev(seq, phase.as_deref(), v));
+            self
+        }
+        fn start(&mut self, p: &str) -> &mut Self {
+            self.push(json!({"event_type": "phase_started", "phase": p}))
+        }
+        fn done(&mut self) -> &mut Self {
+            self.push(json!({"event_type": "phase_completed"}))
+        }
+        fn call(&mut self, agent: &str, purpose: &str) -> &mut Self {
+            self.push(
+                json!({"event_type": "model_call", "agent": agent, "layer": "player",
+                "purpose": purpose, "attempt": 1, "provider": "replay", "request_hash": "ab",
+                "messages": [], "usage": {"input_tokens": 1, "output_tokens": 1},
+                "latency_ms": 3, "reply": "{}", "error": null}),
+            )
+        }
+        fn decision(&mut self, t: &str, agent: &str) -> &mut Self {
+            self.push(json!({"event_type": t, "agent": agent, "attempt": 1}))
+        }
+    }
+
+    /// One whole turn for one AI player, every phase with its events.
+    fn turn() -> Log {
+        let mut l = Log::default();
+        l.push(json!({"event_type": "turn_started"}));
+        l.start("gm_narration")
+            .push(json!({"event_type": "gm_narration", "text": "A ship."}))
+            .done();
+        l.start("memory_retrieval")
+            .decision("memory_retrieved", "alex")
+            .done();
+        l.start("clarification")
+            .call("alex", "clarifying_questions")
+            .decision("clarifying_questions", "alex")
+            .done();
+        l.start("strategic_intent")
+            .call("alex", "strategic_intent")
+            .decision("strategic_intent", "alex")
+            .done();
+        l.start("directive").decision("directive", "alex").done();
+        l.start("character_action")
+            .call("alex", "character_action")
+            .decision("character_action", "alex")
+            .done();
+        l.start("validation")
+            .push(json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "passed"}))
+            .done();
+        l.start("gm_adjudication").done();
+        l.start("helper_rolls").done();
+        l.start("dice_resolution").done();
+        l.start("gm_outcome").done();
+        l.start("character_reaction")
+            .call("alex", "character_reaction")
+            .decision("character_reaction", "alex")
+            .done();
+        l.start("memory_storage")
+            .call("memory", "extract_facts")
+            .push(
+                json!({"event_type": "memory_storage", "status": "stored", "extraction": "model"}),
+            )
+            .done();
+        l.push(json!({"event_type": "turn_completed"}));
+        l
+    }
+
+    fn whats(a: &Audit) -> Vec<&str> {
+        a.gaps.iter().map(|g| g.what.as_str()).collect()
+    }
+
+    #[test]
+    fn a_complete_turn_has_no_gaps() {
+        let mut l = turn();
+        // The next turn is cut off by the end of the log.
+        l.push(json!({"event_type": "turn_started"}));
+        l.start("gm_narration");
+        let a = audit(&l.events);
+        assert!(a.complete(), "{:?}", whats(&a));
+        assert_eq!((a.phases_started, a.phases_closed), (14, 13));
+        assert_eq!((a.phases_interrupted, a.transitions), (1, 12));
+        assert_eq!((a.decisions, a.decisions_from_models), (4, 4));
+        assert_eq!((a.model_calls, a.answered_calls), (5, 5));
+        assert_eq!((a.actions, a.actions_with_verdict), (1, 1));
+    }
+
+    /// Each kind of missing event, taken out of a complete turn, is found.
+    #[test]
+    fn any_missing_event_is_a_gap() {
+        let full = turn().events;
+        let without = |pred: &dyn Fn(&Value) -> bool| -> Audit {
+            let mut left: Vec<Value> = full.iter().filter(|e| !pred(e)).cloned().collect();
+            // Keep seq contiguous-looking: it need only increase.
+            for (i, e) in left.iter_mut().enumerate() {
+                e["seq"] = json!(i);
+            }
+            audit(&left)
+        };
+        // A model call.
+        let a = without(&|e| e["event_type"] == "model_call" && e["purpose"] == "character_action");
+        assert_eq!(
+            whats(&a),
+            ["character_action by alex has no answered model_call (character_action) before it"]
+        );
+        // The extraction call behind a memory step that says it used the model.
+        let a = without(&|e| e["purpose"] == "extract_facts");
+        assert!(
+            whats(&a)[0].contains("no answered extract_facts"),
+            "{:?}",
+            whats(&a)
+        );
+        // A decision after an answered call.
+        let a = without(&|e| e["event_type"] == "strategic_intent");
+        assert!(
+            whats(&a)[0].contains("led to no logged decision"),
+            "{:?}",
+            whats(&a)
+        );
+        // A verdict.
+        let a = without(&|e| e["event_type"] == "validation");
+        assert_eq!(
+            whats(&a),
+            ["alex's action (attempt 1) has no validation verdict"]
+        );
+        // A phase transition, both halves: the machine cannot jump from clarification to
+        // directive.
+        let a = without(&|e| e["phase"] == "strategic_intent");
+        assert!(
+            whats(&a)
+                .iter()
+                .any(|w| w.contains("phase directive follows clarification")),
+            "{:?}",
+            whats(&a)
+        );
+        // Only the completion.
+        let a = without(&|e| e["event_type"] == "phase_completed" && e["phase"] == "validation");
+        assert!(
+            whats(&a).contains(&"phase validation was never completed"),
+            "{:?}",
+            whats(&a)
+        );
+        // The last phase.
+        let a = without(&|e| e["phase"] == "memory_storage" && e["event_type"] != "turn_completed");
+        assert!(
+            whats(&a)
+                .iter()
+                .any(|w| w.contains("not after memory_storage")),
+            "{:?}",
+            whats(&a)
+        );
+    }
+
+    #[test]
+    fn a_damaged_envelope_or_model_call_is_a_gap() {
+        let mut l = turn();
+        l.events[3].as_object_mut().unwrap().remove("timestamp");
+        let i = l
+            .events
+            .iter()
+            .position(|e| e["event_type"] == "model_call")
+            .unwrap();
+        l.events[i].as_object_mut().unwrap().remove("usage");
+        l.events[5]["phase"] = json!("validation");
+        let a = audit(&l.events);
+        let w = whats(&a);
+        assert!(w.iter().any(|w| w.contains("lacks timestamp")), "{w:?}");
+        assert!(w.contains(&"model_call lacks usage"), "{w:?}");
+        assert!(
+            w.iter().any(|w| w.contains("stamped phase \"validation\"")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn retries_failures_and_the_gms_typing_are_not_gaps() {
+        let mut l = Log::default();
+        l.push(json!({"event_type": "turn_started"}));
+        l.start("gm_narration").done();
+        l.start("memory_retrieval").done();
+        l.start("clarification").done();
+        l.start("strategic_intent")
+            // A failed call, a failed phase, the GM types the intent.
+            .push(json!({"event_type": "model_call", "agent": "alex", "layer": "player",
+                "purpose": "strategic_intent", "attempt": 1, "provider": "p", "request_hash": "h",
+                "messages": [], "usage": {}, "latency_ms": 1, "reply": null, "error": "HTTP 500"}))
+            .push(json!({"event_type": "phase_failed", "agent": "alex", "error": "HTTP 500", "failures": 1}))
+            .push(json!({"event_type": "gm_failure_decision", "agent": "alex", "choice": "take_over", "text": "x"}))
+            .decision("strategic_intent", "alex")
+            .done();
+        l.start("directive").decision("directive", "alex").done();
+        // An action rejected, tried again and passed.
+        l.start("character_action")
+            .call("alex", "character_action")
+            .decision("character_action", "alex")
+            .done();
+        l.start("validation")
+            .push(json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "retry"}))
+            .done();
+        l.start("character_action")
+            .call("alex", "character_action")
+            .push(json!({"event_type": "character_action", "agent": "alex", "attempt": 2}))
+            .done();
+        l.start("validation")
+            .push(json!({"event_type": "validation", "agent": "alex", "attempt": 2, "result": "passed"}))
+            .done();
+        l.start("gm_adjudication").done();
+        // The session ends mid-turn: an open phase, not a gap.
+        l.start("helper_rolls")
+            .push(json!({"event_type": "session_ended", "reason": "quit"}));
+        let a = audit(&l.events);
+        assert!(a.complete(), "{:?}", whats(&a));
+        assert_eq!((a.decisions_typed_by_gm, a.decisions_from_models), (1, 2));
+        assert_eq!(a.actions_with_verdict, 2);
+        assert_eq!(a.phases_interrupted, 1);
+    }
+}

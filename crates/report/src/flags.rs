@@ -1,0 +1,684 @@
+//! Behaviour worth a researcher's second look (FR-025). Each rule is cheap and explainable: the
+//! report states the rule beside every flag, so a reader can judge it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ev::{Roster, agent, num, opt, s, seq, session, turn, ty};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagKind {
+    RepeatedValidationFailures,
+    DirectiveIgnored,
+    LeaderChange,
+    SecretRevealed,
+    GmOverride,
+    ModelFailure,
+}
+
+impl FlagKind {
+    pub fn title(self) -> &'static str {
+        match self {
+            FlagKind::RepeatedValidationFailures => "Repeated validation failures",
+            FlagKind::DirectiveIgnored => "Character acts against its directive",
+            FlagKind::LeaderChange => "Change of leader",
+            FlagKind::SecretRevealed => "Player-only secret revealed",
+            FlagKind::GmOverride => "GM override",
+            FlagKind::ModelFailure => "Model call gave up",
+        }
+    }
+
+    /// The rule that raises it, for the report.
+    pub fn rule(self) -> &'static str {
+        match self {
+            FlagKind::RepeatedValidationFailures => {
+                "an action needed 2 or more retries, or an agent had 3 or more rejected attempts in a session"
+            }
+            FlagKind::DirectiveIgnored => {
+                "lexical: fewer than 20% of the directive's content words (3+ letters, no stop words, first 5 letters compared) appear in the character's final action and dialogue; needs 4+ content words"
+            }
+            FlagKind::LeaderChange => {
+                "the player whose proposals the party adopted most differs from the previous session's, or a run of 3+ adopted plans by one player is broken"
+            }
+            FlagKind::SecretRevealed => {
+                "half or more (at least 2) of a player-only whisper's distinctive words (not yet said in public) later appear in that agent's directive, character output or OOC messages"
+            }
+            FlagKind::GmOverride => {
+                "the GM changed dice or a result, or rewrote an action (/success, /fail, faces, a correction kept or edited)"
+            }
+            FlagKind::ModelFailure => "a model call failed for good and its phase rolled back",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Flag {
+    pub kind: FlagKind,
+    pub session: u32,
+    pub turn: u32,
+    /// The event it points at.
+    pub seq: u64,
+    pub agent: Option<String>,
+    pub detail: String,
+}
+
+const STOP: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "into", "onto", "your", "you", "our",
+    "are", "was", "were", "will", "would", "could", "should", "have", "has", "had", "but", "not",
+    "its", "it's", "his", "her", "their", "them", "they", "then", "than", "there", "here", "what",
+    "when", "where", "which", "who", "whom", "while", "also", "just", "any", "all", "can", "may",
+    "might", "must", "out", "over", "under", "very", "some", "keep", "make", "get", "let", "see",
+    "try", "use", "now", "one", "two", "i'm", "i'll", "we're", "let's", "don't", "about", "before",
+    "after", "toward", "towards", "each", "more", "most", "much", "only", "own", "same", "too",
+    "being", "been", "does", "did", "doing", "per", "via", "upon", "off", "down", "away", "back",
+];
+
+/// Content words: lowercase, 3+ letters, no stop words, compared by their first 5 letters (a
+/// crude stem: "scanning" and "scanner" meet).
+pub fn content_words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\'').to_lowercase())
+        .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
+        .map(|w| w.chars().take(5).collect())
+        .collect()
+}
+
+/// The share of `a`'s words found in `b`.
+fn covered(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    if a.is_empty() {
+        return 1.0;
+    }
+    a.intersection(b).count() as f64 / a.len() as f64
+}
+
+/// The text an AI put into the world through its character or the table.
+fn action_text(e: &Value) -> String {
+    let a = e.get("action").unwrap_or(&Value::Null);
+    format!("{} {}", s(a, "action"), s(a, "dialogue"))
+}
+
+pub fn flags(events: &[Value]) -> Vec<Flag> {
+    let roster = Roster::from_events(events);
+    let mut out = Vec::new();
+    validation_flags(events, &mut out);
+    directive_flags(events, &mut out);
+    leader_flags(events, &roster, &mut out);
+    secret_flags(events, &roster, &mut out);
+    for e in events {
+        let flag = |detail: String| Flag {
+            kind: FlagKind::GmOverride,
+            session: session(e),
+            turn: turn(e),
+            seq: seq(e),
+            agent: opt(e, "agent").map(String::from),
+            detail,
+        };
+        match ty(e) {
+            "gm_roll_override" if s(e, "override") != "keep" => out.push(flag(format!(
+                "the GM overrode {}'s roll ({})",
+                roster.character(agent(e)),
+                s(e, "override")
+            ))),
+            "gm_forced_result" => out.push(flag(
+                if e.get("success").and_then(Value::as_bool) == Some(true) {
+                    "the GM forced the next roll to succeed (/success)".into()
+                } else {
+                    "the GM forced the next roll to fail (/fail)".into()
+                },
+            )),
+            "gm_reviewed_action" => out.push(flag(format!(
+                "the GM set {}'s action after the validator gave up",
+                roster.character(agent(e))
+            ))),
+            "phase_failed" => out.push(Flag {
+                kind: FlagKind::ModelFailure,
+                session: session(e),
+                turn: turn(e),
+                seq: seq(e),
+                agent: opt(e, "agent").map(String::from),
+                detail: format!(
+                    "{} failed in {} (failure {}): {}",
+                    roster.player(agent(e)),
+                    s(e, "phase"),
+                    num(e, "failures"),
+                    s(e, "error")
+                ),
+            }),
+            _ => {}
+        }
+    }
+    out.sort_by_key(|f| (f.session, f.seq, f.kind));
+    out
+}
+
+fn validation_flags(events: &[Value], out: &mut Vec<Flag>) {
+    // Rejected attempts per (session, turn, agent) and per (session, agent).
+    let mut per_turn: BTreeMap<(u32, u32, String), (u32, u64)> = BTreeMap::new();
+    let mut per_session: BTreeMap<(u32, String), (u32, u64, u32)> = BTreeMap::new();
+    for e in events.iter().filter(|e| ty(e) == "validation") {
+        if s(e, "result") == "passed" {
+            continue;
+        }
+        let a = agent(e).to_string();
+        let t = per_turn
+            .entry((session(e), turn(e), a.clone()))
+            .or_default();
+        t.0 += 1;
+        t.1 = seq(e);
+        let p = per_session.entry((session(e), a)).or_default();
+        p.0 += 1;
+        p.1 = seq(e);
+        p.2 = turn(e);
+    }
+    let mut flagged_turns = BTreeSet::new();
+    for ((sn, tn, a), (n, sq)) in per_turn {
+        if n >= 2 {
+            flagged_turns.insert((sn, a.clone()));
+            out.push(Flag {
+                kind: FlagKind::RepeatedValidationFailures,
+                session: sn,
+                turn: tn,
+                seq: sq,
+                detail: format!("{n} attempts by {a} rejected for narrating a result in one turn"),
+                agent: Some(a),
+            });
+        }
+    }
+    for ((sn, a), (n, sq, tn)) in per_session {
+        if n >= 3 && !flagged_turns.contains(&(sn, a.clone())) {
+            out.push(Flag {
+                kind: FlagKind::RepeatedValidationFailures,
+                session: sn,
+                turn: tn,
+                seq: sq,
+                detail: format!("{n} attempts by {a} rejected in session {sn}"),
+                agent: Some(a),
+            });
+        }
+    }
+}
+
+fn directive_flags(events: &[Value], out: &mut Vec<Flag>) {
+    // The latest directive per agent, then that agent's final action of the same turn.
+    let mut directive: BTreeMap<String, (u32, u32, String)> = BTreeMap::new();
+    let mut last_action: BTreeMap<String, &Value> = BTreeMap::new();
+    let check = |d: &(u32, u32, String), act: &Value, out: &mut Vec<Flag>| {
+        let want = content_words(&d.2);
+        if want.len() < 4 {
+            return;
+        }
+        let got = content_words(&action_text(act));
+        let share = covered(&want, &got);
+        if share < 0.2 {
+            out.push(Flag {
+                kind: FlagKind::DirectiveIgnored,
+                session: session(act),
+                turn: turn(act),
+                seq: seq(act),
+                agent: Some(agent(act).to_string()),
+                detail: format!(
+                    "{:.0}% of the directive's content words appear in the action (directive: \"{}\")",
+                    share * 100.0,
+                    clip(&d.2, 120)
+                ),
+            });
+        }
+    };
+    for e in events {
+        match ty(e) {
+            "directive" => {
+                let a = agent(e).to_string();
+                if let (Some(d), Some(act)) = (directive.get(&a), last_action.remove(&a)) {
+                    check(d, act, out);
+                }
+                directive.insert(a, (session(e), turn(e), s(e, "text").to_string()));
+            }
+            "character_action" => {
+                last_action.insert(agent(e).to_string(), e);
+            }
+            "turn_completed" | "session_ended" => {
+                for (a, act) in std::mem::take(&mut last_action) {
+                    if let Some(d) = directive.get(&a)
+                        && d.0 == session(act)
+                        && d.1 == turn(act)
+                    {
+                        check(d, act, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (a, act) in last_action {
+        if let Some(d) = directive.get(&a) {
+            check(d, act, out);
+        }
+    }
+}
+
+fn leader_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
+    let mut per_session: BTreeMap<u32, (BTreeMap<String, u32>, u64, u32)> = BTreeMap::new();
+    let mut streak: Option<(String, u32)> = None;
+    for e in events.iter().filter(|e| ty(e) == "consensus") {
+        let Some(p) = opt(e, "proposer")
+            .filter(|_| opt(e, "plan").is_some() && s(e, "outcome") != "conflicted")
+        else {
+            continue;
+        };
+        let p = roster.agent_of(p);
+        let entry = per_session
+            .entry(session(e))
+            .or_insert_with(|| (BTreeMap::new(), seq(e), turn(e)));
+        *entry.0.entry(p.clone()).or_default() += 1;
+        match &mut streak {
+            Some((who, n)) if *who == p => *n += 1,
+            Some((who, n)) => {
+                if *n >= 3 {
+                    out.push(Flag {
+                        kind: FlagKind::LeaderChange,
+                        session: session(e),
+                        turn: turn(e),
+                        seq: seq(e),
+                        agent: Some(p.clone()),
+                        detail: format!(
+                            "{} had {n} plans adopted in a row; now the party follows {}",
+                            roster.player(who),
+                            roster.player(&p)
+                        ),
+                    });
+                }
+                streak = Some((p, 1));
+            }
+            None => streak = Some((p, 1)),
+        }
+    }
+    let mut previous: Option<String> = None;
+    for (sn, (adopted, sq, tn)) in per_session {
+        let now = crate::metrics::leader(&adopted);
+        if let (Some(before), Some(now)) = (&previous, &now)
+            && before != now
+        {
+            out.push(Flag {
+                kind: FlagKind::LeaderChange,
+                session: sn,
+                turn: tn,
+                seq: sq,
+                agent: Some(now.clone()),
+                detail: format!(
+                    "the party mostly followed {} last session and {} in session {sn}",
+                    roster.player(before),
+                    roster.player(now)
+                ),
+            });
+        }
+        if now.is_some() {
+            previous = now;
+        }
+    }
+}
+
+fn secret_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
+    let mut public: BTreeSet<String> = BTreeSet::new();
+    // Open secrets: (agent, whisper seq, session, distinctive words), flagged at most once.
+    let mut secrets: Vec<(String, u64, u32, BTreeSet<String>, bool)> = Vec::new();
+    for e in events {
+        let said = match ty(e) {
+            "gm_narration" | "gm_outcome" => Some(s(e, "text").to_string()),
+            "gm_answers" => Some(
+                e.get("answers")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            "laser_feelings_answer" => Some(s(e, "answer").to_string()),
+            _ => None,
+        };
+        if let Some(t) = said {
+            public.extend(content_words(&t));
+            continue;
+        }
+        if ty(e) == "whisper" && s(e, "scope") == "player_only" {
+            let words: BTreeSet<String> = content_words(s(e, "text"))
+                .difference(&public)
+                .cloned()
+                .collect();
+            if words.is_empty() {
+                continue;
+            }
+            let to: Vec<String> = match opt(e, "to") {
+                Some(t) => vec![roster.agent_of(t)],
+                None => roster.agents(),
+            };
+            for a in to {
+                secrets.push((a, seq(e), session(e), words.clone(), false));
+            }
+            continue;
+        }
+        let (text, channel) = match ty(e) {
+            "directive" => (s(e, "text").to_string(), "its directive to its character"),
+            "character_action" => (action_text(e), "its character's action"),
+            "character_reaction" => (s(e, "text").to_string(), "its character's reaction"),
+            "ooc_message" => (
+                format!("{} {}", s(e, "message"), s(e, "proposal")),
+                "an OOC message to the party",
+            ),
+            _ => continue,
+        };
+        let said = content_words(&text);
+        for (a, wseq, _, words, done) in secrets.iter_mut() {
+            if *done || a != agent(e) {
+                continue;
+            }
+            let hit: Vec<&String> = words.intersection(&said).collect();
+            let need = (words.len().div_ceil(2)).max(2);
+            if hit.len() >= need {
+                *done = true;
+                out.push(Flag {
+                    kind: FlagKind::SecretRevealed,
+                    session: session(e),
+                    turn: turn(e),
+                    seq: seq(e),
+                    agent: Some(a.clone()),
+                    detail: format!(
+                        "{} repeats words of the player-only whisper (event {wseq}) in {channel}: {}",
+                        roster.player(a),
+                        hit.iter()
+                            .map(|w| w.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+    }
+}
+
+fn clip(text: &str, n: usize) -> String {
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= n {
+        folded
+    } else {
+        format!("{}…", folded.chars().take(n).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn ev(seq: u64, turn: u32, v: Value) -> Value {
+        let mut v = v;
+        let o = v.as_object_mut().unwrap();
+        o.insert("seq".into(), json!(seq));
+        o.insert("session_number".into(), json!(1));
+        o.insert("turn_number".into(), json!(turn));
+        v
+    }
+
+    fn kinds(f: &[Flag]) -> Vec<FlagKind> {
+        f.iter().map(|f| f.kind).collect()
+    }
+
+    #[test]
+    fn content_words_drop_stop_words_and_stem() {
+        let w = content_words("Keep the scanners on that heat signature!");
+        assert_eq!(
+            w.into_iter().collect::<Vec<_>>(),
+            ["heat", "scann", "signa"]
+        );
+    }
+
+    #[test]
+    fn an_action_unrelated_to_its_directive_is_flagged_and_a_faithful_one_is_not() {
+        let directive = ev(
+            1,
+            1,
+            json!({"event_type": "directive", "agent": "alex",
+            "text": "Bring the Raptor down carefully in the docking bay and watch the heat signature."}),
+        );
+        let faithful = ev(
+            2,
+            1,
+            json!({"event_type": "character_action", "agent": "alex",
+            "action": {"action": "I ease the Raptor into the docking bay, eyes on the heat signature.", "dialogue": ""}}),
+        );
+        let stray = ev(
+            2,
+            1,
+            json!({"event_type": "character_action", "agent": "alex",
+            "action": {"action": "I start singing to the crew about my home planet.", "dialogue": "La la la!"}}),
+        );
+        let done = ev(3, 1, json!({"event_type": "turn_completed"}));
+        assert!(flags(&[directive.clone(), faithful, done.clone()]).is_empty());
+        let f = flags(&[directive, stray, done]);
+        assert_eq!(kinds(&f), [FlagKind::DirectiveIgnored]);
+        assert_eq!((f[0].seq, f[0].turn), (2, 1));
+    }
+
+    #[test]
+    fn repeated_rejections_are_flagged_once_per_turn() {
+        let v = |seq, attempt, result: &str| {
+            ev(
+                seq,
+                2,
+                json!({"event_type": "validation", "agent": "alex", "attempt": attempt, "result": result}),
+            )
+        };
+        let f = flags(&[v(1, 1, "retry"), v(2, 2, "passed")]);
+        assert!(f.is_empty(), "{f:?}");
+        let f = flags(&[
+            v(1, 1, "retry"),
+            v(2, 2, "retry"),
+            v(3, 3, "auto_corrected"),
+        ]);
+        assert_eq!(kinds(&f), [FlagKind::RepeatedValidationFailures]);
+        assert_eq!(f[0].seq, 3);
+    }
+
+    #[test]
+    fn a_player_only_secret_echoed_by_the_character_is_flagged() {
+        let events = [
+            ev(
+                1,
+                1,
+                json!({"event_type": "gm_narration", "text": "A derelict freighter drifts nearby."}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+                "text": "The freighter's captain is secretly a Consortium informant."}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "character_action", "agent": "sam",
+                "action": {"action": "I hail the captain; the Consortium informant must answer.", "dialogue": ""}}),
+            ),
+            ev(
+                4,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I confront the captain: you are a Consortium informant!", "dialogue": ""}}),
+            ),
+        ];
+        let f: Vec<Flag> = flags(&events)
+            .into_iter()
+            .filter(|f| f.kind == FlagKind::SecretRevealed)
+            .collect();
+        // Only the whispered agent can leak it; "freighter" was public already.
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].seq, 4);
+        assert!(!f[0].detail.contains("freig"), "{}", f[0].detail);
+    }
+
+    #[test]
+    fn a_new_leader_and_gm_overrides_are_flagged() {
+        let c = |seq, session: u32, who: &str| {
+            let mut e = ev(
+                seq,
+                1,
+                json!({"event_type": "consensus", "outcome": "majority",
+                "plan": "a plan", "proposer": who}),
+            );
+            e["session_number"] = json!(session);
+            e
+        };
+        let events = [
+            c(1, 1, "alex"),
+            c(2, 1, "alex"),
+            c(1, 2, "sam"),
+            ev(
+                5,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"}),
+            ),
+            ev(
+                6,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "faces"}),
+            ),
+        ];
+        let f = flags(&events);
+        assert_eq!(kinds(&f), [FlagKind::GmOverride, FlagKind::LeaderChange]);
+        assert_eq!(f[1].session, 2);
+    }
+
+    #[test]
+    fn a_clean_session_raises_no_flag() {
+        let events = [
+            ev(
+                1,
+                1,
+                json!({"event_type": "gm_narration", "text": "Pirates close in on the Raptor."}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "directive", "agent": "alex",
+                "text": "Raise the shields and plot an escape course through the asteroid belt."}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
+                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!"}}),
+            ),
+            ev(
+                4,
+                1,
+                json!({"event_type": "validation", "agent": "alex", "attempt": 1, "result": "passed"}),
+            ),
+            ev(
+                5,
+                1,
+                json!({"event_type": "consensus", "outcome": "unanimous", "plan": "run", "proposer": "alex"}),
+            ),
+            ev(
+                6,
+                1,
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "keep"}),
+            ),
+            ev(
+                7,
+                1,
+                json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+                "text": "The pirate captain owes Zara a favour."}),
+            ),
+            ev(8, 1, json!({"event_type": "turn_completed"})),
+        ];
+        let f = flags(&events);
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn every_kind_of_flag_fires() {
+        let mut events = vec![
+            // Three rejections in three turns: none repeats within a turn, the session does.
+            ev(
+                1,
+                1,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                2,
+                2,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                3,
+                3,
+                json!({"event_type": "validation", "agent": "sam", "attempt": 1, "result": "retry"}),
+            ),
+            ev(
+                4,
+                3,
+                json!({"event_type": "phase_failed", "agent": "sam", "phase": "character_action",
+                "error": "HTTP 503 after 5 attempts", "failures": 1}),
+            ),
+            ev(
+                5,
+                3,
+                json!({"event_type": "gm_forced_result", "success": false}),
+            ),
+            ev(
+                6,
+                3,
+                json!({"event_type": "gm_reviewed_action", "agent": "sam", "action": "I try."}),
+            ),
+        ];
+        // Alex leads three times in a row, then the party follows Sam.
+        for (i, who) in ["alex", "alex", "alex", "sam"].iter().enumerate() {
+            events.push(ev(
+                10 + i as u64,
+                4 + i as u32,
+                json!({"event_type": "consensus",
+                "outcome": "majority", "plan": "p", "proposer": who}),
+            ));
+        }
+        let f = flags(&events);
+        let mut got: Vec<FlagKind> = kinds(&f);
+        got.dedup();
+        assert_eq!(
+            got,
+            [
+                FlagKind::RepeatedValidationFailures,
+                FlagKind::ModelFailure,
+                FlagKind::GmOverride,
+                FlagKind::LeaderChange,
+            ],
+            "{f:?}"
+        );
+        let streak = f.iter().find(|f| f.kind == FlagKind::LeaderChange).unwrap();
+        assert_eq!((streak.seq, streak.agent.as_deref()), (13, Some("sam")));
+        assert!(
+            streak.detail.contains("3 plans adopted in a row"),
+            "{}",
+            streak.detail
+        );
+        let repeated = &f[0];
+        assert!(
+            repeated
+                .detail
+                .contains("3 attempts by sam rejected in session 1"),
+            "{}",
+            repeated.detail
+        );
+        assert_eq!(
+            f.iter().filter(|f| f.kind == FlagKind::GmOverride).count(),
+            2
+        );
+        // Each kind states the rule that raised it.
+        for k in got {
+            assert!(!k.rule().is_empty() && !k.title().is_empty());
+        }
+    }
+}

@@ -1,0 +1,1375 @@
+//! The report: one self-contained HTML file (inline CSS and SVG, no script, nothing fetched).
+//! All text from the log is escaped: model output may contain markup.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
+use crate::flags::FlagKind;
+use crate::metrics::{PairCounts, leader};
+use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
+use crate::text::pct;
+use crate::{Audit, Flag, Metrics, audit, flags, metrics};
+
+const CSS: &str = r#"
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;background:#fafafa;margin:0}
+main{max-width:1180px;margin:0 auto;padding:24px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 10px;border-bottom:2px solid #ddd;padding-bottom:4px}
+h3{font-size:16px;margin:22px 0 8px}
+.sub{color:#666;margin:0 0 16px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px}
+.card{background:#fff;border:1px solid #e2e2e2;border-radius:8px;padding:10px 12px}
+.card b{display:block;font-size:22px}.card span{color:#666;font-size:13px}
+.chart,.graph{background:#fff;border:1px solid #e2e2e2;border-radius:8px;max-width:100%;height:auto}
+.graphs{display:flex;flex-wrap:wrap;gap:10px}
+.empty{background:#fff;border:1px dashed #bbb;border-radius:8px;padding:14px;color:#666}
+table{border-collapse:collapse;background:#fff;margin:6px 0}td,th{border:1px solid #e2e2e2;padding:4px 8px;text-align:left;vertical-align:top;font-size:14px}
+th{background:#f1f1f1}
+.turn{background:#fff;border:1px solid #e2e2e2;border-radius:8px;margin:14px 0;padding:4px 14px 10px}
+.row{display:grid;grid-template-columns:96px minmax(0,1fr) minmax(0,1fr);gap:12px;padding:6px 0;border-top:1px solid #f0f0f0}
+.row:target,.flagged{background:#fff6d6}
+.tag{font:600 11px/1.6 ui-monospace,monospace;border-radius:4px;padding:1px 6px;height:fit-content;text-align:center;color:#fff}
+.GM{background:#555}.IC{background:#3b6fd8}.OOC{background:#b44bc4}.P2C{background:#2aa3b8}.DICE{background:#c9a227}.NOTE{background:#999}.PARTY{background:#e0703a}.LOG{background:#7a7a7a}
+.said blockquote{margin:2px 0;padding-left:10px;border-left:3px solid #ddd}
+.mind details{background:#f7f5fb;border-radius:6px;padding:4px 8px;margin-bottom:4px}
+.mind summary{cursor:pointer;color:#6a3d9a;font-size:13px}
+pre{white-space:pre-wrap;word-break:break-word;font:12px/1.4 ui-monospace,monospace;max-height:320px;overflow:auto;background:#fff;border:1px solid #eee;padding:6px;margin:4px 0}
+.bad{color:#b3261e}.ok{color:#1e7d3a}.meta{color:#777;font-size:12px}
+a{color:#2557b7}
+.badge{display:inline-block;background:#f4c542;color:#222;border-radius:4px;padding:0 5px;font-size:12px;margin-left:6px}
+"#;
+
+/// The report for these events (one session or a campaign, in log order).
+pub fn render_html(title: &str, events: &[Value]) -> String {
+    let roster = Roster::from_events(events);
+    let m = metrics(events);
+    let fl = flags(events);
+    let au = audit(events);
+    let mut r = Report {
+        o: String::new(),
+        roster: &roster,
+        multi: m.sessions.len() > 1,
+    };
+    r.page(title, events, &m, &fl, &au);
+    r.o
+}
+
+struct Report<'a> {
+    o: String,
+    roster: &'a Roster,
+    multi: bool,
+}
+
+fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+impl Report<'_> {
+    fn w(&mut self, s: &str) {
+        self.o.push_str(s);
+    }
+
+    fn turn_label(&self, session: u32, turn: u32) -> String {
+        if self.multi {
+            format!("s{session} t{turn}")
+        } else {
+            format!("t{turn}")
+        }
+    }
+
+    fn page(&mut self, title: &str, events: &[Value], m: &Metrics, fl: &[Flag], au: &Audit) {
+        let _ = write!(
+            self.o,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title><style>{CSS}</style></head><body><main>",
+            esc(title)
+        );
+        let campaign = self
+            .roster
+            .campaign
+            .clone()
+            .unwrap_or_else(|| "troupe".into());
+        let _ = write!(
+            self.o,
+            "<h1>{}</h1><p class=\"sub\">{} · {} session{} · {} events · GM {}</p>",
+            esc(&campaign),
+            esc(title),
+            m.sessions.len(),
+            if m.sessions.len() == 1 { "" } else { "s" },
+            events.len(),
+            esc(self.roster.gm.as_deref().unwrap_or("unknown"))
+        );
+        self.nav();
+        self.seats();
+        self.summary(m, fl, au);
+        self.per_turn(m);
+        self.validation(m);
+        self.consensus(m);
+        self.leadership(m);
+        self.relationships(m);
+        self.dice(m);
+        self.flags(fl);
+        self.latency(m);
+        self.transcript(events, fl);
+        self.w("</main></body></html>\n");
+    }
+
+    fn nav(&mut self) {
+        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
+    }
+
+    fn seats(&mut self) {
+        if self.roster.seats.is_empty() {
+            return;
+        }
+        self.w("<table><tr><th>AI player</th><th>agent id</th><th>character</th></tr>");
+        for (i, s) in self.roster.seats.iter().enumerate() {
+            let _ = write!(
+                self.o,
+                "<tr><td><span style=\"color:{}\">●</span> {}</td><td>{}</td><td>{}</td></tr>",
+                color(i),
+                esc(&s.player),
+                esc(&s.agent),
+                esc(&s.character)
+            );
+        }
+        self.w("</table>");
+    }
+
+    fn card(&mut self, value: &str, label: &str) {
+        let _ = write!(
+            self.o,
+            "<div class=\"card\"><b>{}</b><span>{}</span></div>",
+            esc(value),
+            esc(label)
+        );
+    }
+
+    fn summary(&mut self, m: &Metrics, fl: &[Flag], au: &Audit) {
+        self.w("<h2 id=\"summary\">Summary</h2><div class=\"cards\">");
+        self.card(&m.turns.to_string(), "turns completed");
+        self.card(
+            &pct(m.validation.first_pass_rate()),
+            "validation failures, first pass",
+        );
+        self.card(
+            &pct(m.validation.final_rate()),
+            "validation failures after retries",
+        );
+        self.card(&m.model.calls.to_string(), "model calls");
+        self.card(
+            &format!("{} / {}", m.model.retries, m.model.errors),
+            "model retries / errored attempts",
+        );
+        for l in m.latency.iter().filter(|l| l.by == "layer") {
+            let (p50, p95) = (l.p50_ms, l.p95_ms);
+            let key = l.key.clone();
+            self.card(
+                &format!("{p50} / {p95} ms"),
+                &format!("{key} layer P50 / P95"),
+            );
+        }
+        if m.turns > 0 {
+            self.card(
+                &format!(
+                    "{:.0}",
+                    (m.model.tokens.input + m.model.tokens.output) as f64 / f64::from(m.turns)
+                ),
+                "tokens per turn (in + out)",
+            );
+        }
+        self.card(&fl.len().to_string(), "flagged for review");
+        self.card(
+            if au.complete() { "complete" } else { "gaps" },
+            &format!(
+                "log audit: {} phases, {} decisions, {} actions",
+                au.phases_started, au.decisions, au.actions
+            ),
+        );
+        self.w("</div>");
+        if !au.complete() {
+            self.w("<p class=\"bad\">The log has gaps:</p><ul>");
+            for g in &au.gaps {
+                let _ = write!(
+                    self.o,
+                    "<li><a href=\"#{}\">session {}, event {}</a>: {}</li>",
+                    event_anchor(g.session, g.seq),
+                    g.session,
+                    g.seq,
+                    esc(&g.what)
+                );
+            }
+            self.w("</ul>");
+        }
+    }
+
+    fn per_turn(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"tokens\">Tokens and latency per turn</h2>");
+        if m.per_turn.is_empty() {
+            self.w("<p class=\"empty\">No model calls in these sessions.</p>");
+            return;
+        }
+        let cats: Vec<String> = m
+            .per_turn
+            .iter()
+            .map(|t| self.turn_label(t.session, t.turn))
+            .collect();
+        let tin: Vec<f64> = m.per_turn.iter().map(|t| t.tokens.input as f64).collect();
+        let tout: Vec<f64> = m.per_turn.iter().map(|t| t.tokens.output as f64).collect();
+        let lat: Vec<f64> = m.per_turn.iter().map(|t| t.latency_ms as f64).collect();
+        let calls: Vec<f64> = m.per_turn.iter().map(|t| f64::from(t.calls)).collect();
+        self.w(&svg::chart(
+            Kind::Bars,
+            "tokens",
+            &cats,
+            &[
+                Series::new("tokens in", color(0), tin),
+                Series::new("tokens out", color(1), tout),
+            ],
+            None,
+        ));
+        if lat.iter().all(|l| *l == 0.0) {
+            self.w("<p class=\"meta\">Every model call answered at once (0 ms): recorded replies (a replay), not a live model.</p>");
+        }
+        self.w(&svg::chart(
+            Kind::Lines,
+            "model time per turn (ms)",
+            &cats,
+            &[Series::new("model latency, summed (ms)", color(3), lat)],
+            None,
+        ));
+        self.w(&svg::chart(
+            Kind::Bars,
+            "attempts",
+            &cats,
+            &[Series::new("model attempts", color(6), calls)],
+            None,
+        ));
+    }
+
+    fn validation(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"validation\">Validation failures over time</h2>");
+        let turns: Vec<_> = m.per_turn.iter().filter(|t| t.validations > 0).collect();
+        if turns.is_empty() {
+            self.w("<p class=\"empty\">No actions were checked in these sessions.</p>");
+            return;
+        }
+        let cats: Vec<String> = turns
+            .iter()
+            .map(|t| self.turn_label(t.session, t.turn))
+            .collect();
+        self.w(&svg::chart(
+            Kind::Bars,
+            "verdicts",
+            &cats,
+            &[
+                Series::new(
+                    "verdicts",
+                    color(2),
+                    turns.iter().map(|t| f64::from(t.validations)).collect(),
+                ),
+                Series::new(
+                    "rejected (narrated a result)",
+                    color(5),
+                    turns
+                        .iter()
+                        .map(|t| f64::from(t.validation_failures))
+                        .collect(),
+                ),
+            ],
+            None,
+        ));
+        let v = &m.validation;
+        let _ = write!(
+            self.o,
+            "<p>{} actions checked: {} failed the first check ({}), {} still failed after the retries ({}); {} retries, {} auto-corrected, {} sent to the GM.</p>",
+            v.actions,
+            v.first_pass_failures,
+            pct(v.first_pass_rate()),
+            v.final_failures,
+            pct(v.final_rate()),
+            v.retries,
+            v.auto_corrected,
+            v.flagged_for_gm
+        );
+    }
+
+    fn consensus(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"consensus\">Consensus outcomes per session</h2>");
+        if m.consensus.is_empty() {
+            self.w("<p class=\"empty\">No party discussion in these sessions: no consensus was reached or sought (the log has no <code>consensus</code> events).</p>");
+            return;
+        }
+        let outcomes: BTreeSet<&String> =
+            m.consensus.iter().flat_map(|c| c.outcomes.keys()).collect();
+        let cats: Vec<String> = m
+            .consensus
+            .iter()
+            .map(|c| format!("session {}", c.session))
+            .collect();
+        let series: Vec<Series> = outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                Series::new(
+                    o,
+                    color(i),
+                    m.consensus
+                        .iter()
+                        .map(|c| f64::from(c.outcomes.get(*o).copied().unwrap_or(0)))
+                        .collect(),
+                )
+            })
+            .collect();
+        self.w(&svg::chart(Kind::Bars, "discussions", &cats, &series, None));
+    }
+
+    fn leadership(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"leadership\">Leadership: whose proposals the party adopts</h2>");
+        if m.adopted_by.is_empty() {
+            let why = if m.has_party_discussion {
+                "No proposal was adopted in these sessions."
+            } else {
+                "No party discussion in these sessions, so no proposals to adopt."
+            };
+            let _ = write!(self.o, "<p class=\"empty\">{why}</p>");
+            return;
+        }
+        let agents: Vec<String> = self.roster.agents();
+        let cats: Vec<String> = agents.iter().map(|a| self.roster.player(a)).collect();
+        let sessions: Vec<u32> = m.adopted_by_session.keys().copied().collect();
+        let series: Vec<Series> = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, sn)| {
+                let by = &m.adopted_by_session[sn];
+                Series::new(
+                    &format!("session {sn}"),
+                    color(i),
+                    agents
+                        .iter()
+                        .map(|a| f64::from(by.get(a).copied().unwrap_or(0)))
+                        .collect(),
+                )
+            })
+            .collect();
+        self.w(&svg::chart(
+            Kind::Bars,
+            "plans adopted",
+            &cats,
+            &series,
+            None,
+        ));
+        self.w("<table><tr><th>session</th><th>leader (most plans adopted)</th></tr>");
+        for (sn, by) in &m.adopted_by_session {
+            let l = leader(by).map_or_else(|| "tie".into(), |a| self.roster.player(&a));
+            let _ = write!(self.o, "<tr><td>{sn}</td><td>{}</td></tr>", esc(&l));
+        }
+        self.w("</table><h3>Every discussion</h3><table><tr><th>where</th><th>rounds</th><th>outcome</th><th>plan adopted</th><th>proposed by</th><th>did not agree</th></tr>");
+        for d in &m.discussions {
+            let adopted = d.outcome != "conflicted";
+            let _ = write!(
+                self.o,
+                "<tr><td><a href=\"#{}\">session {}, turn {}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                event_anchor(d.session, d.seq),
+                d.session,
+                d.turn,
+                d.rounds,
+                esc(&d.outcome),
+                esc(if adopted {
+                    d.plan.as_deref().unwrap_or("")
+                } else {
+                    "(none)"
+                }),
+                esc(&d
+                    .proposer
+                    .as_deref()
+                    .filter(|_| adopted)
+                    .map(|p| self.roster.player(p))
+                    .unwrap_or_default()),
+                esc(&d
+                    .dissent
+                    .iter()
+                    .map(|a| self.roster.player(a))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+            );
+        }
+        self.w("</table>");
+    }
+
+    fn relationships(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"relationships\">Relationships between the AI players</h2>");
+        if m.pairs.is_empty() {
+            let why = if self.roster.seats.len() < 2 {
+                "One AI player at this table: there are no relationships between players to chart."
+            } else if m.has_party_discussion {
+                "The players neither took sides on each other's proposals nor helped each other."
+            } else {
+                "No party discussion in these sessions, and no player helped another: no agreement or support to chart."
+            };
+            let _ = write!(self.o, "<p class=\"empty\">{why}</p>");
+            return;
+        }
+        self.w("<p class=\"meta\">An arrow from A to B: A agreed with B's proposals, voted for B or rolled to help B's character (green, thicker = more), or disagreed with B more than it supported B (red). One graph per stretch of time (each session, or a session's turns), then all of it together.</p><div class=\"graphs\">");
+        let agents = self.roster.agents();
+        let nodes: Vec<Node> = agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Node {
+                label: self.roster.player(a),
+                color: color(i).into(),
+            })
+            .collect();
+        let idx = |a: &str| agents.iter().position(|x| x == a);
+        let max = m
+            .pairs
+            .iter()
+            .map(|p| f64::from(p.total.support() + p.total.disagree))
+            .fold(1.0, f64::max);
+        let mut views: Vec<(String, Vec<PairView>)> = Vec::new();
+        if self.multi {
+            for sn in &m.sessions {
+                let pairs = m
+                    .pairs
+                    .iter()
+                    .filter_map(|p| {
+                        p.by_session
+                            .get(sn)
+                            .map(|c| (p.from.clone(), p.to.clone(), c.clone()))
+                    })
+                    .collect();
+                views.push((format!("session {sn}"), pairs));
+            }
+        } else {
+            // One session: over its turns, in up to four stretches.
+            let turns: BTreeSet<u32> = m
+                .pairs
+                .iter()
+                .flat_map(|p| p.by_turn.iter().map(|(_, t, _)| *t))
+                .collect();
+            let turns: Vec<u32> = turns.into_iter().collect();
+            if turns.len() > 1 {
+                for chunk in turns.chunks(turns.len().div_ceil(4)) {
+                    let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+                    let pairs = m
+                        .pairs
+                        .iter()
+                        .filter_map(|p| {
+                            let mut c = PairCounts::default();
+                            for (_, t, x) in &p.by_turn {
+                                if (first..=last).contains(t) {
+                                    c.add(x);
+                                }
+                            }
+                            (c != PairCounts::default()).then(|| (p.from.clone(), p.to.clone(), c))
+                        })
+                        .collect();
+                    let title = if first == last {
+                        format!("turn {first}")
+                    } else {
+                        format!("turns {first}–{last}")
+                    };
+                    views.push((title, pairs));
+                }
+            }
+        }
+        views.push((
+            if self.multi {
+                "all sessions".into()
+            } else {
+                "the whole session".into()
+            },
+            m.pairs
+                .iter()
+                .map(|p| (p.from.clone(), p.to.clone(), p.total.clone()))
+                .collect(),
+        ));
+        for (title, pairs) in views {
+            let edges: Vec<Edge> = pairs
+                .iter()
+                .filter_map(|(f, t, c)| {
+                    Some(Edge {
+                        from: idx(f)?,
+                        to: idx(t)?,
+                        weight: f64::from(c.support() + c.disagree),
+                        tone: f64::from(c.support()) - f64::from(c.disagree),
+                        label: format!(
+                            "{} → {}: agree {}, disagree {}, help {}, votes {}",
+                            self.roster.player(f),
+                            self.roster.player(t),
+                            c.agree,
+                            c.disagree,
+                            c.helps,
+                            c.votes
+                        ),
+                    })
+                })
+                .collect();
+            self.w(&svg::graph(&title, &nodes, &edges, max));
+        }
+        self.w("</div><table><tr><th>from</th><th>to</th><th>agree</th><th>disagree</th><th>help</th><th>votes</th></tr>");
+        for p in &m.pairs {
+            let _ = write!(
+                self.o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&self.roster.player(&p.from)),
+                esc(&self.roster.player(&p.to)),
+                p.total.agree,
+                p.total.disagree,
+                p.total.helps,
+                p.total.votes
+            );
+        }
+        self.w("</table>");
+    }
+
+    fn dice(&mut self, m: &Metrics) {
+        self.w("<h2 id=\"dice\">Dice: observed against a fair d6</h2>");
+        let d = &m.dice;
+        if d.dice() == 0 {
+            self.w("<p class=\"empty\">No dice were rolled in these sessions.</p>");
+            return;
+        }
+        let cats: Vec<String> = (1..=6).map(|f| f.to_string()).collect();
+        let expected = f64::from(d.dice()) / 6.0;
+        self.w(&svg::chart(
+            Kind::Bars,
+            "dice",
+            &cats,
+            &[Series::new(
+                "observed",
+                color(4),
+                d.faces.iter().map(|&n| f64::from(n)).collect(),
+            )],
+            Some(&Series::new("expected (fair)", "#333", vec![expected; 6])),
+        ));
+        let chi = d.chi_square().unwrap_or(0.0);
+        let _ = write!(
+            self.o,
+            "<p>{} dice in {} rolls (action and helper rolls as the dice fell, before any GM override). Chi-square against a fair die: {chi:.2} with 5 degrees of freedom ({}; 11.07 is the 5% threshold; with few dice this says little).</p>",
+            d.dice(),
+            d.rolls,
+            if chi > 11.07 {
+                "unlikely for fair dice"
+            } else {
+                "consistent with fair dice"
+            }
+        );
+        self.w("<table><tr><th>outcome</th><th>rolls</th></tr>");
+        for (k, n) in &d.outcomes {
+            let _ = write!(self.o, "<tr><td>{}</td><td>{n}</td></tr>", esc(k));
+        }
+        let _ = write!(
+            self.o,
+            "<tr><td>successes per roll</td><td>{}</td></tr><tr><td>LASER FEELINGS dice</td><td>{}</td></tr></table>",
+            d.successes
+                .iter()
+                .map(|(k, n)| format!("{}{}: {n}", k, if *k == 3 { "+" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.laser_feelings
+        );
+    }
+
+    fn flags(&mut self, fl: &[Flag]) {
+        self.w("<h2 id=\"flags\">Flagged for review</h2>");
+        if fl.is_empty() {
+            self.w("<p class=\"empty\">Nothing unexpected by the rules below.</p>");
+        } else {
+            self.w("<table><tr><th>where</th><th>what</th><th>who</th><th>detail</th></tr>");
+            for f in fl {
+                let who = f
+                    .agent
+                    .as_deref()
+                    .map_or_else(String::new, |a| self.roster.player(a));
+                let _ = write!(
+                    self.o,
+                    "<tr><td><a href=\"#{}\">session {}, turn {}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    event_anchor(f.session, f.seq),
+                    f.session,
+                    f.turn,
+                    esc(f.kind.title()),
+                    esc(&who),
+                    esc(&f.detail)
+                );
+            }
+            self.w("</table>");
+        }
+        self.w("<h3>The rules</h3><ul>");
+        for k in [
+            FlagKind::RepeatedValidationFailures,
+            FlagKind::DirectiveIgnored,
+            FlagKind::LeaderChange,
+            FlagKind::SecretRevealed,
+            FlagKind::GmOverride,
+            FlagKind::ModelFailure,
+        ] {
+            let _ = write!(
+                self.o,
+                "<li><b>{}</b>: {}</li>",
+                esc(k.title()),
+                esc(k.rule())
+            );
+        }
+        self.w("</ul>");
+    }
+
+    fn latency(&mut self, m: &Metrics) {
+        if m.latency.is_empty() {
+            return;
+        }
+        self.w("<h3>Response time by layer and purpose</h3><table><tr><th>by</th><th>key</th><th>answered attempts</th><th>P50 ms</th><th>P95 ms</th></tr>");
+        for l in &m.latency {
+            let _ = write!(
+                self.o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&l.by),
+                esc(&l.key),
+                l.count,
+                l.p50_ms,
+                l.p95_ms
+            );
+        }
+        self.w("</table>");
+    }
+
+    // --- transcript ----------------------------------------------------------------------
+
+    fn transcript(&mut self, events: &[Value], fl: &[Flag]) {
+        self.w("<h2 id=\"transcript\">Transcript</h2><p class=\"meta\">Left: what was said and done at the table. Right: the reasoning behind it, expandable — each player's private strategy, the character's justification, and the model calls (prompt and raw reply) that produced it.</p>");
+        let flagged: BTreeMap<(u32, u64), Vec<&Flag>> =
+            fl.iter().fold(BTreeMap::new(), |mut acc, f| {
+                acc.entry((f.session, f.seq)).or_default().push(f);
+                acc
+            });
+        let mut calls: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+        let mut seen: BTreeMap<String, (u32, u64)> = BTreeMap::new();
+        let mut open_turn = false;
+        let mut current_session = None;
+        for e in events {
+            let (sn, sq) = (session(e), seq(e));
+            if current_session != Some(sn) {
+                if open_turn {
+                    self.w("</div>");
+                    open_turn = false;
+                }
+                current_session = Some(sn);
+                let _ = write!(self.o, "<h3 id=\"s{sn}\">Session {sn}</h3>");
+            }
+            match ty(e) {
+                "turn_started" => {
+                    if open_turn {
+                        self.w("</div>");
+                    }
+                    open_turn = true;
+                    let _ = write!(
+                        self.o,
+                        "<div class=\"turn\" id=\"{}\"><h3>Turn {}</h3><span id=\"{}\"></span>",
+                        turn_anchor(sn, turn(e)),
+                        turn(e),
+                        event_anchor(sn, sq)
+                    );
+                    continue;
+                }
+                "model_call" => {
+                    calls.entry(agent(e).to_string()).or_default().push(e);
+                    let _ = write!(self.o, "<span id=\"{}\"></span>", event_anchor(sn, sq));
+                    continue;
+                }
+                _ => {}
+            }
+            let Some((tag, said, mind)) = self.describe(e) else {
+                let _ = write!(self.o, "<span id=\"{}\"></span>", event_anchor(sn, sq));
+                continue;
+            };
+            // The model calls behind an AI decision go beside it.
+            let mut mind = mind;
+            let caller = if ty(e) == "memory_storage" {
+                "memory"
+            } else {
+                agent(e)
+            };
+            if AI_DECISIONS.contains(&ty(e))
+                && let Some(cs) = calls.remove(caller)
+            {
+                mind.push_str(&model_calls(&cs, &mut seen));
+            }
+            let marks = flagged.get(&(sn, sq));
+            let mut badges = String::new();
+            for f in marks.into_iter().flatten() {
+                let _ = write!(
+                    badges,
+                    "<a class=\"badge\" href=\"#flags\" title=\"{}\">⚑ {}</a>",
+                    esc(&f.detail),
+                    esc(f.kind.title())
+                );
+            }
+            let _ = write!(
+                self.o,
+                "<div class=\"row{}\" id=\"{}\"><div class=\"tag {tag}\">{tag}</div><div class=\"said\">{said}{badges}</div><div class=\"mind\">{mind}</div></div>",
+                if marks.is_some() { " flagged" } else { "" },
+                event_anchor(sn, sq)
+            );
+        }
+        if open_turn {
+            self.w("</div>");
+        }
+    }
+
+    /// An event as (channel, what was said or done, the reasoning), or None to leave it out.
+    fn describe(&self, e: &Value) -> Option<(&'static str, String, String)> {
+        let who = |a: &str| esc(&self.roster.player(a));
+        let ch = |a: &str| esc(&self.roster.character(a));
+        let q = |t: &str| format!("<blockquote>{}</blockquote>", esc(t));
+        let a = agent(e);
+        let none = String::new();
+        Some(match ty(e) {
+            "gm_narration" => ("GM", format!("<b>Narration</b>{}", q(s(e, "text"))), none),
+            "gm_outcome" => ("GM", format!("<b>Outcome</b>{}", q(s(e, "text"))), none),
+            "session_started" => (
+                "NOTE",
+                format!(
+                    "Session started · seed {} · model {}",
+                    num(e, "seed"),
+                    esc(s(e, "model"))
+                ),
+                none,
+            ),
+            "session_ended" => (
+                "NOTE",
+                format!("Session ended: {}", esc(s(e, "reason"))),
+                none,
+            ),
+            "session_resumed" => (
+                "NOTE",
+                format!("Session resumed at {}", esc(s(e, "at"))),
+                none,
+            ),
+            "events_undone" => ("NOTE", format!("The GM undid {}", esc(s(e, "what"))), none),
+            "memory_retrieved" => {
+                let rec = e
+                    .get("recalled")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let mut mind = String::new();
+                if !rec.is_empty() {
+                    let mut list = String::from("<ul>");
+                    for r in &rec {
+                        let _ = write!(
+                            list,
+                            "<li>({}) {} <span class=\"meta\">score {}, confidence {}, from {}</span></li>",
+                            esc(s(r, "layer")),
+                            esc(s(r, "text")),
+                            r.get("score")
+                                .and_then(Value::as_f64)
+                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            r.get("confidence")
+                                .and_then(Value::as_f64)
+                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
+                            esc(s(r, "source"))
+                        );
+                    }
+                    list.push_str("</ul>");
+                    mind = details(&format!("{} memories recalled", rec.len()), &list);
+                }
+                (
+                    "NOTE",
+                    format!("Memory for {}: {}", who(a), esc(s(e, "status"))),
+                    mind,
+                )
+            }
+            "clarifying_questions" => {
+                let qs: Vec<String> = strs(e, "questions");
+                (
+                    "OOC",
+                    if qs.is_empty() {
+                        format!("{} has no questions for the GM", who(a))
+                    } else {
+                        format!("<b>{} asks the GM</b>{}", who(a), list(&qs))
+                    },
+                    none,
+                )
+            }
+            "gm_answers" => {
+                let ans = strs(e, "answers");
+                (
+                    "GM",
+                    if ans.is_empty() {
+                        "No more questions.".into()
+                    } else {
+                        format!("<b>Answers</b>{}", list(&ans))
+                    },
+                    none,
+                )
+            }
+            "strategic_intent" => {
+                let i = e.get("intent").unwrap_or(&Value::Null);
+                (
+                    "OOC",
+                    format!(
+                        "<b>{}</b> decides on a plan (private to the player)",
+                        who(a)
+                    ),
+                    details(
+                        "strategy (player only)",
+                        &format!(
+                            "<p>{}</p><p class=\"meta\">directive in mind</p><p>{}</p>{}",
+                            esc(s(i, "strategy")),
+                            esc(s(i, "directive")),
+                            opt(i, "proposal").map_or_else(String::new, |p| format!(
+                                "<p class=\"meta\">proposal to the party</p><p>{}</p>",
+                                esc(p)
+                            ))
+                        ),
+                    ),
+                )
+            }
+            "clarification_ended" => (
+                "NOTE",
+                format!("Questions over: {}", esc(s(e, "reason"))),
+                none,
+            ),
+            "gm_ooc" => (
+                "OOC",
+                format!(
+                    "<b>GM</b> <span class=\"meta\">(out of character, round {})</span>{}",
+                    num(e, "round"),
+                    q(s(e, "text"))
+                ),
+                none,
+            ),
+            "discussion_timed_out" => (
+                "PARTY",
+                format!(
+                    "The discussion ran out of time after {} s: the party votes",
+                    num(e, "elapsed_ms") / 1000
+                ),
+                none,
+            ),
+            "directive" => (
+                "P2C",
+                format!(
+                    "<b>{} → {}</b> (directive){}",
+                    who(a),
+                    ch(a),
+                    q(s(e, "text"))
+                ),
+                none,
+            ),
+            "character_action" => {
+                let act = e.get("action").unwrap_or(&Value::Null);
+                let mut said = format!(
+                    "<b>{} attempts</b> <span class=\"meta\">(attempt {})</span>{}",
+                    ch(a),
+                    num(e, "attempt"),
+                    q(s(act, "action"))
+                );
+                if let Some(d) = opt(act, "dialogue") {
+                    let _ = write!(said, "<i>Says:</i>{}", q(d));
+                }
+                let mut pool = vec![s(act, "task_type").to_string()];
+                if act.get("prepared").and_then(Value::as_bool) == Some(true) {
+                    pool.push("prepared".into());
+                }
+                if act.get("expert").and_then(Value::as_bool) == Some(true) {
+                    pool.push("expert".into());
+                }
+                if let Some(h) = opt(act, "helping") {
+                    pool.push(format!(
+                        "helping {}",
+                        self.roster.character(&self.roster.agent_of(h))
+                    ));
+                }
+                let _ = write!(
+                    said,
+                    "<span class=\"meta\">suggests {}</span>",
+                    esc(&pool.join(", "))
+                );
+                (
+                    "IC",
+                    said,
+                    details(
+                        "justification",
+                        &format!("<p>{}</p>", esc(s(act, "justification"))),
+                    ),
+                )
+            }
+            "validation" => {
+                let result = s(e, "result");
+                let v = e.get("verdict").unwrap_or(&Value::Null);
+                let violations: Vec<String> = v
+                    .get("violations")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|x| format!("\"{}\" — {}", s(x, "excerpt"), s(x, "reason")))
+                    .collect();
+                let cls = if result == "passed" { "ok" } else { "bad" };
+                let mut said = format!(
+                    "Overreach check on {}'s attempt {}: <b class=\"{cls}\">{}</b>",
+                    ch(a),
+                    num(e, "attempt"),
+                    esc(&result.replace('_', " "))
+                );
+                if let Some(c) = opt(e, "corrected") {
+                    let _ = write!(said, "<i>Corrected:</i>{}", q(c));
+                }
+                (
+                    "NOTE",
+                    said,
+                    if violations.is_empty() {
+                        none
+                    } else {
+                        details("why it was flagged", &list(&violations))
+                    },
+                )
+            }
+            "gm_reviewed_action" => (
+                "GM",
+                format!("<b>Sets {}'s action</b>{}", ch(a), q(s(e, "action"))),
+                none,
+            ),
+            "gm_adjudication" => {
+                let ruling = s(e, "ruling");
+                let text = match ruling {
+                    "roll" => format!(
+                        "roll {}{}{}",
+                        esc(s(e, "task")),
+                        if e.get("prepared").and_then(Value::as_bool) == Some(true) {
+                            ", prepared"
+                        } else {
+                            ""
+                        },
+                        if e.get("expert").and_then(Value::as_bool) == Some(true) {
+                            ", expert"
+                        } else {
+                            ""
+                        }
+                    ),
+                    other => format!("{}: {}", esc(other), esc(s(e, "note"))),
+                };
+                ("GM", format!("<b>Ruling for {}</b>: {text}", ch(a)), none)
+            }
+            "dice_rolled" | "gm_roll_override" => {
+                let r = e.get("result").unwrap_or(&Value::Null);
+                let faces: Vec<String> = r
+                    .get("dice")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|d| {
+                        let mark = if d.get("laser_feelings").and_then(Value::as_bool) == Some(true)
+                        {
+                            "!"
+                        } else if d.get("success").and_then(Value::as_bool) == Some(true) {
+                            "✓"
+                        } else {
+                            "✗"
+                        };
+                        format!("{}{mark}", num(d, "face"))
+                    })
+                    .collect();
+                let what = if ty(e) == "gm_roll_override" {
+                    if s(e, "override") == "keep" {
+                        format!("The GM keeps {}'s roll", ch(a))
+                    } else {
+                        format!(
+                            "<b>The GM overrides {}'s roll</b> ({})",
+                            ch(a),
+                            esc(s(e, "override"))
+                        )
+                    }
+                } else if s(e, "purpose") == "helper" {
+                    format!(
+                        "{} helps {}",
+                        ch(a),
+                        esc(&self
+                            .roster
+                            .character(&self.roster.agent_of(s(e, "helping"))))
+                    )
+                } else {
+                    format!("{} rolls {}", ch(a), esc(s(r, "task")))
+                };
+                (
+                    if ty(e) == "dice_rolled" { "DICE" } else { "GM" },
+                    format!(
+                        "{what}: {} → {} success(es), <b>{}</b>",
+                        esc(&faces.join(" ")),
+                        num(r, "successes"),
+                        esc(s(r, "outcome"))
+                    ),
+                    none,
+                )
+            }
+            "gm_forced_result" => (
+                "GM",
+                if e.get("success").and_then(Value::as_bool) == Some(true) {
+                    "/success: the next roll succeeds".into()
+                } else {
+                    "/fail: the next roll fails".into()
+                },
+                none,
+            ),
+            "gm_roll" => (
+                "GM",
+                format!(
+                    "/roll {} = {}",
+                    esc(s(e, "expression")),
+                    e.get("total").map_or_else(String::new, Value::to_string)
+                ),
+                none,
+            ),
+            "laser_feelings_question" => (
+                "IC",
+                format!(
+                    "<b>{} asks (LASER FEELINGS)</b>{}",
+                    ch(a),
+                    q(s(e, "question"))
+                ),
+                none,
+            ),
+            "laser_feelings_answer" => (
+                "GM",
+                format!("<b>Answers {}</b>{}", ch(a), q(s(e, "answer"))),
+                none,
+            ),
+            "insight_decision" => {
+                let d = e.get("decision").unwrap_or(&Value::Null);
+                let change = d.get("change_action").and_then(Value::as_bool) == Some(true);
+                (
+                    "OOC",
+                    format!(
+                        "{} decides to {}",
+                        who(a),
+                        if change {
+                            "change the action"
+                        } else {
+                            "keep the action"
+                        }
+                    ),
+                    details("why", &format!("<p>{}</p>", esc(s(d, "reason")))),
+                )
+            }
+            "character_reaction" => (
+                "IC",
+                format!("<b>{} reacts</b>{}", ch(a), q(s(e, "text"))),
+                none,
+            ),
+            "phase_failed" => (
+                "NOTE",
+                format!(
+                    "<span class=\"bad\">{} failed for {} (failure {})</span>: {}",
+                    esc(s(e, "phase")),
+                    who(a),
+                    num(e, "failures"),
+                    esc(s(e, "error"))
+                ),
+                none,
+            ),
+            "gm_failure_decision" => (
+                "GM",
+                format!("After the failure, for {}: {}", who(a), esc(s(e, "choice"))),
+                none,
+            ),
+            "memory_storage" => ("NOTE", format!("Memory: {}", esc(s(e, "status"))), none),
+            "context_trimmed" => (
+                "NOTE",
+                format!(
+                    "{}'s {} prompt trimmed to fit ({} tokens, budget {})",
+                    who(a),
+                    esc(s(e, "purpose")),
+                    num(e, "prompt_tokens"),
+                    num(e, "budget")
+                ),
+                none,
+            ),
+            // The party (OOC discussion, consensus, votes, whispers).
+            "ooc_message" => {
+                let stance = s(e, "stance");
+                let on = opt(e, "on").map_or_else(String::new, |o| {
+                    format!(
+                        " on {}'s proposal",
+                        esc(&self.roster.player(&self.roster.agent_of(o)))
+                    )
+                });
+                let mut said = format!(
+                    "<b>{}</b> <span class=\"meta\">({}{on}, round {})</span>{}",
+                    who(a),
+                    esc(stance),
+                    num(e, "round"),
+                    q(s(e, "message"))
+                );
+                if let Some(p) = opt(e, "proposal") {
+                    let _ = write!(said, "<i>Proposes:</i>{}", q(p));
+                }
+                ("OOC", said, none)
+            }
+            "consensus" => {
+                let positions: Vec<String> = e
+                    .get("positions")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| {
+                        format!("{}: {}", self.roster.player(k), v.as_str().unwrap_or(""))
+                    })
+                    .collect();
+                let mut said = format!("<b>Consensus: {}</b>", esc(s(e, "outcome")));
+                if let Some(p) = opt(e, "plan") {
+                    let by = opt(e, "proposer").map_or_else(String::new, |p| {
+                        format!(
+                            " (proposed by {})",
+                            esc(&self.roster.player(&self.roster.agent_of(p)))
+                        )
+                    });
+                    let _ = write!(said, "{by}{}", q(p));
+                }
+                if !positions.is_empty() {
+                    let _ = write!(
+                        said,
+                        "<span class=\"meta\">{}</span>",
+                        esc(&positions.join(" · "))
+                    );
+                }
+                ("PARTY", said, none)
+            }
+            "vote_cast" => (
+                "PARTY",
+                format!(
+                    "{} votes for {}{}",
+                    who(a),
+                    esc(&self.roster.player(&self.roster.agent_of(s(e, "vote")))),
+                    opt(e, "remark").map_or_else(String::new, |r| format!(": {}", esc(r)))
+                ),
+                none,
+            ),
+            "whisper" => (
+                "GM",
+                format!(
+                    "<b>Whisper to {}</b> <span class=\"meta\">({})</span>{}",
+                    opt(e, "to").map_or_else(
+                        || "the whole table".to_string(),
+                        |t| esc(&self.roster.player(&self.roster.agent_of(t)))
+                    ),
+                    esc(s(e, "scope")),
+                    q(s(e, "text"))
+                ),
+                none,
+            ),
+            "turn_completed" | "phase_started" | "phase_completed" => return None,
+            // Anything newer than this report: shown raw, so nothing is hidden.
+            other => {
+                let mut body = e.clone();
+                if let Some(o) = body.as_object_mut() {
+                    for k in [
+                        "seq",
+                        "timestamp",
+                        "session_id",
+                        "session_number",
+                        "turn_number",
+                        "event_type",
+                    ] {
+                        o.remove(k);
+                    }
+                }
+                (
+                    "LOG",
+                    format!("<code>{}</code>", esc(other)),
+                    details("fields", &format!("<pre>{}</pre>", esc(&body.to_string()))),
+                )
+            }
+        })
+    }
+}
+
+/// One directed relationship in a view: from, to, what passed between them.
+type PairView = (String, String, PairCounts);
+
+/// The events the model calls logged before them are shown beside (the decisions, and what a
+/// failed or extraction call led to).
+const AI_DECISIONS: &[&str] = &[
+    "phase_failed",
+    "directive",
+    "memory_storage",
+    "clarifying_questions",
+    "strategic_intent",
+    "character_action",
+    "laser_feelings_question",
+    "insight_decision",
+    "character_reaction",
+    "ooc_message",
+    "vote_cast",
+];
+
+fn strs(e: &Value, field: &str) -> Vec<String> {
+    e.get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
+
+fn list(items: &[String]) -> String {
+    let mut o = String::from("<ul>");
+    for i in items {
+        let _ = write!(o, "<li>{}</li>", esc(i));
+    }
+    o.push_str("</ul>");
+    o
+}
+
+fn details(summary: &str, body: &str) -> String {
+    format!(
+        "<details><summary>{}</summary>{body}</details>",
+        esc(summary)
+    )
+}
+
+/// The model calls behind a decision: each attempt's figures, prompt and raw reply. A system
+/// prompt already shown in full is named, not repeated (`seen`: prompt → where it was shown).
+fn model_calls(calls: &[&Value], seen: &mut BTreeMap<String, (u32, u64)>) -> String {
+    let mut o = String::new();
+    for c in calls {
+        let u = c.get("usage").unwrap_or(&Value::Null);
+        let summary = format!(
+            "model call: {} ({} layer), attempt {}, {} ms, {} → {} tokens{}",
+            s(c, "purpose"),
+            s(c, "layer"),
+            num(c, "attempt"),
+            num(c, "latency_ms"),
+            num(u, "input_tokens"),
+            num(u, "output_tokens"),
+            opt(c, "error").map_or_else(String::new, |e| format!(", error: {e}"))
+        );
+        let mut body = format!("<p class=\"meta\">provider {}</p>", esc(s(c, "provider")));
+        for m in c
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (role, content) = (s(m, "role"), s(m, "content"));
+            if role == "system"
+                && let Some((sn, sq)) = seen.get(content)
+            {
+                let _ = write!(
+                    body,
+                    "<p class=\"meta\">system: the same {} characters as in the call beside <a href=\"#{}\">event {sq}</a></p>",
+                    content.chars().count(),
+                    event_anchor(*sn, *sq)
+                );
+                continue;
+            }
+            if role == "system" {
+                seen.insert(content.to_string(), (session(c), seq(c)));
+            }
+            let _ = write!(
+                body,
+                "<p class=\"meta\">{}</p><pre>{}</pre>",
+                esc(role),
+                esc(content)
+            );
+        }
+        let _ = write!(
+            body,
+            "<p class=\"meta\">reply</p><pre>{}</pre>",
+            esc(opt(c, "reply").unwrap_or("(none)"))
+        );
+        o.push_str(&details(&summary, &body));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn ev(seq: u64, turn: u32, v: Value) -> Value {
+        let mut v = v;
+        let o = v.as_object_mut().unwrap();
+        o.insert("seq".into(), json!(seq));
+        o.insert("session_number".into(), json!(1));
+        o.insert("turn_number".into(), json!(turn));
+        v
+    }
+
+    #[test]
+    fn model_text_is_escaped_and_reasoning_sits_beside_the_action() {
+        let events = vec![
+            ev(0, 1, json!({"event_type": "turn_started"})),
+            ev(
+                1,
+                1,
+                json!({"event_type": "model_call", "agent": "alex", "layer": "character",
+                "purpose": "character_action", "attempt": 1, "latency_ms": 12,
+                "usage": {"input_tokens": 5, "output_tokens": 2},
+                "messages": [{"role": "user", "content": "<script>alert(1)</script>"}], "reply": "{}"}),
+            ),
+            ev(
+                2,
+                1,
+                json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
+                "action": {"action": "I wave <script>alert(2)</script>", "dialogue": "",
+                           "justification": "because & so"}}),
+            ),
+            ev(
+                3,
+                1,
+                json!({"event_type": "brand_new_event", "detail": "<b>x</b>"}),
+            ),
+        ];
+        let html = render_html("test", &events);
+        assert!(!html.contains("<script>"), "unescaped markup");
+        assert!(html.contains("&lt;script&gt;alert(1)"));
+        assert!(html.contains("because &amp; so"));
+        // The call and the justification are in the action's row, in its reasoning column.
+        let row = html.split("id=\"s1-ev-2\"").nth(1).unwrap();
+        let row = row.split("class=\"row").next().unwrap();
+        assert!(row.contains("model call: character_action"));
+        assert!(row.contains("justification"));
+        // An event type this report does not know is still shown.
+        assert!(html.contains("brand_new_event"));
+        assert!(html.contains("id=\"s1-turn-1\""));
+    }
+
+    #[test]
+    fn sections_without_party_events_say_so() {
+        let html = render_html("t", &[ev(0, 1, json!({"event_type": "turn_started"}))]);
+        assert!(html.contains("No party discussion in these sessions"));
+        for id in [
+            "summary",
+            "tokens",
+            "validation",
+            "consensus",
+            "leadership",
+            "relationships",
+            "dice",
+            "flags",
+            "transcript",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+        }
+    }
+
+    #[test]
+    fn flags_link_to_their_event() {
+        let events = vec![
+            ev(0, 1, json!({"event_type": "turn_started"})),
+            ev(
+                7,
+                1,
+                json!({"event_type": "gm_forced_result", "success": true}),
+            ),
+        ];
+        let html = render_html("t", &events);
+        assert!(html.contains("href=\"#s1-ev-7\""));
+        assert!(html.contains("id=\"s1-ev-7\""));
+    }
+}

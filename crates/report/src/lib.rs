@@ -1,0 +1,67 @@
+//! Research instruments over the session log: metrics, flags for review, a log audit, and a
+//! self-contained HTML report.
+//!
+//! Everything here reads events as JSON values, by `event_type` and field names, never through
+//! the engine's `Event` enum: the log is a published format, new event types appear as the game
+//! grows, and an older analysis must keep reading a newer log (unknown events are skipped,
+//! missing fields count as absent).
+
+mod audit;
+mod ev;
+mod flags;
+mod html;
+mod metrics;
+mod schema;
+mod source;
+mod svg;
+mod text;
+
+pub use audit::{Audit, Gap, PHASE_EDGES, audit};
+pub use ev::{Roster, event_types};
+pub use flags::{Flag, FlagKind, flags};
+pub use html::render_html;
+pub use metrics::{
+    ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
+    metrics,
+};
+pub use schema::{EVENT_TYPES, describe};
+pub use source::{Scope, load_campaign, load_session, session_numbers};
+pub use text::render_stats;
+
+/// Everything that can go wrong reading a campaign's log.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {message}")]
+    Store { path: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: not a JSON event ({message}); the log is damaged there")]
+    CorruptLine {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "{path}: session {session}, event {seq} is not valid JSON ({message}); the database is damaged there"
+    )]
+    CorruptRow {
+        path: String,
+        session: u32,
+        seq: u64,
+        message: String,
+    },
+    #[error(
+        "no sessions have been played in {0} (no campaign.db and no logs/session-N.jsonl); point --campaign at the campaign's directory"
+    )]
+    NoCampaign(String),
+    #[error("there is no session {session} in {dir} (sessions: {known})")]
+    NoSuchSession {
+        session: u32,
+        dir: String,
+        known: String,
+    },
+}

@@ -1,0 +1,753 @@
+//! The numbers researchers ask for (FR-022, FR-023), computed from events alone.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ev::{Roster, agent, num, opt, s, session, turn, ty};
+
+/// Every metric of a set of events (one session or a whole campaign).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Metrics {
+    pub sessions: Vec<u32>,
+    /// Turns completed.
+    pub turns: u32,
+    /// Turns started (one more than completed when a session stopped mid-turn).
+    pub turns_started: u32,
+    pub per_turn: Vec<TurnStats>,
+    pub validation: ValidationStats,
+    pub model: ModelStats,
+    /// P50/P95 response time per layer, then per purpose.
+    pub latency: Vec<Latency>,
+    /// Tokens in and out per AI player.
+    pub tokens_by_agent: BTreeMap<String, Tokens>,
+    pub consensus: Vec<ConsensusCount>,
+    /// Adopted plans per proposer (the leadership signal), over all sessions.
+    pub adopted_by: BTreeMap<String, u32>,
+    /// Per session: who proposed the adopted plans.
+    pub adopted_by_session: BTreeMap<u32, BTreeMap<String, u32>>,
+    /// Every discussion's end, in order: what was adopted, from whom, how.
+    pub discussions: Vec<Discussion>,
+    /// Directed: what `from` did towards `to`.
+    pub pairs: Vec<PairStats>,
+    pub dice: DiceStats,
+    pub gm_overrides: u32,
+    /// Party discussion events (`ooc_message`, `consensus`, `vote_cast`) are present.
+    pub has_party_discussion: bool,
+    pub whispers: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TurnStats {
+    pub session: u32,
+    pub turn: u32,
+    pub tokens: Tokens,
+    /// Model attempts in the turn.
+    pub calls: u32,
+    /// Summed model latency in the turn.
+    pub latency_ms: u64,
+    pub validations: u32,
+    /// Verdicts other than `passed`.
+    pub validation_failures: u32,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ValidationStats {
+    /// Declared actions that were checked (a run of attempts from attempt 1).
+    pub actions: u32,
+    pub verdicts: u32,
+    /// Actions whose first attempt was not passed.
+    pub first_pass_failures: u32,
+    /// Actions still not passed after the retries (auto-corrected or flagged for the GM).
+    pub final_failures: u32,
+    pub retries: u32,
+    pub auto_corrected: u32,
+    pub flagged_for_gm: u32,
+}
+
+impl ValidationStats {
+    pub fn first_pass_rate(&self) -> Option<f64> {
+        ratio(self.first_pass_failures, self.actions)
+    }
+    pub fn final_rate(&self) -> Option<f64> {
+        ratio(self.final_failures, self.actions)
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ModelStats {
+    /// Gateway calls (a run of attempts from attempt 1).
+    pub calls: u32,
+    /// Every attempt, each a `model_call` event.
+    pub attempts: u32,
+    /// Attempts after the first of a call (provider retries and JSON repairs).
+    pub retries: u32,
+    pub repairs: u32,
+    /// Attempts that ended in an error.
+    pub errors: u32,
+    /// Phases that failed because a model call gave up (`phase_failed`).
+    pub failed_phases: u32,
+    pub tokens: Tokens,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Latency {
+    /// "layer" or "purpose".
+    pub by: String,
+    pub key: String,
+    pub count: usize,
+    pub p50_ms: u64,
+    pub p95_ms: u64,
+}
+
+/// How one party discussion ended.
+#[derive(Clone, Debug, Serialize)]
+pub struct Discussion {
+    pub session: u32,
+    pub turn: u32,
+    /// The `consensus` event that settled it (or the last round's).
+    pub seq: u64,
+    pub rounds: u32,
+    pub outcome: String,
+    pub plan: Option<String>,
+    pub proposer: Option<String>,
+    pub dissent: Vec<String>,
+}
+
+/// How a session's party discussions ended: one per discussion (a turn's OOC talk), by the
+/// outcome of its last `consensus` event.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsensusCount {
+    pub session: u32,
+    pub outcomes: BTreeMap<String, u32>,
+    /// Discussions held.
+    pub discussions: u32,
+    /// Rounds that ended without agreement (`consensus` events with outcome `conflicted`).
+    pub conflicted_rounds: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PairCounts {
+    /// `from` agreed with a proposal of `to`.
+    pub agree: u32,
+    pub disagree: u32,
+    /// `from` rolled to help `to`'s character.
+    pub helps: u32,
+    /// `from` voted for `to`.
+    pub votes: u32,
+}
+
+impl PairCounts {
+    /// Support given: agreement, help and votes.
+    pub fn support(&self) -> u32 {
+        self.agree + self.helps + self.votes
+    }
+    pub fn add(&mut self, o: &PairCounts) {
+        self.agree += o.agree;
+        self.disagree += o.disagree;
+        self.helps += o.helps;
+        self.votes += o.votes;
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PairStats {
+    pub from: String,
+    pub to: String,
+    pub total: PairCounts,
+    pub by_session: BTreeMap<u32, PairCounts>,
+    /// Turn by turn, as `(session, turn, counts)`, for the relationship over time.
+    pub by_turn: Vec<(u32, u32, PairCounts)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DiceStats {
+    /// How often each face 1–6 came up on the action and helper rolls (before any override).
+    pub faces: [u32; 6],
+    pub rolls: u32,
+    /// Rolls by number of successes (0, 1, 2, 3+).
+    pub successes: BTreeMap<u32, u32>,
+    /// Rolls by outcome (`failure`, `complication`, `success`, `critical`).
+    pub outcomes: BTreeMap<String, u32>,
+    pub laser_feelings: u32,
+}
+
+impl DiceStats {
+    pub fn dice(&self) -> u32 {
+        self.faces.iter().sum()
+    }
+    /// Pearson's chi-square against a fair d6 (5 degrees of freedom), when any dice rolled.
+    pub fn chi_square(&self) -> Option<f64> {
+        let n = f64::from(self.dice());
+        if n == 0.0 {
+            return None;
+        }
+        let expected = n / 6.0;
+        Some(
+            self.faces
+                .iter()
+                .map(|&o| (f64::from(o) - expected).powi(2) / expected)
+                .sum(),
+        )
+    }
+}
+
+/// What each player did toward each other, by (from, to), then by (session, turn).
+type PairsByTurn = BTreeMap<(String, String), BTreeMap<(u32, u32), PairCounts>>;
+
+fn ratio(a: u32, b: u32) -> Option<f64> {
+    (b > 0).then(|| f64::from(a) / f64::from(b))
+}
+
+/// The nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn usage(e: &Value) -> Tokens {
+    let u = e.get("usage").unwrap_or(&Value::Null);
+    Tokens {
+        input: num(u, "input_tokens"),
+        output: num(u, "output_tokens"),
+    }
+}
+
+pub fn metrics(events: &[Value]) -> Metrics {
+    let roster = Roster::from_events(events);
+    let mut m = Metrics::default();
+    let mut turns: BTreeMap<(u32, u32), TurnStats> = BTreeMap::new();
+    let mut by_layer: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut by_purpose: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    // The latest `consensus` event of each discussion, by (session, turn).
+    let mut discussions: BTreeMap<(u32, u32), (&Value, u32)> = BTreeMap::new();
+    let mut conflicted_rounds: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut pairs: PairsByTurn = BTreeMap::new();
+    // The action being checked per (session, turn, agent): (first attempt passed, latest passed).
+    let mut last_action: BTreeMap<(u32, u32, String), (bool, bool)> = BTreeMap::new();
+
+    for e in events {
+        let (sn, tn) = (session(e), turn(e));
+        if !m.sessions.contains(&sn) && !ty(e).is_empty() {
+            m.sessions.push(sn);
+        }
+        let t = turns.entry((sn, tn)).or_insert_with(|| TurnStats {
+            session: sn,
+            turn: tn,
+            ..TurnStats::default()
+        });
+        match ty(e) {
+            "turn_started" => m.turns_started += 1,
+            "turn_completed" => m.turns += 1,
+            "model_call" => {
+                let u = usage(e);
+                let attempt = num(e, "attempt");
+                m.model.attempts += 1;
+                if attempt <= 1 {
+                    m.model.calls += 1;
+                } else {
+                    m.model.retries += 1;
+                }
+                if e.get("repair").and_then(Value::as_bool) == Some(true) {
+                    m.model.repairs += 1;
+                }
+                let failed = opt(e, "error").is_some();
+                if failed {
+                    m.model.errors += 1;
+                }
+                m.model.tokens.input += u.input;
+                m.model.tokens.output += u.output;
+                t.tokens.input += u.input;
+                t.tokens.output += u.output;
+                t.calls += 1;
+                let lat = num(e, "latency_ms");
+                t.latency_ms += lat;
+                let tok = m.tokens_by_agent.entry(agent(e).to_string()).or_default();
+                tok.input += u.input;
+                tok.output += u.output;
+                // Response time: attempts that got an answer.
+                if e.get("reply").is_some_and(Value::is_string) {
+                    by_layer
+                        .entry(s(e, "layer").to_string())
+                        .or_default()
+                        .push(lat);
+                    by_purpose
+                        .entry(s(e, "purpose").to_string())
+                        .or_default()
+                        .push(lat);
+                }
+            }
+            "phase_failed" => m.model.failed_phases += 1,
+            "validation" => {
+                t.validations += 1;
+                m.validation.verdicts += 1;
+                let result = s(e, "result");
+                let key = (sn, tn, agent(e).to_string());
+                let passed = result == "passed";
+                if result != "passed" {
+                    t.validation_failures += 1;
+                }
+                match result {
+                    "retry" => m.validation.retries += 1,
+                    "auto_corrected" => m.validation.auto_corrected += 1,
+                    "flagged_for_gm" => m.validation.flagged_for_gm += 1,
+                    _ => {}
+                }
+                if num(e, "attempt") <= 1 || !last_action.contains_key(&key) {
+                    close_action(&mut m.validation, last_action.remove(&key));
+                    last_action.insert(key, (passed, passed));
+                } else if let Some(a) = last_action.get_mut(&key) {
+                    a.1 = passed;
+                }
+            }
+            "gm_roll_override" if s(e, "override") != "keep" => m.gm_overrides += 1,
+            "gm_forced_result" => m.gm_overrides += 1,
+            "dice_rolled" => {
+                let r = e.get("result").unwrap_or(&Value::Null);
+                m.dice.rolls += 1;
+                for d in r
+                    .get("dice")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let face = num(d, "face");
+                    if (1..=6).contains(&face) {
+                        m.dice.faces[(face - 1) as usize] += 1;
+                    }
+                    if d.get("laser_feelings").and_then(Value::as_bool) == Some(true) {
+                        m.dice.laser_feelings += 1;
+                    }
+                }
+                let succ = u32::try_from(num(r, "successes")).unwrap_or(0).min(3);
+                *m.dice.successes.entry(succ).or_default() += 1;
+                if let Some(o) = opt(r, "outcome") {
+                    *m.dice.outcomes.entry(o.to_string()).or_default() += 1;
+                }
+                if s(e, "purpose") == "helper"
+                    && let Some(target) = opt(e, "helping")
+                {
+                    let to = roster.agent_of(target);
+                    if let Some(c) = pair(&mut pairs, agent(e), &to, (sn, tn)) {
+                        c.helps += 1;
+                    }
+                }
+            }
+            "ooc_message" => {
+                m.has_party_discussion = true;
+                if let Some(on) = opt(e, "on") {
+                    let on = roster.agent_of(on);
+                    match s(e, "stance") {
+                        "agree" => {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
+                                c.agree += 1;
+                            }
+                        }
+                        "disagree" => {
+                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
+                                c.disagree += 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "vote_cast" => {
+                m.has_party_discussion = true;
+                if let Some(v) = opt(e, "vote") {
+                    let v = roster.agent_of(v);
+                    if let Some(c) = pair(&mut pairs, agent(e), &v, (sn, tn)) {
+                        c.votes += 1;
+                    }
+                }
+            }
+            "consensus" => {
+                m.has_party_discussion = true;
+                if s(e, "outcome") == "conflicted" {
+                    *conflicted_rounds.entry(sn).or_default() += 1;
+                }
+                // A later round of the same discussion replaces the earlier one.
+                let d = discussions.entry((sn, tn)).or_insert((e, 0));
+                *d = (e, d.1 + 1);
+            }
+            "whisper" => m.whispers += 1,
+            _ => {}
+        }
+    }
+    for (_, a) in std::mem::take(&mut last_action) {
+        close_action(&mut m.validation, Some(a));
+    }
+
+    m.per_turn = turns
+        .into_values()
+        .filter(|t| t.turn > 0 && (t.calls > 0 || t.validations > 0))
+        .collect();
+    for (by, groups) in [("layer", by_layer), ("purpose", by_purpose)] {
+        for (key, mut v) in groups {
+            v.sort_unstable();
+            m.latency.push(Latency {
+                by: by.into(),
+                key,
+                count: v.len(),
+                p50_ms: percentile(&v, 50.0),
+                p95_ms: percentile(&v, 95.0),
+            });
+        }
+    }
+    let mut consensus: BTreeMap<u32, ConsensusCount> = BTreeMap::new();
+    for ((sn, tn), (e, rounds)) in discussions {
+        let c = consensus.entry(sn).or_insert_with(|| ConsensusCount {
+            session: sn,
+            outcomes: BTreeMap::new(),
+            discussions: 0,
+            conflicted_rounds: conflicted_rounds.get(&sn).copied().unwrap_or(0),
+        });
+        c.discussions += 1;
+        let outcome = opt(e, "outcome").unwrap_or("unknown");
+        *c.outcomes.entry(outcome.to_string()).or_default() += 1;
+        m.discussions.push(Discussion {
+            session: sn,
+            turn: tn,
+            seq: crate::ev::seq(e),
+            rounds,
+            outcome: outcome.to_string(),
+            plan: opt(e, "plan").map(String::from),
+            proposer: opt(e, "proposer").map(|p| roster.agent_of(p)),
+            dissent: e
+                .get("dissent")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|a| roster.agent_of(a))
+                .collect(),
+        });
+        if outcome != "conflicted"
+            && opt(e, "plan").is_some()
+            && let Some(p) = opt(e, "proposer")
+        {
+            let p = roster.agent_of(p);
+            *m.adopted_by.entry(p.clone()).or_default() += 1;
+            *m.adopted_by_session
+                .entry(sn)
+                .or_default()
+                .entry(p)
+                .or_default() += 1;
+        }
+    }
+    m.consensus = consensus.into_values().collect();
+    m.pairs = pairs
+        .into_iter()
+        .map(|((from, to), by_turn)| {
+            let mut total = PairCounts::default();
+            let mut by_session: BTreeMap<u32, PairCounts> = BTreeMap::new();
+            for ((sn, _), c) in &by_turn {
+                total.add(c);
+                by_session.entry(*sn).or_default().add(c);
+            }
+            PairStats {
+                from,
+                to,
+                total,
+                by_session,
+                by_turn: by_turn
+                    .into_iter()
+                    .map(|((sn, tn), c)| (sn, tn, c))
+                    .collect(),
+            }
+        })
+        .collect();
+    m
+}
+
+fn close_action(v: &mut ValidationStats, action: Option<(bool, bool)>) {
+    if let Some((first, last)) = action {
+        v.actions += 1;
+        if !first {
+            v.first_pass_failures += 1;
+        }
+        if !last {
+            v.final_failures += 1;
+        }
+    }
+}
+
+fn pair<'a>(
+    pairs: &'a mut PairsByTurn,
+    from: &str,
+    to: &str,
+    at: (u32, u32),
+) -> Option<&'a mut PairCounts> {
+    // Backing one's own plan is no relationship.
+    if from == to || from.is_empty() || to.is_empty() {
+        return None;
+    }
+    let c = pairs
+        .entry((from.to_string(), to.to_string()))
+        .or_default()
+        .entry(at)
+        .or_default();
+    Some(c)
+}
+
+/// Who led a session: the proposer with the most adopted plans (ties: none).
+pub fn leader(adopted: &BTreeMap<String, u32>) -> Option<String> {
+    let max = adopted.values().copied().max()?;
+    let top: Vec<&String> = adopted
+        .iter()
+        .filter(|(_, n)| **n == max)
+        .map(|(a, _)| a)
+        .collect();
+    (top.len() == 1 && max > 0).then(|| top[0].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn call(turn: u32, layer: &str, purpose: &str, attempt: u32, lat: u64, ok: bool) -> Value {
+        json!({"event_type": "model_call", "session_number": 1, "turn_number": turn,
+               "agent": "alex", "layer": layer, "purpose": purpose, "attempt": attempt,
+               "latency_ms": lat, "usage": {"input_tokens": 100, "output_tokens": 10},
+               "reply": if ok { json!("{}") } else { Value::Null },
+               "error": if ok { Value::Null } else { json!("HTTP 429") }})
+    }
+
+    fn verdict(turn: u32, agent: &str, attempt: u32, result: &str) -> Value {
+        json!({"event_type": "validation", "session_number": 1, "turn_number": turn,
+               "agent": agent, "attempt": attempt, "result": result})
+    }
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), 50);
+        assert_eq!(percentile(&v, 95.0), 95);
+        assert_eq!(percentile(&[7], 95.0), 7);
+        assert_eq!(percentile(&[], 50.0), 0);
+    }
+
+    #[test]
+    fn model_calls_count_retries_errors_tokens_and_latency_by_layer() {
+        let events = vec![
+            call(1, "player", "strategic_intent", 1, 900, false),
+            call(1, "player", "strategic_intent", 2, 100, true),
+            call(1, "character", "character_action", 1, 300, true),
+            call(2, "character", "character_action", 1, 500, true),
+        ];
+        let m = metrics(&events);
+        assert_eq!(
+            (
+                m.model.calls,
+                m.model.attempts,
+                m.model.retries,
+                m.model.errors
+            ),
+            (3, 4, 1, 1)
+        );
+        assert_eq!(m.model.tokens.input, 400);
+        assert_eq!(m.per_turn.len(), 2);
+        assert_eq!(m.per_turn[0].tokens.input, 300);
+        assert_eq!(m.per_turn[0].latency_ms, 1300);
+        let player = m.latency.iter().find(|l| l.key == "player").unwrap();
+        // The failed attempt has no reply: it is not a response time.
+        assert_eq!((player.count, player.p50_ms), (1, 100));
+        let character = m.latency.iter().find(|l| l.key == "character").unwrap();
+        assert_eq!((character.p50_ms, character.p95_ms), (300, 500));
+        assert_eq!(m.tokens_by_agent["alex"].output, 40);
+    }
+
+    #[test]
+    fn validation_rates_are_per_action_first_pass_and_after_retries() {
+        let events = vec![
+            verdict(1, "alex", 1, "passed"),
+            verdict(2, "alex", 1, "retry"),
+            verdict(2, "alex", 2, "passed"),
+            verdict(3, "alex", 1, "retry"),
+            verdict(3, "alex", 2, "retry"),
+            verdict(3, "alex", 3, "auto_corrected"),
+            verdict(3, "sam", 1, "passed"),
+        ];
+        let v = metrics(&events).validation;
+        assert_eq!(
+            (v.actions, v.first_pass_failures, v.final_failures),
+            (4, 2, 1)
+        );
+        assert_eq!(v.retries, 3);
+        assert_eq!(v.first_pass_rate(), Some(0.5));
+        assert_eq!(v.final_rate(), Some(0.25));
+    }
+
+    #[test]
+    fn party_events_feed_consensus_leadership_and_relationships() {
+        let start = json!({"event_type": "session_started", "session_number": 1, "turn_number": 0,
+            "campaign": {"seats": [
+                {"player": {"agent_id": "alex", "name": "Alex"}, "character": {"character_id": "zara", "name": "Zara"}},
+                {"player": {"agent_id": "sam", "name": "Sam"}, "character": {"character_id": "rex", "name": "Rex"}}]}});
+        let events = vec![
+            start,
+            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "sam",
+                   "stance": "agree", "on": "alex", "message": "good plan"}),
+            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "alex",
+                   "stance": "disagree", "on": "sam", "message": "no"}),
+            json!({"event_type": "consensus", "session_number": 1, "turn_number": 1, "outcome": "majority",
+                   "plan": "sneak in", "proposer": "alex"}),
+            json!({"event_type": "consensus", "session_number": 1, "turn_number": 2, "outcome": "conflicted",
+                   "plan": null, "proposer": null}),
+            json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 2, "agent": "sam",
+                   "purpose": "helper", "helping": "zara",
+                   "result": {"dice": [{"face": 6}], "successes": 1, "outcome": "mixed"}}),
+        ];
+        let m = metrics(&events);
+        assert!(m.has_party_discussion);
+        assert_eq!(m.consensus[0].outcomes["majority"], 1);
+        assert_eq!(m.consensus[0].outcomes["conflicted"], 1);
+        assert_eq!(m.adopted_by["alex"], 1);
+        assert_eq!(leader(&m.adopted_by).as_deref(), Some("alex"));
+        let sam_alex = m
+            .pairs
+            .iter()
+            .find(|p| p.from == "sam" && p.to == "alex")
+            .unwrap();
+        assert_eq!((sam_alex.total.agree, sam_alex.total.helps), (1, 1));
+        assert_eq!(sam_alex.total.support(), 2);
+        let alex_sam = m.pairs.iter().find(|p| p.from == "alex").unwrap();
+        assert_eq!(alex_sam.total.disagree, 1);
+        assert_eq!(m.dice.faces, [0, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn without_party_events_there_is_no_discussion_to_report() {
+        let m = metrics(&[verdict(1, "alex", 1, "passed")]);
+        assert!(!m.has_party_discussion);
+        assert!(m.consensus.is_empty() && m.pairs.is_empty() && m.adopted_by.is_empty());
+        assert_eq!(leader(&m.adopted_by), None);
+    }
+
+    #[test]
+    fn a_fair_die_has_a_small_chi_square() {
+        let mut d = DiceStats {
+            faces: [10; 6],
+            ..DiceStats::default()
+        };
+        assert_eq!(d.chi_square(), Some(0.0));
+        d.faces = [60, 0, 0, 0, 0, 0];
+        assert!(d.chi_square().unwrap() > 100.0);
+        assert_eq!(DiceStats::default().chi_square(), None);
+    }
+
+    #[test]
+    fn a_discussion_counts_once_by_how_it_ended_and_the_proposer_leads() {
+        let c = |turn: u32, round: u32, outcome: &str, proposer: Option<&str>| {
+            json!({"event_type": "consensus", "session_number": 1, "turn_number": turn,
+                "round": round, "outcome": outcome, "plan": proposer.map(|p| format!("plan of {p}")),
+                "proposer": proposer, "dissent": ["jo"]})
+        };
+        let events = vec![
+            c(1, 1, "unanimous", Some("alex")),
+            c(2, 1, "conflicted", Some("sam")),
+            c(2, 2, "conflicted", Some("alex")),
+            c(2, 3, "majority", Some("sam")),
+            c(3, 1, "conflicted", Some("sam")),
+            c(3, 2, "vote", Some("sam")),
+            // Backing one's own plan is not a relationship.
+            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "stance": "agree", "on": "sam"}),
+            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "override": "keep"}),
+            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+                "agent": "sam", "override": "success"}),
+        ];
+        let m = metrics(&events);
+        let c = &m.consensus[0];
+        assert_eq!((c.discussions, c.conflicted_rounds), (3, 3));
+        assert_eq!(
+            c.outcomes
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect::<Vec<_>>(),
+            [("majority", 1), ("unanimous", 1), ("vote", 1)]
+        );
+        assert_eq!(m.adopted_by["sam"], 2);
+        assert_eq!(m.adopted_by["alex"], 1);
+        assert_eq!(leader(&m.adopted_by).as_deref(), Some("sam"));
+        let rounds: Vec<u32> = m.discussions.iter().map(|d| d.rounds).collect();
+        assert_eq!(rounds, [1, 3, 2]);
+        assert_eq!(m.discussions[1].dissent, ["jo"]);
+        assert!(m.pairs.is_empty(), "{:?}", m.pairs);
+        assert_eq!(m.gm_overrides, 1, "keeping a roll is no override");
+        // A tie has no leader.
+        let mut tie = BTreeMap::new();
+        tie.insert("alex".to_string(), 2);
+        tie.insert("sam".to_string(), 2);
+        assert_eq!(leader(&tie), None);
+    }
+
+    #[test]
+    fn relationships_are_kept_turn_by_turn_and_summed_per_session() {
+        let ooc = |turn: u32, session: u32, stance: &str| {
+            json!({"event_type": "ooc_message", "session_number": session, "turn_number": turn,
+                "agent": "sam", "stance": stance, "on": "alex"})
+        };
+        let m = metrics(&[
+            ooc(1, 1, "agree"),
+            ooc(2, 1, "agree"),
+            ooc(2, 1, "disagree"),
+            ooc(1, 2, "agree"),
+        ]);
+        let p = &m.pairs[0];
+        assert_eq!((p.from.as_str(), p.to.as_str()), ("sam", "alex"));
+        assert_eq!((p.total.agree, p.total.disagree), (3, 1));
+        assert_eq!(p.by_session[&1].agree, 2);
+        assert_eq!(p.by_session[&2].agree, 1);
+        let turns: Vec<(u32, u32, u32)> = p
+            .by_turn
+            .iter()
+            .map(|(s, t, c)| (*s, *t, c.agree))
+            .collect();
+        assert_eq!(turns, [(1, 1, 1), (1, 2, 1), (2, 1, 1)]);
+    }
+
+    #[test]
+    fn dice_count_faces_successes_and_laser_feelings_as_rolled() {
+        let roll = |faces: &[u64], number: u64| {
+            let dice: Vec<Value> = faces
+                .iter()
+                .map(
+                    |f| json!({"face": f, "success": *f <= number, "laser_feelings": *f == number}),
+                )
+                .collect();
+            let successes = faces.iter().filter(|f| **f <= number).count();
+            let outcome = ["failure", "complication", "success", "critical"][successes.min(3)];
+            json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 1, "agent": "alex",
+                "purpose": "action", "result": {"dice": dice, "successes": successes,
+                "outcome": outcome}})
+        };
+        let m = metrics(&[roll(&[1, 4], 3), roll(&[3, 6, 2], 3), roll(&[5], 3)]);
+        assert_eq!(m.dice.faces, [1, 1, 1, 1, 1, 1]);
+        assert_eq!(
+            (m.dice.rolls, m.dice.dice(), m.dice.laser_feelings),
+            (3, 6, 1)
+        );
+        assert_eq!(m.dice.successes[&1], 1);
+        assert_eq!(m.dice.successes[&2], 1);
+        assert_eq!(m.dice.successes[&0], 1);
+        assert_eq!(m.dice.outcomes["success"], 1);
+        assert_eq!(m.dice.chi_square(), Some(0.0));
+        // 12 dice, all sixes: chi-square = 5 × 2 + (12 − 2)² / 2 = 60.
+        let m = metrics(&[roll(&[6; 12], 3)]);
+        assert!((m.dice.chi_square().unwrap() - 60.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,255 @@
+//! Reading a campaign's events as JSON: from `campaign.db` (the record), or, when a campaign
+//! directory holds only the JSONL mirrors, from `logs/session-N.jsonl`.
+//!
+//! The rows are read raw (their `body`), not through the engine's types, so a log written by a
+//! newer troupe with event types this build does not know still loads.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, params};
+use serde_json::Value;
+
+use crate::Error;
+use crate::ev::{num, seq, ty};
+
+/// What to analyse: one session, or every session of the campaign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Session(u32),
+    Campaign,
+}
+
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join("campaign.db")
+}
+
+fn mirror_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join("logs").join(format!("session-{n}.jsonl"))
+}
+
+fn store_err(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Store {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn open_db(dir: &Path) -> Result<Option<Connection>, Error> {
+    let path = db_path(dir);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| store_err(&path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(|e| store_err(&path, e))?;
+    Ok(Some(conn))
+}
+
+/// The sessions of a campaign, in order.
+pub fn session_numbers(dir: &Path) -> Result<Vec<u32>, Error> {
+    if let Some(conn) = open_db(dir)? {
+        let path = db_path(dir);
+        let mut stmt = conn
+            .prepare("SELECT number FROM sessions ORDER BY number")
+            .map_err(|e| store_err(&path, e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, u32>(0))
+            .map_err(|e| store_err(&path, e))?;
+        return rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| store_err(&path, e));
+    }
+    let logs = dir.join("logs");
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&logs) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if let Some(n) = name
+                .strip_prefix("session-")
+                .and_then(|r| r.strip_suffix(".jsonl"))
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                out.push(n);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::NoCampaign(dir.display().to_string()));
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// One session's events in log order. Undone events are left out, or, with `include_undone`,
+/// kept and marked `"undone": true`.
+pub fn load_session(dir: &Path, session: u32, include_undone: bool) -> Result<Vec<Value>, Error> {
+    let known = session_numbers(dir)?;
+    if !known.contains(&session) {
+        return Err(Error::NoSuchSession {
+            session,
+            dir: dir.display().to_string(),
+            known: if known.is_empty() {
+                "none yet".into()
+            } else {
+                known
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        });
+    }
+    let rows = match open_db(dir)? {
+        Some(conn) => from_db(&conn, &db_path(dir), session)?,
+        None => from_mirror(&mirror_path(dir, session))?,
+    };
+    Ok(rows
+        .into_iter()
+        .filter_map(|(mut e, undone)| {
+            if !undone {
+                Some(e)
+            } else if include_undone {
+                if let Some(o) = e.as_object_mut() {
+                    o.insert("undone".into(), Value::Bool(true));
+                }
+                Some(e)
+            } else {
+                None
+            }
+        })
+        .collect())
+}
+
+/// Every standing event of every session, session by session.
+pub fn load_campaign(dir: &Path) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    for n in session_numbers(dir)? {
+        out.extend(load_session(dir, n, false)?);
+    }
+    Ok(out)
+}
+
+fn from_db(conn: &Connection, path: &Path, session: u32) -> Result<Vec<(Value, bool)>, Error> {
+    let mut stmt = conn
+        .prepare("SELECT seq, body, undone FROM events WHERE session = ?1 ORDER BY seq")
+        .map_err(|e| store_err(path, e))?;
+    let rows = stmt
+        .query_map(params![session], |r| {
+            Ok((
+                r.get::<_, u64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+            ))
+        })
+        .map_err(|e| store_err(path, e))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, body, undone) = row.map_err(|e| store_err(path, e))?;
+        let value: Value = serde_json::from_str(&body).map_err(|e| Error::CorruptRow {
+            path: path.display().to_string(),
+            session,
+            seq,
+            message: e.to_string(),
+        })?;
+        out.push((value, undone));
+    }
+    Ok(out)
+}
+
+/// A mirror's events, each with its undo mark worked out from the `events_undone` markers.
+fn from_mirror(path: &Path) -> Result<Vec<(Value, bool)>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    let mut events = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v) => events.push(v),
+            // A last line cut off mid-write is what a crash leaves; the database has it.
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(Error::CorruptLine {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(mark_undone(events))
+}
+
+/// An `events_undone` marker takes back `from_seq..=to_seq`; the marker itself stands.
+fn mark_undone(events: Vec<Value>) -> Vec<(Value, bool)> {
+    let ranges: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| ty(e) == "events_undone")
+        .map(|e| (num(e, "from_seq"), num(e, "to_seq")))
+        .collect();
+    events
+        .into_iter()
+        .map(|e| {
+            let s = seq(&e);
+            let undone =
+                ty(&e) != "events_undone" && ranges.iter().any(|&(from, to)| s >= from && s <= to);
+            (e, undone)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_mirror_applies_undo_markers_and_tolerates_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let lines = [
+            r#"{"event_type":"gm_narration","seq":0,"session_number":1,"turn_number":1}"#,
+            r#"{"event_type":"gm_outcome","seq":1,"session_number":1,"turn_number":1}"#,
+            r#"{"event_type":"events_undone","seq":2,"from_seq":1,"to_seq":1}"#,
+            r#"{"event_type":"gm_outcome","seq":3,"session_number":1,"turn_number":1}"#,
+            r#"{"event_type":"gm_ou"#,
+        ];
+        std::fs::write(dir.path().join("logs/session-1.jsonl"), lines.join("\n")).unwrap();
+        assert_eq!(session_numbers(dir.path()).unwrap(), [1]);
+        let standing = load_session(dir.path(), 1, false).unwrap();
+        let seqs: Vec<u64> = standing.iter().map(seq).collect();
+        assert_eq!(seqs, [0, 2, 3]);
+        let all = load_session(dir.path(), 1, true).unwrap();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[1]["undone"], true);
+        assert!(matches!(
+            load_session(dir.path(), 2, false),
+            Err(Error::NoSuchSession { session: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_damaged_line_in_the_middle_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        std::fs::write(
+            dir.path().join("logs/session-1.jsonl"),
+            "{\"seq\":0}\nnot json\n{\"seq\":2}\n",
+        )
+        .unwrap();
+        let err = load_session(dir.path(), 1, false).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_directory_says_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load_campaign(dir.path()).unwrap_err();
+        assert!(matches!(err, Error::NoCampaign(_)), "{err}");
+    }
+}

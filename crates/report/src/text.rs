@@ -1,0 +1,262 @@
+//! `troupe stats`: the metrics as a readable terminal table.
+
+use std::fmt::Write;
+
+use crate::ev::Roster;
+use crate::{Audit, Flag, Metrics};
+
+pub fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// The stats as text. `title` says what was measured ("session 2", "campaign, 3 sessions").
+pub fn render_stats(
+    title: &str,
+    m: &Metrics,
+    audit: &Audit,
+    flags: &[Flag],
+    roster: &Roster,
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "troupe stats — {title}");
+    let _ = writeln!(o);
+    let row = |o: &mut String, k: &str, v: String| {
+        let _ = writeln!(o, "  {k:<38} {v}");
+    };
+    let _ = writeln!(o, "Turns");
+    row(&mut o, "turns completed", m.turns.to_string());
+    if m.turns_started > m.turns {
+        row(
+            &mut o,
+            "turns started, not completed",
+            (m.turns_started - m.turns).to_string(),
+        );
+    }
+
+    let v = &m.validation;
+    let _ = writeln!(o, "\nValidation (overreach check)");
+    row(&mut o, "actions checked", v.actions.to_string());
+    row(
+        &mut o,
+        "failure rate, first pass",
+        format!(
+            "{} ({} of {})",
+            pct(v.first_pass_rate()),
+            v.first_pass_failures,
+            v.actions
+        ),
+    );
+    row(
+        &mut o,
+        "failure rate, after retries",
+        format!(
+            "{} ({} of {})",
+            pct(v.final_rate()),
+            v.final_failures,
+            v.actions
+        ),
+    );
+    row(
+        &mut o,
+        "retries / auto-corrected / to the GM",
+        format!(
+            "{} / {} / {}",
+            v.retries, v.auto_corrected, v.flagged_for_gm
+        ),
+    );
+
+    let mc = &m.model;
+    let _ = writeln!(o, "\nModel calls");
+    row(
+        &mut o,
+        "calls (attempts)",
+        format!("{} ({})", mc.calls, mc.attempts),
+    );
+    row(
+        &mut o,
+        "retries (of which JSON repairs)",
+        format!("{} ({})", mc.retries, mc.repairs),
+    );
+    row(&mut o, "attempts that errored", mc.errors.to_string());
+    row(
+        &mut o,
+        "phases failed (gave up)",
+        mc.failed_phases.to_string(),
+    );
+    row(
+        &mut o,
+        "tokens in / out",
+        format!("{} / {}", mc.tokens.input, mc.tokens.output),
+    );
+    if m.turns > 0 {
+        row(
+            &mut o,
+            "tokens per completed turn (in / out)",
+            format!(
+                "{:.0} / {:.0}",
+                mc.tokens.input as f64 / f64::from(m.turns),
+                mc.tokens.output as f64 / f64::from(m.turns)
+            ),
+        );
+    }
+
+    if !m.latency.is_empty() {
+        let _ = writeln!(o, "\nResponse time (answered attempts)");
+        let _ = writeln!(
+            o,
+            "  {:<38} {:>6} {:>9} {:>9}",
+            "", "calls", "P50 ms", "P95 ms"
+        );
+        for l in &m.latency {
+            let _ = writeln!(
+                o,
+                "  {:<38} {:>6} {:>9} {:>9}",
+                format!("{} {}", l.by, l.key),
+                l.count,
+                l.p50_ms,
+                l.p95_ms
+            );
+        }
+    }
+
+    if !m.tokens_by_agent.is_empty() {
+        let _ = writeln!(o, "\nTokens per AI (in / out)");
+        for (a, t) in &m.tokens_by_agent {
+            row(
+                &mut o,
+                &roster.player(a),
+                format!("{} / {}", t.input, t.output),
+            );
+        }
+    }
+
+    let _ = writeln!(o, "\nParty");
+    if m.has_party_discussion {
+        for c in &m.consensus {
+            let list: Vec<String> = c.outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            row(
+                &mut o,
+                &format!("consensus, session {}", c.session),
+                list.join(", "),
+            );
+        }
+        if m.adopted_by.is_empty() {
+            row(&mut o, "adopted plans", "none".into());
+        }
+        for (a, n) in &m.adopted_by {
+            row(
+                &mut o,
+                &format!("plans adopted from {}", roster.player(a)),
+                n.to_string(),
+            );
+        }
+    } else {
+        let _ = writeln!(o, "  no party discussion in these sessions");
+    }
+    for p in &m.pairs {
+        row(
+            &mut o,
+            &format!("{} → {}", roster.player(&p.from), roster.player(&p.to)),
+            format!(
+                "agree {}, disagree {}, help {}, votes {}",
+                p.total.agree, p.total.disagree, p.total.helps, p.total.votes
+            ),
+        );
+    }
+
+    let d = &m.dice;
+    let _ = writeln!(o, "\nDice (d6, as rolled, before GM overrides)");
+    row(
+        &mut o,
+        "rolls / dice",
+        format!("{} / {}", d.rolls, d.dice()),
+    );
+    if d.dice() > 0 {
+        let faces: Vec<String> = d
+            .faces
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{}:{n}", i + 1))
+            .collect();
+        row(
+            &mut o,
+            "faces (expected each)",
+            format!("{} ({:.1})", faces.join(" "), f64::from(d.dice()) / 6.0),
+        );
+        if let Some(c) = d.chi_square() {
+            row(
+                &mut o,
+                "chi-square vs fair d6 (5 df; 11.07 = p 0.05)",
+                format!("{c:.2}"),
+            );
+        }
+        let outcomes: Vec<String> = d.outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        row(&mut o, "outcomes", outcomes.join(", "));
+        row(&mut o, "LASER FEELINGS dice", d.laser_feelings.to_string());
+    }
+    row(&mut o, "GM overrides", m.gm_overrides.to_string());
+
+    let _ = writeln!(o, "\nLog completeness (SC-012)");
+    row(
+        &mut o,
+        "phases started / closed / cut off",
+        format!(
+            "{} / {} / {}",
+            audit.phases_started, audit.phases_closed, audit.phases_interrupted
+        ),
+    );
+    row(
+        &mut o,
+        "phase transitions checked / turns",
+        format!(
+            "{} / {} completed",
+            audit.transitions, audit.turns_completed
+        ),
+    );
+    row(
+        &mut o,
+        "model calls logged / answered",
+        format!("{} / {}", audit.model_calls, audit.answered_calls),
+    );
+    row(
+        &mut o,
+        "AI decisions / backed by a model call",
+        format!(
+            "{} / {} (+{} typed by the GM)",
+            audit.decisions, audit.decisions_from_models, audit.decisions_typed_by_gm
+        ),
+    );
+    row(
+        &mut o,
+        "action attempts / with a verdict",
+        format!(
+            "{} / {} (+{} needing none)",
+            audit.actions, audit.actions_with_verdict, audit.actions_exempt
+        ),
+    );
+    if audit.complete() {
+        row(&mut o, "gaps", "none".into());
+    } else {
+        row(&mut o, "gaps", audit.gaps.len().to_string());
+        for g in audit.gaps.iter().take(10) {
+            let _ = writeln!(o, "    session {}, event {}: {}", g.session, g.seq, g.what);
+        }
+    }
+
+    let _ = writeln!(o, "\nFlagged for review: {}", flags.len());
+    for f in flags.iter().take(20) {
+        let _ = writeln!(
+            o,
+            "  session {} turn {} (event {}): {} — {}",
+            f.session,
+            f.turn,
+            f.seq,
+            f.kind.title(),
+            f.detail
+        );
+    }
+    if flags.len() > 20 {
+        let _ = writeln!(o, "  … and {} more (see the report)", flags.len() - 20);
+    }
+    o
+}
