@@ -108,7 +108,7 @@ impl Bert {
                 c.position_embedding_type
             );
         }
-        if c.num_attention_heads == 0 || c.hidden_size % c.num_attention_heads != 0 {
+        if c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
             candle_core::bail!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 c.hidden_size,
