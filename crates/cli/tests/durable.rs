@@ -3,16 +3,14 @@
 //! resumed, Ctrl-C, a torn log tail, undo, replay and the database's version guard.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 
-use assert_cmd::Command;
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod support;
+use support::{examples, read_log, troupe};
 
 fn campaign_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -20,15 +18,6 @@ fn campaign_dir() -> tempfile::TempDir {
         std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
     }
     dir
-}
-
-fn troupe() -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("TROUPE_PAUSE_AFTER_EVENT")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
 }
 
 const PLAY: [&str; 6] = [
@@ -48,14 +37,6 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     stdout + &stderr
-}
-
-fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn log_of(dir: &Path) -> Vec<Value> {

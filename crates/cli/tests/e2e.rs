@@ -2,14 +2,12 @@
 //! End to end: the real `troupe` binary, a scripted GM, recorded or mock-HTTP model replies,
 //! and the JSONL log a researcher would read.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod support;
+use support::{examples, read_log, troupe};
 
 /// A fresh campaign directory with the example campaign, script and replies copied in.
 fn campaign_dir() -> tempfile::TempDir {
@@ -18,22 +16,6 @@ fn campaign_dir() -> tempfile::TempDir {
         std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
     }
     dir
-}
-
-fn troupe() -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
-}
-
-fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn play_demo(dir: &Path, seed: &str) -> std::process::Output {

@@ -3,14 +3,12 @@
 //! GM's new word closes the old fact, a character's contrary claim does not override canon, a
 //! malformed reply falls back to the raw episode, and a replay serves the recorded extraction.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod support;
+use support::{examples, read_log, run};
 
 const SCRIPT: &str = r#"
 turns:
@@ -116,34 +114,6 @@ fn campaign_dir() -> tempfile::TempDir {
     std::fs::write(dir.path().join("campaign.replay.jsonl"), replies()).unwrap();
     std::fs::write(dir.path().join("galvin.gm.yaml"), SCRIPT).unwrap();
     dir
-}
-
-fn troupe(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
-}
-
-fn run(dir: &Path, args: &[&str]) -> String {
-    let out = troupe(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn of<'a>(log: &'a [Value], event_type: &str) -> Vec<&'a Value> {

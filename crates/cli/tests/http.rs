@@ -5,7 +5,7 @@
 //! fail, rate-limit or send malformed JSON, so the retry, repair and failure paths are exercised
 //! through the same code a real server would reach.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+mod support;
+use support::examples;
 
 /// The dummy key: set in the child's environment only, and must never reach the log.
 const KEY_VAR: &str = "TROUPE_HTTP_TEST_KEY";
@@ -188,10 +191,6 @@ impl MockApi {
 
 // ---------------------------------------------------------------------------------------------
 // Running troupe
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
 
 /// A fresh campaign directory holding the example campaign and the given GM script.
 fn campaign_dir(script: &str) -> tempfile::TempDir {

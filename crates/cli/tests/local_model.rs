@@ -10,14 +10,11 @@
 
 #![cfg(feature = "local")]
 
-use std::path::{Path, PathBuf};
-
 use assert_cmd::Command;
 use serde_json::Value;
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod support;
+use support::examples;
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")

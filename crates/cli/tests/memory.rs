@@ -2,14 +2,12 @@
 //! Campaign memory through the real binary: what one session leaves, the next recalls; the
 //! memory commands a researcher uses; undo forgets what it takes back.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod support;
+use support::{examples, run, troupe};
 
 fn campaign_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -22,26 +20,6 @@ fn campaign_dir() -> tempfile::TempDir {
     )
     .unwrap();
     dir
-}
-
-fn troupe(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
-}
-
-fn run(dir: &Path, args: &[&str]) -> String {
-    let out = troupe(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn log(dir: &Path, n: u32) -> Vec<Value> {
@@ -201,7 +179,8 @@ fn memory_query_answers_with_confidence_source_time_and_episodes() {
     assert!(!character.contains("My plan:"), "{character}");
 
     // One JSON line per question on standard input.
-    let out = troupe(d)
+    let out = troupe()
+        .current_dir(d)
         .args(["memory", "query", "--stdin"])
         .write_stdin("the hatch\n\nZorgon\nfuel gauge\n")
         .output()
@@ -233,7 +212,8 @@ fn import_export_round_trip_and_bad_lines_import_nothing() {
         "{\"id\":\"x\",\"session\":1}\nnot json\n",
     )
     .unwrap();
-    let out = troupe(d)
+    let out = troupe()
+        .current_dir(d)
         .args(["memory", "import", "bad.jsonl"])
         .output()
         .unwrap();

@@ -3,10 +3,12 @@
 //! and an OOC interjection, recorded replies that agree at once (turn 1), by a majority (turn 2)
 //! and never (turn 3: five rounds, then a forced vote).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
+
+mod support;
+use support::{examples, of_type, read_log, troupe};
 
 const AGENTS: [&str; 4] = ["alex", "sam", "priya", "jo"];
 const CHARACTERS: [&str; 4] = ["zara", "rex", "vell", "kit"];
@@ -16,18 +18,6 @@ const VAULT: &str = "The vault code is 4471 and Galvin knows it";
 const VEX: &str = "You once served with the pirate queen Vex";
 /// Said out of character only: no character may ever read it.
 const OOC_MARK: &str = "between us players, oocmarker";
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn troupe() -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
-}
 
 fn reply(agent: &str, purpose: &str, content: Value) -> String {
     json!({"agent": agent, "purpose": purpose, "content": content.to_string()}).to_string()
@@ -160,18 +150,6 @@ fn campaign(dir: &Path) {
     std::fs::write(dir.join("campaign.json"), c.to_string()).unwrap();
     std::fs::write(dir.join("party.replay.jsonl"), replies()).unwrap();
     std::fs::write(dir.join("party.gm.yaml"), SCRIPT).unwrap();
-}
-
-fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
-    log.iter().filter(|e| e["event_type"] == t).collect()
 }
 
 /// Every prompt the model was sent, with who it was for and which layer.

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+mod support;
+use support::examples;
+
 const WIDTH: u32 = 1280;
 /// Tall enough for every chart: tokens, latency, attempts, validation, consensus, leadership,
 /// the relationship graphs and the dice.
@@ -43,10 +46,6 @@ const CHART_COLOURS: &[(&str, [u8; 3], usize)] = &[
     ),
     ("gold: dice bars", [0xc9, 0xa2, 0x27], 10_000),
 ];
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
 
 fn chromium() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("TROUPE_CHROMIUM") {

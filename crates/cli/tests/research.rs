@@ -10,9 +10,11 @@ use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
+
+mod support;
+use support::{of_type, troupe};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -20,15 +22,6 @@ fn root() -> PathBuf {
 
 fn examples() -> PathBuf {
     root().join("examples")
-}
-
-fn troupe() -> Command {
-    let mut cmd = Command::cargo_bin("troupe").unwrap();
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("TROUPE_PAUSE_AFTER_EVENT")
-        .env("TROUPE_RETRY_SCALE", "0.001");
-    cmd
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -61,10 +54,6 @@ fn read_log(dir: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
-    log.iter().filter(|e| e["event_type"] == t).collect()
 }
 
 /// The example party session (examples/party.*): three AI players, three turns.

@@ -1,0 +1,50 @@
+//! What the end-to-end tests share: the `troupe` binary with no provider keys and short
+//! retries, the examples directory, and reading a session's JSONL log.
+//!
+//! Each test file compiles this module on its own and uses part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The binary, with no API keys from the environment (nothing may reach a hosted model), no
+/// crash-test pause, and retries 1,000 times shorter.
+pub fn troupe() -> Command {
+    let mut cmd = Command::cargo_bin("troupe").unwrap();
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("TROUPE_PAUSE_AFTER_EVENT")
+        .env("TROUPE_RETRY_SCALE", "0.001");
+    cmd
+}
+
+/// Run `troupe ARGS` in `dir`; it must succeed. Returns its standard output.
+pub fn run(dir: &Path, args: &[&str]) -> String {
+    let out = troupe().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every event of a JSONL log.
+pub fn read_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+pub fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
+    log.iter().filter(|e| e["event_type"] == t).collect()
+}
