@@ -434,14 +434,7 @@ fn discussion(s: &Session, agents: &[String]) -> Step {
     if t.timed_out.is_some() || held >= MAX_DISCUSSION_ROUNDS || nobody_left {
         if proposals.is_empty() {
             // Nobody put a plan forward: each player keeps its own directive.
-            return Step::Emit(Event::Consensus {
-                round: held,
-                outcome: Outcome::Vote,
-                plan: None,
-                proposer: None,
-                positions: Default::default(),
-                dissent: Vec::new(),
-            });
+            return no_plan(held);
         }
         let pending = agents
             .iter()
@@ -456,14 +449,7 @@ fn discussion(s: &Session, agents: &[String]) -> Step {
             .collect();
         let last = t.consensus.last().and_then(|c| c.proposer.as_deref());
         let Some(result) = count_votes(&proposals, &votes, last) else {
-            return Step::Emit(Event::Consensus {
-                round: held,
-                outcome: Outcome::Vote,
-                plan: None,
-                proposer: None,
-                positions: Default::default(),
-                dissent: Vec::new(),
-            });
+            return no_plan(held);
         };
         let positions = agents
             .iter()
@@ -525,6 +511,18 @@ fn discussion(s: &Session, agents: &[String]) -> Step {
         proposer: tallied.leading.map(|p| p.proposer),
         positions: tallied.positions,
         dissent: tallied.dissent,
+    })
+}
+
+/// The discussion ends with no plan adopted: each player keeps its own directive.
+fn no_plan(round: u32) -> Step {
+    Step::Emit(Event::Consensus {
+        round,
+        outcome: troupe_agents::Outcome::Vote,
+        plan: None,
+        proposer: None,
+        positions: Default::default(),
+        dissent: Vec::new(),
     })
 }
 
