@@ -13,10 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
-
 mod support;
-use support::examples;
+use support::{examples, run};
 
 const WIDTH: u32 = 1280;
 /// Tall enough for every chart: tokens, latency, attempts, validation, consensus, leadership,
@@ -212,19 +210,7 @@ fn the_report_renders_its_charts_in_a_real_browser() {
         ][..],
         &["report", "-o", "report.html"],
     ] {
-        let out = Command::cargo_bin("troupe")
-            .unwrap()
-            .current_dir(d)
-            .args(args)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run(d, args);
     }
     let report = d.join("report.html");
 
