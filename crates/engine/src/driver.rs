@@ -335,14 +335,14 @@ impl<'a> Driver<'a> {
         }
         let mut events = self.record.store.state_events(self.session.number)?;
         events.extend(self.pending.iter().cloned());
+        let items = crate::memory::episodes_of(&self.session, &events, &turns);
         // Facts from free text, by the model, logged like every call (replay serves them).
-        let (extraction, calls) =
-            crate::memory::extract(self.table, &self.session, &events, &turns).await;
+        let (extraction, calls) = crate::memory::extract(self.table, &self.session, &items).await;
         for record in calls {
             self.append(crate::memory::extraction_call(record))?;
         }
         let got = match self.table.memory.lock() {
-            Ok(mut m) => m.remember(&self.session, &events, &turns, &extraction),
+            Ok(mut m) => m.remember(&self.session, &items, &extraction),
             Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
         };
         let (status, mut stored, turns) = match got {

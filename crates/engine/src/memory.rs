@@ -116,13 +116,11 @@ impl Extraction {
 pub trait CampaignMemory: Send {
     /// What `agent` recalls, for both its layers, given the question (usually the narration).
     fn recall(&mut self, s: &Session, agent: &str, query: &str) -> Result<Vec<Recalled>, String>;
-    /// Store the episodes of these turns (their events are in `events`), with the facts the
-    /// model drew from them.
+    /// Store these episodes (from [`episodes_of`]), with the facts the model drew from them.
     fn remember(
         &mut self,
         s: &Session,
-        events: &[Envelope],
-        turns: &[u32],
+        items: &[(Episode, Source, Moment)],
         extraction: &Extraction,
     ) -> Result<Remembered, String>;
     /// The names memory knows, for the extraction prompt.
@@ -255,18 +253,16 @@ impl CampaignMemory for StoreMemory {
 
     fn remember(
         &mut self,
-        s: &Session,
-        events: &[Envelope],
-        turns: &[u32],
+        _s: &Session,
+        items: &[(Episode, Source, Moment)],
         extraction: &Extraction,
     ) -> Result<Remembered, String> {
-        let items = episodes_of(s, events, turns);
         let before = self.store.counts().map_err(|e| e.to_string())?;
         let (mut status, mut extracted, mut dropped) = (extraction.status(), 0, Vec::new());
         match extraction {
             Extraction::Claims(claims) if !claims.is_empty() => {
                 let got =
-                    store_claims(&mut self.store, &items, claims).map_err(|e| e.to_string())?;
+                    store_claims(&mut self.store, items, claims).map_err(|e| e.to_string())?;
                 if got.accepted == 0 {
                     // Every fact was dropped: the raw episodes went in, as for a failed call.
                     status = Some(format!(
@@ -278,7 +274,7 @@ impl CampaignMemory for StoreMemory {
                 dropped = got.dropped;
             }
             _ => {
-                store_episodes(&mut self.store, &items).map_err(|e| e.to_string())?;
+                store_episodes(&mut self.store, items).map_err(|e| e.to_string())?;
             }
         }
         let after = self.store.counts().map_err(|e| e.to_string())?;
@@ -396,8 +392,7 @@ impl CampaignMemory for RecordedMemory {
     fn remember(
         &mut self,
         s: &Session,
-        events: &[Envelope],
-        turns: &[u32],
+        items: &[(Episode, Source, Moment)],
         extraction: &Extraction,
     ) -> Result<Remembered, String> {
         if let Some(r) = self
@@ -409,7 +404,6 @@ impl CampaignMemory for RecordedMemory {
         }
         // Past the recording (a replay from a turn on, with another model): what would be
         // stored, without storing it.
-        let items = episodes_of(s, events, turns);
         Ok(Remembered {
             episodes: items.len() as u64,
             facts: items.len() as u64,
@@ -791,14 +785,13 @@ impl ExtractionOffer {
 /// memory that should not hold it.
 pub fn extraction_offer(
     s: &Session,
-    events: &[Envelope],
-    turns: &[u32],
+    items: &[(Episode, Source, Moment)],
 ) -> Option<ExtractionOffer> {
     let mut offer = ExtractionOffer {
         lines: Vec::new(),
         targets: Vec::new(),
     };
-    for (ep, _, moment) in episodes_of(s, events, turns) {
+    for (ep, _, moment) in items {
         let (speaker, scope) = match moment {
             // A whisper is the GM's too, but only its listeners' memory holds it: it stays
             // out of this shared prompt (its raw episode is already in the right memories).
@@ -833,13 +826,12 @@ pub fn extraction_offer(
 pub async fn extract(
     table: &Table,
     s: &Session,
-    events: &[Envelope],
-    turns: &[u32],
+    items: &[(Episode, Source, Moment)],
 ) -> (Extraction, Vec<AttemptRecord>) {
     if s.campaign.as_ref().is_some_and(|c| !c.memory_extraction) {
         return (Extraction::Off, Vec::new());
     }
-    let Some(offer) = extraction_offer(s, events, turns) else {
+    let Some(offer) = extraction_offer(s, items) else {
         return (Extraction::Nothing, Vec::new());
     };
     let known = match table.memory.lock() {
