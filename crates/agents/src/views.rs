@@ -1,11 +1,11 @@
 //! Views: what one layer of one agent may see. The engine builds them from the session log by
 //! the channel and scope rules; the prompt builders get nothing else.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use troupe_campaign::{CharacterSheet, PlayerProfile, Ship};
 
 /// One earlier turn, as the table saw it in character.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TurnRecap {
     pub turn: u32,
     pub narration: String,
@@ -14,7 +14,7 @@ pub struct TurnRecap {
 }
 
 /// A clarifying question and the GM's answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QuestionAnswer {
     pub asked_by: String,
     pub question: String,
@@ -22,7 +22,7 @@ pub struct QuestionAnswer {
 }
 
 /// The LASER FEELINGS question and the GM's honest answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Insight {
     pub question: String,
     pub answer: String,

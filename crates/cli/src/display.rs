@@ -45,24 +45,21 @@ fn what(purpose: Purpose) -> &'static str {
 
 impl Story {
     /// Before a resumed session goes on: where it stopped, and the interrupted turn so far.
-    pub fn recap(&mut self, events: &[Envelope]) {
-        let mut s = Session::default();
-        for e in events {
-            s.apply(e);
-        }
-        let from = events
+    /// Show where a resumed session stands: its state, and the events of its last turn.
+    pub fn recap(&mut self, s: &Session, last_turn: &[Envelope]) {
+        let from = last_turn
             .iter()
             .rposition(|e| matches!(e.event, Event::TurnStarted))
             .unwrap_or(0);
         println!(
             "== Resuming {} — session {} ==",
             s.campaign.as_ref().map(|c| c.name.as_str()).unwrap_or(""),
-            s.number.max(events.first().map_or(0, |e| e.session_number))
+            s.number
         );
         let echo = self.echo_gm;
         self.echo_gm = true;
-        for e in &events[from..] {
-            self.on_event(e, &s);
+        for e in last_turn.get(from..).unwrap_or_default() {
+            self.on_event(e, s);
         }
         self.echo_gm = echo;
     }
@@ -91,7 +88,9 @@ impl Observer for Story {
 
     fn paused(&mut self, events: u64) {
         // The crash tests wait for this line, then kill the process.
-        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
+        eprintln!(
+            "troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT or _BEFORE_COMMIT)"
+        );
     }
 
     fn idle(&mut self) {

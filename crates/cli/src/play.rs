@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use troupe_agents::PromptSet;
 use troupe_campaign::Campaign;
 use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
-    Driver, Envelope, Event, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, SystemClock,
+    Driver, Envelope, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, Store, SystemClock,
     Table, check_mirror, served_calls, session_log_path,
 };
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
@@ -138,38 +138,32 @@ pub async fn resume(
             ),
         },
     };
-    let all = store.events(number)?;
-    if all.is_empty() {
-        bail!("there is no session {number} in {}", dir.display());
-    }
-    let live: Vec<Envelope> = all
-        .iter()
-        .filter(|e| !e.undone)
-        .map(|e| e.envelope.clone())
-        .collect();
-    let campaign = started_campaign(&live)
-        .with_context(|| format!("session {number} has no session_started event"))?;
-
-    // The mirror must hold what the database holds before anything is added to it.
-    let mirror_path = session_log_path(dir, number);
-    let stored: Vec<Envelope> = all.into_iter().map(|e| e.envelope).collect();
-    let mirror = match check_mirror(&mirror_path, &stored) {
-        MirrorCheck::InStep => EventLog::open_append(&mirror_path)?,
-        MirrorCheck::Stale(why) => {
-            eprintln!(
-                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
-                mirror_path.display()
-            );
-            EventLog::rewrite(&mirror_path, &stored)?
-        }
+    // The state from the newest snapshot and the events after it: a long session resumes
+    // without reading its whole log.
+    let state = troupe_engine::snapshot::fold_stored(&store, number)?;
+    let Some(campaign) = state.campaign.clone() else {
+        bail!(
+            "there is no session {number} in {} (or it has no session_started event)",
+            dir.display()
+        );
     };
+    let mirror = mirror_in_step(&store, dir, number)?;
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
-    model.skip_served(&served_calls(&live));
+    if model.replays_served() {
+        // A provider answering from a recording moves past the replies the log already has.
+        let calls = store.live_events_of_types(number, &["model_call"])?;
+        model.skip_served(&served_calls(&calls));
+    }
     let table = table(dir, model, campaign_memory(dir, &campaign)?)?;
-    let mut gm = gm_seat(gm_script, &live)?;
+    let gm_inputs = match gm_script {
+        Some(_) => store.live_events_of_types(number, script::GM_INPUT_TYPES)?,
+        None => Vec::new(),
+    };
+    let mut gm = gm_seat(gm_script, &gm_inputs)?;
     let mut story = display::Story::new(gm_script.is_some());
-    story.recap(&live);
+    let last_turn = store.live_events_from_turn(number, state.turn_number)?;
+    story.recap(&state, &last_turn);
     let clock = SystemClock;
     let record = Record {
         store,
@@ -179,10 +173,26 @@ pub async fn resume(
     run(driver).await
 }
 
-fn started_campaign(events: &[Envelope]) -> Option<Campaign> {
-    events.iter().find_map(|e| match &e.event {
-        Event::SessionStarted { campaign, .. } => Some((**campaign).clone()),
-        _ => None,
+/// The session's mirror, ready to append to: it must hold what the database holds before
+/// anything is added to it; when it does not, it is rewritten from the database (the record).
+fn mirror_in_step(store: &Store, dir: &Path, number: u32) -> anyhow::Result<EventLog> {
+    let path = session_log_path(dir, number);
+    let count = store.event_count(number)?;
+    let last_seq = store.next_seq(number)?.checked_sub(1);
+    Ok(match check_mirror(&path, count, last_seq) {
+        MirrorCheck::InStep => EventLog::open_append(&path)?,
+        MirrorCheck::Stale(why) => {
+            eprintln!(
+                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
+                path.display()
+            );
+            let stored: Vec<Envelope> = store
+                .events(number)?
+                .into_iter()
+                .map(|e| e.envelope)
+                .collect();
+            EventLog::rewrite(&path, &stored)?
+        }
     })
 }
 
@@ -195,6 +205,13 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
         .and_then(|v| v.parse().ok())
     {
         driver.pause_after(n);
+    }
+    // …or just before committing the step that holds event N (its side effects done).
+    if let Some(n) = std::env::var("TROUPE_PAUSE_BEFORE_COMMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        driver.pause_before_commit(n);
     }
     // `biased`: the Ctrl-C handler is installed (first poll) before the first GM prompt shows.
     let outcome = tokio::select! {

@@ -142,6 +142,16 @@ impl Script {
     }
 }
 
+/// The event types [`ScriptGm::fast_forward`] moves past; a resume reads only these.
+pub const GM_INPUT_TYPES: &[&str] = &[
+    "whisper",
+    "gm_narration",
+    "gm_ooc",
+    "gm_answers",
+    "gm_adjudication",
+    "gm_roll_override",
+];
+
 /// The seat that plays a script, turn by turn; when the script ends, the session ends.
 pub struct ScriptGm {
     turns: VecDeque<ScriptTurn>,
@@ -171,7 +181,8 @@ impl ScriptGm {
         }
     }
 
-    /// Move past the inputs a resumed session already has: one script turn per narration given,
+    /// Move past the inputs a resumed session already has (the events of
+    /// [`GM_INPUT_TYPES`] are all it reads): one script turn per narration given,
     /// and, within the current turn, the answers, rulings and overrides already recorded.
     pub fn fast_forward(&mut self, events: &[Envelope]) {
         for env in events {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use troupe_engine::{Envelope, Event, EventLog, Session, Store, session_log_path};
+use troupe_engine::{Envelope, Event, EventLog, Store, session_log_path};
 
 /// The campaign directory: the one given, or the current directory.
 pub fn dir_of(given: Option<PathBuf>) -> PathBuf {
@@ -146,7 +146,15 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         bail!("{} has no sessions yet; nothing to undo", dir.display());
     };
     let number = info.number;
-    let live = store.live_events(number)?;
+    // A damaged event cannot be read, so it cannot be the decision taken back: the undo starts
+    // at the last GM decision before it, and takes the damaged event back with the rest.
+    let (live, unreadable) = store.readable_live_events(number)?;
+    if let Some((seq, why)) = &unreadable {
+        eprintln!(
+            "note: event {seq} of session {number} cannot be read ({why}); undoing from the last \
+             GM decision before it"
+        );
+    }
     let target = if whole_turn {
         live.iter()
             .rposition(|e| matches!(e.event, Event::TurnStarted))
@@ -163,7 +171,10 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         bail!("session {number} has nothing to undo yet");
     };
     let from_seq = live[index].seq;
-    let to_seq = live.last().map_or(from_seq, |e| e.seq);
+    let to_seq = match unreadable {
+        Some((seq, _)) => store.next_seq(number)?.saturating_sub(1).max(seq),
+        None => live.last().map_or(from_seq, |e| e.seq),
+    };
     let undone = store.mark_undone(number, from_seq)?;
     // What the undone turns put into memory goes too; resume remembers them as replayed.
     let from_turn = live[index].turn_number.max(1);
@@ -172,10 +183,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
 
     // Record the undo itself, in the database and its mirror.
-    let mut state = Session::new(live[0].session_id.clone(), number);
-    for env in &live[..index] {
-        state.apply(env);
-    }
+    let state = troupe_engine::snapshot::fold(number, &live[..index])?;
     let marker = Envelope {
         seq: store.next_seq(number)?,
         timestamp: chrono::Utc::now(),

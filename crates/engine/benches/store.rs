@@ -122,7 +122,7 @@ fn resume_bench(c: &mut Criterion) {
             bytes,
         )
     };
-    let turns = resume(dir.path(), true).history.len();
+    let turns = resume(dir.path(), true).turn_number as usize;
     assert_eq!(
         turns, TURNS as usize,
         "the session should have {TURNS} turns"
@@ -139,11 +139,11 @@ fn resume_bench(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("resume_1000_turns_state_events", |b| {
         // Exactly what `Driver::resume` does before it goes on.
-        b.iter(|| resume(dir.path(), true).history.len())
+        b.iter(|| resume(dir.path(), true).turn_number as usize)
     });
     g.bench_function("resume_1000_turns_live_events", |b| {
         // Every standing event, model calls included, folded.
-        b.iter(|| resume(dir.path(), false).history.len())
+        b.iter(|| resume(dir.path(), false).turn_number as usize)
     });
     g.finish();
 }

@@ -121,6 +121,7 @@ pub struct Driver<'a> {
     pending: Vec<Envelope>,
     next_seq: u64,
     pause_after: Option<u64>,
+    pause_before_commit: Option<u64>,
     gm: &'a mut dyn GmSeat,
     table: &'a Table,
     observer: &'a mut dyn Observer,
@@ -153,6 +154,7 @@ impl<'a> Driver<'a> {
             pending: Vec::new(),
             next_seq: 0,
             pause_after: None,
+            pause_before_commit: None,
             gm,
             table,
             observer,
@@ -179,11 +181,9 @@ impl<'a> Driver<'a> {
         observer: &'a mut dyn Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
-        let events = record.store.state_events(number)?;
-        let first = events.first().ok_or(Error::NoSuchSession(number))?;
-        let mut session = Session::new(first.session_id.clone(), number);
-        for env in &events {
-            session.apply(env);
+        let session = crate::snapshot::fold_stored(&record.store, number)?;
+        if session.id.is_empty() {
+            return Err(Error::NoSuchSession(number));
         }
         let next_seq = record.store.next_seq(number)?;
         let at = match (session.in_turn, session.phase) {
@@ -196,6 +196,7 @@ impl<'a> Driver<'a> {
             pending: Vec::new(),
             next_seq,
             pause_after: None,
+            pause_before_commit: None,
             gm,
             table,
             observer,
@@ -215,6 +216,13 @@ impl<'a> Driver<'a> {
         self.pause_after = Some(events);
     }
 
+    /// Stop and wait (until the process is killed) just before committing the step that holds
+    /// event `seq`, after everything else the step did (a recall, a memory write): how the crash
+    /// tests kill the binary between a step's side effects and its commit.
+    pub fn pause_before_commit(&mut self, seq: u64) {
+        self.pause_before_commit = Some(seq);
+    }
+
     pub fn session(&self) -> &Session {
         &self.session
     }
@@ -226,7 +234,14 @@ impl<'a> Driver<'a> {
     /// Play until the GM quits or the script runs out. Returns why the session ended.
     pub async fn run(&mut self) -> Result<String, Error> {
         loop {
-            match next(&self.session) {
+            let step =
+                crate::guard::guard(|| next(&self.session)).map_err(|message| Error::Poisoned {
+                    session: self.session.number,
+                    what: format!("the turn after event {}", self.next_seq.saturating_sub(1)),
+                    message,
+                    saved: "Every event is saved.",
+                })?;
+            match step {
                 Step::Done => break,
                 Step::Begin => {
                     let turn = self.session.turn_number + 1;
@@ -333,7 +348,17 @@ impl<'a> Driver<'a> {
         if self.session.in_turn && !turns.contains(&self.session.turn_number) {
             turns.push(self.session.turn_number);
         }
-        let mut events = self.record.store.state_events(self.session.number)?;
+        // Only the turns being stored are read back, not the whole session: a storage step
+        // costs the same at turn 1,000 as at turn 10.
+        let from = turns
+            .iter()
+            .min()
+            .copied()
+            .unwrap_or(self.session.turn_number);
+        let mut events = self
+            .record
+            .store
+            .state_events_from_turn(self.session.number, from)?;
         events.extend(self.pending.iter().cloned());
         let items = crate::memory::episodes_of(&self.session, &events, &turns);
         // Facts from free text, by the model, logged like every call (replay serves them).
@@ -398,7 +423,13 @@ impl<'a> Driver<'a> {
             event,
         };
         self.next_seq += 1;
-        self.session.apply(&env);
+        let number = self.session.number;
+        crate::guard::guard(|| self.session.apply(&env)).map_err(|message| Error::Poisoned {
+            session: number,
+            what: crate::snapshot::describe(&env),
+            message,
+            saved: "It was not saved, and nothing before it was lost.",
+        })?;
         self.pending.push(env);
         Ok(())
     }
@@ -409,8 +440,31 @@ impl<'a> Driver<'a> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        if let Some(n) = self.pause_before_commit
+            && self.pending.iter().any(|e| e.seq >= n)
+        {
+            self.observer
+                .paused(self.pending.first().map_or(0, |e| e.seq));
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
         let events = std::mem::take(&mut self.pending);
-        self.record.store.append(self.session.number, &events)?;
+        // A step that ends a turn also caches the fold, so a resume reads one turn, not all.
+        let snapshot = if events
+            .iter()
+            .any(|e| matches!(e.event, Event::TurnCompleted))
+        {
+            Some(crate::snapshot::encode(&self.session)?)
+        } else {
+            None
+        };
+        let snapshot = snapshot
+            .as_deref()
+            .map(|body| (crate::snapshot::SNAPSHOT_FORMAT, body));
+        self.record
+            .store
+            .append_step(self.session.number, &events, snapshot)?;
         if let Some(mirror) = &mut self.record.mirror {
             mirror.append(&events)?;
         }

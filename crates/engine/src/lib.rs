@@ -5,6 +5,7 @@
 
 mod driver;
 mod events;
+mod guard;
 mod log;
 mod machine;
 pub mod memory;
@@ -12,6 +13,7 @@ mod phase;
 mod seat;
 pub mod secrets;
 mod session;
+pub mod snapshot;
 mod store;
 pub mod transcript;
 pub mod visibility;
@@ -64,12 +66,29 @@ pub enum Error {
         found: i64,
         supported: i64,
     },
-    #[error("{path}: session {session}, event {seq} cannot be read ({message})")]
+    #[error(
+        "{path}: session {session}, event {seq} cannot be read ({message}). Nothing else is \
+         affected: `troupe undo` takes back the last GM decision before it (the unreadable event \
+         stays in the file, marked undone), then `troupe resume` goes on from there."
+    )]
     CorruptStore {
         path: String,
         session: u32,
         seq: u64,
         message: String,
+    },
+    #[error(
+        "session {session} cannot go on: {what} could not be processed ({message}). This is a bug \
+         in troupe; please report it with the session's log. {saved} `troupe undo` takes back the \
+         last GM decision and everything after it; then `troupe resume` continues."
+    )]
+    Poisoned {
+        session: u32,
+        /// The event, e.g. "event 1234 (character_action, turn 12)".
+        what: String,
+        message: String,
+        /// Whether the event is in the log already, for the user.
+        saved: &'static str,
     },
     #[error("there is no session {0} in this campaign")]
     NoSuchSession(u32),

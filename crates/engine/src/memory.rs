@@ -15,8 +15,8 @@ use troupe_llm::AttemptRecord;
 use troupe_memory::claims::{Claim, store_claims};
 use troupe_memory::extract::{Moment, store_episodes};
 use troupe_memory::{
-    CorruptionType, Episode, GameTime, MemoryStore, Query, Reader, Rememberer, Scope, Source,
-    corrupt,
+    CorruptionType, Episode, GameTime, MemoryStore, Query, Reader, RecallKey, Rememberer, Scope,
+    Source, corrupt,
 };
 
 use crate::driver::Table;
@@ -165,6 +165,15 @@ impl CampaignMemory for StoreMemory {
             turn: s.turn_number,
             day: None,
         };
+        // This agent's recall at this turn counts once. Should it have run before (the step
+        // recalled, then the process died before the session saved it), what that run counted
+        // is taken back first, so it sees the memory as the first run did and recalls the same.
+        let key = RecallKey {
+            session: s.number,
+            turn: s.turn_number,
+            reader: agent,
+        };
+        self.store.unrehearse(&key).map_err(|e| e.to_string())?;
         let mut out = Vec::new();
         let mut recalled_ids = Vec::new();
         let who = s.seat(agent).map(|seat| Rememberer {
@@ -246,7 +255,7 @@ impl CampaignMemory for StoreMemory {
         recalled_ids.sort_unstable();
         recalled_ids.dedup();
         self.store
-            .rehearse(&recalled_ids)
+            .rehearse_once(&recalled_ids, &key)
             .map_err(|e| e.to_string())?;
         Ok(out)
     }
@@ -257,7 +266,7 @@ impl CampaignMemory for StoreMemory {
         items: &[(Episode, Source, Moment)],
         extraction: &Extraction,
     ) -> Result<Remembered, String> {
-        let before = self.store.counts().map_err(|e| e.to_string())?;
+        let before = self.store.marks().map_err(|e| e.to_string())?;
         let (mut status, mut extracted, mut dropped) = (extraction.status(), 0, Vec::new());
         match extraction {
             Extraction::Claims(claims) if !claims.is_empty() => {
@@ -277,13 +286,12 @@ impl CampaignMemory for StoreMemory {
                 store_episodes(&mut self.store, items).map_err(|e| e.to_string())?;
             }
         }
-        let after = self.store.counts().map_err(|e| e.to_string())?;
+        let (episodes, facts) = self.store.added_since(&before).map_err(|e| e.to_string())?;
         let conflicts = self
             .store
-            .conflicts()
+            .conflicts_after(&before)
             .map_err(|e| e.to_string())?
             .into_iter()
-            .skip(before.conflicts as usize)
             .map(|c| {
                 format!(
                     "{}: \"{}\" ({}) → \"{}\" ({}), {}",
@@ -297,8 +305,8 @@ impl CampaignMemory for StoreMemory {
             })
             .collect();
         Ok(Remembered {
-            episodes: after.episodes - before.episodes,
-            facts: after.facts - before.facts,
+            episodes,
+            facts,
             conflicts,
             extracted,
             dropped,
@@ -431,6 +439,19 @@ pub fn episodes_of(
     turns: &[u32],
 ) -> Vec<(Episode, Source, Moment)> {
     let mut scratch = Session::new(s.id.clone(), s.number);
+    // The events may start mid-session: what came before them and the episodes need (the seats,
+    // the whispers told earlier) comes from the session itself.
+    scratch.campaign = s.campaign.clone();
+    let told_in_range = events
+        .iter()
+        .filter(|e| matches!(e.event, Event::Whisper { .. }))
+        .count();
+    scratch.whispers = s
+        .whispers
+        .iter()
+        .take(s.whispers.len().saturating_sub(told_in_range))
+        .cloned()
+        .collect();
     let mut out = Vec::new();
     for env in events {
         let completing = matches!(env.event, Event::TurnCompleted);

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use troupe_agents::consensus::Proposal;
 use troupe_agents::{
     ActionDecl, Insight, InsightDecision, Intent, Outcome, QuestionAnswer, Stance, TurnRecap,
@@ -17,7 +18,7 @@ use crate::{
 };
 
 /// A message of the out-of-character discussion (a player's or the GM's).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OocEntry {
     pub round: u32,
     /// The agent id, or None for the GM.
@@ -30,7 +31,7 @@ pub struct OocEntry {
 }
 
 /// A consensus check: after a round, or the settled outcome.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConsensusRecord {
     pub round: u32,
     pub outcome: Outcome,
@@ -41,7 +42,7 @@ pub struct ConsensusRecord {
 }
 
 /// Something the GM whispered.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Whispered {
     pub to: Option<String>,
     pub scope: WhisperScope,
@@ -49,7 +50,7 @@ pub struct Whispered {
 }
 
 /// One character's action this turn, through validation, review and adjudication.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ActionTrack {
     pub attempts: Vec<ActionDecl>,
     pub verdicts: Vec<(Verdict, VerdictResult)>,
@@ -72,7 +73,7 @@ impl ActionTrack {
 }
 
 /// A LASER FEELINGS exchange.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct InsightTrack {
     pub question: Option<String>,
     pub answer: Option<String>,
@@ -80,7 +81,7 @@ pub struct InsightTrack {
 }
 
 /// What has happened so far in the current turn.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Turn {
     pub narration: Option<String>,
     pub memory_done: BTreeSet<String>,
@@ -117,13 +118,14 @@ pub struct Turn {
     pub votes: BTreeMap<String, (String, Option<String>)>,
     pub memory_stored: bool,
     /// Model-call failures per (phase, agent) since the GM last decided, with the last error.
+    #[serde(with = "pairs")]
     pub failures: BTreeMap<(Phase, String), (u32, String)>,
     /// AI contributions the GM chose to skip.
     pub skipped: BTreeSet<(Phase, String)>,
 }
 
 /// The whole session, folded from its events.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Session {
     pub id: String,
     pub number: u32,
@@ -134,10 +136,11 @@ pub struct Session {
     pub phase: Option<Phase>,
     pub in_turn: bool,
     pub turn: Turn,
+    /// The recaps of the last [`crate::visibility::RECENT_TURNS`] completed turns, oldest first
+    /// (what the prompts show; older turns live in the log and the campaign memory).
     pub history: Vec<TurnRecap>,
     pub rolls_made: u64,
     pub ended: Option<String>,
-    pub events: u64,
     /// The last turn of this session whose episodes are in the campaign memory.
     pub memory_through: u32,
     /// What the GM whispered this session, in order.
@@ -258,7 +261,6 @@ impl Session {
 
     /// Fold one event into the state.
     pub fn apply(&mut self, env: &Envelope) {
-        self.events += 1;
         let t = &mut self.turn;
         match &env.event {
             Event::SessionStarted {
@@ -286,6 +288,13 @@ impl Session {
             Event::TurnCompleted => {
                 let recap = self.recap();
                 self.history.push(recap);
+                // Only the recent window is ever read; keeping more would grow every fold,
+                // snapshot and clone with the length of the session.
+                let excess = self
+                    .history
+                    .len()
+                    .saturating_sub(crate::visibility::RECENT_TURNS);
+                self.history.drain(..excess);
                 self.in_turn = false;
                 self.phase = None;
             }
@@ -544,5 +553,29 @@ impl Session {
             action: (!actions.is_empty()).then(|| actions.join(" ")),
             outcome: self.turn.outcome.clone(),
         }
+    }
+}
+
+/// A map with tuple keys, written as a list of `[key, value]` pairs (JSON object keys must be
+/// strings).
+mod pairs {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        map: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
     }
 }

@@ -32,6 +32,24 @@ CREATE TABLE events (
 CREATE INDEX events_by_type ON events(session, event_type);
 ";
 
+/// Added since schema 1: an older file gets them when it is opened (an older troupe reading a
+/// file that has them is not affected). `snapshots` is a cache of the session fold, written with
+/// the step that ends a turn, so a resume folds one turn's events instead of the whole session.
+const ADDITIONS: &str = "
+CREATE INDEX IF NOT EXISTS events_by_turn ON events(session, turn);
+CREATE TABLE IF NOT EXISTS snapshots (
+    session INTEGER NOT NULL,
+    seq     INTEGER NOT NULL,
+    format  INTEGER NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+);
+";
+
+/// How many snapshots a session keeps (the newest): enough for an undo of the last turn to
+/// still find one.
+const SNAPSHOTS_KEPT: i64 = 2;
+
 /// One row of `troupe sessions`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -53,6 +71,8 @@ pub struct StoredEvent {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Whether the file has the snapshot cache (a read-only file from before it may not).
+    snapshots: bool,
 }
 
 impl Store {
@@ -94,7 +114,21 @@ impl Store {
             ))
             .map_err(|e| db(&path, e))?;
         }
-        Ok(Store { conn, path })
+        // Best effort: a read-only file without them is still read correctly, only slower.
+        let _ = conn.execute_batch(ADDITIONS);
+        let snapshots = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'snapshots'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| db(&path, e))?
+            > 0;
+        Ok(Store {
+            conn,
+            path,
+            snapshots,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -127,8 +161,34 @@ impl Store {
 
     /// Append the events of one step, all or none.
     pub fn append(&mut self, session: u32, events: &[Envelope]) -> Result<(), Error> {
+        self.append_step(session, events, None)
+    }
+
+    /// Append the events of one step and, in the same transaction, a snapshot of the session
+    /// state they lead to (`format` says how it is encoded; see `snapshot.rs`).
+    pub fn append_step(
+        &mut self,
+        session: u32,
+        events: &[Envelope],
+        snapshot: Option<(i64, &str)>,
+    ) -> Result<(), Error> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
+        if let (Some((format, body)), Some(last), true) = (snapshot, events.last(), self.snapshots)
+        {
+            tx.execute(
+                "INSERT OR REPLACE INTO snapshots (session, seq, format, body)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![session, last.seq, format, body],
+            )
+            .map_err(|e| db(&path, e))?;
+            tx.execute(
+                "DELETE FROM snapshots WHERE session = ?1 AND seq NOT IN
+                 (SELECT seq FROM snapshots WHERE session = ?1 ORDER BY seq DESC LIMIT ?2)",
+                params![session, SNAPSHOTS_KEPT],
+            )
+            .map_err(|e| db(&path, e))?;
+        }
         {
             let mut insert = tx
                 .prepare_cached(
@@ -203,8 +263,145 @@ impl Store {
             .collect())
     }
 
+    /// The standing state events (as [`Store::state_events`]) of turn `from_turn` and later:
+    /// what a storage step reads back, without the turns already in memory.
+    pub fn state_events_from_turn(
+        &self,
+        session: u32,
+        from_turn: u32,
+    ) -> Result<Vec<Envelope>, Error> {
+        Ok(self
+            .query_from(
+                session,
+                u64::from(from_turn),
+                "AND undone = 0 AND event_type != 'model_call' AND turn >= ?2",
+            )?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// The standing state events after `seq`: what a snapshot taken at `seq` lacks.
+    pub fn state_events_after(&self, session: u32, seq: u64) -> Result<Vec<Envelope>, Error> {
+        Ok(self
+            .query_from(
+                session,
+                seq,
+                "AND undone = 0 AND event_type != 'model_call' AND seq > ?2",
+            )?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// Every standing event (model calls included) of turn `from_turn` and later.
+    pub fn live_events_from_turn(
+        &self,
+        session: u32,
+        from_turn: u32,
+    ) -> Result<Vec<Envelope>, Error> {
+        Ok(self
+            .query_from(
+                session,
+                u64::from(from_turn),
+                "AND undone = 0 AND turn >= ?2",
+            )?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// The standing events of these types only (e.g. the GM's inputs, to move a script on).
+    pub fn live_events_of_types(
+        &self,
+        session: u32,
+        types: &[&str],
+    ) -> Result<Vec<Envelope>, Error> {
+        // The types are the engine's own snake_case names, never user input: quote them plainly.
+        let list = types
+            .iter()
+            .filter(|t| t.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .map(|t| format!("'{t}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(self
+            .query(
+                session,
+                &format!("AND undone = 0 AND event_type IN ({list})"),
+            )?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    }
+
+    /// The standing events up to the first one that cannot be read, and that one's seq and
+    /// what is wrong with it: what `troupe undo` works from when a stored event is damaged.
+    pub fn readable_live_events(
+        &self,
+        session: u32,
+    ) -> Result<(Vec<Envelope>, Option<(u64, String)>), Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, body FROM events WHERE session = ?1 AND undone = 0 ORDER BY seq",
+            )
+            .map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![session], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
+            match serde_json::from_str(&body) {
+                Ok(envelope) => out.push(envelope),
+                Err(e) => return Ok((out, Some((seq, e.to_string())))),
+            }
+        }
+        Ok((out, None))
+    }
+
+    /// The newest snapshot of a session: the seq it was taken at, its format and its body.
+    pub fn latest_snapshot(&self, session: u32) -> Result<Option<(u64, i64, String)>, Error> {
+        if !self.snapshots {
+            return Ok(None);
+        }
+        self.conn
+            .query_row(
+                "SELECT seq, format, body FROM snapshots WHERE session = ?1
+                 ORDER BY seq DESC LIMIT 1",
+                params![session],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// How many events (undone ones included) a session has.
+    pub fn event_count(&self, session: u32) -> Result<u64, Error> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM events WHERE session = ?1",
+                params![session],
+                |r| r.get(0),
+            )
+            .map_err(|e| db(&self.path, e))
+    }
+
     /// A session's events in order, narrowed by a fixed SQL condition.
     fn query(&self, session: u32, condition: &str) -> Result<Vec<StoredEvent>, Error> {
+        self.query_from(session, 0, &format!("{condition} AND seq >= ?2"))
+    }
+
+    /// A session's events in order, narrowed by a fixed SQL condition that may use `?2` (a
+    /// turn or a seq).
+    fn query_from(
+        &self,
+        session: u32,
+        at: u64,
+        condition: &str,
+    ) -> Result<Vec<StoredEvent>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -212,7 +409,7 @@ impl Store {
             ))
             .map_err(|e| db(&self.path, e))?;
         let rows = stmt
-            .query_map(params![session], |r| {
+            .query_map(params![session, at], |r| {
                 Ok((
                     r.get::<_, u64>(0)?,
                     r.get::<_, String>(1)?,
@@ -257,6 +454,14 @@ impl Store {
                 params![session, from_seq],
             )
             .map_err(|e| db(&path, e))?;
+        if self.snapshots {
+            // A snapshot taken after the undone events folded them in: it goes with them.
+            tx.execute(
+                "DELETE FROM snapshots WHERE session = ?1 AND seq >= ?2",
+                params![session, from_seq],
+            )
+            .map_err(|e| db(&path, e))?;
+        }
         // The turn count and end reason follow the events that still stand.
         tx.execute(
             "UPDATE sessions SET

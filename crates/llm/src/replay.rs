@@ -132,6 +132,10 @@ impl ChatModel for ReplayModel {
         format!("replay:{}", self.source)
     }
 
+    fn replays_served(&self) -> bool {
+        true
+    }
+
     fn skip_served(&self, served: &[CallTag]) {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         for tag in served {

@@ -167,6 +167,11 @@ pub trait ChatModel: Send + Sync {
     /// A resumed session already received replies to these calls, in this order. A provider
     /// that answers from a fixed sequence (replay) moves past them; a live model ignores it.
     fn skip_served(&self, _served: &[CallTag]) {}
+    /// Whether [`ChatModel::skip_served`] does anything: only then does a resume read the log's
+    /// past model calls (most of its bytes).
+    fn replays_served(&self) -> bool {
+        false
+    }
     /// The model's context window in tokens, when the provider knows it (the embedded model
     /// does; hosted APIs do not say).
     fn context_tokens(&self) -> Option<u32> {

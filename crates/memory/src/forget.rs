@@ -13,6 +13,9 @@ impl MemoryStore {
         let tx = self.conn.transaction().map_err(db)?;
         let cond = "SELECT id FROM memory_facts WHERE session = ?1 AND turn >= ?2";
         let statements = [
+            // Recalls made in the undone turns no longer count.
+            "UPDATE memory_facts SET rehearsals = MAX(rehearsals - (SELECT COUNT(*) FROM memory_rehearsals r WHERE r.fact = memory_facts.id AND r.session = ?1 AND r.turn >= ?2), 0) WHERE id IN (SELECT fact FROM memory_rehearsals WHERE session = ?1 AND turn >= ?2)".to_string(),
+            "DELETE FROM memory_rehearsals WHERE session = ?1 AND turn >= ?2".to_string(),
             format!(
                 "UPDATE memory_facts SET invalid_session = NULL, invalid_turn = NULL, invalid_day = NULL, invalidated_by = NULL WHERE invalidated_by IN ({cond})"
             ),

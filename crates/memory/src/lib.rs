@@ -24,11 +24,11 @@ pub use confidence::{
     Age, Corruption, CorruptionType, Rememberer, confidence, corrupt, corruption_probability,
 };
 pub use model::{
-    Conflict, EntityKind, Episode, Fact, GameTime, MemoryType, NewFact, Reader, Scope, Source,
-    TruthLevel,
+    Conflict, EntityKind, Episode, Fact, GameTime, MemoryType, NewFact, Reader, RecallKey, Scope,
+    Source, TruthLevel,
 };
 pub use retrieve::{Hit, Query, Signals, formed_at};
-pub use store::{Counts, EntityRecord, MEMORY_SCHEMA_VERSION, MemoryStore, Stored};
+pub use store::{Counts, EntityRecord, MEMORY_SCHEMA_VERSION, Marks, MemoryStore, Stored};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -341,3 +341,11 @@ pub struct Conflict {
     pub resolution: String,
     pub at: GameTime,
 }
+
+/// A recall, as the memory counts rehearsals: one reader's recall at one turn of one session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecallKey<'a> {
+    pub session: u32,
+    pub turn: u32,
+    pub reader: &'a str,
+}

@@ -159,6 +159,10 @@ pub fn formed_at(at: GameTime, now: GameTime) -> String {
 
 /// How many facts each signal may put forward.
 const CANDIDATES: usize = 100;
+/// How many postings of one word BM25 reads: its newest. A word in more facts than this is
+/// common and weighs little; reading all of it made every recall grow with the campaign (a
+/// word the GM uses every turn, at turn 1,000), where now a recall costs the same at any size.
+const POSTINGS: usize = 512;
 /// How many of an entity's links (newest first) the entity signal reads.
 const ENTITY_LINKS: usize = 2_000;
 /// How many of the best candidates bring in the rest of their turn.
@@ -461,23 +465,36 @@ impl MemoryStore {
         let n = rows.max(1) as f64;
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rowid")
+            .prepare_cached(
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
+            )
             .map_err(|e| self.err(e))?;
+        let newest = self.newest_fact_id()?;
         // (word, idf, posting list ascending)
         let mut terms: Vec<(&str, f64, Vec<i64>)> = Vec::new();
         for w in words {
             let Some(m) = fts_query(std::slice::from_ref(w)) else {
                 continue;
             };
-            let ids = stmt
-                .query_map([m], |r| r.get::<_, i64>(0))
+            let mut ids = stmt
+                .query_map(rusqlite::params![m, POSTINGS as i64], |r| {
+                    r.get::<_, i64>(0)
+                })
                 .map_err(|e| self.err(e))?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| self.err(e))?;
-            if ids.is_empty() {
+            ids.reverse();
+            let Some(oldest) = ids.first().copied() else {
                 continue;
-            }
-            let df = ids.len() as f64;
+            };
+            let df = if ids.len() < POSTINGS {
+                ids.len() as f64
+            } else {
+                // Only the newest postings were read: the word's frequency in the window they
+                // span stands for its frequency in the whole memory (ids grow with time).
+                let window = (newest - oldest + 1).max(1) as f64;
+                (ids.len() as f64 * n / window).clamp(ids.len() as f64, n)
+            };
             let idf = ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6);
             terms.push((w.as_str(), idf, ids));
         }
@@ -535,6 +552,15 @@ impl MemoryStore {
         scored.truncate(CANDIDATES);
         let top = scored.first().map(|r| r.1).unwrap_or(1.0).max(1e-9);
         Ok(scored.into_iter().map(|(id, v)| (id, v / top)).collect())
+    }
+
+    /// The newest fact's id (0 in an empty memory).
+    fn newest_fact_id(&self) -> Result<i64, Error> {
+        self.conn
+            .query_row("SELECT IFNULL(MAX(id), 0) FROM memory_facts", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// FTS5's row count and total tokens, from its averages record.

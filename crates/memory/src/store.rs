@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 
 use crate::text::normalise_name;
 use crate::{
-    Conflict, EntityKind, Episode, Error, Fact, GameTime, MemoryType, NewFact, Reader, Scope,
-    Source,
+    Conflict, EntityKind, Episode, Error, Fact, GameTime, MemoryType, NewFact, Reader, RecallKey,
+    Scope, Source,
 };
 
 /// The memory tables' own schema version (kept in `memory_meta`, apart from the session
@@ -85,6 +85,13 @@ CREATE TABLE IF NOT EXISTS memory_conflicts (
     session    INTEGER NOT NULL,
     turn       INTEGER NOT NULL,
     day        INTEGER
+);
+CREATE TABLE IF NOT EXISTS memory_rehearsals (
+    session INTEGER NOT NULL,
+    turn    INTEGER NOT NULL,
+    reader  TEXT NOT NULL,
+    fact    INTEGER NOT NULL,
+    PRIMARY KEY (session, turn, reader, fact)
 );
 CREATE TABLE IF NOT EXISTS memory_vectors (
     fact INTEGER PRIMARY KEY,
@@ -278,6 +285,51 @@ impl MemoryStore {
         tx.commit().map_err(|e| db(&path, e))
     }
 
+    /// Count one recall of these facts by `key`'s reader at `key`'s turn, once: the same recall
+    /// run again (a step re-run after a crash) counts nothing more.
+    pub fn rehearse_once(&mut self, ids: &[i64], key: &RecallKey) -> Result<(), Error> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
+        for id in ids {
+            let new = tx
+                .execute(
+                    "INSERT OR IGNORE INTO memory_rehearsals (fact, session, turn, reader)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![id, key.session, key.turn, key.reader],
+                )
+                .map_err(|e| db(&path, e))?;
+            if new == 1 {
+                tx.execute(
+                    "UPDATE memory_facts SET rehearsals = rehearsals + 1 WHERE id = ?1",
+                    [id],
+                )
+                .map_err(|e| db(&path, e))?;
+            }
+        }
+        tx.commit().map_err(|e| db(&path, e))
+    }
+
+    /// Take back what `key`'s recall counted, so that recall can run again from the memory as
+    /// it stood before it: a step that recalled, then crashed before the session saved it,
+    /// leaves the memory as if it had never run.
+    pub fn unrehearse(&mut self, key: &RecallKey) -> Result<(), Error> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
+        let args = rusqlite::params![key.session, key.turn, key.reader];
+        tx.execute(
+            "UPDATE memory_facts SET rehearsals = MAX(rehearsals - 1, 0) WHERE id IN
+             (SELECT fact FROM memory_rehearsals WHERE session = ?1 AND turn = ?2 AND reader = ?3)",
+            args,
+        )
+        .map_err(|e| db(&path, e))?;
+        tx.execute(
+            "DELETE FROM memory_rehearsals WHERE session = ?1 AND turn = ?2 AND reader = ?3",
+            args,
+        )
+        .map_err(|e| db(&path, e))?;
+        tx.commit().map_err(|e| db(&path, e))
+    }
+
     pub fn fact(&self, id: i64) -> Result<Option<Fact>, Error> {
         let sql = format!("{FACT_SELECT} WHERE f.id = ?1");
         let mut facts = self.query_facts(&sql, [id])?;
@@ -341,19 +393,64 @@ impl MemoryStore {
 
     /// Every logged conflict, oldest first.
     pub fn conflicts(&self) -> Result<Vec<Conflict>, Error> {
+        self.conflicts_after(&Marks::default())
+    }
+
+    /// Where the growing tables stand now: [`MemoryStore::added_since`] and
+    /// [`MemoryStore::conflicts_after`] then count what a write added in time proportional to
+    /// what it added, not to the size of the memory (a storage step every turn of a long
+    /// campaign must not scan it).
+    pub fn marks(&self) -> Result<Marks, Error> {
+        let max = |table: &str| -> Result<i64, Error> {
+            self.conn
+                .query_row(
+                    &format!("SELECT IFNULL(MAX(rowid), 0) FROM {table}"),
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.err(e))
+        };
+        Ok(Marks {
+            episodes: max("memory_episodes")?,
+            facts: max("memory_facts")?,
+            conflicts: max("memory_conflicts")?,
+        })
+    }
+
+    /// The episodes and facts added since `marks` were taken.
+    pub fn added_since(&self, marks: &Marks) -> Result<(u64, u64), Error> {
+        let count = |table: &str, after: i64| -> Result<u64, Error> {
+            self.conn
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM {table} WHERE rowid > ?1"),
+                    [after],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n.max(0) as u64)
+                .map_err(|e| self.err(e))
+        };
+        Ok((
+            count("memory_episodes", marks.episodes)?,
+            count("memory_facts", marks.facts)?,
+        ))
+    }
+
+    /// The conflicts logged since `marks` were taken, oldest first.
+    pub fn conflicts_after(&self, marks: &Marks) -> Result<Vec<Conflict>, Error> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT c.slot, c.old_fact, o.text, o.source, c.new_fact, n.text, n.source,
                         c.resolution, c.session, c.turn, c.day
                  FROM memory_conflicts c
                  JOIN memory_facts o ON o.id = c.old_fact
                  JOIN memory_facts n ON n.id = c.new_fact
+                 WHERE c.id > ?1
                  ORDER BY c.id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([marks.conflicts], |r| {
                 let os: String = r.get(3)?;
                 let ns: String = r.get(6)?;
                 Ok(Conflict {
@@ -503,6 +600,14 @@ impl MemoryStore {
             conflicts: one("SELECT COUNT(*) FROM memory_conflicts")?,
         })
     }
+}
+
+/// Where the memory's growing tables stood at one moment (see [`MemoryStore::marks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    episodes: i64,
+    facts: i64,
+    conflicts: i64,
 }
 
 /// An entity as exported.
