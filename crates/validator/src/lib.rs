@@ -162,7 +162,8 @@ impl ViolationKind {
 pub struct Correction {
     /// The action with the outcome language removed.
     pub text: String,
-    /// What was removed or rewritten, as written in the original.
+    /// What was removed or rewritten, as written in the original (a piece a second pass
+    /// removes is quoted as the first pass left it, perhaps capitalised).
     pub removed: Vec<String>,
     /// False when what is left no longer states an attempt (the GM must edit or accept).
     pub reads_as_action: bool,
