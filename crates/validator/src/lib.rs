@@ -162,8 +162,8 @@ impl ViolationKind {
 pub struct Correction {
     /// The action with the outcome language removed.
     pub text: String,
-    /// What was removed or rewritten, as written in the original (a piece a second pass
-    /// removes is quoted as the first pass left it, perhaps capitalised).
+    /// What was removed or rewritten, as written in the original; a piece a later pass removes
+    /// is quoted as the earlier pass left it (capitalised, joined over a cut, or rewritten).
     pub removed: Vec<String>,
     /// False when what is left no longer states an attempt (the GM must edit or accept).
     pub reads_as_action: bool,
