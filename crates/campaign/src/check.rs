@@ -117,16 +117,20 @@ fn join(base: &str, key: &str) -> String {
 /// Levenshtein distance, for "did you mean" suggestions.
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
+    // One row of the table at a time: `prev[j]` is the distance from the previous prefix of
+    // `a` to `b[..j]`.
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for ((cb, diagonal), above) in b.iter().zip(&prev).zip(prev.iter().skip(1)) {
+            let left = cur.last().copied().unwrap_or(0);
+            let substitute = diagonal + usize::from(ca != *cb);
+            cur.push(substitute.min(above + 1).min(left + 1));
         }
         prev = cur;
     }
-    prev[b.len()]
+    prev.last().copied().unwrap_or(0)
 }
 
 /// The closest allowed name, if it is close enough to be a typo or a shortening
@@ -559,7 +563,11 @@ impl Checker {
         let mut first: HashMap<&str, usize> = HashMap::new();
         let mut ok = true;
         for (i, item) in items.iter().enumerate() {
-            let Some(id) = item[layer][key].as_str().filter(|s| is_id(s)) else {
+            let id = item
+                .get(layer)
+                .and_then(|l| l.get(key))
+                .and_then(Value::as_str);
+            let Some(id) = id.filter(|s| is_id(s)) else {
                 continue;
             };
             match first.get(id) {

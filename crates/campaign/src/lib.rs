@@ -4,6 +4,9 @@
 //! at once, each naming the file, the field path, the bad value and what is allowed. (A derived
 //! `Deserialize` would stop at the first error and name neither the value nor the choices.)
 
+// Text from people, models and files is taken apart here: nothing is indexed unchecked.
+#![deny(clippy::indexing_slicing)]
+
 mod check;
 
 use std::fmt;

@@ -125,17 +125,19 @@ impl Script {
     pub fn load(path: &Path) -> anyhow::Result<Script> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("could not read the GM script {}", path.display()))?;
-        let script: Script = serde_saphyr::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not a valid GM script: {e}", path.display()))?;
+        Script::parse(&text, &path.display().to_string())
+    }
+
+    /// Read a script's text; `file` names it in every error.
+    pub fn parse(text: &str, file: &str) -> anyhow::Result<Script> {
+        let script: Script = serde_saphyr::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{file}: not a valid GM script: {e}"))?;
         if script.turns.is_empty() {
-            bail!("{}: the GM script has no turns", path.display());
+            bail!("{file}: the GM script has no turns");
         }
         for (i, t) in script.turns.iter().enumerate() {
             if t.narration.trim().is_empty() || t.outcome.trim().is_empty() {
-                bail!(
-                    "{}: turns[{i}] needs a non-empty narration and outcome",
-                    path.display()
-                );
+                bail!("{file}: turns[{i}] needs a non-empty narration and outcome");
             }
         }
         Ok(script)
@@ -429,5 +431,129 @@ impl GmSeat for ScriptGm {
             }
             Some(ScriptFailure::TakeOver(text)) => FailureChoice::TakeOver { text: text.clone() },
         })
+    }
+}
+
+/// Fuzz target: GM scripts as a person writes them (see crates/fuzz for the strategies and
+/// `TROUPE_FUZZ_CASES`).
+#[cfg(test)]
+mod fuzz {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+    use serde_json::Value;
+    use troupe_fuzz::{ByteEdit, Edit, apply, apply_bytes, byte_edits, config, edits};
+
+    use super::Script;
+
+    /// YAML syntax (anchors, aliases, tags, block scalars, merge keys) and the script's fields.
+    const VOCAB: &[&str] = &[
+        "turns:",
+        "\n  - ",
+        "narration: ",
+        "outcome: ",
+        "answers: ",
+        "ruling: ",
+        "override: ",
+        "review: ",
+        "insight: ",
+        "failure: ",
+        "whisper: ",
+        "ooc: ",
+        "accept",
+        "roll",
+        "task: ",
+        "lasers",
+        "feelings",
+        "faces: [",
+        "]",
+        "edit: ",
+        "take_over: ",
+        "to: all",
+        "scope: ",
+        "&a ",
+        "*a",
+        "<<: *a",
+        "!!binary ",
+        "!!str ",
+        "? ",
+        "|",
+        ">-",
+        "|+",
+        "---",
+        "...",
+        "#",
+        "'",
+        "\"",
+        "{",
+        "}",
+        "[",
+        ":",
+        "- ",
+        "\n",
+        "\n    ",
+        "\t",
+        "~",
+        "null",
+        "0x1F",
+        "1e999",
+    ];
+
+    fn scripts() -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        ["demo.gm.yaml", "party.gm.yaml", "research.gm.yaml"]
+            .iter()
+            .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+            .collect()
+    }
+
+    /// Parse; any error names the file.
+    fn parse(bytes: &[u8]) -> Result<(), TestCaseError> {
+        let text = String::from_utf8_lossy(bytes);
+        if let Err(e) = Script::parse(&text, "gm.yaml") {
+            let message = format!("{e:#}");
+            prop_assert!(message.starts_with("gm.yaml: "), "{}", message);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn gm_script_text_never_panics(which in 0usize..3, bytes in byte_edits(VOCAB)) {
+            let mut text = scripts().swap_remove(which).into_bytes();
+            apply_bytes(&mut text, &bytes);
+            parse(&text)?;
+        }
+
+        #[test]
+        fn gm_script_values_never_panic(which in 0usize..3, edits in edits(VOCAB, 4), bytes in byte_edits(VOCAB)) {
+            let mut doc: Value = serde_saphyr::from_str(&scripts().swap_remove(which)).unwrap();
+            apply(&mut doc, &edits);
+            // JSON is YAML: the edited script, written as JSON, is a script file too.
+            let mut text = serde_json::to_vec_pretty(&doc).unwrap();
+            apply_bytes(&mut text, &bytes);
+            parse(&text)?;
+        }
+    }
+
+    #[test]
+    fn the_shipped_scripts_parse() {
+        for text in scripts() {
+            Script::parse(&text, "gm.yaml").unwrap();
+        }
+    }
+
+    /// Edits of nothing leave a script that parses (the strategies' output is reachable).
+    #[test]
+    fn unedited_scripts_pass_through_the_fuzz_path() {
+        let edits: Vec<Edit> = Vec::new();
+        let bytes: Vec<ByteEdit> = Vec::new();
+        let mut doc: Value = serde_saphyr::from_str(&scripts().swap_remove(0)).unwrap();
+        apply(&mut doc, &edits);
+        let mut text = serde_json::to_vec_pretty(&doc).unwrap();
+        apply_bytes(&mut text, &bytes);
+        Script::parse(&String::from_utf8(text).unwrap(), "gm.yaml").unwrap();
     }
 }

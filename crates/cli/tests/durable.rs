@@ -173,7 +173,7 @@ fn a_torn_log_tail_is_detected_and_rewritten_from_the_database() {
     let path = dir.path().join("logs/session-1.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let cut = text.trim_end().rfind('\n').unwrap() + 30;
-    std::fs::write(&path, &text[..cut]).unwrap();
+    std::fs::write(&path, text.as_bytes().get(..cut).unwrap()).unwrap();
 
     let out = run_ok(dir.path(), &RESUME);
     assert!(out.contains("half an event"), "{out}");

@@ -198,7 +198,7 @@ fn a_scripted_session_runs_every_phase_in_order_and_logs_it() {
 fn chrono_like_iso8601(ts: &str) {
     // e.g. 2026-11-22T15:44:46.123456Z
     assert!(
-        ts.len() >= 20 && &ts[4..5] == "-" && &ts[10..11] == "T",
+        ts.len() >= 20 && ts.get(4..5) == Some("-") && ts.get(10..11) == Some("T"),
         "not ISO-8601: {ts}"
     );
 }

@@ -85,7 +85,7 @@ fn engine_event_types() -> Vec<String> {
         .split("pub enum Event {")
         .nth(1)
         .expect("events.rs has `pub enum Event`");
-    let body = &body[..body.find("\n}\n").expect("the enum's closing brace")];
+    let (body, _) = body.split_once("\n}\n").expect("the enum's closing brace");
     let mut types = Vec::new();
     for line in body.lines() {
         // A variant: four spaces of indent, then a capitalised name.

@@ -38,14 +38,18 @@ fn words(text: &str) -> Vec<(usize, usize, String)> {
         match (c.is_alphanumeric(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                out.push((s, i, text[s..i].to_lowercase()));
+                out.push((s, i, text.get(s..i).unwrap_or_default().to_lowercase()));
                 start = None;
             }
             _ => {}
         }
     }
     if let Some(s) = start {
-        out.push((s, text.len(), text[s..].to_lowercase()));
+        out.push((
+            s,
+            text.len(),
+            text.get(s..).unwrap_or_default().to_lowercase(),
+        ));
     }
     out
 }
@@ -87,12 +91,12 @@ pub fn withhold(text: &str, secrets: &[&str]) -> String {
             continue;
         }
         if a >= at {
-            out.push_str(&text[at..a]);
+            out.push_str(text.get(at..a).unwrap_or_default());
             out.push_str(WITHHELD);
         }
         at = b;
     }
-    out.push_str(&text[at..]);
+    out.push_str(text.get(at..).unwrap_or_default());
     out
 }
 

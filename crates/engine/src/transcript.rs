@@ -950,11 +950,11 @@ fn escape_start(line: &str) -> String {
     }
     // "12. " or "3) " would start an ordered list.
     let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 {
-        let rest = &line[digits..];
-        if rest.starts_with('.') || rest.starts_with(')') {
-            return format!("{}\\{rest}", &line[..digits]);
-        }
+    if let Some((number, rest)) = line.split_at_checked(digits)
+        && !number.is_empty()
+        && (rest.starts_with('.') || rest.starts_with(')'))
+    {
+        return format!("{number}\\{rest}");
     }
     line.to_string()
 }

@@ -29,7 +29,7 @@ pub(crate) async fn send_for_text(
 pub(crate) fn truncate(body: &str) -> String {
     let body = body.trim();
     match body.char_indices().nth(MAX_BODY_CHARS) {
-        Some((cut, _)) => format!("{}… (truncated)", &body[..cut]),
+        Some((cut, _)) => format!("{}… (truncated)", body.get(..cut).unwrap_or(body)),
         None => body.to_string(),
     }
 }

@@ -20,7 +20,8 @@ pub fn extract_json(text: &str) -> Option<Value> {
         }
     }
     text.match_indices('{').find_map(|(start, _)| {
-        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        let from = text.get(start..)?;
+        let mut values = serde_json::Deserializer::from_str(from).into_iter::<Value>();
         match values.next() {
             Some(Ok(value @ Value::Object(_))) => Some(value),
             _ => None,
@@ -32,14 +33,13 @@ pub fn extract_json(text: &str) -> Option<Value> {
 fn fenced_blocks(text: &str) -> Vec<&str> {
     let mut blocks = Vec::new();
     let mut rest = text;
-    while let Some(open) = rest.find("```") {
-        let after = &rest[open + 3..];
-        let body_start = after.find('\n').map_or(after.len(), |n| n + 1);
-        let body = &after[body_start..];
-        match body.find("```") {
-            Some(close) => {
-                blocks.push(&body[..close]);
-                rest = &body[close + 3..];
+    while let Some((_, after)) = rest.split_once("```") {
+        // The body starts after the info string's line; a fence with no newline has none.
+        let body = after.split_once('\n').map_or("", |(_, body)| body);
+        match body.split_once("```") {
+            Some((block, tail)) => {
+                blocks.push(block);
+                rest = tail;
             }
             None => {
                 blocks.push(body);

@@ -238,7 +238,7 @@ fn colour(text: &str, who: &Rememberer, rng: &mut ChaCha8Rng) -> String {
     } else {
         WARM
     };
-    let lead = pool[(rng.next_u64() % pool.len() as u64) as usize];
+    let lead = pick(pool, rng);
     format!("{lead} {}", lower_first(text))
 }
 
@@ -267,7 +267,7 @@ fn embellish(text: &str, rng: &mut ChaCha8Rng) -> String {
         "and the ship's alarms were going off",
         "and someone was watching us",
     ];
-    let add = ADDED[(rng.next_u64() % ADDED.len() as u64) as usize];
+    let add = pick(ADDED, rng);
     format!("{} — {add}.", text.trim().trim_end_matches('.'))
 }
 
@@ -278,7 +278,13 @@ fn first_clause(text: &str) -> &str {
         .or_else(|| t.find(" and "))
         .or_else(|| t.find(" but "))
         .unwrap_or(t.len());
-    t[..cut].trim().trim_end_matches('.')
+    t.get(..cut).unwrap_or(t).trim().trim_end_matches('.')
+}
+
+/// One of `list`, drawn from `rng`.
+fn pick(list: &[&'static str], rng: &mut ChaCha8Rng) -> &'static str {
+    let i = rng.next_u64() % list.len().max(1) as u64;
+    list.get(i as usize).copied().unwrap_or_default()
 }
 
 fn lower_first(s: &str) -> String {

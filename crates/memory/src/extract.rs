@@ -88,7 +88,8 @@ pub fn aliases_in(text: &str) -> Vec<(String, String)> {
     for name in &names {
         // "NAME, the|a DESCRIPTION[,.]"
         for (i, _) in text.match_indices(name.as_str()) {
-            let after = &text[i + name.len()..];
+            let (before, after) = text.split_at_checked(i).unwrap_or_default();
+            let after = after.strip_prefix(name.as_str()).unwrap_or(after);
             if let Some(rest) = after
                 .strip_prefix(", the ")
                 .or_else(|| after.strip_prefix(", a "))
@@ -105,10 +106,8 @@ pub fn aliases_in(text: &str) -> Vec<(String, String)> {
                 }
             }
             // "the DESCRIPTION NAME"
-            let before = text[..i].trim_end();
-            let lower = before.to_lowercase();
-            if let Some(p) = lower.rfind("the ") {
-                let desc = &before[p + 4..];
+            let before = before.trim_end();
+            if let Some(desc) = after_last_the(before) {
                 let ws = words(desc);
                 if (1..=2).contains(&ws.len())
                     && desc
@@ -123,6 +122,15 @@ pub fn aliases_in(text: &str) -> Vec<(String, String)> {
     }
     out.dedup();
     out
+}
+
+/// What follows the last "the " (any case) in `text`. Searched in the text itself: offsets
+/// found in a lowercased copy do not fit the original ("İ" lowercases to three bytes).
+fn after_last_the(text: &str) -> Option<&str> {
+    text.char_indices().rev().find_map(|(p, _)| {
+        let (word, rest) = text.get(p..)?.split_at_checked(4)?;
+        word.eq_ignore_ascii_case("the ").then_some(rest)
+    })
 }
 
 /// Store episodes as facts (one each), learning the aliases they give: the fallback path,
@@ -284,6 +292,17 @@ mod tests {
             "{a:?}"
         );
         assert!(a.contains(&("Vos".into(), "trader".into())), "{a:?}");
+    }
+
+    /// Found by a new user: "İ" lowercases to three bytes, so an offset found in the lowercased
+    /// text cut the original inside a character during `troupe play`.
+    #[test]
+    fn case_changing_letters_before_a_name_do_not_shift_the_description() {
+        let a = aliases_in("Hello Galvin. İ the éé Galvin.");
+        assert!(a.contains(&("Galvin".into(), "éé".into())), "{a:?}");
+        let a = aliases_in("İİİİ the trader Vos nods. THE smuggler Vos waits.");
+        assert!(a.contains(&("Vos".into(), "trader".into())), "{a:?}");
+        assert!(a.contains(&("Vos".into(), "smuggler".into())), "{a:?}");
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! search with entity links, time, speaker, neighbouring turns and (feature `embeddings`)
 //! sentence vectors.
 
+// Text from people, models and files is taken apart here: nothing is indexed unchecked.
+#![deny(clippy::indexing_slicing)]
+
 pub mod claims;
 mod confidence;
 pub mod extract;

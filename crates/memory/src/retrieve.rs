@@ -576,7 +576,7 @@ impl MemoryStore {
         let Some((rows, used)) = varint(&block) else {
             return Ok((0, 0));
         };
-        let tokens = varint(&block[used..]).map_or(0, |t| t.0);
+        let tokens = block.get(used..).and_then(varint).map_or(0, |t| t.0);
         Ok((rows, tokens))
     }
 

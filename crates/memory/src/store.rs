@@ -694,8 +694,9 @@ fn fact_key(f: &NewFact) -> String {
     let d = h.finalize();
     let mut out = String::with_capacity(32);
     for b in d.iter().take(16) {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
+        for nibble in [b >> 4, b & 15] {
+            out.extend(HEX.get(usize::from(nibble)).copied().map(char::from));
+        }
     }
     out
 }

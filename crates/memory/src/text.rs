@@ -176,7 +176,7 @@ pub fn content_words(text: &str) -> Vec<String> {
 pub fn query_words(text: &str) -> Vec<String> {
     let ws = words(text);
     let when = |i: usize| {
-        let w = ws[i].as_str();
+        let w = ws.get(i).map_or("", String::as_str);
         let prev = i.checked_sub(1).and_then(|p| ws.get(p)).map(String::as_str);
         let next = ws.get(i + 1).map(String::as_str);
         let numeric = w.parse::<u32>().is_ok() || number_word(w).is_some();
@@ -223,7 +223,10 @@ pub enum Lean {
 pub fn lean(question: &str) -> Option<Lean> {
     let ws = words(question);
     let has = |w: &str| ws.iter().any(|x| x == w);
-    let phrase = |a: &str, b: &str| ws.windows(2).any(|p| p[0] == a && p[1] == b);
+    let phrase = |a: &str, b: &str| {
+        ws.windows(2)
+            .any(|p| matches!(p, [x, y] if x == a && y == b))
+    };
     if has("now")
         || has("currently")
         || has("current")
@@ -280,13 +283,12 @@ pub fn names_in(text: &str) -> Vec<String> {
     };
     // Tags first: the GM's word on what is a name.
     let mut rest = text;
-    while let Some(i) = rest.find('@') {
-        let after = &rest[i + 1..];
+    while let Some((_, after)) = rest.split_once('@') {
         if let Some(inner) = after.strip_prefix('{')
-            && let Some(end) = inner.find('}')
+            && let Some((name, tail)) = inner.split_once('}')
         {
-            push(inner[..end].to_string());
-            rest = &inner[end + 1..];
+            push(name.to_string());
+            rest = tail;
             continue;
         }
         let name: String = after
@@ -298,20 +300,21 @@ pub fn names_in(text: &str) -> Vec<String> {
     }
     // Capitalised runs, not at a sentence start, not a lone common word.
     let tokens: Vec<&str> = text.split_whitespace().collect();
+    let token = |i: usize| tokens.get(i).copied().unwrap_or_default();
     let mut i = 0;
     while i < tokens.len() {
-        let at_start = i == 0 || tokens[i - 1].ends_with(['.', '!', '?', ':', '"', '“']);
+        let at_start = i == 0 || token(i - 1).ends_with(['.', '!', '?', ':', '"', '“']);
         let bare = |t: &str| {
             t.trim_matches(|c: char| !c.is_alphanumeric() && c != '-')
                 .to_string()
         };
-        let t = bare(tokens[i]);
+        let t = bare(token(i));
         if is_capitalised(&t) && !at_start && !is_stopword(&t.to_lowercase()) && !table_word(&t) {
             let mut run = vec![t];
             let mut j = i + 1;
             while j < tokens.len() {
-                let prev_ends = tokens[j - 1].ends_with([',', '.', '!', '?', ';', ':']);
-                let u = bare(tokens[j]);
+                let prev_ends = token(j - 1).ends_with([',', '.', '!', '?', ';', ':']);
+                let u = bare(token(j));
                 if prev_ends || !is_capitalised(&u) {
                     break;
                 }
@@ -347,13 +350,13 @@ pub fn untag(text: &str) -> String {
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         if c == '@' {
-            let after = &text[i + 1..];
+            let after = text.get(i + c.len_utf8()..).unwrap_or_default();
             if let Some(inner) = after.strip_prefix('{')
-                && let Some(end) = inner.find('}')
+                && let Some((name, _)) = inner.split_once('}')
             {
-                out.push_str(&inner[..end]);
+                out.push_str(name);
                 // Skip '{', the name and '}'.
-                let skip = inner[..end].chars().count() + 2;
+                let skip = name.chars().count() + 2;
                 for _ in 0..skip {
                     chars.next();
                 }

@@ -23,7 +23,7 @@ fn to_blob(v: &[f32]) -> Vec<u8> {
 
 fn from_blob(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .filter_map(|c| <[u8; 4]>::try_from(c).ok().map(f32::from_le_bytes))
         .collect()
 }
 

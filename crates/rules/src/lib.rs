@@ -3,6 +3,9 @@
 //! Everything here is deterministic and free of I/O so that a session log holding only seeds and
 //! inputs can be folded again into the exact same rolls (resume and replay depend on that).
 
+// Text from people, models and files is taken apart here: nothing is indexed unchecked.
+#![deny(clippy::indexing_slicing)]
+
 mod dice;
 mod lasers;
 mod notation;

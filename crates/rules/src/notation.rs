@@ -64,7 +64,7 @@ impl FromStr for DiceExpr {
         let (sides_text, modifier) = match rest.find(['+', '-']) {
             Some(at) => {
                 let (sides_text, signed) = rest.split_at(at);
-                let magnitude_text = &signed[1..];
+                let magnitude_text = signed.strip_prefix(['+', '-']).unwrap_or(signed);
                 let magnitude = digits(magnitude_text).ok_or_else(not_notation)?;
                 (sides_text, Some((signed, magnitude)))
             }

@@ -536,9 +536,14 @@ pub fn lemma_candidates(w: &str) -> Vec<String> {
                 out.push(s.clone());
                 if suffix == "ing" || suffix == "ed" {
                     out.push(format!("{s}e"));
-                    let b = s.as_bytes();
-                    if b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
-                        out.push(s[..s.len() - 1].to_string());
+                    // A doubled final letter ("stopped" → "stop"): compare characters, not
+                    // bytes ("倀" ends in two equal bytes inside one character).
+                    let mut last = s.chars().rev();
+                    if let (Some(a), Some(b)) = (last.next(), last.next())
+                        && a == b
+                    {
+                        let cut = s.len() - a.len_utf8();
+                        out.extend(s.get(..cut).map(str::to_string));
                     }
                 }
             }

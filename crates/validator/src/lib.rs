@@ -80,6 +80,9 @@
 //! taken as asserted ("as the shuttle banks"). A name in mid-text is taken as someone else
 //! unless the text opened with it.
 
+// Text from people, models and files is taken apart here: nothing is indexed unchecked.
+#![deny(clippy::indexing_slicing)]
+
 mod lex;
 
 use std::sync::LazyLock;
@@ -159,7 +162,8 @@ impl ViolationKind {
 pub struct Correction {
     /// The action with the outcome language removed.
     pub text: String,
-    /// What was removed or rewritten, as written in the original.
+    /// What was removed or rewritten, as written in the original; a piece a later pass removes
+    /// is quoted as the earlier pass left it (capitalised, joined over a cut, or rewritten).
     pub removed: Vec<String>,
     /// False when what is left no longer states an attempt (the GM must edit or accept).
     pub reads_as_action: bool,
@@ -248,13 +252,11 @@ fn tokenize(text: &str) -> Vec<Item> {
     let mut items = Vec::new();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let (pos, c) = chars[i];
+    while let Some(&(pos, c)) = chars.get(i) {
         if let Some(close) = is_open_quote(c) {
             items.push(Item::Comma(pos));
             i += 1;
-            while i < chars.len() {
-                let d = chars[i].1;
+            while let Some(&(_, d)) = chars.get(i) {
                 i += 1;
                 if d == close || (close != '"' && d == '"') {
                     break;
@@ -265,8 +267,7 @@ fn tokenize(text: &str) -> Vec<Item> {
         if c.is_alphanumeric() {
             let start = pos;
             let mut j = i;
-            while j < chars.len() {
-                let d = chars[j].1;
+            while let Some(&(_, d)) = chars.get(j) {
                 let joiner = matches!(d, '\'' | '\u{2019}' | '-');
                 let next_alnum = chars.get(j + 1).is_some_and(|(_, n)| n.is_alphanumeric());
                 if d.is_alphanumeric() || (joiner && next_alnum && j > i) {
@@ -276,7 +277,7 @@ fn tokenize(text: &str) -> Vec<Item> {
                 }
             }
             let end = chars.get(j).map_or(text.len(), |(p, _)| *p);
-            let word = &text[start..end];
+            let word = text.get(start..end).unwrap_or_default();
             for w in expand(word) {
                 items.push(Item::Word(Tok {
                     w,
@@ -376,8 +377,8 @@ fn build_sentence(items: &[&Item], question: bool) -> Sentence {
     let mut pending_comma: Option<usize> = None;
     let mut first = true;
     let mut i = 0;
-    while i < items.len() {
-        match items[i] {
+    while let Some(item) = items.get(i) {
+        match item {
             Item::Comma(pos) => {
                 if !cur.words.is_empty() || !cur.marker.is_empty() {
                     clauses.push(std::mem::replace(
@@ -477,7 +478,7 @@ fn build_sentence(items: &[&Item], question: bool) -> Sentence {
         } else if m.len() > 1 {
             m != ["and", "then"] && !m.iter().all(|x| has(ASSERTING_MARKERS, x))
         } else {
-            let w = m[0];
+            let w = m.first().copied().unwrap_or_default();
             match w {
                 "until" | "till" => prev_words.iter().any(|p| lemma_in(WAITING, p).is_some()),
                 "who" | "which" => !c.after_comma,
@@ -569,15 +570,17 @@ fn scan_np(words: &[Tok], i: usize) -> usize {
     {
         return j;
     }
-    if j < words.len() && has(DETERMINERS, &words[i].w) {
-        j += 1; // the head or first modifier
-        if plural_head(&words[j - 1].w) && words.get(j).is_some_and(|t| !has(PREPOSITIONS, &t.w)) {
+    if j < words.len() && words.get(i).is_some_and(|t| has(DETERMINERS, &t.w)) {
+        // the head or first modifier
+        let head = words.get(j).is_some_and(|t| plural_head(&t.w));
+        j += 1;
+        if head && words.get(j).is_some_and(|t| !has(PREPOSITIONS, &t.w)) {
             return j;
         }
     }
     let mut taken = 0;
-    while j < words.len() && taken < 6 {
-        let w = words[j].w.as_str();
+    while let Some(t) = words.get(j).filter(|_| taken < 6) {
+        let w = t.w.as_str();
         if has(AUX, w) || has(MODALS, w) || is_ly(w) || has(ADVERBS, w) {
             break;
         }
@@ -635,7 +638,10 @@ fn plural_head(w: &str) -> bool {
 }
 
 fn skip_adverbs(words: &[Tok], mut j: usize) -> usize {
-    while j < words.len() && (has(ADVERBS, &words[j].w) || is_ly(&words[j].w)) {
+    while words
+        .get(j)
+        .is_some_and(|t| has(ADVERBS, &t.w) || is_ly(&t.w))
+    {
         j += 1;
     }
     j
@@ -664,9 +670,9 @@ fn other_predicate(words: &[Tok], j: usize, plural: bool) -> Option<ViolationKin
         _ if has(MODALS, w) => return None,
         "is" | "are" | "was" | "were" | "am" | "be" | "been" | "has" | "have" | "had" => {
             let mut k = j + 1;
-            while k < words.len()
+            while let Some(t) = words.get(k)
                 && matches!(
-                    words[k].w.as_str(),
+                    t.w.as_str(),
                     "now"
                         | "already"
                         | "all"
@@ -775,7 +781,7 @@ fn speaker_predicate(words: &[Tok], j: usize) -> Option<(ViolationKind, usize, S
     let j = skip_adverbs(words, j);
     let t = words.get(j)?;
     let w = t.w.as_str();
-    let rest = &words[j + 1..];
+    let rest = words.get(j + 1..).unwrap_or_default();
     let r = |k: usize| rest.get(k).map(|t| t.w.as_str()).unwrap_or("");
     if has(MODALS, w)
         || matches!(
@@ -1107,7 +1113,7 @@ fn analyze(text: &str) -> Vec<Finding> {
                     }
                 }
             }
-            let words = &words_all[..cut];
+            let words = words_all.get(..cut).unwrap_or(words_all);
             let cspan = span(words_all);
             let cut_span = (c.cut_from.min(cspan.0), cspan.1);
             // Subject.
@@ -1165,7 +1171,7 @@ fn analyze(text: &str) -> Vec<Finding> {
                             | "all"
                             | "both"
                     )
-                    || words[j..end].iter().any(|t| t.w == "them");
+                    || words.iter().take(end).skip(j).any(|t| t.w == "them");
                 j = end;
             } else if words.get(j).is_some_and(|t| t.cap)
                 && !(ci == 0 && lemma_in(ACHIEVE, first).is_some())
@@ -1205,12 +1211,15 @@ fn analyze(text: &str) -> Vec<Finding> {
                 Subj::Speaker => {
                     if let Some((kind, vi, lemma)) = speaker_predicate(words, j) {
                         // Rewrite "I kill" into "I try to kill" when the clause opens the sentence.
-                        let rewrite = (ci == 0 && !lemma.is_empty() && vi > 0).then(|| {
-                            let v = &words[vi];
-                            let named = !matches!(words[vi - 1].w.as_str(), "i" | "we");
-                            let tr = if named { "tries to " } else { "try to " };
-                            (v.start, v.end, format!("{tr}{lemma}"))
-                        });
+                        let verb = words.get(vi.wrapping_sub(1)..=vi);
+                        let rewrite = match verb {
+                            Some([before, v]) if ci == 0 && !lemma.is_empty() => {
+                                let named = !matches!(before.w.as_str(), "i" | "we");
+                                let tr = if named { "tries to " } else { "try to " };
+                                Some((v.start, v.end, format!("{tr}{lemma}")))
+                            }
+                            _ => None,
+                        };
                         push(kind, cspan, rewrite, false, &mut findings);
                         clause_flagged = true;
                     }
@@ -1425,7 +1434,7 @@ fn states_attempt(text: &str) -> bool {
             match w.as_slice() {
                 ["i" | "we", _, ..] => true,
                 [first, _, ..]
-                    if c.words[0].cap
+                    if c.words.first().is_some_and(|t| t.cap)
                         && !has(DETERMINERS, first)
                         && !has(OTHER_PRONOUNS, first) =>
                 {
