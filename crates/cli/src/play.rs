@@ -12,8 +12,8 @@ use troupe_agents::PromptSet;
 use troupe_campaign::Campaign;
 use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
-    Driver, Envelope, Event, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, SystemClock,
-    Table, check_mirror, served_calls, session_log_path,
+    Driver, Envelope, Event, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table,
+    served_calls, session_log_path,
 };
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_memory::MemoryStore;
@@ -50,7 +50,7 @@ pub fn table(
 /// The campaign's memory, in its `campaign.db`.
 pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
     let db = dir.join("campaign.db");
-    let store = MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
     Ok(Box::new(StoreMemory::new(
         store,
         campaign.corruption_strength,
@@ -126,8 +126,9 @@ pub async fn resume(
     gm_script: Option<&Path>,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
-    let store = sessions::open_store(dir)?;
+    sessions::require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
+    let store = sessions::create_store(dir)?;
     let number = match session {
         Some(n) => n,
         None => match store.latest_session()? {
@@ -151,18 +152,8 @@ pub async fn resume(
         .with_context(|| format!("session {number} has no session_started event"))?;
 
     // The mirror must hold what the database holds before anything is added to it.
-    let mirror_path = session_log_path(dir, number);
     let stored: Vec<Envelope> = all.into_iter().map(|e| e.envelope).collect();
-    let mirror = match check_mirror(&mirror_path, &stored) {
-        MirrorCheck::InStep => EventLog::open_append(&mirror_path)?,
-        MirrorCheck::Stale(why) => {
-            eprintln!(
-                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
-                mirror_path.display()
-            );
-            EventLog::rewrite(&mirror_path, &stored)?
-        }
-    };
+    let mirror = sessions::mirror_for(dir, number, &stored)?;
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     model.skip_served(&served_calls(&live));
