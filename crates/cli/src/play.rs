@@ -86,6 +86,7 @@ pub async fn play(
     let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
     let _lock = CampaignLock::take(&dir)?;
     let store = sessions::create_store(&dir)?;
+    sessions::repair_last_mirror(&dir, &store)?;
     if let Some(last) = store.latest_session()?
         && last.ended_reason.is_none()
     {

@@ -75,8 +75,10 @@ pub fn require_played(dir: &Path) -> anyhow::Result<()> {
 /// A failed file operation as the user should read it: a read-only directory or a full disk
 /// says what to do (the engine's wording), anything else names the file.
 fn file_error(path: &Path, what: &str, e: std::io::Error) -> anyhow::Error {
+    // "./: cannot write here" would name nothing: the full path says which directory.
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     match Fault::of_io(&e) {
-        Some(fault) => anyhow::anyhow!("{}: {fault}", path.display()),
+        Some(fault) => anyhow::anyhow!("{}: {fault}", shown.display()),
         None => anyhow::Error::new(e).context(format!("could not {what} {}", path.display())),
     }
 }
@@ -284,6 +286,40 @@ pub fn mirror_for(dir: &Path, number: u32, stored: &[Envelope]) -> anyhow::Resul
             EventLog::rewrite(&path, stored)?
         }
     })
+}
+
+/// Before a new session: the last session's log, if a crash tore its tail or it went missing,
+/// is rewritten from campaign.db. Only the last byte is read when the log is whole, so a long
+/// campaign costs nothing here; a log torn in the middle is caught by `resume`'s full check.
+pub fn repair_last_mirror(dir: &Path, store: &Store) -> anyhow::Result<()> {
+    let Some(last) = store.latest_session()? else {
+        return Ok(());
+    };
+    let path = session_log_path(dir, last.number);
+    if ends_with_newline(&path) {
+        return Ok(());
+    }
+    let stored: Vec<Envelope> = store
+        .events(last.number)?
+        .into_iter()
+        .map(|e| e.envelope)
+        .collect();
+    if !stored.is_empty() {
+        mirror_for(dir, last.number, &stored)?;
+    }
+    Ok(())
+}
+
+/// Does the file exist and end with a whole line?
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::End(-1))
+        .and_then(|_| file.read_exact(&mut last))
+        .is_ok_and(|_| last[0] == b'\n')
 }
 
 /// After `undo` recorded its marker in the database: the mirror gets it too, appended when the

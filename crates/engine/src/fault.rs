@@ -46,16 +46,46 @@ const NOTHING_LOST: &str = "nothing committed was lost: campaign.db keeps every 
 impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Fault::NotADatabase => write!(f, "this is not a troupe database (not SQLite at all: overwritten, or another file); {RECOVER}."),
-            Fault::Damaged => write!(f, "the database is damaged (SQLite reports it malformed, e.g. the file was cut short); {RECOVER}."),
-            Fault::Truncated { bytes, expected } => write!(f, "the database was cut short ({bytes} bytes of the {expected} its header records); {RECOVER}."),
-            Fault::Emptied => write!(f, "the database is empty (0 bytes) although this campaign has been played (its session logs are here): the file was truncated or replaced; {RECOVER}."),
-            Fault::DiskFull => write!(f, "the disk is full; {NOTHING_LOST}. Free some space, then run `troupe resume` to continue the session (or run the command again)."),
-            Fault::TooLarge => write!(f, "the file grew past the size this process may write (a file-size limit, `ulimit -f`); {NOTHING_LOST}. Raise the limit, then run `troupe resume` to continue the session (or run the command again)."),
-            Fault::IoFailed(detail) => write!(f, "reading or writing the file failed ({detail}): the disk may be full, failing or gone, or a file-size limit (`ulimit -f`) was reached; {NOTHING_LOST}. Free space or fix the disk, then run `troupe resume` to continue the session (or run the command again)."),
-            Fault::ReadOnly => write!(f, "cannot write here (read-only file system or no permission). troupe writes campaign.db, campaign.lock and logs/ in the campaign directory: make it writable, or copy the campaign somewhere writable and point --campaign at it. Nothing was changed."),
-            Fault::CannotOpen => write!(f, "cannot open the database (its directory may be missing, unreadable or read-only); check the campaign directory's permissions. Nothing was changed."),
-            Fault::Busy => write!(f, "another program is using this campaign's database (it stayed locked for 5 seconds): another troupe playing this campaign, or a database tool holding it open. Finish or close it, then try again. Nothing was changed."),
+            Fault::NotADatabase => write!(
+                f,
+                "this is not a troupe database (not SQLite at all: overwritten, or another file); {RECOVER}."
+            ),
+            Fault::Damaged => write!(
+                f,
+                "the database is damaged (SQLite reports it malformed, e.g. the file was cut short); {RECOVER}."
+            ),
+            Fault::Truncated { bytes, expected } => write!(
+                f,
+                "the database was cut short ({bytes} bytes of the {expected} its header records); {RECOVER}."
+            ),
+            Fault::Emptied => write!(
+                f,
+                "the database is empty (0 bytes) although this campaign has been played (its session logs are here): the file was truncated or replaced; {RECOVER}."
+            ),
+            Fault::DiskFull => write!(
+                f,
+                "the disk is full; {NOTHING_LOST}. Free some space, then run `troupe resume` to continue the session (or run the command again)."
+            ),
+            Fault::TooLarge => write!(
+                f,
+                "the file grew past the size this process may write (a file-size limit, `ulimit -f`); {NOTHING_LOST}. Raise the limit, then run `troupe resume` to continue the session (or run the command again)."
+            ),
+            Fault::IoFailed(detail) => write!(
+                f,
+                "reading or writing the file failed ({detail}): the disk may be full, failing or gone, or a file-size limit (`ulimit -f`) was reached; {NOTHING_LOST}. Free space or fix the disk, then run `troupe resume` to continue the session (or run the command again)."
+            ),
+            Fault::ReadOnly => write!(
+                f,
+                "cannot write here (read-only file system or no permission). troupe writes campaign.db, campaign.lock and logs/ in the campaign directory: make it writable, or copy the campaign somewhere writable and point --campaign at it. Nothing was changed."
+            ),
+            Fault::CannotOpen => write!(
+                f,
+                "cannot open the database (its directory may be missing, unreadable or read-only); check the campaign directory's permissions. Nothing was changed."
+            ),
+            Fault::Busy => write!(
+                f,
+                "another program is using this campaign's database (it stayed locked for 5 seconds): another troupe playing this campaign, or a database tool holding it open. Finish or close it, then try again. Nothing was changed."
+            ),
         }
     }
 }

@@ -90,8 +90,10 @@ impl Store {
             .map_err(|e| db(&path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(|e| db(&path, e))?;
-        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-            .map_err(|e| db(&path, e))?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(|e| db(&path, e))?;
         Ok(())
     }
 
