@@ -28,6 +28,10 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Before the subcommand (`troupe --campaign DIR sessions`); clap hands it down to the
+    /// subcommand's own `--campaign`, so every command reads it from there.
+    #[command(flatten)]
+    dir: CampaignDir,
 }
 
 #[derive(Subcommand)]
@@ -161,12 +165,14 @@ enum Command {
     },
 }
 
-/// The campaign directory option every campaign command takes.
+/// The campaign directory option every campaign command takes. Global, so it is accepted
+/// anywhere on the command line: before the subcommand, after it, or after a sub-subcommand's
+/// arguments (`troupe memory import notes.jsonl --campaign DIR`).
 #[derive(Clone, Debug, clap::Args)]
 struct CampaignDir {
     /// Campaign directory: campaign.db, logs/, prompts/ (default: the campaign file's directory,
     /// or the current directory)
-    #[arg(long = "campaign", value_name = "DIR")]
+    #[arg(long = "campaign", value_name = "DIR", global = true)]
     path: Option<PathBuf>,
 }
 

@@ -80,7 +80,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
                 let mut q = Query::new(text, reader.clone(), now);
                 q.top_k = top_k.max(1);
                 q.at_session = at_session;
-                store.search(&q).map_err(|e| anyhow::anyhow!("{e}"))
+                store.search(&q).map_err(sessions::memory_error)
             };
             let mut out = std::io::stdout().lock();
             if stdin {
@@ -132,9 +132,9 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             let _lock = sessions::CampaignLock::take(dir)?;
             sessions::create_store(dir)?;
             let mut store =
-                MemoryStore::open(&dir.join("campaign.db")).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let n = extract::import(&mut store, &episodes).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let c = store.counts().map_err(|e| anyhow::anyhow!("{e}"))?;
+                MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error)?;
+            let n = extract::import(&mut store, &episodes).map_err(sessions::memory_error)?;
+            let c = store.counts().map_err(sessions::memory_error)?;
             println!(
                 "Imported {n} new episode{} of {} in {} ({} facts, {} entities in memory now).",
                 if n == 1 { "" } else { "s" },
@@ -147,7 +147,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
         }
         MemoryCommand::Export { output } => {
             let store = open(dir)?;
-            let lines = extract::export(&store).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let lines = extract::export(&store).map_err(sessions::memory_error)?;
             let mut text = lines.join("\n");
             text.push('\n');
             match output {
@@ -162,12 +162,12 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
         }
         MemoryCommand::Stats => {
             let store = open(dir)?;
-            let c = store.counts().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let c = store.counts().map_err(sessions::memory_error)?;
             println!(
                 "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
                 c.episodes, c.facts, c.valid_facts, c.entities, c.conflicts
             );
-            for k in store.conflicts().map_err(|e| anyhow::anyhow!("{e}"))? {
+            for k in store.conflicts().map_err(sessions::memory_error)? {
                 println!(
                     "- session {} turn {}, {}: \"{}\" ({}) vs \"{}\" ({}): {}",
                     k.at.session,
@@ -194,7 +194,9 @@ fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
             dir.display()
         );
     }
-    MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))
+    // The session store first: a damaged or locked campaign.db is named with what to do.
+    sessions::create_store(dir)?;
+    MemoryStore::open(&db).map_err(sessions::memory_error)
 }
 
 /// "Now" for ages and "last session": the session being played, or the next one.
@@ -207,7 +209,7 @@ fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
     };
     let facts = store
         .facts(&Reader::All, true)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(sessions::memory_error)?;
     let from_facts = facts.iter().map(|f| f.at.session + 1).max().unwrap_or(1);
     let day = facts.iter().filter_map(|f| f.at.day).max();
     Ok(GameTime {

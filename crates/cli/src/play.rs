@@ -12,8 +12,8 @@ use troupe_agents::PromptSet;
 use troupe_campaign::Campaign;
 use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
-    Driver, Envelope, EventLog, GmSeat, MirrorCheck, Record, SessionSetup, Store, SystemClock,
-    Table, check_mirror, served_calls, session_log_path,
+    Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table, served_calls,
+    session_log_path,
 };
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_memory::MemoryStore;
@@ -50,7 +50,7 @@ pub fn table(
 /// The campaign's memory, in its `campaign.db`.
 pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
     let db = dir.join("campaign.db");
-    let store = MemoryStore::open(&db).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
     Ok(Box::new(StoreMemory::new(
         store,
         campaign.corruption_strength,
@@ -86,6 +86,7 @@ pub async fn play(
     let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
     let _lock = CampaignLock::take(&dir)?;
     let store = sessions::create_store(&dir)?;
+    sessions::repair_last_mirror(&dir, &store)?;
     if let Some(last) = store.latest_session()?
         && last.ended_reason.is_none()
     {
@@ -126,8 +127,9 @@ pub async fn resume(
     gm_script: Option<&Path>,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
-    let store = sessions::open_store(dir)?;
+    sessions::require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
+    let store = sessions::create_store(dir)?;
     let number = match session {
         Some(n) => n,
         None => match store.latest_session()? {
@@ -147,7 +149,7 @@ pub async fn resume(
             dir.display()
         );
     };
-    let mirror = mirror_in_step(&store, dir, number)?;
+    let mirror = sessions::mirror_for(dir, &store, number)?;
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     if model.replays_served() {
@@ -171,29 +173,6 @@ pub async fn resume(
     };
     let driver = Driver::resume(number, record, gm.as_mut(), &table, &mut story, &clock)?;
     run(driver).await
-}
-
-/// The session's mirror, ready to append to: it must hold what the database holds before
-/// anything is added to it; when it does not, it is rewritten from the database (the record).
-fn mirror_in_step(store: &Store, dir: &Path, number: u32) -> anyhow::Result<EventLog> {
-    let path = session_log_path(dir, number);
-    let count = store.event_count(number)?;
-    let last_seq = store.next_seq(number)?.checked_sub(1);
-    Ok(match check_mirror(&path, count, last_seq) {
-        MirrorCheck::InStep => EventLog::open_append(&path)?,
-        MirrorCheck::Stale(why) => {
-            eprintln!(
-                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
-                path.display()
-            );
-            let stored: Vec<Envelope> = store
-                .events(number)?
-                .into_iter()
-                .map(|e| e.envelope)
-                .collect();
-            EventLog::rewrite(&path, &stored)?
-        }
-    })
 }
 
 /// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,

@@ -13,6 +13,8 @@ use troupe_report::{Roster, Scope};
 
 /// What a command looks at: a session (the latest by default) or, with --all, every session.
 pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scope> {
+    // A damaged campaign.db is named as such (what to do included), not as a raw SQLite error.
+    troupe_engine::Store::check_readable(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     if all {
         return Ok(Scope::Campaign);
     }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use troupe_engine::{Envelope, Event, EventLog, Store, session_log_path};
+use troupe_engine::{
+    Envelope, Event, EventLog, Fault, MirrorCheck, Store, check_mirror, session_log_path,
+};
 
 /// The campaign directory: the one given, or the current directory.
 pub fn dir_of(given: Option<PathBuf>) -> PathBuf {
@@ -55,13 +57,39 @@ pub fn create_store(dir: &Path) -> anyhow::Result<Store> {
 /// The store of a campaign that has been played (every other command): a directory without
 /// one is a mistake worth naming, not a place to leave an empty database behind.
 pub fn open_store(dir: &Path) -> anyhow::Result<Store> {
+    require_played(dir)?;
+    create_store(dir)
+}
+
+/// A campaign directory without campaign.db has never been played: say so, create nothing.
+pub fn require_played(dir: &Path) -> anyhow::Result<()> {
     if !dir.join("campaign.db").is_file() {
         bail!(
             "no sessions have been played in {} (there is no campaign.db); `troupe play CAMPAIGN.json` starts one, or point --campaign at the campaign's directory",
             dir.display()
         );
     }
-    create_store(dir)
+    Ok(())
+}
+
+/// A failed file operation as the user should read it: a read-only directory or a full disk
+/// says what to do (the engine's wording), anything else names the file.
+fn file_error(path: &Path, what: &str, e: std::io::Error) -> anyhow::Error {
+    // "./: cannot write here" would name nothing: the full path says which directory.
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match Fault::of_io(&e) {
+        Some(fault) => anyhow::anyhow!("{}: {fault}", shown.display()),
+        None => anyhow::Error::new(e).context(format!("could not {what} {}", path.display())),
+    }
+}
+
+/// A campaign-memory error as the user should read it: the memory lives in campaign.db too,
+/// so its faults (damaged, full, locked) get the same words as the sessions'.
+pub fn memory_error(e: troupe_memory::Error) -> anyhow::Error {
+    match (&e, Fault::of_memory(&e)) {
+        (troupe_memory::Error::Db { path, .. }, Some(fault)) => anyhow::anyhow!("{path}: {fault}"),
+        _ => anyhow::anyhow!("{e}"),
+    }
 }
 
 /// Held while a process writes to a campaign; the OS releases it when the process dies, so a
@@ -71,27 +99,40 @@ pub struct CampaignLock {
 }
 
 impl CampaignLock {
+    /// Lock the campaign for writing. Taken before anything is asked of the GM, so it is also
+    /// where a campaign that cannot be written (a read-only directory or campaign.db) is found.
     pub fn take(dir: &Path) -> anyhow::Result<CampaignLock> {
-        std::fs::create_dir_all(dir).with_context(|| {
-            format!("could not create the campaign directory {}", dir.display())
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| file_error(dir, "create the campaign directory", e))?;
+        // campaign.lock may already exist in a directory that is no longer writable, and
+        // SQLite needs to create its -wal and -shm files there: try creating a file.
+        let probe = dir.join(".troupe-write-check");
+        File::create(&probe).map_err(|e| file_error(dir, "write in", e))?;
+        let _ = std::fs::remove_file(&probe);
         let path = dir.join("campaign.lock");
         let file = File::options()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .with_context(|| format!("could not open {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(CampaignLock { _file: file }),
+            .map_err(|e| file_error(&path, "open", e))?;
+        let lock = match file.try_lock() {
+            Ok(()) => CampaignLock { _file: file },
             Err(std::fs::TryLockError::WouldBlock) => bail!(
-                "another troupe is playing the campaign in {} right now; finish or stop it first",
-                dir.display()
+                "{}: another troupe is using this campaign right now (playing, resuming, undoing or importing); finish or stop it first",
+                path.display()
             ),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).with_context(|| format!("could not lock {}", path.display()))
-            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(file_error(&path, "lock", e)),
+        };
+        // SQLite would open a read-only campaign.db quietly and fail at the first write.
+        let db = dir.join("campaign.db");
+        if db.is_file() {
+            File::options()
+                .append(true)
+                .open(&db)
+                .map_err(|e| file_error(&db, "open", e))?;
         }
+        Ok(lock)
     }
 }
 
@@ -140,8 +181,9 @@ fn gm_decision(event: &Event) -> Option<&'static str> {
 }
 
 pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(dir)?;
+    require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
+    let mut store = create_store(dir)?;
     let Some(info) = store.latest_session()? else {
         bail!("{} has no sessions yet; nothing to undo", dir.display());
     };
@@ -180,7 +222,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     let from_turn = live[index].turn_number.max(1);
     let forgotten = troupe_memory::MemoryStore::open(&dir.join("campaign.db"))
         .and_then(|mut m| m.forget_from(number, from_turn))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(memory_error)?;
 
     // Record the undo itself, in the database and its mirror.
     let state = troupe_engine::snapshot::fold(number, &live[..index])?;
@@ -198,10 +240,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         },
     };
     store.append(number, std::slice::from_ref(&marker))?;
-    let mirror = session_log_path(dir, number);
-    if mirror.exists() {
-        EventLog::open_append(&mirror)?.append(std::slice::from_ref(&marker))?;
-    }
+    sync_mirror(dir, &store, number, &marker)?;
     println!(
         "Undid {what} in session {number}: {undone} event{} marked undone (kept in the log).\n\
          `troupe resume` continues from there and asks for it again.",
@@ -232,4 +271,71 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Bring a session's mirror in step with the database after appending to the database: a
+/// mirror holding every event but the last `n` gets them appended; a missing, torn or
+/// otherwise different one is rewritten whole (so no torn line is ever left mid-file).
+/// Returns the open mirror, for appending what comes next.
+pub fn mirror_for(dir: &Path, store: &Store, number: u32) -> anyhow::Result<EventLog> {
+    let path = session_log_path(dir, number);
+    let count = store.event_count(number)?;
+    let last_seq = store.next_seq(number)?.checked_sub(1);
+    Ok(match check_mirror(&path, count, last_seq) {
+        MirrorCheck::InStep => EventLog::open_append(&path)?,
+        MirrorCheck::Stale(why) => {
+            eprintln!(
+                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
+                path.display()
+            );
+            let stored: Vec<Envelope> = store
+                .events(number)?
+                .into_iter()
+                .map(|e| e.envelope)
+                .collect();
+            EventLog::rewrite(&path, &stored)?
+        }
+    })
+}
+
+/// Before a new session: the last session's log, if a crash tore its tail or it went missing,
+/// is rewritten from campaign.db. Only the last byte is read when the log is whole, so a long
+/// campaign costs nothing here; a log torn in the middle is caught by `resume`'s full check.
+pub fn repair_last_mirror(dir: &Path, store: &Store) -> anyhow::Result<()> {
+    let Some(last) = store.latest_session()? else {
+        return Ok(());
+    };
+    let path = session_log_path(dir, last.number);
+    if ends_with_newline(&path) {
+        return Ok(());
+    }
+    if store.event_count(last.number)? > 0 {
+        mirror_for(dir, store, last.number)?;
+    }
+    Ok(())
+}
+
+/// Does the file exist and end with a whole line?
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::End(-1))
+        .and_then(|_| file.read_exact(&mut last))
+        .is_ok_and(|_| last[0] == b'\n')
+}
+
+/// After `undo` recorded its marker in the database: the mirror gets it too, appended when the
+/// mirror held everything before it, rewritten otherwise.
+fn sync_mirror(dir: &Path, store: &Store, number: u32, marker: &Envelope) -> anyhow::Result<()> {
+    let path = session_log_path(dir, number);
+    let before = store.event_count(number)?.saturating_sub(1);
+    if check_mirror(&path, before, marker.seq.checked_sub(1)) == MirrorCheck::InStep {
+        EventLog::open_append(&path)?.append(std::slice::from_ref(marker))?;
+    } else {
+        mirror_for(dir, store, number)?;
+    }
+    Ok(())
 }

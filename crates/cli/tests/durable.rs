@@ -334,7 +334,10 @@ fn two_troupes_cannot_play_one_campaign_at_once() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("another troupe is playing"), "{stderr}");
+    assert!(
+        stderr.contains("another troupe is using this campaign"),
+        "{stderr}"
+    );
     sigkill(first);
     // The lock dies with its process: the campaign can be resumed at once.
     run_ok(dir.path(), &RESUME);

@@ -5,6 +5,7 @@
 
 mod driver;
 mod events;
+mod fault;
 mod guard;
 mod log;
 mod machine;
@@ -25,6 +26,7 @@ pub use driver::{
 pub use events::{
     Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, VerdictResult, WhisperScope,
 };
+pub use fault::Fault;
 pub use log::{EventLog, MirrorCheck, check_mirror, next_session_log, read_log, session_log_path};
 pub use machine::{
     CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,
@@ -57,6 +59,9 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Store { path: String, message: String },
+    /// A campaign file fault the user can act on (see [`Fault`]).
+    #[error("{path}: {fault}")]
+    Fault { path: String, fault: Fault },
     #[error(
         "{path} was written by a newer troupe (schema {found}; this build reads up to {supported}). \
          Upgrade troupe to open this campaign; nothing was changed."
@@ -99,10 +104,30 @@ pub enum Error {
 }
 
 impl Error {
+    /// A failed file operation; the faults people can fix (a full disk, a read-only directory)
+    /// say what to do.
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        if let Some(fault) = Fault::of_io(&source) {
+            return Error::fault(path, fault);
+        }
         Error::Io {
             path: path.display().to_string(),
             source,
+        }
+    }
+
+    pub(crate) fn fault(path: &Path, fault: Fault) -> Self {
+        Error::Fault {
+            path: path.display().to_string(),
+            fault,
+        }
+    }
+
+    /// The fault behind this error, if it is one (for callers that react to a kind).
+    pub fn as_fault(&self) -> Option<&Fault> {
+        match self {
+            Error::Fault { fault, .. } => Some(fault),
+            _ => None,
         }
     }
 }

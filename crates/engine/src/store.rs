@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::{Envelope, Error, Event};
+use crate::{Envelope, Error, Event, Fault};
 
 /// The schema this build reads and writes (SQLite's `user_version`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -76,18 +76,45 @@ pub struct Store {
 }
 
 impl Store {
-    /// Open (or create) `campaign.db` in a campaign directory.
+    /// Open (or create) `campaign.db` in a campaign directory. A file that was emptied or cut
+    /// short is refused before SQLite sees it (it would start a new database over an empty one).
     pub fn open(campaign_dir: &Path) -> Result<Store, Error> {
         std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
         let path = campaign_dir.join("campaign.db");
+        if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
+            return Err(Error::fault(&path, fault));
+        }
         let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
-        // FULL: a commit is on disk before we go on, so power loss keeps every saved step.
+        // The busy timeout first: switching to WAL already needs the lock another process may
+        // hold. FULL: a commit is on disk before we go on, so power loss keeps every saved step.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
-             PRAGMA busy_timeout = 5000;",
+            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+             PRAGMA foreign_keys = ON;",
         )
         .map_err(|e| db(&path, e))?;
         Self::prepare(conn, path)
+    }
+
+    /// Check, without writing anything or minding the schema version, that a campaign's
+    /// `campaign.db` (when it has one) can be read: for the commands that read the events raw
+    /// (`log`, `stats`, `report`), so a damaged file gets the same words as everywhere else.
+    pub fn check_readable(campaign_dir: &Path) -> Result<(), Error> {
+        let path = campaign_dir.join("campaign.db");
+        if !path.is_file() {
+            return Ok(());
+        }
+        if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
+            return Err(Error::fault(&path, fault));
+        }
+        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| db(&path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| db(&path, e))?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(|e| db(&path, e))?;
+        Ok(())
     }
 
     /// A store that lives in memory only (replays, benchmarks).
@@ -516,7 +543,12 @@ impl Store {
     }
 }
 
+/// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
+/// anything else keeps SQLite's words.
 fn db(path: &Path, e: rusqlite::Error) -> Error {
+    if let Some(fault) = Fault::of_sqlite(&e) {
+        return Error::fault(path, fault);
+    }
     Error::Store {
         path: path.display().to_string(),
         message: e.to_string(),

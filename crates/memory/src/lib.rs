@@ -36,7 +36,13 @@ pub use store::{Counts, EntityRecord, MEMORY_SCHEMA_VERSION, Marks, MemoryStore,
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}: database error: {message}")]
-    Db { path: String, message: String },
+    Db {
+        path: String,
+        message: String,
+        /// SQLite's kind of failure, so a caller can say what to do about a full disk or a
+        /// damaged file (troupe-engine's `Fault` does).
+        code: Option<rusqlite::ErrorCode>,
+    },
     #[error(
         "{path}: its memory was written by a newer troupe (memory schema {found}; this one reads up to {supported}); nothing was changed"
     )]

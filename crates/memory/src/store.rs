@@ -132,6 +132,7 @@ pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
     Error::Db {
         path: path.display().to_string(),
         message: e.to_string(),
+        code: e.sqlite_error_code(),
     }
 }
 
