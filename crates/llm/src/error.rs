@@ -20,6 +20,15 @@ pub enum ProviderError {
     /// 4xx other than 408 and 429. For 401/403 the body starts with which key variable to check.
     #[error("{}", rejected_message(*.status, .body))]
     Rejected { status: u16, body: String },
+    /// The server refused one of the request's own fields (such as `response_format`), whatever
+    /// HTTP status it chose to say so with: llama-cpp-python's server answers 500. Sending the
+    /// same request again cannot help, so it is not retried; the gateway may ask another way.
+    #[error("the provider refused the request's {field} (HTTP {status}): {body}")]
+    Unsupported {
+        field: String,
+        status: u16,
+        body: String,
+    },
     #[error("could not reach the provider: {0} (is the server running and the base URL right?)")]
     Connect(String),
     #[error("the provider's reply could not be read: {0}")]
