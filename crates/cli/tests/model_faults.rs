@@ -151,7 +151,7 @@ fn fault_in(error: &str) -> Option<Fault> {
         Fault::Unavailable
     } else if has("timed out") {
         Fault::Timeout
-    } else if has("could not reach the provider") {
+    } else if has("was cut off") {
         Fault::ResetMidBody
     } else if has("could not be read") {
         Fault::Garbage

@@ -31,6 +31,10 @@ pub enum ProviderError {
     },
     #[error("could not reach the provider: {0} (is the server running and the base URL right?)")]
     Connect(String),
+    /// The connection broke while the reply's body was arriving (reset, closed early): a
+    /// network fault, so worth another try, unlike a complete reply that makes no sense.
+    #[error("the provider's reply was cut off before it was complete: {0}")]
+    Interrupted(String),
     #[error("the provider's reply could not be read: {0}")]
     BadReply(String),
     #[error("{0}")]
@@ -48,6 +52,7 @@ impl ProviderError {
                 | ProviderError::RateLimited { .. }
                 | ProviderError::Server { .. }
                 | ProviderError::Connect(_)
+                | ProviderError::Interrupted(_)
         )
     }
 }
