@@ -253,6 +253,12 @@ fn a_four_player_fifty_turn_session_survives_injected_faults_and_logs_every_one(
     }
 
     let failed = of_type(&log, "phase_failed").len();
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for f in of_type(&log, "phase_failed") {
+        let err = f["error"].as_str().unwrap_or_default();
+        *why.entry(err.chars().take(60).collect()).or_default() += 1;
+    }
+    eprintln!("phase failures by cause: {why:#?}");
     let decisions = of_type(&log, "gm_failure_decision").len();
     eprintln!(
         "faults: {} requests, {} faults injected {injected:?}; {TURNS} turns; {} phase failures, \
@@ -263,5 +269,7 @@ fn a_four_player_fifty_turn_session_survives_injected_faults_and_logs_every_one(
         log.len(),
         elapsed.as_secs_f64()
     );
-    assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
+    // Typically about a minute on a busy 2-core machine (BENCHMARKS.md); unscaled, the waits
+    // and timeouts alone would take over an hour.
+    assert!(elapsed < Duration::from_secs(150), "took {elapsed:?}");
 }

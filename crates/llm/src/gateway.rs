@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::json::check;
 use crate::{
-    ChatModel, ChatReply, ChatRequest, GatewayError, Message, ProviderError, StructuredOutput, Usage,
+    ChatModel, ChatReply, ChatRequest, GatewayError, Message, ProviderError, StructuredOutput,
+    Usage,
 };
 
 /// Waiting between retries, injected so tests need not wait for real.

@@ -40,6 +40,6 @@ pub use provider::{
 };
 pub use replay::{ReplayEntry, ReplayModel};
 pub use types::{
-    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, StructuredOutput, Usage,
-    estimate_tokens,
+    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, StructuredOutput,
+    Usage, estimate_tokens,
 };

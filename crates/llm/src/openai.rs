@@ -217,7 +217,9 @@ fn response_format(req: &ChatRequest) -> Option<Value> {
                 "strict": false,
             },
         })),
-        StructuredOutput::JsonObject => Some(json!({"type": "json_object", "schema": schema.schema})),
+        StructuredOutput::JsonObject => {
+            Some(json!({"type": "json_object", "schema": schema.schema}))
+        }
         StructuredOutput::Text => None,
     }
 }

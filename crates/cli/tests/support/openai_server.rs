@@ -1,6 +1,6 @@
 //! A small OpenAI-compatible chat-completions server on a real socket, written with `std` only
 //! so it can misbehave the way real servers and networks do: hold a connection past the
-//! client's timeout, reset it halfway through a body, send garbage. Two personalities:
+//! client's timeout, close it halfway through a body, send garbage. Two personalities:
 //!
 //! - [`Personality::LlamaCppPython`] answers as llama-cpp-python's server (`python -m
 //!   llama_cpp.server`) does: a `json_schema` response format is refused with HTTP 500 and the
@@ -36,7 +36,7 @@ pub enum Fault {
     Unavailable,
     /// No answer until `hold` has passed (longer than the client's per-call timeout).
     Timeout,
-    /// Headers announce the full length; half the body is sent, then the socket is reset.
+    /// Headers announce the full length; half the body is sent, then the connection is closed.
     ResetMidBody,
     /// A 200 whose message content is a JSON object cut off halfway.
     TruncatedJson,
@@ -215,7 +215,13 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn inject(stream: &mut TcpStream, fault: Fault, request: &Value, hold: Duration, stop: &AtomicBool) {
+fn inject(
+    stream: &mut TcpStream,
+    fault: Fault,
+    request: &Value,
+    hold: Duration,
+    stop: &AtomicBool,
+) {
     let error = |m: &str| json!({"error": {"message": m, "type": "server_error"}}).to_string();
     match fault {
         Fault::RateLimitedRetryAfter => respond(
@@ -252,7 +258,12 @@ fn inject(stream: &mut TcpStream, fault: Fault, request: &Value, hold: Duration,
             let cut: String = content.chars().take(content.chars().count() / 2).collect();
             respond_json(stream, &completion(&cut));
         }
-        Fault::Garbage => respond(stream, 200, &[], b"\x00\x9f<html>502 Bad Gateway</html>\xff"),
+        Fault::Garbage => respond(
+            stream,
+            200,
+            &[],
+            b"\x00\x9f<html>502 Bad Gateway</html>\xff",
+        ),
         Fault::EmptyReply => respond_json(
             stream,
             &completion(&instance(&schema_of(request), &Fill::Blank).to_string()),
@@ -342,7 +353,9 @@ pub fn schema_of(request: &Value) -> Value {
             return candidate.clone();
         }
     }
-    let system = request["messages"][0]["content"].as_str().unwrap_or_default();
+    let system = request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
     system
         .find("JSON schema (")
         .and_then(|at| system[at..].find('\n').map(|nl| &system[at + nl + 1..]))

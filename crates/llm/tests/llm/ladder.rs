@@ -21,9 +21,8 @@ impl Respond for LlamaCppPython {
         match body["response_format"]["type"].as_str() {
             Some("json_schema") => ResponseTemplate::new(500)
                 .set_body_raw(LLAMA_CPP_PYTHON_REFUSAL, "application/json"),
-            Some("json_object" | "text") | None => {
-                ResponseTemplate::new(200).set_body_json(Wire::OpenAi.body(Say::Json(good_action())))
-            }
+            Some("json_object" | "text") | None => ResponseTemplate::new(200)
+                .set_body_json(Wire::OpenAi.body(Say::Json(good_action()))),
             Some(other) => ResponseTemplate::new(500).set_body_string(format!("unknown {other}")),
         }
     }
@@ -50,13 +49,25 @@ async fn llama_cpp_python_refusing_json_schema_moves_to_json_object_at_once_and_
         panic!("expected the refusal and the answer: {records:?}");
     };
     // The refusal is logged with the server's words, the rung it was on and where it went.
-    assert_eq!(refused.structured_output, Some(StructuredOutput::JsonSchema));
+    assert_eq!(
+        refused.structured_output,
+        Some(StructuredOutput::JsonSchema)
+    );
     assert_eq!(refused.fell_back_to, Some(StructuredOutput::JsonObject));
     let err = refused.error.as_deref().unwrap();
-    assert!(err.contains("HTTP 500") && err.contains("response_format"), "{err}");
+    assert!(
+        err.contains("HTTP 500") && err.contains("response_format"),
+        "{err}"
+    );
     assert!(err.contains("falls back to json_object"), "{err}");
-    assert_eq!(refused.retry_in_ms, None, "not a transient fault: no backoff");
-    assert_eq!(answered.structured_output, Some(StructuredOutput::JsonObject));
+    assert_eq!(
+        refused.retry_in_ms, None,
+        "not a transient fault: no backoff"
+    );
+    assert_eq!(
+        answered.structured_output,
+        Some(StructuredOutput::JsonObject)
+    );
     assert_eq!(answered.fell_back_to, None);
     assert!(answered.error.is_none());
     assert!(sleeper.requested().is_empty());
@@ -69,17 +80,29 @@ async fn llama_cpp_python_refusing_json_schema_moves_to_json_object_at_once_and_
     assert_eq!(format["type"], "json_object");
     assert_eq!(format["schema"], action_schema().schema);
     let system = sent[1]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.starts_with("You are Zed, a pilot on the Raptor."), "{system}");
-    assert!(system.contains("\"player_action\"") && system.contains("\"minLength\":3"), "{system}");
+    assert!(
+        system.starts_with("You are Zed, a pilot on the Raptor."),
+        "{system}"
+    );
+    assert!(
+        system.contains("\"player_action\"") && system.contains("\"minLength\":3"),
+        "{system}"
+    );
     assert_eq!(sent[1]["messages"][1], sent[0]["messages"][1]);
-    assert_eq!(answered.messages[0].content, system, "the log shows what was sent");
+    assert_eq!(
+        answered.messages[0].content, system,
+        "the log shows what was sent"
+    );
 
     // Learned once: every later call asks in JSON mode first.
     for _ in 0..3 {
         let (result, records) = call(&gateway, &schema_request()).await;
         assert!(result.is_ok());
         assert_eq!(records.len(), 1);
-        assert_eq!(records[0].structured_output, Some(StructuredOutput::JsonObject));
+        assert_eq!(
+            records[0].structured_output,
+            Some(StructuredOutput::JsonObject)
+        );
     }
     assert_eq!(bodies(&server).await.len(), 5);
     assert_eq!(gateway.structured_output(), StructuredOutput::JsonObject);
@@ -126,7 +149,10 @@ async fn a_500_that_does_not_name_the_request_is_still_a_transient_fault() {
     assert!(result.is_ok());
     assert_eq!(records.len(), 2);
     assert_eq!(records[0].retry_in_ms, Some(2000));
-    assert_eq!(records[1].structured_output, Some(StructuredOutput::JsonSchema));
+    assert_eq!(
+        records[1].structured_output,
+        Some(StructuredOutput::JsonSchema)
+    );
     assert_eq!(sleeper.requested(), secs(&[2]));
     assert_eq!(gateway.structured_output(), StructuredOutput::JsonSchema);
 }
@@ -151,5 +177,9 @@ async fn a_refusal_naming_response_format_on_a_plain_call_is_not_a_fallback() {
         matches!(result, Err(GatewayError::Exhausted { attempts: 5, .. })),
         "{result:?}"
     );
-    assert!(records.iter().all(|r| r.structured_output.is_none() && r.fell_back_to.is_none()));
+    assert!(
+        records
+            .iter()
+            .all(|r| r.structured_output.is_none() && r.fell_back_to.is_none())
+    );
 }
