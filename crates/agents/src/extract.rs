@@ -89,6 +89,7 @@ impl PromptSet {
             temperature: 0.1,
             seed: None,
             stop: Vec::new(),
+            structured: troupe_llm::StructuredOutput::default(),
         })
     }
 }

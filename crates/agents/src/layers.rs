@@ -98,6 +98,7 @@ fn call(
         temperature: 0.7,
         seed: None,
         stop: Vec::new(),
+        structured: troupe_llm::StructuredOutput::default(),
     };
     AgentCall {
         agent: agent.to_string(),

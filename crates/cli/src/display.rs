@@ -296,6 +296,13 @@ impl Observer for Story {
                 }
             ),
             Event::ModelCall { record, .. } => match (&record.error, record.retry_in_ms) {
+                _ if record.fell_back_to.is_some() => format!(
+                    "  note: the model server refused {} output; asking for {} (the schema in the prompt) for the rest of the session",
+                    record
+                        .structured_output
+                        .map_or("structured", |s| s.as_str()),
+                    record.fell_back_to.map_or("", |s| s.as_str()),
+                ),
                 (Some(e), Some(ms)) => format!(
                     "  model call failed (attempt {}): {e}; retrying in {:.0} s",
                     record.attempt,

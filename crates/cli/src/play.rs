@@ -32,6 +32,20 @@ pub fn sleeper() -> Arc<dyn Sleeper> {
     }
 }
 
+/// The retry policy, with the per-call timeout taken from TROUPE_TEST_CALL_TIMEOUT_MS when set.
+/// Test-only: fault-injection tests hold connections past the timeout and cannot wait the real
+/// 120 s (TROUPE_RETRY_SCALE shortens the backoff waits the same way).
+pub fn retry_policy() -> RetryPolicy {
+    let mut policy = RetryPolicy::default();
+    if let Some(ms) = std::env::var("TROUPE_TEST_CALL_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        policy.call_timeout = Duration::from_millis(ms);
+    }
+    policy
+}
+
 /// The AI side of the table for a campaign: its prompts, the model, and its memory.
 pub fn table(
     dir: &Path,
@@ -41,7 +55,7 @@ pub fn table(
     let prompts =
         PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Table::new(
-        Gateway::new(model, RetryPolicy::default(), sleeper()),
+        Gateway::new(model, retry_policy(), sleeper()),
         prompts,
         memory,
     ))

@@ -191,6 +191,8 @@ fn model_call() -> Event {
             error: None,
             retry_in_ms: None,
             repair: false,
+            structured_output: None,
+            fell_back_to: None,
         },
     }
 }

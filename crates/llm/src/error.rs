@@ -20,8 +20,21 @@ pub enum ProviderError {
     /// 4xx other than 408 and 429. For 401/403 the body starts with which key variable to check.
     #[error("{}", rejected_message(*.status, .body))]
     Rejected { status: u16, body: String },
+    /// The server refused one of the request's own fields (such as `response_format`), whatever
+    /// HTTP status it chose to say so with: llama-cpp-python's server answers 500. Sending the
+    /// same request again cannot help, so it is not retried; the gateway may ask another way.
+    #[error("the provider refused the request's {field} (HTTP {status}): {body}")]
+    Unsupported {
+        field: String,
+        status: u16,
+        body: String,
+    },
     #[error("could not reach the provider: {0} (is the server running and the base URL right?)")]
     Connect(String),
+    /// The connection broke while the reply's body was arriving (reset, closed early): a
+    /// network fault, so worth another try, unlike a complete reply that makes no sense.
+    #[error("the provider's reply was cut off before it was complete: {0}")]
+    Interrupted(String),
     #[error("the provider's reply could not be read: {0}")]
     BadReply(String),
     #[error("{0}")]
@@ -39,6 +52,7 @@ impl ProviderError {
                 | ProviderError::RateLimited { .. }
                 | ProviderError::Server { .. }
                 | ProviderError::Connect(_)
+                | ProviderError::Interrupted(_)
         )
     }
 }

@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::json::check;
-use crate::{ChatModel, ChatReply, ChatRequest, GatewayError, Message, ProviderError, Usage};
+use crate::{
+    ChatModel, ChatReply, ChatRequest, GatewayError, Message, ProviderError, StructuredOutput,
+    Usage,
+};
 
 /// Waiting between retries, injected so tests need not wait for real.
 #[async_trait]
@@ -145,6 +148,15 @@ pub struct AttemptRecord {
     pub retry_in_ms: Option<u64>,
     /// This attempt is the JSON repair re-ask.
     pub repair: bool,
+    /// For a schema call: how this attempt asked for JSON (`json_schema`, `json_object` or
+    /// `text`; below `json_schema` the schema is also in the prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<StructuredOutput>,
+    /// Set on the attempt whose refusal taught the gateway that this provider does not accept
+    /// `structured_output`: the rung every later call of the session starts on. Learned once;
+    /// an attempt refused on a rung already given up (a concurrent call) leaves it unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fell_back_to: Option<StructuredOutput>,
 }
 
 /// A successful gateway call.
@@ -164,6 +176,9 @@ pub struct Gateway {
     model: Arc<dyn ChatModel>,
     policy: RetryPolicy,
     sleeper: Arc<dyn Sleeper>,
+    /// The highest structured-output rung this provider has not refused, learned once for the
+    /// gateway's life (a session) so later calls skip the doomed tries.
+    structured: Mutex<StructuredOutput>,
 }
 
 /// Shows the model and policy, so structs holding a gateway can derive `Debug`.
@@ -188,7 +203,22 @@ impl Gateway {
             model,
             policy,
             sleeper,
+            structured: Mutex::new(StructuredOutput::default()),
         }
+    }
+
+    /// How schema calls currently ask this provider for JSON.
+    pub fn structured_output(&self) -> StructuredOutput {
+        *self.structured.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The provider refused `refused`: from now on ask at least one rung lower. True when this
+    /// call is the one that taught it (a concurrent call may have learned it first).
+    fn learn_refused(&self, refused: StructuredOutput, lower: StructuredOutput) -> bool {
+        let mut learned = self.structured.lock().unwrap_or_else(|p| p.into_inner());
+        let moved = *learned <= refused;
+        *learned = (*learned).max(lower);
+        moved
     }
 
     pub fn model_name(&self) -> String {
@@ -273,30 +303,31 @@ impl Gateway {
         }
     }
 
-    /// Attempts `req` until the provider answers, retrying what can be retried. Failed attempts
-    /// are reported here; the answered attempt's record is returned for the caller to complete.
+    /// Attempts `base` until the provider answers, retrying what can be retried and moving
+    /// down the structured-output ladder when the provider refuses the format fields. Failed
+    /// attempts are reported here; the answered attempt's record is returned for the caller to
+    /// complete.
     async fn until_answered(
         &self,
-        req: &ChatRequest,
+        base: &ChatRequest,
         repair: bool,
         tally: &mut Tally,
         on_attempt: &mut (dyn FnMut(AttemptRecord) + Send),
     ) -> Result<(ChatReply, AttemptRecord), GatewayError> {
-        let request_hash = request_hash(req);
         let provider = self.model.name();
         let max_attempts = self.policy.max_attempts.max(1);
-        let mut attempt = 0;
+        let mut failures = 0;
         loop {
-            attempt += 1;
+            let req = at_rung(base, self.structured_output());
             tally.attempts += 1;
             let started = Instant::now();
-            let result = tokio::time::timeout(self.policy.call_timeout, self.model.complete(req))
+            let result = tokio::time::timeout(self.policy.call_timeout, self.model.complete(&req))
                 .await
                 .unwrap_or(Err(ProviderError::Timeout));
             let mut record = AttemptRecord {
                 attempt: tally.attempts,
                 provider: provider.clone(),
-                request_hash: request_hash.clone(),
+                request_hash: request_hash(&req),
                 messages: req.messages.clone(),
                 reply: None,
                 usage: Usage::default(),
@@ -304,6 +335,8 @@ impl Gateway {
                 error: None,
                 retry_in_ms: None,
                 repair,
+                structured_output: req.schema.as_ref().map(|_| req.structured),
+                fell_back_to: None,
             };
             let err = match result {
                 Ok(reply) => {
@@ -315,23 +348,84 @@ impl Gateway {
                 Err(err) => err,
             };
             record.error = Some(err.to_string());
+            if let Some(lower) = self.fallback(&req, &err) {
+                // Not a transient fault: ask again at once, one rung lower, outside the budget.
+                if self.learn_refused(req.structured, lower) {
+                    record.fell_back_to = Some(lower);
+                }
+                record.error = Some(fallback_note(&err, req.structured, &record));
+                on_attempt(record);
+                continue;
+            }
             if !err.is_retryable() {
                 on_attempt(record);
                 return Err(GatewayError::Fatal(err));
             }
-            if attempt >= max_attempts {
+            failures += 1;
+            if failures >= max_attempts {
                 on_attempt(record);
                 return Err(GatewayError::Exhausted {
                     attempts: tally.attempts,
                     last: err,
                 });
             }
-            let delay = self.policy.delay_after(attempt, &err);
+            let delay = self.policy.delay_after(failures, &err);
             record.retry_in_ms = Some(millis(delay));
             on_attempt(record);
             self.sleeper.sleep(delay).await;
         }
     }
+
+    /// The rung to ask on next when `err` refused the structured output of `req`.
+    fn fallback(&self, req: &ChatRequest, err: &ProviderError) -> Option<StructuredOutput> {
+        match err {
+            ProviderError::Unsupported { .. } if req.schema.is_some() => req.structured.lower(),
+            _ => None,
+        }
+    }
+}
+
+/// The error text of an attempt whose structured output was refused: what the provider said
+/// and what happens next.
+fn fallback_note(err: &ProviderError, refused: StructuredOutput, record: &AttemptRecord) -> String {
+    match record.fell_back_to {
+        Some(lower) => format!(
+            "{err}; this provider does not accept {} output, so structured output falls back to \
+             {} (the schema goes in the prompt) for the rest of the session",
+            refused.as_str(),
+            lower.as_str()
+        ),
+        None => format!(
+            "{err}; structured output had already fallen back from {} for this session, asking \
+             again on the learned rung",
+            refused.as_str()
+        ),
+    }
+}
+
+/// `req` asking for JSON on `rung` (never higher than the caller asked). Below `json_schema` the
+/// server no longer enforces the schema, so the system message carries it.
+fn at_rung(req: &ChatRequest, rung: StructuredOutput) -> ChatRequest {
+    let mut asked = req.clone();
+    let Some(schema) = &req.schema else {
+        return asked;
+    };
+    asked.structured = req.structured.max(rung);
+    if asked.structured == StructuredOutput::JsonSchema {
+        return asked;
+    }
+    let instruction = format!(
+        "Answer with only one JSON object that matches this JSON schema (\"{}\"): no prose, no \
+         code fences.\n{}",
+        schema.name, schema.schema
+    );
+    match asked.messages.first_mut() {
+        Some(first) if first.role == crate::Role::System => {
+            first.content = format!("{}\n\n{instruction}", first.content);
+        }
+        _ => asked.messages.insert(0, Message::system(instruction)),
+    }
+    asked
 }
 
 fn invalid(record: AttemptRecord, problems: &[String]) -> AttemptRecord {

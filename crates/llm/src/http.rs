@@ -47,8 +47,10 @@ pub(crate) fn transport_error(err: &reqwest::Error) -> ProviderError {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    if err.is_decode() {
-        ProviderError::BadReply(text)
+    // A body that stops short surfaces as a body error, or (through reqwest's decompressing
+    // reader) as a decode error; either way the bytes did not all arrive.
+    if err.is_body() || err.is_decode() {
+        ProviderError::Interrupted(text)
     } else {
         ProviderError::Connect(text)
     }

@@ -5,6 +5,9 @@
 //! and no caller should re-implement: a per-call timeout, retry with backoff that honours
 //! `Retry-After`, JSON-schema validation of structured replies with one repair re-ask, token
 //! accounting, and an [`AttemptRecord`] for every attempt so the session log can replay it.
+//! Structured output degrades on its own when a server refuses the request's format fields
+//! ([`StructuredOutput`]: JSON schema, then JSON mode, then plain text, each with validation),
+//! learned once per gateway and recorded on the attempt that taught it.
 //!
 //! With the `local` feature, [`local::LocalModel`] runs a GGUF model in-process with llama.cpp.
 //!
@@ -37,6 +40,6 @@ pub use provider::{
 };
 pub use replay::{ReplayEntry, ReplayModel};
 pub use types::{
-    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, Usage,
-    estimate_tokens,
+    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, StructuredOutput,
+    Usage, estimate_tokens,
 };

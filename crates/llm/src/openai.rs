@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::http::{join, sanitize_name, send_for_text, truncate};
-use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Usage};
+use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, StructuredOutput, Usage};
 
 /// One model on an OpenAI-compatible server. Deliberately not `Debug`: it holds the key.
 pub(crate) struct OpenAiModel {
@@ -20,33 +20,24 @@ pub(crate) struct OpenAiModel {
     quirks: Quirks,
 }
 
-/// Request parameters this server turned out to refuse, learned from its 400 replies so later
-/// calls skip the doomed first try. Servers differ: llama-server and older vLLM refuse
-/// `response_format` schemas; OpenAI's reasoning models want `max_completion_tokens` and no
-/// `temperature`. Replies are validated by the gateway either way.
+/// Request parameters this server turned out to refuse, learned from its error replies so later
+/// calls skip the doomed first try: OpenAI's reasoning models want `max_completion_tokens` and
+/// no `temperature`. (Refused `response_format` rungs are the gateway's business: it logs them
+/// and writes the schema into the prompt; see [`crate::StructuredOutput`].)
 #[derive(Default)]
 struct Quirks {
-    no_response_format: AtomicBool,
     max_completion_tokens: AtomicBool,
     no_temperature: AtomicBool,
 }
 
 impl Quirks {
     /// Learns from a rejection; true when there is something new to try.
-    fn learn(&self, err: &ProviderError, schema_call: bool) -> bool {
-        let ProviderError::Rejected {
-            status: 400 | 422,
-            body,
-        } = err
-        else {
+    fn learn(&self, err: &ProviderError) -> bool {
+        let Some(body) = refusal_body(err) else {
             return false;
         };
-        let body = body.to_ascii_lowercase();
         let mentions = |word: &str| body.contains(word);
         let flip = |flag: &AtomicBool| !flag.swap(true, Ordering::Relaxed);
-        if schema_call && (mentions("response_format") || mentions("json_schema")) {
-            return flip(&self.no_response_format);
-        }
         if mentions("max_completion_tokens") {
             return flip(&self.max_completion_tokens);
         }
@@ -58,6 +49,45 @@ impl Quirks {
 
     fn on(flag: &AtomicBool) -> bool {
         flag.load(Ordering::Relaxed)
+    }
+}
+
+/// The lower-cased body of an error reply that may be about the request itself. Servers say so
+/// with 400 or 422, but some with 500 (llama-cpp-python wraps every validation error in a 500),
+/// so any 4xx or 5xx reply qualifies; its body decides.
+fn refusal_body(err: &ProviderError) -> Option<String> {
+    match err {
+        ProviderError::Rejected { status, body } | ProviderError::Server { status, body }
+            if (400..600).contains(status) =>
+        {
+            Some(body.to_ascii_lowercase())
+        }
+        _ => None,
+    }
+}
+
+/// A refusal that names the structured-output fields of a request that carried them becomes
+/// [`ProviderError::Unsupported`]: not a transient fault, and the gateway's cue to ask lower.
+fn classify_format_refusal(err: ProviderError, req: &ChatRequest) -> ProviderError {
+    let sent_format = req.schema.is_some() && req.structured != StructuredOutput::Text;
+    let Some(body) = refusal_body(&err).filter(|_| sent_format) else {
+        return err;
+    };
+    if !["response_format", "json_schema", "json_object"]
+        .iter()
+        .any(|field| body.contains(field))
+    {
+        return err;
+    }
+    match err {
+        ProviderError::Rejected { status, body } | ProviderError::Server { status, body } => {
+            ProviderError::Unsupported {
+                field: format!("response_format {}", req.structured.as_str()),
+                status,
+                body,
+            }
+        }
+        other => other,
     }
 }
 
@@ -102,15 +132,8 @@ impl OpenAiModel {
         if !req.stop.is_empty() {
             body["stop"] = json!(req.stop);
         }
-        if let (false, Some(schema)) = (Quirks::on(&self.quirks.no_response_format), &req.schema) {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {
-                    "name": sanitize_name(&schema.name),
-                    "schema": schema.schema,
-                    "strict": false,
-                },
-            });
+        if let Some(format) = response_format(req) {
+            body["response_format"] = format;
         }
         body
     }
@@ -123,7 +146,9 @@ impl OpenAiModel {
         if let Some(key) = &self.key {
             request = request.bearer_auth(key);
         }
-        let text = send_for_text(request, self.key_env.as_deref()).await?;
+        let text = send_for_text(request, self.key_env.as_deref())
+            .await
+            .map_err(|e| classify_format_refusal(e, req))?;
         self.parse(req, &text)
     }
 
@@ -178,6 +203,27 @@ impl OpenAiModel {
     }
 }
 
+/// The `response_format` of a schema call at the request's rung. JSON mode also carries the
+/// schema under `schema`: llama-cpp-python's server turns it into a grammar (the JSON then
+/// follows the schema), and servers that do not know the key ignore it.
+fn response_format(req: &ChatRequest) -> Option<Value> {
+    let schema = req.schema.as_ref()?;
+    match req.structured {
+        StructuredOutput::JsonSchema => Some(json!({
+            "type": "json_schema",
+            "json_schema": {
+                "name": sanitize_name(&schema.name),
+                "schema": schema.schema,
+                "strict": false,
+            },
+        })),
+        StructuredOutput::JsonObject => {
+            Some(json!({"type": "json_object", "schema": schema.schema}))
+        }
+        StructuredOutput::Text => None,
+    }
+}
+
 /// `0.7f32` serialises as `0.699999988079071`; send what the caller meant.
 fn rounded(t: f32) -> f64 {
     (f64::from(t) * 1000.0).round() / 1000.0
@@ -190,10 +236,10 @@ impl ChatModel for OpenAiModel {
     }
 
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
-        // Each lesson sets a flag that was unset, so this asks at most four times.
+        // Each lesson sets a flag that was unset, so this asks at most three times.
         loop {
             match self.send(req).await {
-                Err(err) if self.quirks.learn(&err, req.schema.is_some()) => continue,
+                Err(err) if self.quirks.learn(&err) => continue,
                 other => return other,
             }
         }

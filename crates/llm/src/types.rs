@@ -61,6 +61,43 @@ pub struct ResponseSchema {
     pub schema: serde_json::Value,
 }
 
+/// How a schema call asks the provider for JSON. OpenAI-compatible servers differ: most accept
+/// a JSON schema (`json_schema`), some only JSON mode (`json_object`, e.g. llama-cpp-python's
+/// server), some neither. The gateway starts at the top and moves down a rung when a server
+/// refuses the request's own format fields; below the top rung the schema is also written into
+/// the prompt, and every reply is validated (and repaired once) whatever the rung.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutput {
+    /// `response_format: {"type": "json_schema", ...}`: the server enforces the schema.
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object"}` with the schema in the prompt.
+    JsonObject,
+    /// No format field; the schema in the prompt, the reply validated and repaired.
+    Text,
+}
+
+impl StructuredOutput {
+    /// The name used in logs: `json_schema`, `json_object` or `text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StructuredOutput::JsonSchema => "json_schema",
+            StructuredOutput::JsonObject => "json_object",
+            StructuredOutput::Text => "text",
+        }
+    }
+
+    /// The next rung down, if there is one.
+    pub fn lower(self) -> Option<Self> {
+        match self {
+            StructuredOutput::JsonSchema => Some(StructuredOutput::JsonObject),
+            StructuredOutput::JsonObject => Some(StructuredOutput::Text),
+            StructuredOutput::Text => None,
+        }
+    }
+}
+
 /// Who is calling and why. Never sent to the provider: it labels log records and selects
 /// replies in a replay file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -91,6 +128,10 @@ pub struct ChatRequest {
     /// Sent where the provider supports it (OpenAI-compatible); ignored by Anthropic.
     pub seed: Option<u64>,
     pub stop: Vec<String>,
+    /// How a schema call asks for JSON. Callers leave the default; the gateway lowers it to the
+    /// rung the provider turned out to accept.
+    #[serde(default)]
+    pub structured: StructuredOutput,
 }
 
 impl ChatRequest {
@@ -104,6 +145,7 @@ impl ChatRequest {
             temperature: 0.7,
             seed: None,
             stop: Vec::new(),
+            structured: StructuredOutput::default(),
         }
     }
 }

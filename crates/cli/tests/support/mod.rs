@@ -48,3 +48,4 @@ pub fn read_log(path: &Path) -> Vec<Value> {
 pub fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
     log.iter().filter(|e| e["event_type"] == t).collect()
 }
+pub mod openai_server;

@@ -411,3 +411,52 @@ async fn an_invalid_schema_is_a_fatal_error_before_any_call() {
     assert!(err.to_string().contains("player_action"));
     assert!(server.received_requests().await.unwrap().is_empty());
 }
+
+/// A server that sends half of a reply and closes the connection, then answers in full.
+fn cut_off_once_then_answer() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let reply = Wire::OpenAi.body(Say::Json(good_action())).to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                reply.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            let sent = if n == 0 { reply.len() / 2 } else { reply.len() };
+            stream.write_all(&reply.as_bytes()[..sent]).unwrap();
+        }
+    });
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_mid_body_is_retried_like_a_network_fault() {
+    let spec = ProviderSpec::openai_compatible(cut_off_once_then_answer(), "m", None);
+    let model = connect_with_env(&spec, Duration::from_secs(5), &|_| None).unwrap();
+    let (gateway, sleeper) = gateway(model);
+    let (result, records) = call(&gateway, &schema_request()).await;
+    assert_eq!(result.unwrap().json, Some(good_action()));
+    assert_eq!(records.len(), 2);
+    let err = records[0].error.as_deref().unwrap();
+    assert!(err.contains("cut off"), "{err}");
+    assert_eq!(records[0].retry_in_ms, Some(2000));
+    assert_eq!(sleeper.requested(), secs(&[2]));
+}

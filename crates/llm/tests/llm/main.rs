@@ -6,5 +6,6 @@
 mod support;
 
 mod gateway;
+mod ladder;
 mod replay;
 mod wire;

@@ -152,6 +152,7 @@ pub fn schema_request() -> ChatRequest {
         temperature: 0.7,
         seed: Some(42),
         stop: vec![],
+        structured: troupe_llm::StructuredOutput::default(),
     }
 }
 

@@ -3,7 +3,8 @@
 
 use serde_json::json;
 use troupe_llm::{
-    CallTag, ChatRequest, GatewayError, Message, ProviderError, ProviderSpec, connect_with_env,
+    CallTag, ChatRequest, GatewayError, Message, ProviderError, ProviderSpec, StructuredOutput,
+    connect_with_env,
 };
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
@@ -144,7 +145,7 @@ async fn plain_text_calls_carry_no_format_and_return_the_text() {
 }
 
 #[tokio::test]
-async fn a_server_that_rejects_response_format_is_asked_again_without_it_and_remembered() {
+async fn a_server_that_rejects_any_response_format_is_asked_in_plain_text_and_remembered() {
     let server = MockServer::start().await;
     let has_format = |r: &Request| {
         serde_json::from_slice::<serde_json::Value>(&r.body)
@@ -154,7 +155,7 @@ async fn a_server_that_rejects_response_format_is_asked_again_without_it_and_rem
         .and(path("/v1/chat/completions"))
         .and(has_format)
         .respond_with(ResponseTemplate::new(400).set_body_json(
-            json!({"error": {"message": "Unrecognized request argument: response_format.json_schema"}}),
+            json!({"error": {"message": "Unrecognized request argument: response_format"}}),
         ))
         .mount(&server)
         .await;
@@ -166,23 +167,54 @@ async fn a_server_that_rejects_response_format_is_asked_again_without_it_and_rem
             )),
         )
         .await;
-    let (gateway, _) = gateway(Wire::OpenAi.model(&server));
+    let (gateway, sleeper) = gateway(Wire::OpenAi.model(&server));
 
     let (result, records) = call(&gateway, &schema_request()).await;
     assert_eq!(
         result.unwrap().json,
         Some(json!({"action": "I dive for cover"}))
     );
-    assert_eq!(records.len(), 1, "the fallback is part of one attempt");
-    let after_first = bodies(&server).await;
-    assert_eq!(after_first.len(), 2);
-    assert!(after_first[1].get("response_format").is_none());
+    // json_schema refused, json_object refused, plain text answered: three logged attempts,
+    // no backoff, and each refusal says where it fell back to.
+    let rungs: Vec<_> = records.iter().map(|r| r.structured_output).collect();
+    assert_eq!(
+        rungs,
+        [
+            Some(StructuredOutput::JsonSchema),
+            Some(StructuredOutput::JsonObject),
+            Some(StructuredOutput::Text)
+        ]
+    );
+    let fell: Vec<_> = records.iter().map(|r| r.fell_back_to).collect();
+    assert_eq!(
+        fell,
+        [
+            Some(StructuredOutput::JsonObject),
+            Some(StructuredOutput::Text),
+            None
+        ]
+    );
+    assert!(sleeper.requested().is_empty());
+    let sent = bodies(&server).await;
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[1]["response_format"]["type"], "json_object");
+    assert!(sent[2].get("response_format").is_none());
+    assert!(
+        sent[2]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"minLength\":3"),
+        "the schema is in the prompt: {}",
+        sent[2]
+    );
 
-    // Later calls skip the doomed first try; replies are still validated.
-    call(&gateway, &schema_request()).await.0.unwrap();
+    // Later calls start on the learned rung; replies are still validated.
+    let (_, records) = call(&gateway, &schema_request()).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].structured_output, Some(StructuredOutput::Text));
     let all = bodies(&server).await;
-    assert_eq!(all.len(), 3);
-    assert!(all[2].get("response_format").is_none());
+    assert_eq!(all.len(), 4);
+    assert!(all[3].get("response_format").is_none());
 }
 
 #[tokio::test]
