@@ -4,11 +4,13 @@
 //! inputs can be folded again into the exact same rolls (resume and replay depend on that).
 
 mod dice;
+mod kernel;
 mod lasers;
 mod notation;
 mod vocab;
 
 pub use dice::{roll_dice, roll_seed};
+pub use kernel::{Band, Check, CheckRoll, Edge, band_for, band_probabilities, roll_check};
 pub use lasers::{
     CharacterNumber, DieResult, Outcome, RollResult, TaskType, action_pool, helper_succeeded,
     resolve, roll_pool,
