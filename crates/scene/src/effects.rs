@@ -229,12 +229,30 @@ fn position(state: &mut State, effect: &Effect) -> Result<Undo, EffectError> {
     }
     let e = entity_mut(state, entity)?;
     let old = std::mem::replace(&mut e.zone, zone.clone());
-    let id = entity.clone();
+    relocate(state, entity, &old, zone);
+    let (id, to) = (entity.clone(), zone.clone());
     Ok(Box::new(move |s: &mut State| {
         if let Some(e) = s.entities.get_mut(&id) {
-            e.zone = old;
+            e.zone = old.clone();
         }
+        relocate(s, &id, &to, &old);
     }))
+}
+
+/// Keep the zone index in step with an entity's move.
+fn relocate(state: &mut State, id: &str, from: &str, to: &str) {
+    if let Some(set) = state.occupants.get_mut(from) {
+        set.remove(id);
+        // An empty zone has no entry, as in a freshly folded state.
+        if set.is_empty() {
+            state.occupants.remove(from);
+        }
+    }
+    state
+        .occupants
+        .entry(to.to_string())
+        .or_default()
+        .insert(id.to_string());
 }
 
 fn clock(state: &mut State, effect: &Effect) -> Result<Undo, EffectError> {

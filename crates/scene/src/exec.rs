@@ -353,20 +353,19 @@ fn use_item(state: &State, actor: &str, item: &str, target: Option<&str>) -> Out
     }
 }
 
-/// Names of what `actor` sees in its zone (capped, with a count of the rest).
+/// Names of what `actor` sees in its zone: the first few and "others" for the rest (a crowd is
+/// described without walking all of it, so a tool's cost does not grow with the zone).
 fn names_here(state: &State, actor: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut more = 0usize;
-    for e in visible_here(state, actor, |_| true) {
-        if names.len() < LIST_NAMES {
+    let mut names: Vec<String> = visible_here(state, actor, |_| true)
+        .take(LIST_NAMES + 1)
+        .map(|e| {
             let down = if e.kind.is_person() && e.hp <= 0 { " (down)" } else { "" };
-            names.push(format!("{}{down}", e.name));
-        } else {
-            more += 1;
-        }
-    }
-    if more > 0 {
-        names.push(format!("{more} more"));
+            format!("{}{down}", e.name)
+        })
+        .collect();
+    if names.len() > LIST_NAMES {
+        names.truncate(LIST_NAMES);
+        names.push("others".into());
     }
     names
 }

@@ -131,15 +131,16 @@ fn finish_call(state: &mut State, call: &ToolCall) {
     }
 }
 
-/// A scene being played: its log, its state, and a snapshot before every standing turn-ending
-/// call as a cache for undo. Every command returns the event it appended, for the caller to
-/// persist.
+/// A scene being played: its log and the state folded from it. Every command returns the event
+/// it appended, for the caller to persist.
+///
+/// No per-turn snapshot is kept: cloning the state every turn cost more than it saved (a
+/// 1,000-turn replay spent most of its time cloning), while folding a whole 1,000-turn log
+/// takes well under a millisecond (BENCHMARKS.md), so undo folds the standing events again.
 pub struct Scene {
     pub seed: u64,
     pub events: Vec<Envelope>,
     pub state: State,
-    /// `(seq, state before that event)` for each standing turn-ending tool call.
-    snapshots: Vec<(u64, State)>,
     registry: Registry,
 }
 
@@ -156,28 +157,22 @@ impl Scene {
                 },
             }],
             state,
-            snapshots: Vec::new(),
             registry: Registry::default(),
         }
     }
 
-    /// Rebuild a scene from its log (resume after a crash): the fold, with the undo snapshots.
+    /// Rebuild a scene from its log (resume after a crash): the fold.
     pub fn resume(events: Vec<Envelope>) -> Result<Scene, Error> {
-        let (seed, def) = match events.first().map(|e| &e.event) {
-            Some(SceneEvent::SceneStarted { seed, scene }) => (*seed, scene.as_ref().clone()),
+        let seed = match events.first().map(|e| &e.event) {
+            Some(SceneEvent::SceneStarted { seed, .. }) => *seed,
             _ => return Err(Error::NotStarted),
         };
-        let mut scene = Scene::start(def, seed);
-        for env in live(&events).into_iter().skip(1) {
-            if let SceneEvent::ToolApplied { call, .. } = &env.event
-                && call.ends_turn()
-            {
-                scene.snapshots.push((env.seq, scene.state.clone()));
-            }
-            apply(&mut scene.state, &scene.registry, env)?;
-        }
-        scene.events = events;
-        Ok(scene)
+        Ok(Scene {
+            seed,
+            state: fold(&events)?,
+            events,
+            registry: Registry::default(),
+        })
     }
 
     fn push(&mut self, event: SceneEvent) -> &Envelope {
@@ -203,12 +198,8 @@ impl Scene {
             .unwrap_or(self.state.current_actor())
             .to_string();
         let turn = self.state.turn;
-        let before = call.ends_turn().then(|| self.state.clone());
         let event = match run_tool(&mut self.state, &self.registry, &call, caller, seed) {
             Ok(outcome) => {
-                if let Some(before) = before {
-                    self.snapshots.push((self.next_seq(), before));
-                }
                 finish_call(&mut self.state, &call);
                 SceneEvent::ToolApplied {
                     turn,
@@ -236,9 +227,17 @@ impl Scene {
 
     /// Take back the last turn: the last standing turn-ending call and everything after it.
     pub fn undo(&mut self) -> Result<&Envelope, Error> {
-        let (from_seq, before) = self.snapshots.pop().ok_or(Error::NothingToUndo)?;
-        self.state = before;
-        Ok(self.push(SceneEvent::Undone { from_seq }))
+        let from_seq = live(&self.events)
+            .into_iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                SceneEvent::ToolApplied { call, .. } if call.ends_turn() => Some(e.seq),
+                _ => None,
+            })
+            .ok_or(Error::NothingToUndo)?;
+        self.push(SceneEvent::Undone { from_seq });
+        self.state = fold(&self.events)?;
+        self.events.last().ok_or(Error::NotStarted)
     }
 
     /// A GM's improv note on a world card.

@@ -114,6 +114,9 @@ pub struct State {
     pub free_movement: bool,
     pub zones: BTreeMap<String, Zone>,
     pub entities: BTreeMap<String, Entity>,
+    /// Who is in each zone: derived from the entities' zones and kept in step by the position
+    /// handler, so a tool reads a zone's occupants without scanning the whole scene.
+    pub occupants: BTreeMap<String, BTreeSet<String>>,
     pub items: BTreeMap<String, ItemDef>,
     pub clocks: BTreeMap<String, Clock>,
     pub tags: BTreeMap<String, String>,
@@ -143,6 +146,12 @@ impl State {
                 .iter()
                 .map(|e| (e.id.clone(), e.clone()))
                 .collect(),
+            occupants: def.entities.iter().fold(BTreeMap::new(), |mut m, e| {
+                m.entry(e.zone.clone())
+                    .or_insert_with(BTreeSet::new)
+                    .insert(e.id.clone());
+                m
+            }),
             items: def.items.iter().map(|i| (i.id.clone(), i.clone())).collect(),
             clocks: def.clocks.iter().map(|c| (c.id.clone(), c.clone())).collect(),
             tags: def.tags.clone(),

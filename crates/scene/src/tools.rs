@@ -159,10 +159,14 @@ pub fn visible_here<'a>(
     actor: &'a str,
     keep: impl Fn(&Entity) -> bool + 'a,
 ) -> impl Iterator<Item = &'a Entity> + 'a {
-    let zone = state.entities.get(actor).map(|a| a.zone.as_str());
-    state.entities.values().filter(move |e| {
-        e.id != actor && Some(e.zone.as_str()) == zone && state.can_see(actor, e) && keep(e)
-    })
+    let here = state
+        .entities
+        .get(actor)
+        .and_then(|a| state.occupants.get(&a.zone));
+    here.into_iter()
+        .flatten()
+        .filter_map(|id| state.entities.get(id))
+        .filter(move |e| e.id != actor && state.can_see(actor, e) && keep(e))
 }
 
 fn attackable(e: &Entity) -> bool {
