@@ -173,6 +173,10 @@ fn tool_calls(c: &mut Criterion) {
     for npcs in [1usize, 50, 500] {
         let state = State::new(&def(npcs));
         let mut group = c.benchmark_group(format!("tool_call/{npcs}_npcs_per_zone"));
+        // Each timed call needs its own copy of the state, cloned untimed; a big scene's clone
+        // dwarfs the call, so fewer samples keep the run short.
+        group.sample_size(20);
+        group.measurement_time(Duration::from_millis(500));
         for (name, call, caller) in calls() {
             // Each call must succeed, or the figure would time a rejection.
             let mut probe = state.clone();

@@ -1,0 +1,452 @@
+//! `troupe scene`: seed 004's scene engine at the terminal. The player types what their
+//! character does; the rules planner picks one tool from the menu; the engine validates,
+//! executes and applies it; the narrator tells what happened. Every event is committed to the
+//! campaign's `campaign.db` (table `scene_events`) before it is shown, so a killed run resumes
+//! exactly where it stopped.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use troupe_engine::SceneStore;
+use troupe_scene::planner::plan;
+use troupe_scene::view::{character_view, gm_view};
+use troupe_scene::{Caller, Effect, Scene, SceneEvent, ToolCall, Truth, World};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum SceneCommand {
+    /// Check a scene file and report every mistake in it, with line and column
+    Check {
+        /// The scene file (YAML)
+        file: PathBuf,
+    },
+    /// Play a scene: you speak for the character whose turn it is, the engine decides
+    Play {
+        /// The scene file (YAML)
+        file: PathBuf,
+        /// Read the player's lines from a YAML list instead of the terminal
+        #[arg(long)]
+        player_script: Option<PathBuf>,
+        /// Dice seed (recorded in the log); the same seed and lines give the same scene
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Show the GM's view (everything, hidden entities included) after every turn
+        #[arg(long)]
+        gm_view: bool,
+    },
+    /// Continue the campaign's latest scene run where its log stops (after a crash or /quit)
+    Resume {
+        /// The player's script: lines already played are skipped
+        #[arg(long)]
+        player_script: Option<PathBuf>,
+        #[arg(long)]
+        gm_view: bool,
+    },
+    /// Re-run the latest scene run (or --run N) from its log and check every event comes out
+    /// byte for byte the same; prints its narration
+    Replay {
+        #[arg(long)]
+        run: Option<u32>,
+    },
+}
+
+/// Run a `troupe scene` command; `dir` is the campaign directory if one was given.
+pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SceneCommand::Check { file } => check(&file),
+        SceneCommand::Play {
+            file,
+            player_script,
+            seed,
+            gm_view,
+        } => {
+            let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| parent(&file));
+            play(&dir, &file, player_script.as_deref(), seed, gm_view)
+        }
+        SceneCommand::Resume {
+            player_script,
+            gm_view,
+        } => resume(&dir_or_here(dir), player_script.as_deref(), gm_view),
+        SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
+    }
+}
+
+fn dir_or_here(dir: Option<&Path>) -> PathBuf {
+    dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn parent(file: &Path) -> PathBuf {
+    file.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn load(file: &Path) -> anyhow::Result<Result<troupe_scene::SceneDef, String>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("could not read the scene file {}", file.display()))?;
+    Ok(troupe_scene::check(&text).map_err(|problems| {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}:{p}", file.display()))
+            .collect();
+        format!(
+            "{}\n{} problem{} in {}",
+            lines.join("\n"),
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            file.display()
+        )
+    }))
+}
+
+fn check(file: &Path) -> anyhow::Result<ExitCode> {
+    match load(file)? {
+        Ok(def) => {
+            println!(
+                "{}: OK — scene {}, {} zones, {} entities, {} clocks",
+                file.display(),
+                def.id,
+                def.zones.len(),
+                def.entities.len(),
+                def.clocks.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(report) => {
+            eprintln!("{report}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Where the player's lines come from: the terminal, or a script (with lines already played
+/// skipped on resume).
+enum Input {
+    Terminal,
+    Script(std::vec::IntoIter<String>),
+}
+
+impl Input {
+    fn open(script: Option<&Path>, skip: u64) -> anyhow::Result<Input> {
+        let Some(path) = script else {
+            return Ok(Input::Terminal);
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("could not read the player script {}", path.display()))?;
+        let lines: Vec<String> = serde_saphyr::from_str(&text).with_context(|| {
+            format!("{}: a player script is a YAML list of lines", path.display())
+        })?;
+        let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+        Ok(Input::Script(
+            lines.into_iter().skip(skip).collect::<Vec<_>>().into_iter(),
+        ))
+    }
+
+    fn next(&mut self, prompt: &str) -> anyhow::Result<Option<String>> {
+        match self {
+            Input::Script(lines) => Ok(lines.next().inspect(|l| println!("{prompt}{l}"))),
+            Input::Terminal => {
+                print!("{prompt}");
+                std::io::stdout().flush()?;
+                let mut line = String::new();
+                let n = std::io::stdin()
+                    .lock()
+                    .read_line(&mut line)
+                    .context("could not read the terminal")?;
+                Ok((n > 0).then(|| line.trim().to_string()))
+            }
+        }
+    }
+}
+
+fn play(
+    dir: &Path,
+    file: &Path,
+    script: Option<&Path>,
+    seed: Option<u64>,
+    gm: bool,
+) -> anyhow::Result<ExitCode> {
+    let def = match load(file)? {
+        Ok(def) => def,
+        Err(report) => {
+            eprintln!("{report}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let mut store = store(dir)?;
+    let run = store
+        .begin(&def.id, &chrono::Utc::now().to_rfc3339())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let scene = Scene::start(def, seed);
+    store
+        .append(run, &scene.events, 0)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!(
+        "Scene {} (run {run}, seed {seed}). Goal: {}",
+        scene.state.id, scene.state.goal
+    );
+    println!("Type what your character does; /state, /undo, /end, /quit, /help.");
+    let mut table = Table {
+        dir: dir.to_path_buf(),
+        store,
+        run,
+        scene,
+        inputs: 0,
+        gm,
+    };
+    table.play(Input::open(script, 0)?)
+}
+
+fn resume(dir: &Path, script: Option<&Path>, gm: bool) -> anyhow::Result<ExitCode> {
+    let store = store(dir)?;
+    let Some(latest) = store.latest().map_err(|e| anyhow::anyhow!("{e}"))? else {
+        bail!("no scene has been played in {}", dir.display());
+    };
+    if latest.ended {
+        bail!("scene run {} has ended; `troupe scene play FILE` starts a new one", latest.number);
+    }
+    let events = store
+        .events(latest.number)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let scene = Scene::resume(events).map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!(
+        "Resuming scene {} (run {}) at turn {}, {} line{} already played.",
+        scene.state.id,
+        latest.number,
+        scene.state.turn + 1,
+        latest.inputs,
+        if latest.inputs == 1 { "" } else { "s" }
+    );
+    let mut table = Table {
+        dir: dir.to_path_buf(),
+        store,
+        run: latest.number,
+        scene,
+        inputs: latest.inputs,
+        gm,
+    };
+    table.play(Input::open(script, latest.inputs)?)
+}
+
+fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
+    let store = store(dir)?;
+    let number = match run {
+        Some(n) => n,
+        None => match store.latest().map_err(|e| anyhow::anyhow!("{e}"))? {
+            Some(r) => r.number,
+            None => bail!("no scene has been played in {}", dir.display()),
+        },
+    };
+    let events = store.events(number).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if events.is_empty() {
+        bail!("there is no scene run {number} in this campaign");
+    }
+    let replayed = troupe_scene::replay(&events).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for env in &replayed.events {
+        if let Some(line) = shown(&env.event) {
+            println!("{line}");
+        }
+    }
+    let same = serde_json::to_string(&replayed.events)? == serde_json::to_string(&events)?;
+    if !same {
+        bail!("replay of run {number} differs from its log");
+    }
+    println!(
+        "Replay of run {number}: {} events, identical to the log.",
+        events.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store(dir: &Path) -> anyhow::Result<SceneStore> {
+    SceneStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// What the table sees of an event.
+fn shown(event: &SceneEvent) -> Option<String> {
+    match event {
+        SceneEvent::ToolApplied {
+            call, narration, ..
+        } => Some(format!("[{}] {narration}", call.name())),
+        SceneEvent::Rejected { call, reason, .. } => {
+            Some(format!("[{}] refused: {reason}", call.name()))
+        }
+        SceneEvent::Undone { from_seq } => Some(format!("(undone: events from {from_seq} on)")),
+        SceneEvent::Noted { card, text } => Some(format!("(noted on {card}: {text})")),
+        SceneEvent::TruthChanged {
+            card,
+            index,
+            from,
+            to,
+        } => Some(format!(
+            "({card} fact {index}: {} → {})",
+            from.as_str(),
+            to.as_str()
+        )),
+        SceneEvent::SceneEnded { deltas } => Some(format!(
+            "The scene ends. {} change{} go to the world.",
+            deltas.len(),
+            if deltas.len() == 1 { "" } else { "s" }
+        )),
+        SceneEvent::SceneStarted { .. } => None,
+    }
+}
+
+/// A scene at the table: the scene, where it is saved and how many lines it has consumed.
+struct Table {
+    dir: PathBuf,
+    store: SceneStore,
+    run: u32,
+    scene: Scene,
+    inputs: u64,
+    gm: bool,
+}
+
+const HELP: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
+\"talk to Tam about the ledger\", \"use the tonic\", \"sneak into the storehouse\", \"look\", \
+\"status\"). Commands: /state (what you see), /gm (everything), /undo (take back the last \
+turn), /effects JSON (GM: apply effect atoms), /note CARD TEXT, /promote CARD N (improv → \
+canon), /end (end the scene), /quit (stop; resume later).";
+
+impl Table {
+    fn play(&mut self, mut input: Input) -> anyhow::Result<ExitCode> {
+        loop {
+            if self.scene.state.ended {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let prompt = format!("{}> ", self.scene.state.name_of(self.scene.state.current_actor()));
+            let Some(line) = input.next(&prompt)? else {
+                println!("(no more input; `troupe scene resume` continues this scene)");
+                return Ok(ExitCode::SUCCESS);
+            };
+            self.inputs += 1;
+            if line.trim() == "/quit" {
+                self.save_inputs()?;
+                println!("Saved; `troupe scene resume` continues.");
+                return Ok(ExitCode::SUCCESS);
+            }
+            self.line(line.trim())?;
+        }
+    }
+
+    /// One line of input: a read-only command, a command that appends an event, or words
+    /// for the planner.
+    fn line(&mut self, line: &str) -> anyhow::Result<()> {
+        let before = self.scene.events.len();
+        let state = &self.scene.state;
+        match line.split_once(' ').map_or((line, ""), |(c, rest)| (c, rest.trim())) {
+            ("", _) => {}
+            ("/help", _) => println!("{HELP}"),
+            ("/state", _) => print!("{}", character_view(state, state.current_actor())),
+            ("/gm", _) => print!("{}", gm_view(state)),
+            ("/undo", _) => {
+                if let Err(e) = self.scene.undo() {
+                    println!("({e})");
+                }
+            }
+            ("/note", rest) => match rest.split_once(' ') {
+                Some((card, text)) => {
+                    self.scene.note(card, text.trim());
+                }
+                None => println!("(usage: /note CARD TEXT)"),
+            },
+            ("/promote", rest) => self.promote(rest),
+            ("/effects", rest) => match serde_json::from_str::<Vec<Effect>>(rest) {
+                Ok(effects) => {
+                    self.scene
+                        .act(line, ToolCall::ApplyEffects { effects }, Caller::Gm);
+                }
+                Err(e) => println!("(not a list of effects: {e})"),
+            },
+            ("/end", _) => {
+                if let Err(e) = self.scene.end() {
+                    println!("({e})");
+                }
+            }
+            _ => {
+                let actor = state.current_actor().to_string();
+                let call = plan(state, &actor, line);
+                self.scene.act(line, call, Caller::Player);
+            }
+        }
+        self.commit(before)
+    }
+
+    fn promote(&mut self, rest: &str) {
+        let parsed = rest
+            .split_once(' ')
+            .and_then(|(card, n)| n.trim().parse::<usize>().ok().map(|n| (card, n)));
+        match parsed {
+            Some((card, index)) => {
+                if let Err(e) = self.scene.set_truth(card, index, Truth::Canon) {
+                    println!("({e})");
+                }
+            }
+            None => println!("(usage: /promote CARD N, N counting facts from 0)"),
+        }
+    }
+
+    fn save_inputs(&mut self) -> anyhow::Result<()> {
+        self.store
+            .append(self.run, &[], self.inputs)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    /// Save the line's events (and that the line was read) in one transaction, then show them.
+    fn commit(&mut self, before: usize) -> anyhow::Result<()> {
+        let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
+        self.store
+            .append(self.run, &new, self.inputs)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for env in &new {
+            if let Some(text) = shown(&env.event) {
+                println!("{text}");
+            }
+            if let SceneEvent::SceneEnded { deltas } = &env.event {
+                self.write_world(deltas)?;
+            }
+        }
+        if self.gm && !new.is_empty() {
+            print!("{}", gm_view(&self.scene.state));
+        }
+        pause_if_asked(self.scene.events.len());
+        Ok(())
+    }
+
+    /// Merge the scene's deltas into the campaign's world knowledge (`world.json`).
+    fn write_world(&self, deltas: &[troupe_scene::WorldDelta]) -> anyhow::Result<()> {
+        let path = self.dir.join("world.json");
+        let mut world: World = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{} is not world knowledge", path.display()))?,
+            Err(_) => self.scene.state.world.clone(),
+        };
+        world.merge(deltas);
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(&world)?)
+            .with_context(|| format!("could not write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path)
+            .with_context(|| format!("could not write {}", path.display()))?;
+        println!("World knowledge: {}", path.display());
+        Ok(())
+    }
+}
+
+/// For the crash tests: once the log holds this many events, say so and wait to be killed.
+fn pause_if_asked(events: usize) {
+    let wanted = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    if wanted.is_some_and(|n| events >= n) {
+        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
