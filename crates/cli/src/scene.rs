@@ -34,6 +34,8 @@ pub enum SceneCommand {
         /// Show the GM's view (everything, hidden entities included) after every turn
         #[arg(long)]
         gm_view: bool,
+        #[command(flatten)]
+        planner: PlannerArgs,
     },
     /// Continue the campaign's latest scene run where its log stops (after a crash or /quit)
     Resume {
@@ -42,6 +44,8 @@ pub enum SceneCommand {
         player_script: Option<PathBuf>,
         #[arg(long)]
         gm_view: bool,
+        #[command(flatten)]
+        planner: PlannerArgs,
     },
     /// Re-run the latest scene run (or --run N) from its log and check every event comes out
     /// byte for byte the same; prints its narration
@@ -49,6 +53,84 @@ pub enum SceneCommand {
         #[arg(long)]
         run: Option<u32>,
     },
+}
+
+/// Who turns the player's words into a tool call.
+#[derive(Clone, Debug, clap::Args)]
+pub struct PlannerArgs {
+    /// rules: the deterministic rules planner; model: a model picks from the menu (a JSON
+    /// schema), its reply checked like any other call
+    #[arg(long, value_enum, default_value = "rules")]
+    planner: PlannerKind,
+    #[command(flatten)]
+    model: crate::models::ModelArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PlannerKind {
+    Rules,
+    Model,
+}
+
+/// The planner in use: the rules, or a model behind the gateway (on its own small runtime,
+/// since the scene loop is synchronous).
+enum Planner {
+    Rules,
+    Model {
+        gateway: troupe_llm::Gateway,
+        runtime: tokio::runtime::Runtime,
+    },
+}
+
+impl Planner {
+    fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<Planner> {
+        if args.planner == PlannerKind::Rules {
+            return Ok(Planner::Rules);
+        }
+        let model = crate::models::choose(&args.model, None, dir)?;
+        let gateway = troupe_llm::Gateway::new(
+            model,
+            troupe_llm::RetryPolicy::default(),
+            crate::play::sleeper(),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("could not start the async runtime")?;
+        Ok(Planner::Model { gateway, runtime })
+    }
+
+    /// One call for the actor's words.
+    fn plan(
+        &self,
+        state: &troupe_scene::State,
+        actor: &str,
+        text: &str,
+    ) -> anyhow::Result<ToolCall> {
+        let (gateway, runtime) = match self {
+            Planner::Rules => return Ok(plan(state, actor, text)),
+            Planner::Model { gateway, runtime } => (gateway, runtime),
+        };
+        use troupe_llm::{CallTag, ChatRequest, Message, ResponseSchema};
+        let ask = troupe_scene::planner::model_ask(state, actor, text);
+        let mut req = ChatRequest::new(
+            CallTag::new(actor, "scene_plan"),
+            vec![Message::system(ask.system), Message::user(ask.user)],
+        );
+        req.schema = Some(ResponseSchema {
+            name: "scene_tool_call".into(),
+            schema: ask.schema,
+        });
+        req.temperature = 0.0;
+        let reply = runtime
+            .block_on(gateway.call(&req, &mut |_| {}))
+            .map_err(|e| anyhow::anyhow!("the model planner failed: {e}"))?;
+        let json = match reply.json {
+            Some(json) => json,
+            None => serde_json::from_str(&reply.content).unwrap_or_default(),
+        };
+        Ok(troupe_scene::planner::read_reply(state, actor, &json))
+    }
 }
 
 /// Run a `troupe scene` command; `dir` is the campaign directory if one was given.
@@ -60,14 +142,28 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             player_script,
             seed,
             gm_view,
+            planner,
         } => {
             let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| parent(&file));
-            play(&dir, &file, player_script.as_deref(), seed, gm_view)
+            let planner = Planner::new(&planner, &dir)?;
+            play(
+                &dir,
+                &file,
+                player_script.as_deref(),
+                seed,
+                gm_view,
+                planner,
+            )
         }
         SceneCommand::Resume {
             player_script,
             gm_view,
-        } => resume(&dir_or_here(dir), player_script.as_deref(), gm_view),
+            planner,
+        } => {
+            let dir = dir_or_here(dir);
+            let planner = Planner::new(&planner, &dir)?;
+            resume(&dir, player_script.as_deref(), gm_view, planner)
+        }
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
     }
 }
@@ -135,7 +231,10 @@ impl Input {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("could not read the player script {}", path.display()))?;
         let lines: Vec<String> = serde_saphyr::from_str(&text).with_context(|| {
-            format!("{}: a player script is a YAML list of lines", path.display())
+            format!(
+                "{}: a player script is a YAML list of lines",
+                path.display()
+            )
         })?;
         let skip = usize::try_from(skip).unwrap_or(usize::MAX);
         Ok(Input::Script(
@@ -166,6 +265,7 @@ fn play(
     script: Option<&Path>,
     seed: Option<u64>,
     gm: bool,
+    planner: Planner,
 ) -> anyhow::Result<ExitCode> {
     let def = match load(file)? {
         Ok(def) => def,
@@ -199,17 +299,26 @@ fn play(
         scene,
         inputs: 0,
         gm,
+        planner,
     };
     table.play(Input::open(script, 0)?)
 }
 
-fn resume(dir: &Path, script: Option<&Path>, gm: bool) -> anyhow::Result<ExitCode> {
+fn resume(
+    dir: &Path,
+    script: Option<&Path>,
+    gm: bool,
+    planner: Planner,
+) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
     let Some(latest) = store.latest().map_err(|e| anyhow::anyhow!("{e}"))? else {
         bail!("no scene has been played in {}", dir.display());
     };
     if latest.ended {
-        bail!("scene run {} has ended; `troupe scene play FILE` starts a new one", latest.number);
+        bail!(
+            "scene run {} has ended; `troupe scene play FILE` starts a new one",
+            latest.number
+        );
     }
     let events = store
         .events(latest.number)
@@ -230,6 +339,7 @@ fn resume(dir: &Path, script: Option<&Path>, gm: bool) -> anyhow::Result<ExitCod
         scene,
         inputs: latest.inputs,
         gm,
+        planner,
     };
     table.play(Input::open(script, latest.inputs)?)
 }
@@ -306,6 +416,7 @@ struct Table {
     scene: Scene,
     inputs: u64,
     gm: bool,
+    planner: Planner,
 }
 
 const HELP: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
@@ -320,7 +431,10 @@ impl Table {
             if self.scene.state.ended {
                 return Ok(ExitCode::SUCCESS);
             }
-            let prompt = format!("{}> ", self.scene.state.name_of(self.scene.state.current_actor()));
+            let prompt = format!(
+                "{}> ",
+                self.scene.state.name_of(self.scene.state.current_actor())
+            );
             let Some(line) = input.next(&prompt)? else {
                 println!("(no more input; `troupe scene resume` continues this scene)");
                 return Ok(ExitCode::SUCCESS);
@@ -340,7 +454,10 @@ impl Table {
     fn line(&mut self, line: &str) -> anyhow::Result<()> {
         let before = self.scene.events.len();
         let state = &self.scene.state;
-        match line.split_once(' ').map_or((line, ""), |(c, rest)| (c, rest.trim())) {
+        match line
+            .split_once(' ')
+            .map_or((line, ""), |(c, rest)| (c, rest.trim()))
+        {
             ("", _) => {}
             ("/help", _) => println!("{HELP}"),
             ("/state", _) => print!("{}", character_view(state, state.current_actor())),
@@ -371,7 +488,7 @@ impl Table {
             }
             _ => {
                 let actor = state.current_actor().to_string();
-                let call = plan(state, &actor, line);
+                let call = self.planner.plan(state, &actor, line)?;
                 self.scene.act(line, call, Caller::Player);
             }
         }

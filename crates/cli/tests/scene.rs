@@ -67,10 +67,16 @@ fn a_scripted_scene_survives_sigkill_and_replays_byte_for_byte() {
         "apply_effects",
         "ask_clarifying",
     ] {
-        assert!(out.contains(&format!("[{tool}]")), "{tool} never ran:\n{out}");
+        assert!(
+            out.contains(&format!("[{tool}]")),
+            "{tool} never ran:\n{out}"
+        );
     }
     assert!(out.contains("(undone: events from"), "{out}");
-    assert!(out.contains("Wren — 12/12 hp"), "/state shows the character:\n{out}");
+    assert!(
+        out.contains("Wren — 12/12 hp"),
+        "/state shows the character:\n{out}"
+    );
     let want = stored_events(baseline.path());
     let turns = want
         .iter()
@@ -98,14 +104,25 @@ fn a_scripted_scene_survives_sigkill_and_replays_byte_for_byte() {
     assert!(paused, "the run never paused");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert_eq!(stored_events(crashed.path()).len(), 6, "six events were saved");
+    assert_eq!(
+        stored_events(crashed.path()).len(),
+        6,
+        "six events were saved"
+    );
 
     let resumed = run_ok(
         crashed.path(),
         &["scene", "resume", "--player-script", "mill.player.yaml"],
     );
-    assert!(resumed.contains("Resuming scene mill-night (run 1)"), "{resumed}");
-    assert_eq!(stored_events(crashed.path()), want, "the resumed log differs");
+    assert!(
+        resumed.contains("Resuming scene mill-night (run 1)"),
+        "{resumed}"
+    );
+    assert_eq!(
+        stored_events(crashed.path()),
+        want,
+        "the resumed log differs"
+    );
 
     let replay = run_ok(crashed.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");
@@ -130,11 +147,59 @@ fn scene_check_reports_every_mistake_with_line_and_column() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.yaml:6:16: zones[0].adjacent[0]: 'b': no zone"), "{err}");
-    assert!(err.contains("bad.yaml:10:11: entities[0].zone: 'nowhere'"), "{err}");
+    assert!(
+        err.contains("bad.yaml:6:16: zones[0].adjacent[0]: 'b': no zone"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.yaml:10:11: entities[0].zone: 'nowhere'"),
+        "{err}"
+    );
     assert!(err.contains("turn_order: must list at least one"), "{err}");
     assert!(err.contains("3 problems"), "{err}");
 
     let ok = run_ok(&examples(), &["scene", "check", "mill.scene.yaml"]);
     assert!(ok.contains("OK — scene mill-night"), "{ok}");
+}
+
+/// The model planner with recorded replies: each reply is a call from the menu, run through the
+/// same validator and router; the log replays without the model.
+#[test]
+fn the_model_planner_plays_from_recorded_replies() {
+    let dir = scene_dir();
+    std::fs::copy(
+        examples().join("mill.replay.jsonl"),
+        dir.path().join("mill.replay.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("model.player.yaml"),
+        "- head into the yard\n- ask Tam about the ledger\n- go for the dog\n- leave\n",
+    )
+    .unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "model.player.yaml",
+            "--seed",
+            "3",
+            "--planner",
+            "model",
+            "--replay",
+            "mill.replay.jsonl",
+        ],
+    );
+    assert!(
+        out.contains("[move] Wren moves from the mill road to the mill yard."),
+        "{out}"
+    );
+    assert!(out.contains("[talk]"), "{out}");
+    assert!(out.contains("[attack]"), "{out}");
+    assert!(out.contains("[ask_clarifying] Which door?"), "{out}");
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
 }

@@ -95,8 +95,11 @@ impl SceneStore {
             )
             .map_err(|e| db(&path, e))?;
             if kind == "scene_ended" {
-                tx.execute("UPDATE scene_runs SET ended = 1 WHERE number = ?1", params![run])
-                    .map_err(|e| db(&path, e))?;
+                tx.execute(
+                    "UPDATE scene_runs SET ended = 1 WHERE number = ?1",
+                    params![run],
+                )
+                .map_err(|e| db(&path, e))?;
             }
         }
         tx.execute(
@@ -114,7 +117,9 @@ impl SceneStore {
             .prepare_cached("SELECT seq, body FROM scene_events WHERE run = ?1 ORDER BY seq")
             .map_err(|e| db(&self.path, e))?;
         let rows = stmt
-            .query_map(params![run], |r| Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?)))
+            .query_map(params![run], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(|e| db(&self.path, e))?;
         let mut out = Vec::new();
         for row in rows {
@@ -179,9 +184,7 @@ mod tests {
         scene.act("status", call, troupe_scene::Caller::Player);
         let mut store = SceneStore::open(dir.path()).unwrap();
         let run = store.begin("s", "now").unwrap();
-        store
-            .append(run, &scene.events, 1)
-            .unwrap();
+        store.append(run, &scene.events, 1).unwrap();
         assert_eq!(store.events(run).unwrap(), scene.events);
         assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
         // The sessions' store opens the same file afterwards and sees no sessions.

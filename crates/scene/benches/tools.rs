@@ -214,7 +214,12 @@ fn long_scene() -> Scene {
             // Walk back and forth so every move is legal.
             ToolCall::Move { actor, .. } => ToolCall::Move {
                 actor: actor.clone(),
-                zone: if scene.state.entities["wren"].zone == "a" { "b" } else { "a" }.into(),
+                zone: if scene.state.entities["wren"].zone == "a" {
+                    "b"
+                } else {
+                    "a"
+                }
+                .into(),
             },
             ToolCall::AskRoll { .. } | ToolCall::Attack { .. } | ToolCall::Talk { .. }
                 if scene.state.entities["wren"].zone != "a" =>

@@ -116,7 +116,12 @@ pub fn execute(state: &State, call: &ToolCall, seed: u64) -> Result<Outcome, Rej
             topic,
             style,
             domain,
-        } => talk(state, [actor, target, topic, style, domain], seed, &t.social),
+        } => talk(
+            state,
+            [actor, target, topic, style, domain],
+            seed,
+            &t.social,
+        ),
         ToolCall::UseItem {
             actor,
             item,
@@ -163,7 +168,12 @@ fn rating(state: &State, actor: &str, style: &str, domain: &str) -> (u32, u32) {
     })
 }
 
-fn ask_roll(state: &State, call: &ToolCall, seed: u64, t: &tables::Tables) -> Result<Outcome, Rejection> {
+fn ask_roll(
+    state: &State,
+    call: &ToolCall,
+    seed: u64,
+    t: &tables::Tables,
+) -> Result<Outcome, Rejection> {
     let ToolCall::AskRoll {
         actor,
         action,
@@ -233,14 +243,25 @@ fn move_to(state: &State, actor: &str, zone: &str) -> Outcome {
     }
 }
 
-fn attack(state: &State, [actor, target, style, domain]: [&String; 4], seed: u64, table: &Table) -> Outcome {
+fn attack(
+    state: &State,
+    [actor, target, style, domain]: [&String; 4],
+    seed: u64,
+    table: &Table,
+) -> Outcome {
     let (s, d) = rating(state, actor, style, domain);
     let (defense, marked, hp) = state
         .entities
         .get(target.as_str())
-        .map_or((DEFAULT_DC, false, 0), |t| (t.defense + t.guard, t.marks > 0, t.hp));
+        .map_or((DEFAULT_DC, false, 0), |t| {
+            (t.defense + t.guard, t.marks > 0, t.hp)
+        });
     // A mark on the target gives the attack advantage and is used up by it.
-    let edge = if marked { Edge::Advantage } else { Edge::Normal };
+    let edge = if marked {
+        Edge::Advantage
+    } else {
+        Edge::Normal
+    };
     let check = Check {
         style: s,
         domain: d,
@@ -359,7 +380,11 @@ fn names_here(state: &State, actor: &str) -> Vec<String> {
     let mut names: Vec<String> = visible_here(state, actor, |_| true)
         .take(LIST_NAMES + 1)
         .map(|e| {
-            let down = if e.kind.is_person() && e.hp <= 0 { " (down)" } else { "" };
+            let down = if e.kind.is_person() && e.hp <= 0 {
+                " (down)"
+            } else {
+                ""
+            };
             format!("{}{down}", e.name)
         })
         .collect();

@@ -30,13 +30,33 @@ impl fmt::Display for Problem {
 }
 
 const ROOT: &[&str] = &[
-    "scene", "zones", "entities", "items", "clocks", "tags", "turn_order", "content", "world",
+    "scene",
+    "zones",
+    "entities",
+    "items",
+    "clocks",
+    "tags",
+    "turn_order",
+    "content",
+    "world",
 ];
 const SCENE: &[&str] = &["id", "goal", "tone", "free_movement"];
 const ZONE: &[&str] = &["id", "name", "adjacent", "features"];
 const ENTITY: &[&str] = &[
-    "id", "name", "kind", "zone", "hp", "guard", "marks", "defense", "inventory", "styles",
-    "domains", "hidden", "revealed_to", "tags",
+    "id",
+    "name",
+    "kind",
+    "zone",
+    "hp",
+    "guard",
+    "marks",
+    "defense",
+    "inventory",
+    "styles",
+    "domains",
+    "hidden",
+    "revealed_to",
+    "tags",
 ];
 const ITEM: &[&str] = &["id", "name", "effects", "consumed"];
 const CLOCK: &[&str] = &["id", "name", "size", "value"];
@@ -118,7 +138,11 @@ impl Checker {
             }
             Value::Null => &[],
             other => {
-                self.bad(node.at, path, format!("must be a mapping, not {}", other.describe()));
+                self.bad(
+                    node.at,
+                    path,
+                    format!("must be a mapping, not {}", other.describe()),
+                );
                 &[]
             }
         }
@@ -129,7 +153,11 @@ impl Checker {
             Some((Value::Seq(items), _)) => items,
             None | Some((Value::Null, _)) => &[],
             Some((other, at)) => {
-                self.bad(at, path, format!("must be a list, not {}", other.describe()));
+                self.bad(
+                    at,
+                    path,
+                    format!("must be a list, not {}", other.describe()),
+                );
                 &[]
             }
         }
@@ -163,7 +191,11 @@ impl Checker {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
         if !ok {
             let at = node.get("id").map_or(node.at, |n| n.at);
-            self.bad(at, &join(path, "id"), "must be lowercase letters, digits, '_' or '-'");
+            self.bad(
+                at,
+                &join(path, "id"),
+                "must be lowercase letters, digits, '_' or '-'",
+            );
         }
         id
     }
@@ -193,7 +225,11 @@ impl Checker {
             None | Some((Value::Null, _)) => default,
             Some((Value::Bool(b), _)) => *b,
             Some((other, at)) => {
-                self.bad(at, path, format!("must be true or false, not {}", other.describe()));
+                self.bad(
+                    at,
+                    path,
+                    format!("must be true or false, not {}", other.describe()),
+                );
                 default
             }
         }
@@ -223,8 +259,12 @@ impl Checker {
 
     fn reference(&mut self, node: Option<&Node>, parent: Loc, path: &str, kind: RefKind) -> String {
         let id = self.text(node, parent, path, true);
-        self.refs
-            .push((id.clone(), node.map_or(parent, |n| n.at), path.to_string(), kind));
+        self.refs.push((
+            id.clone(),
+            node.map_or(parent, |n| n.at),
+            path.to_string(),
+            kind,
+        ));
         id
     }
 
@@ -360,7 +400,11 @@ impl Checker {
                     inventory.insert(item.clone(), count);
                 }
             } else {
-                self.bad(inv.at, &path, "must be a mapping of item to count, e.g. {rope: 1}");
+                self.bad(
+                    inv.at,
+                    &path,
+                    "must be a mapping of item to count, e.g. {rope: 1}",
+                );
             }
         }
         Entity {
@@ -377,7 +421,11 @@ impl Checker {
             domains: self.ratings(e.get("domains"), &join(p, "domains"), true),
             hidden: self.flag(e.get("hidden"), &join(p, "hidden"), false),
             revealed_to: self
-                .refs(e.get("revealed_to"), &join(p, "revealed_to"), RefKind::Entity)
+                .refs(
+                    e.get("revealed_to"),
+                    &join(p, "revealed_to"),
+                    RefKind::Entity,
+                )
                 .into_iter()
                 .collect(),
             tags: self
@@ -418,7 +466,8 @@ impl Checker {
             Ok(effect) => {
                 let mut check = |id: &str, kind| {
                     if !id.starts_with('$') {
-                        self.refs.push((id.to_string(), node.at, path.to_string(), kind));
+                        self.refs
+                            .push((id.to_string(), node.at, path.to_string(), kind));
                     }
                 };
                 match &effect {
@@ -457,7 +506,11 @@ impl Checker {
             let name = self.text(c.get("name"), c.at, &join(&p, "name"), false);
             let size = self.int(c.get("size"), &join(&p, "size"), (1, 12), 4);
             if c.get("size").is_none() {
-                self.bad(c.at, &join(&p, "size"), "is missing (a clock has 1 to 12 segments)");
+                self.bad(
+                    c.at,
+                    &join(&p, "size"),
+                    "is missing (a clock has 1 to 12 segments)",
+                );
             }
             let value = self.int(c.get("value"), &join(&p, "value"), (0, size), 0);
             out.push(Clock {
@@ -483,7 +536,10 @@ impl Checker {
             other => self.bad(
                 node.at,
                 "tags",
-                format!("must be a mapping like {{lighting: dim}}, not {}", other.describe()),
+                format!(
+                    "must be a mapping like {{lighting: dim}}, not {}",
+                    other.describe()
+                ),
             ),
         }
         out
@@ -572,8 +628,11 @@ impl Checker {
     /// Duplicate ids, references to nothing, a turn order of no one.
     fn cross_check(&mut self, def: &SceneDef, root: &Node) {
         let zones: BTreeSet<&str> = def.zones.iter().map(|z| z.id.as_str()).collect();
-        let entities: BTreeMap<&str, Kind> =
-            def.entities.iter().map(|e| (e.id.as_str(), e.kind)).collect();
+        let entities: BTreeMap<&str, Kind> = def
+            .entities
+            .iter()
+            .map(|e| (e.id.as_str(), e.kind))
+            .collect();
         let clocks: BTreeSet<&str> = def.clocks.iter().map(|c| c.id.as_str()).collect();
         self.duplicates(root, "zones", def.zones.iter().map(|z| z.id.as_str()));
         self.duplicates(root, "entities", def.entities.iter().map(|e| e.id.as_str()));
@@ -616,7 +675,11 @@ impl Checker {
         for (i, id) in ids.enumerate() {
             if !id.is_empty() && !seen.insert(id) {
                 let at = nodes.get(i).copied().unwrap_or_default();
-                self.bad(at, &format!("{list}[{i}].id"), format!("'{id}' is used twice"));
+                self.bad(
+                    at,
+                    &format!("{list}[{i}].id"),
+                    format!("'{id}' is used twice"),
+                );
             }
         }
     }

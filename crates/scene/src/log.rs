@@ -43,7 +43,10 @@ pub enum SceneEvent {
         reason: String,
     },
     /// A GM's improv note on a card.
-    Noted { card: String, text: String },
+    Noted {
+        card: String,
+        text: String,
+    },
     /// A fact's truth level changed (promoting improv to canon is this, explicitly).
     TruthChanged {
         card: String,
@@ -52,8 +55,12 @@ pub enum SceneEvent {
         to: Truth,
     },
     /// The events from `from_seq` on (before this one) no longer stand.
-    Undone { from_seq: u64 },
-    SceneEnded { deltas: Vec<WorldDelta> },
+    Undone {
+        from_seq: u64,
+    },
+    SceneEnded {
+        deltas: Vec<WorldDelta>,
+    },
 }
 
 /// An event and its place in the log.

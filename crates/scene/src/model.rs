@@ -152,8 +152,16 @@ impl State {
                     .insert(e.id.clone());
                 m
             }),
-            items: def.items.iter().map(|i| (i.id.clone(), i.clone())).collect(),
-            clocks: def.clocks.iter().map(|c| (c.id.clone(), c.clone())).collect(),
+            items: def
+                .items
+                .iter()
+                .map(|i| (i.id.clone(), i.clone()))
+                .collect(),
+            clocks: def
+                .clocks
+                .iter()
+                .map(|c| (c.id.clone(), c.clone()))
+                .collect(),
             tags: def.tags.clone(),
             turn_order: def.turn_order.clone(),
             current: 0,

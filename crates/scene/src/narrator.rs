@@ -17,12 +17,22 @@ pub fn narrate(facts: &[Fact], prefs: &ContentPrefs) -> String {
     let kept: Vec<String> = sentences
         .into_iter()
         .filter_map(|s| enforce(s, prefs))
+        .map(capitalised)
         .take(MAX_SENTENCES)
         .collect();
     if kept.is_empty() {
         NOTHING.to_string()
     } else {
         kept.join(" ")
+    }
+}
+
+/// The sentence with its first letter upper-case ("the mill hound goes down" starts one).
+fn capitalised(sentence: String) -> String {
+    let mut chars = sentence.chars();
+    match chars.next() {
+        Some(first) if first.is_lowercase() => first.to_uppercase().chain(chars).collect(),
+        _ => sentence,
     }
 }
 

@@ -8,7 +8,9 @@ use crate::tools::{
 
 const MOVE: &[&str] = &["go", "move", "walk", "head", "run", "enter", "return"];
 const ATTACK: &[&str] = &["attack", "hit", "strike", "shoot", "stab", "fight", "punch"];
-const TALK: &[&str] = &["talk", "ask", "persuade", "convince", "tell", "say", "bribe"];
+const TALK: &[&str] = &[
+    "talk", "ask", "persuade", "convince", "tell", "say", "bribe",
+];
 const USE: &[&str] = &["use", "drink", "apply", "throw", "read", "light"];
 const ROLL: &[&str] = &[
     "sneak", "hide", "climb", "pick", "try", "roll", "jump", "force", "search", "slip",
@@ -30,7 +32,7 @@ fn has(ws: &[String], list: &[&str]) -> bool {
 /// Whether the text names `id` or any word of `name` longer than two letters.
 fn names(ws: &[String], id: &str, name: &str) -> bool {
     let id = id.to_lowercase();
-    ws.iter().any(|w| *w == id)
+    ws.contains(&id)
         || words(name)
             .iter()
             .filter(|n| n.chars().count() > 2 && !["the", "and", "old"].contains(&n.as_str()))
@@ -99,7 +101,10 @@ pub fn plan(state: &State, actor: &str, text: &str) -> ToolCall {
         (&["listen", "hear"][..], Topic::Listen),
         (&["smell", "sniff"][..], Topic::Smell),
         (&["recap", "summary", "goal"][..], Topic::Recap),
-        (&["examine", "inspect", "study", "closer"][..], Topic::ZoomIn),
+        (
+            &["examine", "inspect", "study", "closer"][..],
+            Topic::ZoomIn,
+        ),
         (&["look", "around", "describe"][..], Topic::Look),
     ] {
         if has(&ws, list) {
@@ -107,7 +112,11 @@ pub fn plan(state: &State, actor: &str, text: &str) -> ToolCall {
         }
     }
     let mut options = vec!["look around".to_string()];
-    options.extend(exits(state, actor).first().map(|z| format!("go to {}", state.name_of(z))));
+    options.extend(
+        exits(state, actor)
+            .first()
+            .map(|z| format!("go to {}", state.name_of(z))),
+    );
     clarify(state, actor, "What do you do?", options)
 }
 
@@ -130,7 +139,12 @@ fn attack(state: &State, me: &Entity, ws: &[String]) -> ToolCall {
     })
     .collect();
     if !available(state, &me.id, "attack", Caller::Player) {
-        return clarify(state, &me.id, "There is nothing here to attack. What do you do?", vec![]);
+        return clarify(
+            state,
+            &me.id,
+            "There is nothing here to attack. What do you do?",
+            vec![],
+        );
     }
     match choose(ws, &targets) {
         Ok(t) => ToolCall::Attack {
@@ -147,13 +161,23 @@ fn talk(state: &State, me: &Entity, ws: &[String], text: &str) -> ToolCall {
     let people: Vec<&Entity> =
         visible_here(state, &me.id, |e| e.kind.is_person() && e.hp > 0).collect();
     if people.is_empty() {
-        return clarify(state, &me.id, "There is no one here to talk to. What do you do?", vec![]);
+        return clarify(
+            state,
+            &me.id,
+            "There is no one here to talk to. What do you do?",
+            vec![],
+        );
     }
     match choose(ws, &people) {
         Ok(t) => ToolCall::Talk {
             actor: me.id.clone(),
             target: t.id.clone(),
-            topic: text.trim().to_string(),
+            // "talk to Tam about the ledger" is about the ledger.
+            topic: text
+                .split_once(" about ")
+                .map_or(text, |(_, topic)| topic)
+                .trim()
+                .to_string(),
             style: pick(ws, &me.styles),
             domain: pick(ws, &me.domains),
         },
@@ -176,7 +200,10 @@ fn use_item(state: &State, me: &Entity, ws: &[String]) -> ToolCall {
     let item = match (named.as_slice(), usable.as_slice()) {
         ([one], _) | ([], [one]) => *one,
         _ => {
-            let options = usable.iter().map(|i| state.name_of(i).to_string()).collect();
+            let options = usable
+                .iter()
+                .map(|i| state.name_of(i).to_string())
+                .collect();
             return clarify(state, &me.id, "Use what?", options);
         }
     };
@@ -229,5 +256,94 @@ fn ask_roll(state: &State, me: &Entity, ws: &[String], text: &str) -> ToolCall {
         domain: pick(ws, &me.domains),
         dc_hint: None,
         adv_style_delta: 0,
+    }
+}
+
+/// What a model planner is asked: the system text, the user text and the reply's JSON schema
+/// (one object per tool on the menu, each with its legal arguments).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelAsk {
+    pub system: String,
+    pub user: String,
+    pub schema: serde_json::Value,
+}
+
+/// The model planner's question for `actor`'s free text. The prompt names only what the actor
+/// perceives (the menu's enums are built from visible entities), never hidden entities.
+pub fn model_ask(state: &State, actor: &str, text: &str) -> ModelAsk {
+    let options: Vec<serde_json::Value> = crate::tools::menu(state, actor, Caller::Player)
+        .into_iter()
+        .map(|(tool, args)| {
+            serde_json::json!({"type": "object", "additionalProperties": false,
+                "required": ["tool", "args"],
+                "properties": {"tool": {"const": tool}, "args": args}})
+        })
+        .collect();
+    let system = format!(
+        "You are the planner of a tabletop scene engine. Choose exactly one tool from the menu \
+         for what the player says, with its arguments, and reply with JSON only: \
+         {{\"tool\": NAME, \"args\": {{...}}}}. If the intent is unclear or not possible, use \
+         ask_clarifying with a short question and at most {MAX_OPTIONS} options. Scene goal: {}. \
+         Tone: {}.",
+        state.goal,
+        state.tone.join(", ")
+    );
+    let user = format!(
+        "{}\nThe player of {} says: {text}",
+        crate::view::character_view(state, actor),
+        state.name_of(actor)
+    );
+    ModelAsk {
+        system,
+        user,
+        schema: serde_json::json!({"oneOf": options}),
+    }
+}
+
+/// Read a model planner's reply. A reply that is not one of the menu's calls becomes a
+/// clarifying question; the validator checks whatever comes out again before it runs.
+pub fn read_reply(state: &State, actor: &str, reply: &serde_json::Value) -> ToolCall {
+    match serde_json::from_value::<ToolCall>(reply.clone()) {
+        Ok(call) if crate::tools::available(state, actor, call.name(), Caller::Player) => call,
+        _ => clarify(
+            state,
+            actor,
+            "I did not follow. What do you do?",
+            Vec::new(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        let text = "scene: {id: s, goal: find it}\n\
+                    zones: [{id: a, adjacent: [b]}, {id: b}]\n\
+                    entities:\n  - {id: p, kind: pc, zone: a, styles: {bold: 1}, domains: {fight: d6}}\n  \
+                    - {id: spy, kind: npc, name: The Spy, zone: a, hidden: true}\n\
+                    turn_order: [p]\n";
+        State::new(&crate::check(text).unwrap())
+    }
+
+    #[test]
+    fn the_model_is_asked_with_the_menu_and_never_told_of_the_hidden() {
+        let s = state();
+        let ask = model_ask(&s, "p", "go to b");
+        let all = format!("{}{}{}", ask.system, ask.user, ask.schema);
+        assert!(!all.contains("spy") && !all.contains("Spy"), "{all}");
+        assert!(all.contains("\"move\""), "{all}");
+    }
+
+    #[test]
+    fn a_reply_off_the_menu_becomes_a_question() {
+        let s = state();
+        let good = serde_json::json!({"tool": "move", "args": {"actor": "p", "zone": "b"}});
+        assert_eq!(read_reply(&s, "p", &good).name(), "move");
+        let gm_only = serde_json::json!({"tool": "apply_effects", "args": {"effects": []}});
+        assert_eq!(read_reply(&s, "p", &gm_only).name(), "ask_clarifying");
+        let junk = serde_json::json!({"tool": "fly"});
+        assert_eq!(read_reply(&s, "p", &junk).name(), "ask_clarifying");
     }
 }

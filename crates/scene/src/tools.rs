@@ -125,7 +125,9 @@ impl ToolCall {
     pub fn ends_turn(&self) -> bool {
         !matches!(
             self,
-            ToolCall::AskClarifying { .. } | ToolCall::GetInfo { .. } | ToolCall::ApplyEffects { .. }
+            ToolCall::AskClarifying { .. }
+                | ToolCall::GetInfo { .. }
+                | ToolCall::ApplyEffects { .. }
         )
     }
 }

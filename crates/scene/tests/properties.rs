@@ -8,7 +8,9 @@
 use proptest::prelude::*;
 use troupe_scene::tools::{Caller, menu};
 use troupe_scene::view::character_view;
-use troupe_scene::{Effect, Registry, Scene, SceneEvent, State, ToolCall, Topic, check, fold, replay};
+use troupe_scene::{
+    Effect, Registry, Scene, SceneEvent, State, ToolCall, Topic, check, fold, replay,
+};
 
 fn def() -> troupe_scene::SceneDef {
     let text = std::fs::read_to_string(concat!(
@@ -45,8 +47,13 @@ fn effect() -> impl Strategy<Value = Effect> {
         (pick(CLOCKS), -3..4i32).prop_map(|(clock, delta)| Effect::Clock { clock, delta }),
         (pick(TARGETS), -2..3i32).prop_map(|(entity, delta)| Effect::Guard { entity, delta }),
         (pick(TARGETS), -2..3i32).prop_map(|(entity, delta)| Effect::Mark { entity, delta }),
-        (pick(TARGETS), pick(ITEMS), -2..2i32)
-            .prop_map(|(entity, item, delta)| Effect::Inventory { entity, item, delta }),
+        (pick(TARGETS), pick(ITEMS), -2..2i32).prop_map(|(entity, item, delta)| {
+            Effect::Inventory {
+                entity,
+                item,
+                delta,
+            }
+        }),
         (pick(&["alert", "noise"]), pick(&["calm", "alarmed"]))
             .prop_map(|(key, value)| Effect::Tag { key, value }),
         (pick(TARGETS), prop::collection::vec(pick(ACTORS), 0..2))
@@ -115,7 +122,8 @@ fn call() -> impl Strategy<Value = ToolCall> {
             }),
         pick(ACTORS).prop_map(|actor| ToolCall::GetInfo { actor }),
         (pick(ACTORS), topic).prop_map(|(actor, topic)| ToolCall::NarrateOnly { actor, topic }),
-        prop::collection::vec(effect(), 0..4).prop_map(|effects| ToolCall::ApplyEffects { effects }),
+        prop::collection::vec(effect(), 0..4)
+            .prop_map(|effects| ToolCall::ApplyEffects { effects }),
         prop::collection::vec(pick(ZONES), 0..5).prop_map(|options| ToolCall::AskClarifying {
             question: "Where?".into(),
             options
@@ -159,10 +167,20 @@ fn leaks(state: &State, viewer: &str, text: &str) -> Option<String> {
 
 fn check_call(before: &State, after: &State, event: &SceneEvent) -> Result<(), TestCaseError> {
     match event {
-        SceneEvent::Rejected { .. } => prop_assert_eq!(before, after, "a refused call changed state"),
-        SceneEvent::ToolApplied { call, effects, narration, actor, .. } => {
+        SceneEvent::Rejected { .. } => {
+            prop_assert_eq!(before, after, "a refused call changed state")
+        }
+        SceneEvent::ToolApplied {
+            call,
+            effects,
+            narration,
+            actor,
+            ..
+        } => {
             let mut expected = game(before);
-            Registry::default().apply_all(&mut expected, effects).unwrap();
+            Registry::default()
+                .apply_all(&mut expected, effects)
+                .unwrap();
             prop_assert_eq!(game(after), expected, "state changed beyond the effects");
             match call {
                 ToolCall::Move { actor, zone } => {
@@ -170,7 +188,10 @@ fn check_call(before: &State, after: &State, event: &SceneEvent) -> Result<(), T
                     prop_assert!(before.zones[from].adjacent.contains(zone), "illegal move");
                 }
                 ToolCall::Attack { actor, target, .. } => {
-                    prop_assert!(before.sees_here(actor, target), "attack on an unseen target");
+                    prop_assert!(
+                        before.sees_here(actor, target),
+                        "attack on an unseen target"
+                    );
                 }
                 _ => {}
             }
