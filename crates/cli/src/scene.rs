@@ -100,15 +100,15 @@ impl Planner {
         Ok(Planner::Model { gateway, runtime })
     }
 
-    /// One call for the actor's words.
+    /// One call for the actor's words, and the model's reply when a model chose it.
     fn plan(
         &self,
         state: &troupe_scene::State,
         actor: &str,
         text: &str,
-    ) -> anyhow::Result<ToolCall> {
+    ) -> anyhow::Result<(ToolCall, Option<(String, serde_json::Value)>)> {
         let (gateway, runtime) = match self {
-            Planner::Rules => return Ok(plan(state, actor, text)),
+            Planner::Rules => return Ok((plan(state, actor, text), None)),
             Planner::Model { gateway, runtime } => (gateway, runtime),
         };
         use troupe_llm::{CallTag, ChatRequest, Message, ResponseSchema};
@@ -129,7 +129,8 @@ impl Planner {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
         };
-        Ok(troupe_scene::planner::read_reply(state, actor, &json))
+        let call = troupe_scene::planner::read_reply(state, actor, &json);
+        Ok((call, Some((gateway.model_name(), json))))
     }
 }
 
@@ -404,7 +405,7 @@ fn shown(event: &SceneEvent) -> Option<String> {
             deltas.len(),
             if deltas.len() == 1 { "" } else { "s" }
         )),
-        SceneEvent::SceneStarted { .. } => None,
+        SceneEvent::SceneStarted { .. } | SceneEvent::PlannerReplied { .. } => None,
     }
 }
 
@@ -488,7 +489,10 @@ impl Table {
             }
             _ => {
                 let actor = state.current_actor().to_string();
-                let call = self.planner.plan(state, &actor, line)?;
+                let (call, reply) = self.planner.plan(state, &actor, line)?;
+                if let Some((model, reply)) = reply {
+                    self.scene.planner_replied(line, &model, reply);
+                }
                 self.scene.act(line, call, Caller::Player);
             }
         }

@@ -200,6 +200,11 @@ fn the_model_planner_plays_from_recorded_replies() {
     assert!(out.contains("[talk]"), "{out}");
     assert!(out.contains("[attack]"), "{out}");
     assert!(out.contains("[ask_clarifying] Which door?"), "{out}");
+    let replies = stored_events(dir.path())
+        .iter()
+        .filter(|(_, b)| b.contains("\"event_type\":\"planner_replied\""))
+        .count();
+    assert_eq!(replies, 4, "every model reply is in the log");
     let replay = run_ok(dir.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");
 }

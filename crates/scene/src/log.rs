@@ -42,6 +42,15 @@ pub enum SceneEvent {
         call: ToolCall,
         reason: String,
     },
+    /// What a model planner answered for the player's words (the call it led to follows as
+    /// `ToolApplied` or `Rejected`). Kept so the log holds every model output; the fold and the
+    /// replay never ask the model again.
+    PlannerReplied {
+        actor: String,
+        input: String,
+        model: String,
+        reply: serde_json::Value,
+    },
     /// A GM's improv note on a card.
     Noted {
         card: String,
@@ -113,7 +122,9 @@ fn apply(state: &mut State, registry: &Registry, env: &Envelope) -> Result<(), E
                 .map_err(|e| corrupt(e.to_string()))?;
             finish_call(state, call);
         }
-        SceneEvent::Rejected { .. } | SceneEvent::Undone { .. } => {}
+        SceneEvent::Rejected { .. }
+        | SceneEvent::Undone { .. }
+        | SceneEvent::PlannerReplied { .. } => {}
         SceneEvent::Noted { card, text } => state.world.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..
@@ -247,6 +258,22 @@ impl Scene {
         self.events.last().ok_or(Error::NotStarted)
     }
 
+    /// Record a model planner's reply before the call it led to.
+    pub fn planner_replied(
+        &mut self,
+        input: &str,
+        model: &str,
+        reply: serde_json::Value,
+    ) -> &Envelope {
+        let actor = self.state.current_actor().to_string();
+        self.push(SceneEvent::PlannerReplied {
+            actor,
+            input: input.to_string(),
+            model: model.to_string(),
+            reply,
+        })
+    }
+
     /// A GM's improv note on a world card.
     pub fn note(&mut self, card: &str, text: &str) -> &Envelope {
         self.state.world.note(card, text);
@@ -313,6 +340,12 @@ fn rerun<'a>(scene: &'a mut Scene, event: &SceneEvent) -> Result<&'a Envelope, E
             ..
         } => scene.act(input, call.clone(), *caller),
         SceneEvent::Undone { .. } => scene.undo()?,
+        SceneEvent::PlannerReplied {
+            input,
+            model,
+            reply,
+            ..
+        } => scene.planner_replied(input, model, reply.clone()),
         SceneEvent::Noted { card, text } => scene.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..
