@@ -554,8 +554,77 @@ impl Table {
             .with_context(|| format!("could not write {}", tmp.display()))?;
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("could not write {}", path.display()))?;
-        println!("World knowledge: {}", path.display());
+        let n = self.remember(deltas)?;
+        println!(
+            "World knowledge: {} and {n} fact{} in the campaign memory",
+            path.display(),
+            if n == 1 { "" } else { "s" }
+        );
         Ok(())
+    }
+
+    /// The scene's deltas as facts in the campaign memory (`troupe memory query` recalls them),
+    /// each with the memory source that carries its truth level: canon as the GM's word,
+    /// soft-canon as imported notes, improv as a character's interpretation.
+    fn remember(&self, deltas: &[troupe_scene::WorldDelta]) -> anyhow::Result<usize> {
+        use troupe_memory::{
+            EntityKind, Episode, GameTime, MemoryStore, MemoryType, NewFact, Scope, Source,
+        };
+        // The sessions' schema first: the memory lives beside it in campaign.db.
+        let sessions = crate::sessions::create_store(&self.dir)?;
+        let session = sessions
+            .latest_session()
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_or(1, |s| s.number);
+        let mut store =
+            MemoryStore::open(&self.dir.join("campaign.db")).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let state = &self.scene.state;
+        let at = GameTime {
+            session,
+            turn: state.turn,
+            day: None,
+        };
+        let now = chrono::Utc::now().to_rfc3339();
+        let mut episodes = Vec::new();
+        let mut facts = Vec::new();
+        for (i, d) in deltas.iter().enumerate() {
+            let name = state
+                .world
+                .card(&d.card)
+                .map_or_else(|| state.name_of(&d.card).to_string(), |c| c.name.clone());
+            let text = format!("{name} {}", d.text);
+            let id = format!("scene-{}-run-{}-{i}", state.id, self.run);
+            episodes.push(Episode {
+                id: id.clone(),
+                session,
+                turn: state.turn,
+                day: None,
+                timestamp: now.clone(),
+                speaker: "gm".into(),
+                text: text.clone(),
+                scope: Scope::Party,
+            });
+            facts.push(NewFact {
+                text,
+                scope: Scope::Party,
+                source: match d.truth {
+                    Truth::Canon => Source::Gm,
+                    Truth::SoftCanon => Source::Import,
+                    Truth::Improv => Source::Character,
+                },
+                memory_type: MemoryType::Semantic,
+                importance: 0.6,
+                at: at.clone(),
+                speaker: "gm".into(),
+                episode_ids: vec![id],
+                entities: vec![(name, EntityKind::Npc)],
+                slot: None,
+            });
+        }
+        store
+            .store(&episodes, &facts)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(facts.len())
     }
 }
 

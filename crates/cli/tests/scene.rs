@@ -129,6 +129,18 @@ fn a_scripted_scene_survives_sigkill_and_replays_byte_for_byte() {
 
     let world = std::fs::read_to_string(crashed.path().join("world.json")).unwrap();
     assert!(world.contains("hums old river songs"), "{world}");
+    // The deltas are in the campaign memory too, with their truth levels.
+    let recalled = run_ok(
+        crashed.path(),
+        &[
+            "memory",
+            "query",
+            "What do we know about Old Tam?",
+            "--json",
+        ],
+    );
+    assert!(recalled.contains("hums old river songs"), "{recalled}");
+    assert!(recalled.contains("improv"), "{recalled}");
 }
 
 #[test]
