@@ -614,7 +614,7 @@ impl Table {
                 },
                 memory_type: MemoryType::Semantic,
                 importance: 0.6,
-                at: at.clone(),
+                at,
                 speaker: "gm".into(),
                 episode_ids: vec![id],
                 entities: vec![(name, EntityKind::Npc)],
