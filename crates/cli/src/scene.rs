@@ -62,6 +62,10 @@ pub struct PlannerArgs {
     /// schema), its reply checked like any other call
     #[arg(long, value_enum, default_value = "rules")]
     planner: PlannerKind,
+    /// Ask the model to rewrite each narration; a rewrite that adds or contradicts a fact is
+    /// refused (and logged) and the template stands
+    #[arg(long)]
+    polish: bool,
     #[command(flatten)]
     model: crate::models::ModelArgs,
 }
@@ -74,19 +78,43 @@ enum PlannerKind {
 
 /// The planner in use: the rules, or a model behind the gateway (on its own small runtime,
 /// since the scene loop is synchronous).
-enum Planner {
-    Rules,
-    Model {
-        gateway: troupe_llm::Gateway,
-        runtime: tokio::runtime::Runtime,
-    },
+struct Planner {
+    kind: PlannerKind,
+    polish: bool,
+    /// The model, when the planner or the polish needs one.
+    link: Option<ModelLink>,
+}
+
+struct ModelLink {
+    gateway: troupe_llm::Gateway,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl ModelLink {
+    fn ask(&self, req: &troupe_llm::ChatRequest) -> anyhow::Result<troupe_llm::GatewayReply> {
+        self.runtime
+            .block_on(self.gateway.call(req, &mut |_| {}))
+            .map_err(|e| anyhow::anyhow!("the model failed: {e}"))
+    }
 }
 
 impl Planner {
     fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<Planner> {
-        if args.planner == PlannerKind::Rules {
-            return Ok(Planner::Rules);
-        }
+        let link = if args.planner == PlannerKind::Model || args.polish {
+            Some(ModelLink::new(args, dir)?)
+        } else {
+            None
+        };
+        Ok(Planner {
+            kind: args.planner,
+            polish: args.polish,
+            link,
+        })
+    }
+}
+
+impl ModelLink {
+    fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<ModelLink> {
         let model = crate::models::choose(&args.model, None, dir)?;
         let gateway = troupe_llm::Gateway::new(
             model,
@@ -97,7 +125,33 @@ impl Planner {
             .enable_all()
             .build()
             .context("could not start the async runtime")?;
-        Ok(Planner::Model { gateway, runtime })
+        Ok(ModelLink { gateway, runtime })
+    }
+}
+
+impl Planner {
+    /// The model's rewrite of a narration, if polishing is on.
+    fn polish(
+        &self,
+        state: &troupe_scene::State,
+        narration: &str,
+    ) -> anyhow::Result<Option<(String, String)>> {
+        let Some(link) = self.link.as_ref().filter(|_| self.polish) else {
+            return Ok(None);
+        };
+        use troupe_llm::{CallTag, ChatRequest, Message};
+        let system = format!(
+            "Rewrite the narration of a tabletop scene in 1 to 3 sentences, tone: {}. Keep every \
+             fact; add no names, numbers or events. Reply with the narration only.",
+            state.tone.join(", ")
+        );
+        let mut req = ChatRequest::new(
+            CallTag::new(state.current_actor(), "scene_polish"),
+            vec![Message::system(system), Message::user(narration)],
+        );
+        req.temperature = 0.3;
+        let reply = link.ask(&req)?;
+        Ok(Some((link.gateway.model_name(), reply.content)))
     }
 
     /// One call for the actor's words, and the model's reply when a model chose it.
@@ -107,9 +161,9 @@ impl Planner {
         actor: &str,
         text: &str,
     ) -> anyhow::Result<(ToolCall, Option<(String, serde_json::Value)>)> {
-        let (gateway, runtime) = match self {
-            Planner::Rules => return Ok((plan(state, actor, text), None)),
-            Planner::Model { gateway, runtime } => (gateway, runtime),
+        let link = match (&self.link, self.kind) {
+            (Some(link), PlannerKind::Model) => link,
+            _ => return Ok((plan(state, actor, text), None)),
         };
         use troupe_llm::{CallTag, ChatRequest, Message, ResponseSchema};
         let ask = troupe_scene::planner::model_ask(state, actor, text);
@@ -122,15 +176,13 @@ impl Planner {
             schema: ask.schema,
         });
         req.temperature = 0.0;
-        let reply = runtime
-            .block_on(gateway.call(&req, &mut |_| {}))
-            .map_err(|e| anyhow::anyhow!("the model planner failed: {e}"))?;
+        let reply = link.ask(&req)?;
         let json = match reply.json {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
         };
         let call = troupe_scene::planner::read_reply(state, actor, &json);
-        Ok((call, Some((gateway.model_name(), json))))
+        Ok((call, Some((link.gateway.model_name(), json))))
     }
 }
 
@@ -405,6 +457,14 @@ fn shown(event: &SceneEvent) -> Option<String> {
             deltas.len(),
             if deltas.len() == 1 { "" } else { "s" }
         )),
+        SceneEvent::NarrationPolished {
+            text,
+            refused: None,
+            ..
+        } => Some(format!("[polished] {text}")),
+        SceneEvent::NarrationPolished {
+            refused: Some(why), ..
+        } => Some(format!("(the model's rewrite was not used: {why})")),
         SceneEvent::SceneStarted { .. } | SceneEvent::PlannerReplied { .. } => None,
     }
 }
@@ -493,10 +553,26 @@ impl Table {
                 if let Some((model, reply)) = reply {
                     self.scene.planner_replied(line, &model, reply);
                 }
-                self.scene.act(line, call, Caller::Player);
+                let applied = matches!(
+                    self.scene.act(line, call, Caller::Player).event,
+                    SceneEvent::ToolApplied { .. }
+                );
+                self.polish_last(applied)?;
             }
         }
         self.commit(before)
+    }
+
+    /// Offer the last narration to the model for a rewrite (when polishing is on).
+    fn polish_last(&mut self, applied: bool) -> anyhow::Result<()> {
+        let narration = match self.scene.events.last().map(|e| &e.event) {
+            Some(SceneEvent::ToolApplied { narration, .. }) if applied => narration.clone(),
+            _ => return Ok(()),
+        };
+        if let Some((model, text)) = self.planner.polish(&self.scene.state, &narration)? {
+            self.scene.polish(&model, &text);
+        }
+        Ok(())
     }
 
     fn promote(&mut self, rest: &str) {
@@ -525,7 +601,19 @@ impl Table {
         self.store
             .append(self.run, &new, self.inputs)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let polished: Vec<u64> = new
+            .iter()
+            .filter_map(|e| match &e.event {
+                SceneEvent::NarrationPolished {
+                    of, refused: None, ..
+                } => Some(*of),
+                _ => None,
+            })
+            .collect();
         for env in &new {
+            if polished.contains(&env.seq) {
+                continue;
+            }
             if let Some(text) = shown(&env.event) {
                 println!("{text}");
             }

@@ -220,3 +220,52 @@ fn the_model_planner_plays_from_recorded_replies() {
     let replay = run_ok(dir.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");
 }
+
+/// The model's polish of the narration: a rewrite that keeps the facts is shown instead of the
+/// template; one that adds a fact (a number the facts do not have) is refused, logged, and the
+/// template stands. Both replay from the log.
+#[test]
+fn a_polished_narration_is_used_only_when_it_keeps_the_facts() {
+    let dir = scene_dir();
+    std::fs::write(
+        dir.path().join("polish.replay.jsonl"),
+        concat!(
+            r#"{"agent": "*", "purpose": "scene_polish", "content": "Wren stands on the rutted mill road, the broken fence at her back."}"#,
+            "\n",
+            r#"{"agent": "*", "purpose": "scene_polish", "content": "Wren has 99 hit points and a sword."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("p.yaml"), "- look around\n- status\n").unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "p.yaml",
+            "--seed",
+            "1",
+            "--polish",
+            "--replay",
+            "polish.replay.jsonl",
+        ],
+    );
+    assert!(
+        out.contains("[polished] Wren stands on the rutted mill road"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("[narrate_only]"),
+        "the template was replaced:\n{out}"
+    );
+    assert!(out.contains("not used: it states the number 99"), "{out}");
+    assert!(
+        out.contains("[get_info] Wren: 12/12 hp"),
+        "the template stands:\n{out}"
+    );
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
+}

@@ -51,6 +51,14 @@ pub enum SceneEvent {
         model: String,
         reply: serde_json::Value,
     },
+    /// A model's rewrite of the narration of event `of`, and whether it kept to the facts
+    /// (`refused` says why not; the template stands then).
+    NarrationPolished {
+        of: u64,
+        model: String,
+        text: String,
+        refused: Option<String>,
+    },
     /// A GM's improv note on a card.
     Noted {
         card: String,
@@ -124,7 +132,8 @@ fn apply(state: &mut State, registry: &Registry, env: &Envelope) -> Result<(), E
         }
         SceneEvent::Rejected { .. }
         | SceneEvent::Undone { .. }
-        | SceneEvent::PlannerReplied { .. } => {}
+        | SceneEvent::PlannerReplied { .. }
+        | SceneEvent::NarrationPolished { .. } => {}
         SceneEvent::Noted { card, text } => state.world.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..
@@ -274,6 +283,33 @@ impl Scene {
         })
     }
 
+    /// Offer a model's rewrite of the last event's narration: checked against that event's
+    /// facts and recorded, used or refused.
+    pub fn polish(&mut self, model: &str, text: &str) -> Option<&Envelope> {
+        let last = self.events.last()?;
+        let SceneEvent::ToolApplied {
+            facts, narration, ..
+        } = &last.event
+        else {
+            return None;
+        };
+        let names: Vec<&str> = self
+            .state
+            .entities
+            .values()
+            .map(|e| e.name.as_str())
+            .collect();
+        let checked =
+            crate::narrator::check_polish(facts, narration, text, &names, &self.state.content);
+        let event = SceneEvent::NarrationPolished {
+            of: last.seq,
+            model: model.to_string(),
+            text: text.trim().to_string(),
+            refused: checked.err().map(|e| e.to_string()),
+        };
+        Some(self.push(event))
+    }
+
     /// A GM's improv note on a world card.
     pub fn note(&mut self, card: &str, text: &str) -> &Envelope {
         self.state.world.note(card, text);
@@ -346,6 +382,9 @@ fn rerun<'a>(scene: &'a mut Scene, event: &SceneEvent) -> Result<&'a Envelope, E
             reply,
             ..
         } => scene.planner_replied(input, model, reply.clone()),
+        SceneEvent::NarrationPolished { model, text, .. } => {
+            scene.polish(model, text).ok_or(Error::NotStarted)?
+        }
         SceneEvent::Noted { card, text } => scene.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..
