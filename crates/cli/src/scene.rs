@@ -66,8 +66,21 @@ pub struct PlannerArgs {
     /// refused (and logged) and the template stands
     #[arg(long)]
     polish: bool,
+    /// Who speaks for the character: human (the terminal or --player-script) or ai (a model,
+    /// as the first AI player of the campaign directory's campaign.json when there is one)
+    #[arg(long, value_enum, default_value = "human")]
+    player: PlayerKind,
+    /// With --player ai: how many lines the AI says before stopping (`resume` continues)
+    #[arg(long, default_value_t = 12)]
+    ai_lines: u32,
     #[command(flatten)]
     model: crate::models::ModelArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PlayerKind {
+    Human,
+    Ai,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -81,6 +94,8 @@ enum PlannerKind {
 struct Planner {
     kind: PlannerKind,
     polish: bool,
+    /// With --player ai: who the AI player is, and how many lines it may still say.
+    ai: Option<AiPlayer>,
     /// The model, when the planner or the polish needs one.
     link: Option<ModelLink>,
 }
@@ -100,7 +115,8 @@ impl ModelLink {
 
 impl Planner {
     fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<Planner> {
-        let link = if args.planner == PlannerKind::Model || args.polish {
+        let ai = args.player == PlayerKind::Ai;
+        let link = if args.planner == PlannerKind::Model || args.polish || ai {
             Some(ModelLink::new(args, dir)?)
         } else {
             None
@@ -108,8 +124,35 @@ impl Planner {
         Ok(Planner {
             kind: args.planner,
             polish: args.polish,
+            ai: ai.then(|| AiPlayer::from_campaign(dir, args.ai_lines)),
             link,
         })
+    }
+}
+
+/// The AI at the player's seat: a name and a goal from the campaign file (or plain defaults).
+struct AiPlayer {
+    name: String,
+    goal: String,
+    lines_left: u32,
+}
+
+impl AiPlayer {
+    fn from_campaign(dir: &Path, lines: u32) -> AiPlayer {
+        let seat = crate::sessions::campaign_file(None, Some(dir))
+            .ok()
+            .and_then(|(file, _)| troupe_campaign::load(&file).ok())
+            .and_then(|c| c.seats.into_iter().next());
+        AiPlayer {
+            name: seat
+                .as_ref()
+                .map_or_else(|| "the player".to_string(), |s| s.player.name.clone()),
+            goal: seat.map_or_else(
+                || "play the character well and move the scene on".to_string(),
+                |s| s.player.player_goal,
+            ),
+            lines_left: lines,
+        }
     }
 }
 
@@ -130,6 +173,41 @@ impl ModelLink {
 }
 
 impl Planner {
+    /// The AI player's next line, or `None` when it has said all it may.
+    fn ai_line(
+        &mut self,
+        state: &troupe_scene::State,
+        last: &str,
+    ) -> anyhow::Result<Option<String>> {
+        let (Some(ai), Some(link)) = (self.ai.as_mut(), self.link.as_ref()) else {
+            return Ok(None);
+        };
+        if ai.lines_left == 0 {
+            return Ok(None);
+        }
+        ai.lines_left -= 1;
+        use troupe_llm::{CallTag, ChatRequest, Message};
+        let actor = state.current_actor();
+        let system = format!(
+            "You are {}, a player at a tabletop table, speaking for {}. Your goal: {}. The scene's \
+             goal: {}. Say in one short sentence what your character tries next (move, talk, \
+             attack, use an item, sneak, look). State what you try, never what happens.",
+            ai.name,
+            state.name_of(actor),
+            ai.goal,
+            state.goal
+        );
+        let user = format!("{}\nLast: {last}", character_view(state, actor));
+        let mut req = ChatRequest::new(
+            CallTag::new(actor, "scene_player"),
+            vec![Message::system(system), Message::user(user)],
+        );
+        req.max_tokens = 80;
+        let reply = link.ask(&req)?;
+        let line = reply.content.lines().next().unwrap_or("look around").trim();
+        Ok(Some(line.to_string()))
+    }
+
     /// The model's rewrite of a narration, if polishing is on.
     fn polish(
         &self,
@@ -496,7 +574,17 @@ impl Table {
                 "{}> ",
                 self.scene.state.name_of(self.scene.state.current_actor())
             );
-            let Some(line) = input.next(&prompt)? else {
+            let line = if self.planner.ai.is_some() {
+                let last = self.last_narration();
+                let line = self.planner.ai_line(&self.scene.state, &last)?;
+                if let Some(l) = &line {
+                    println!("{prompt}{l}");
+                }
+                line
+            } else {
+                input.next(&prompt)?
+            };
+            let Some(line) = line else {
                 println!("(no more input; `troupe scene resume` continues this scene)");
                 return Ok(ExitCode::SUCCESS);
             };
@@ -561,6 +649,19 @@ impl Table {
             }
         }
         self.commit(before)
+    }
+
+    /// The latest narration, for the AI player.
+    fn last_narration(&self) -> String {
+        self.scene
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                SceneEvent::ToolApplied { narration, .. } => Some(narration.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// Offer the last narration to the model for a rewrite (when polishing is on).

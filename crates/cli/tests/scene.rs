@@ -269,3 +269,46 @@ fn a_polished_narration_is_used_only_when_it_keeps_the_facts() {
     let replay = run_ok(dir.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");
 }
+
+/// An AI at the player's seat (recorded replies): its lines go through the same planner and
+/// router, and it stops after --ai-lines.
+#[test]
+fn an_ai_player_speaks_for_the_character() {
+    let dir = scene_dir();
+    std::fs::write(
+        dir.path().join("ai.replay.jsonl"),
+        concat!(
+            r#"{"agent": "*", "purpose": "scene_player", "content": "I head into the mill yard."}"#,
+            "\n",
+            r#"{"agent": "*", "purpose": "scene_player", "content": "I talk to Old Tam about the ledger."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--seed",
+            "2",
+            "--player",
+            "ai",
+            "--ai-lines",
+            "2",
+            "--replay",
+            "ai.replay.jsonl",
+        ],
+    );
+    assert!(out.contains("Wren> I head into the mill yard."), "{out}");
+    assert!(
+        out.contains("[move] Wren moves from the mill road to the mill yard."),
+        "{out}"
+    );
+    assert!(out.contains("[talk]"), "{out}");
+    assert!(
+        out.contains("troupe scene resume"),
+        "it stops after two lines:\n{out}"
+    );
+}
