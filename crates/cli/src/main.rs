@@ -8,6 +8,7 @@ mod models;
 mod play;
 mod replay;
 mod research;
+mod scene;
 mod script;
 mod sessions;
 mod terminal;
@@ -163,6 +164,13 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
+    /// Scenes (seed 004): check a scene file, play it (the engine decides), resume, replay
+    Scene {
+        #[command(subcommand)]
+        command: scene::SceneCommand,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
 }
 
 /// The campaign directory option every campaign command takes. Global, so it is accepted
@@ -185,6 +193,7 @@ fn main() -> ExitCode {
         }
         Command::Validate => validate(),
         Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
+        Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command),
         Command::Log {
             session,
             all,

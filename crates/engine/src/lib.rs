@@ -11,6 +11,7 @@ mod log;
 mod machine;
 pub mod memory;
 mod phase;
+mod scene_store;
 mod seat;
 pub mod secrets;
 mod session;
@@ -34,6 +35,7 @@ pub use machine::{
 };
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
+pub use scene_store::{SceneRun, SceneStore};
 pub use seat::{Answers, GmReply, GmSeat};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent};

@@ -7,11 +7,13 @@
 #![deny(clippy::indexing_slicing)]
 
 mod dice;
+mod kernel;
 mod lasers;
 mod notation;
 mod vocab;
 
 pub use dice::{roll_dice, roll_seed};
+pub use kernel::{Band, Check, CheckRoll, Edge, band_for, band_probabilities, roll_check};
 pub use lasers::{
     CharacterNumber, DieResult, Outcome, RollResult, TaskType, action_pool, helper_succeeded,
     resolve, roll_pool,

@@ -1,0 +1,194 @@
+//! Scene runs (seed 004) in the campaign's `campaign.db`, beside the sessions but in tables of
+//! their own: `scene_runs` and `scene_events`.
+//!
+//! Why not rows in `events`: every reader of that table (sessions, resume, replay, log, stats,
+//! report) decodes its rows as the Lasers & Feelings [`crate::Event`]; scene events there would
+//! break each of them or teach each to skip them. Own tables in the same file keep the same
+//! guarantees (WAL, FULL sync, one transaction per turn, append-only) and touch no existing
+//! reader. Data flows one way: troupe-scene's events in, the same events out; the fold lives in
+//! troupe-scene.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use troupe_scene::Envelope;
+
+use crate::Error;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS scene_runs (
+    number     INTEGER PRIMARY KEY,
+    scene_id   TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    -- How many input lines (terminal or script) the run has consumed: a resumed script picks
+    -- up after them. Updated in the same transaction as the events those lines caused.
+    inputs     INTEGER NOT NULL DEFAULT 0,
+    ended      INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS scene_events (
+    run        INTEGER NOT NULL REFERENCES scene_runs(number),
+    seq        INTEGER NOT NULL,
+    event_type TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (run, seq)
+);
+";
+
+/// One row of the campaign's scene runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SceneRun {
+    pub number: u32,
+    pub scene_id: String,
+    pub started_at: String,
+    pub inputs: u64,
+    pub ended: bool,
+}
+
+pub struct SceneStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn db(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Store {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+impl SceneStore {
+    /// Open (or create) the scene tables in a campaign directory's `campaign.db`.
+    pub fn open(campaign_dir: &Path) -> Result<SceneStore, Error> {
+        std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
+        let path = campaign_dir.join("campaign.db");
+        let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
+             PRAGMA busy_timeout = 5000;",
+        )
+        .map_err(|e| db(&path, e))?;
+        conn.execute_batch(SCHEMA).map_err(|e| db(&path, e))?;
+        Ok(SceneStore { conn, path })
+    }
+
+    /// Start a new run; its number.
+    pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
+        self.conn
+            .execute(
+                "INSERT INTO scene_runs (scene_id, started_at) VALUES (?1, ?2)",
+                params![scene_id, started_at],
+            )
+            .map_err(|e| db(&self.path, e))?;
+        u32::try_from(self.conn.last_insert_rowid()).map_err(|e| db(&self.path, e))
+    }
+
+    /// Append events and the run's consumed-input count, all or nothing.
+    pub fn append(&mut self, run: u32, events: &[Envelope], inputs: u64) -> Result<(), Error> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
+        for env in events {
+            let value = serde_json::to_value(env).map_err(|e| Error::Encode(e.to_string()))?;
+            let kind = value["event_type"].as_str().unwrap_or_default().to_string();
+            tx.execute(
+                "INSERT INTO scene_events (run, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
+                params![run, env.seq, kind, value.to_string()],
+            )
+            .map_err(|e| db(&path, e))?;
+            if kind == "scene_ended" {
+                tx.execute(
+                    "UPDATE scene_runs SET ended = 1 WHERE number = ?1",
+                    params![run],
+                )
+                .map_err(|e| db(&path, e))?;
+            }
+        }
+        tx.execute(
+            "UPDATE scene_runs SET inputs = ?2 WHERE number = ?1",
+            params![run, inputs],
+        )
+        .map_err(|e| db(&path, e))?;
+        tx.commit().map_err(|e| db(&path, e))
+    }
+
+    /// Every event of a run, in order.
+    pub fn events(&self, run: u32) -> Result<Vec<Envelope>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, body FROM scene_events WHERE run = ?1 ORDER BY seq")
+            .map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![run], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
+            out.push(
+                serde_json::from_str(&body).map_err(|e| Error::CorruptStore {
+                    path: self.path.display().to_string(),
+                    session: run,
+                    seq,
+                    message: e.to_string(),
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
+    pub fn run(&self, number: u32) -> Result<Option<SceneRun>, Error> {
+        self.conn
+            .query_row(
+                "SELECT number, scene_id, started_at, inputs, ended FROM scene_runs
+                 WHERE number = ?1",
+                params![number],
+                |r| {
+                    Ok(SceneRun {
+                        number: r.get(0)?,
+                        scene_id: r.get(1)?,
+                        started_at: r.get(2)?,
+                        inputs: r.get(3)?,
+                        ended: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// The latest run, if any.
+    pub fn latest(&self) -> Result<Option<SceneRun>, Error> {
+        let n: Option<u32> = self
+            .conn
+            .query_row("SELECT MAX(number) FROM scene_runs", [], |r| r.get(0))
+            .map_err(|e| db(&self.path, e))?;
+        match n {
+            Some(n) => self.run(n),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_the_input_count_round_trip_and_the_engine_store_still_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "scene: {id: s, goal: g}\nzones: [{id: a}]\n\
+                    entities: [{id: p, kind: pc, zone: a}]\nturn_order: [p]\n";
+        let def = troupe_scene::check(text).unwrap();
+        let mut scene = troupe_scene::Scene::start(def, 5);
+        let call = troupe_scene::ToolCall::GetInfo { actor: "p".into() };
+        scene.act("status", call, troupe_scene::Caller::Player);
+        let mut store = SceneStore::open(dir.path()).unwrap();
+        let run = store.begin("s", "now").unwrap();
+        store.append(run, &scene.events, 1).unwrap();
+        assert_eq!(store.events(run).unwrap(), scene.events);
+        assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
+        // The sessions' store opens the same file afterwards and sees no sessions.
+        let sessions = crate::Store::open(dir.path()).unwrap();
+        assert!(sessions.sessions().unwrap().is_empty());
+    }
+}

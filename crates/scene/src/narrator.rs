@@ -1,0 +1,347 @@
+//! Narration from facts only: one template per fact, at most three sentences, then the table's
+//! content preferences (lines are cut, veils go off-screen).
+
+use troupe_rules::Band;
+
+use crate::exec::Fact;
+use crate::model::ContentPrefs;
+use crate::tools::Topic;
+
+pub const MAX_SENTENCES: usize = 3;
+pub const VEILED: &str = "That moment stays off-screen.";
+pub const NOTHING: &str = "The scene moves on.";
+
+/// The narration of a tool's facts for the table.
+pub fn narrate(facts: &[Fact], prefs: &ContentPrefs) -> String {
+    let sentences: Vec<String> = facts.iter().flat_map(sentences).collect();
+    let kept: Vec<String> = sentences
+        .into_iter()
+        .filter_map(|s| enforce(s, prefs))
+        .map(capitalised)
+        .take(MAX_SENTENCES)
+        .collect();
+    if kept.is_empty() {
+        NOTHING.to_string()
+    } else {
+        kept.join(" ")
+    }
+}
+
+/// The sentence with its first letter upper-case ("the mill hound goes down" starts one).
+fn capitalised(sentence: String) -> String {
+    let mut chars = sentence.chars();
+    match chars.next() {
+        Some(first) if first.is_lowercase() => first.to_uppercase().chain(chars).collect(),
+        _ => sentence,
+    }
+}
+
+/// A sentence under the table's lines and veils: `None` when it crosses a line.
+fn enforce(sentence: String, prefs: &ContentPrefs) -> Option<String> {
+    let lower = sentence.to_lowercase();
+    let hits = |terms: &[String]| {
+        terms
+            .iter()
+            .any(|t| !t.trim().is_empty() && lower.contains(&t.trim().to_lowercase()))
+    };
+    if hits(&prefs.lines) {
+        None
+    } else if hits(&prefs.veils) {
+        Some(VEILED.to_string())
+    } else {
+        Some(sentence)
+    }
+}
+
+fn band_words(band: Band) -> &'static str {
+    match band {
+        Band::Crit => "a critical success",
+        Band::Success => "a success",
+        Band::Partial => "a success at a cost",
+        Band::Fail => "a failure",
+    }
+}
+
+fn list(items: &[String], none: &str) -> String {
+    if items.is_empty() {
+        none.to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn sentences(fact: &Fact) -> Vec<String> {
+    match fact {
+        Fact::Moved { who, from, to } => vec![format!("{who} moves from {from} to {to}.")],
+        Fact::Rolled {
+            who,
+            action,
+            dc,
+            roll,
+        } => vec![format!(
+            "{who} tries to {action}: {} against {dc}, {}.",
+            roll.total,
+            band_words(roll.band)
+        )],
+        Fact::Hit {
+            attacker,
+            target,
+            damage,
+            down,
+        } => {
+            let mut s = vec![format!("{attacker} hits {target} for {damage}.")];
+            if *down {
+                s.push(format!("{target} goes down."));
+            }
+            s
+        }
+        Fact::Missed { attacker, target } => {
+            vec![format!("{attacker}'s attack on {target} finds nothing.")]
+        }
+        Fact::Talked {
+            who,
+            target,
+            topic,
+            band,
+        } => vec![match band {
+            Band::Crit => format!("{target} is won over by {who}'s words about {topic}."),
+            Band::Success => format!("{target} softens as {who} talks about {topic}."),
+            Band::Partial => format!("{target} listens to {who}, but the talk draws attention."),
+            Band::Fail => format!("{target} is unmoved by {who}."),
+        }],
+        Fact::UsedItem { who, item, target } if who == target => {
+            vec![format!("{who} uses the {item}.")]
+        }
+        Fact::UsedItem { who, item, target } => {
+            vec![format!("{who} uses the {item} on {target}.")]
+        }
+        Fact::Status {
+            who,
+            hp,
+            max_hp,
+            guard,
+            marks,
+            zone,
+            clocks,
+            here,
+        } => vec![
+            format!("{who}: {hp}/{max_hp} hp, guard {guard}, marks {marks}, in {zone}."),
+            format!("Clocks: {}.", list(clocks, "none")),
+            format!("Here: {}.", list(here, "no one else")),
+        ],
+        Fact::Sensed {
+            who,
+            topic,
+            zone,
+            features,
+            here,
+            exits,
+            lore,
+        } => sensed(who, *topic, zone, features, here, exits, lore),
+        Fact::Recap { goal, clocks } => vec![
+            format!("The goal: {goal}."),
+            format!("Clocks: {}.", list(clocks, "none")),
+        ],
+        Fact::EffectsApplied { kinds } => {
+            vec![format!("The GM changes the scene ({}).", kinds.join(", "))]
+        }
+        Fact::Question { question, options } if options.is_empty() => vec![question.clone()],
+        Fact::Question { question, options } => {
+            vec![format!("{question} ({})", options.join(" / "))]
+        }
+    }
+}
+
+fn sensed(
+    who: &str,
+    topic: Topic,
+    zone: &str,
+    features: &[String],
+    here: &[String],
+    exits: &[String],
+    lore: &[String],
+) -> Vec<String> {
+    match topic {
+        Topic::Look => vec![
+            format!("{zone}: {}.", list(features, "nothing of note")),
+            format!("{who} sees {}.", list(here, "no one else")),
+            format!("Ways on: {}.", list(exits, "none")),
+        ],
+        Topic::Listen => vec![format!(
+            "{who} listens in {zone} and hears {}.",
+            if here.is_empty() {
+                "nothing close".to_string()
+            } else {
+                format!("{} nearby", here.join(", "))
+            }
+        )],
+        Topic::Smell => vec![format!(
+            "{who} breathes in the air of {zone}: {}.",
+            list(features, "nothing stands out")
+        )],
+        Topic::ZoomIn => {
+            let mut s = vec![format!("{who} looks closely around {zone}.")];
+            s.extend(lore.iter().map(|l| format!("{l}.")));
+            s
+        }
+        Topic::Recap => Vec::new(),
+    }
+}
+
+/// Why a model's polish of the narration was not used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PolishRejected {
+    #[error("it has {0} sentences (1 to {MAX_SENTENCES})")]
+    Length(usize),
+    #[error("it states the number {0}, which the facts do not")]
+    Number(String),
+    #[error("it names {0}, who is not in the facts")]
+    Name(String),
+    #[error("it says the opposite of the roll ({0})")]
+    Contradiction(String),
+    #[error("it crosses the table's lines or veils")]
+    Content,
+}
+
+/// Check a model's rewrite of `template` (the narration of `facts`): it may change the words,
+/// never the facts. It must keep to 1–3 sentences, add no number, name no one the template
+/// does not (`names`: every entity in the scene, hidden ones included), not turn a failure
+/// into a success or back, and respect lines and veils. The caller falls back to the template.
+pub fn check_polish(
+    facts: &[Fact],
+    template: &str,
+    polished: &str,
+    names: &[&str],
+    prefs: &ContentPrefs,
+) -> Result<String, PolishRejected> {
+    let polished = polished.trim();
+    let sentences = polished
+        .split_terminator(['.', '!', '?'])
+        .filter(|s| !s.trim().is_empty())
+        .count();
+    if sentences == 0 || sentences > MAX_SENTENCES {
+        return Err(PolishRejected::Length(sentences));
+    }
+    for number in polished
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+    {
+        if !template
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|t| t == number)
+        {
+            return Err(PolishRejected::Number(number.to_string()));
+        }
+    }
+    let lower = polished.to_lowercase();
+    let template_lower = template.to_lowercase();
+    for name in names {
+        let n = name.to_lowercase();
+        if !n.is_empty() && lower.contains(&n) && !template_lower.contains(&n) {
+            return Err(PolishRejected::Name((*name).to_string()));
+        }
+    }
+    contradiction(facts, &lower)?;
+    let crosses = |terms: &[String]| {
+        terms
+            .iter()
+            .any(|t| !t.trim().is_empty() && lower.contains(&t.trim().to_lowercase()))
+    };
+    if crosses(&prefs.lines) || crosses(&prefs.veils) {
+        return Err(PolishRejected::Content);
+    }
+    Ok(polished.to_string())
+}
+
+fn contradiction(facts: &[Fact], lower: &str) -> Result<(), PolishRejected> {
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    for fact in facts {
+        let (band, missed) = match fact {
+            Fact::Rolled { roll, .. } => (Some(roll.band), false),
+            Fact::Missed { .. } => (None, true),
+            _ => continue,
+        };
+        let failed = missed || band == Some(Band::Fail);
+        if failed && has(&["succeed", "success", "hits ", "lands"]) {
+            return Err(PolishRejected::Contradiction("it failed".into()));
+        }
+        if matches!(band, Some(Band::Success | Band::Crit)) && has(&["fail", "misses", "miss "]) {
+            return Err(PolishRejected::Contradiction("it succeeded".into()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use troupe_rules::{CheckRoll, band_for};
+
+    fn rolled(band_margin: i32) -> Vec<Fact> {
+        let roll = CheckRoll {
+            seed: 1,
+            d20s: vec![10],
+            kept: 10,
+            domain_dice: vec![3],
+            total: 13,
+            margin: band_margin,
+            band: band_for(10, band_margin),
+        };
+        vec![Fact::Rolled {
+            who: "Wren".into(),
+            action: "climb".into(),
+            dc: 13 - band_margin,
+            roll,
+        }]
+    }
+
+    #[test]
+    fn a_polish_that_keeps_the_facts_is_used() {
+        let facts = rolled(0);
+        let template = narrate(&facts, &ContentPrefs::default());
+        let polished = "Wren hauls herself up the wall: 13 against 13, and she makes it.";
+        assert_eq!(
+            check_polish(
+                &facts,
+                &template,
+                polished,
+                &["Wren"],
+                &ContentPrefs::default()
+            ),
+            Ok(polished.to_string())
+        );
+    }
+
+    #[test]
+    fn a_polish_that_adds_or_contradicts_a_fact_is_refused() {
+        let facts = rolled(-6);
+        let template = narrate(&facts, &ContentPrefs::default());
+        let prefs = ContentPrefs {
+            lines: vec![],
+            veils: vec!["blood".into()],
+        };
+        let names = ["Wren", "Vesk the smuggler"];
+        let check = |p: &str| check_polish(&facts, &template, p, &names, &prefs);
+        assert!(matches!(
+            check("Wren takes 4 damage."),
+            Err(PolishRejected::Number(_))
+        ));
+        assert!(matches!(
+            check("Wren spots Vesk the smuggler."),
+            Err(PolishRejected::Name(_))
+        ));
+        assert!(matches!(
+            check("Wren succeeds with ease."),
+            Err(PolishRejected::Contradiction(_))
+        ));
+        assert!(matches!(
+            check("There is blood."),
+            Err(PolishRejected::Content)
+        ));
+        assert!(matches!(
+            check("One. Two. Three. Four."),
+            Err(PolishRejected::Length(4))
+        ));
+        assert!(check("Wren slips and the wall wins.").is_ok());
+    }
+}
