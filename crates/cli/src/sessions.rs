@@ -191,7 +191,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     // A damaged event cannot be read, so it cannot be the decision taken back: the undo starts
     // at the last GM decision before it, and takes the damaged event back with the rest.
     let (live, unreadable) = store.readable_live_events(number)?;
-    if let Some((seq, why)) = &unreadable {
+    if let Some(troupe_engine::Unreadable { seq, why }) = &unreadable {
         eprintln!(
             "note: event {seq} of session {number} cannot be read ({why}); undoing from the last \
              GM decision before it"
@@ -214,7 +214,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     };
     let from_seq = live[index].seq;
     let to_seq = match unreadable {
-        Some((seq, _)) => store.next_seq(number)?.saturating_sub(1).max(seq),
+        Some(bad) => store.next_seq(number)?.saturating_sub(1).max(bad.seq),
         None => live.last().map_or(from_seq, |e| e.seq),
     };
     let undone = store.mark_undone(number, from_seq)?;

@@ -37,7 +37,7 @@ impl Observer for Stopwatch {
                 .push(now.duration_since(self.last).as_secs_f64() * 1e3);
             self.last = now;
             let n = self.turn_ms.len();
-            if n % 100 == 0 {
+            if n.is_multiple_of(100) {
                 self.rss.push((n, rss_kib()));
             }
         }
@@ -144,7 +144,7 @@ fn report(watch: &Stopwatch, total: std::time::Duration) {
         let to = (from + 50).min(t.len());
         let w = &t[from..to];
         // Print the first windows, every 10th, and the last.
-        if from < 150 || from % 500 == 0 || to == t.len() {
+        if from < 150 || from.is_multiple_of(500) || to == t.len() {
             println!(
                 "{:>5}-{:<5} {:>8.2} {:>9.2}",
                 from + 1,
@@ -156,7 +156,7 @@ fn report(watch: &Stopwatch, total: std::time::Duration) {
         from = to;
     }
     for (n, (all, anon)) in &watch.rss {
-        if *n == 100 || n % 1000 == 0 || *n == t.len() {
+        if *n == 100 || n.is_multiple_of(1000) || *n == t.len() {
             println!(
                 "RSS at turn {n}: {:.1} MiB ({:.1} MiB anonymous)",
                 *all as f64 / 1024.0,

@@ -38,7 +38,7 @@ pub use phase::Phase;
 pub use scene_store::{SceneRun, SceneStore};
 pub use seat::{Answers, GmReply, GmSeat};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
-pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent};
+pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable};
 pub use transcript::render_markdown;
 
 use std::path::Path;

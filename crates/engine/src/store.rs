@@ -61,6 +61,13 @@ pub struct SessionInfo {
     pub ended_reason: Option<String>,
 }
 
+/// A stored event that no longer reads: its seq, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    pub seq: u64,
+    pub why: String,
+}
+
 /// One stored event, with its undo mark.
 #[derive(Clone, Debug)]
 pub struct StoredEvent {
@@ -366,7 +373,7 @@ impl Store {
     pub fn readable_live_events(
         &self,
         session: u32,
-    ) -> Result<(Vec<Envelope>, Option<(u64, String)>), Error> {
+    ) -> Result<(Vec<Envelope>, Option<Unreadable>), Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -383,7 +390,10 @@ impl Store {
             let (seq, body) = row.map_err(|e| db(&self.path, e))?;
             match serde_json::from_str(&body) {
                 Ok(envelope) => out.push(envelope),
-                Err(e) => return Ok((out, Some((seq, e.to_string())))),
+                Err(e) => {
+                    let why = e.to_string();
+                    return Ok((out, Some(Unreadable { seq, why })));
+                }
             }
         }
         Ok((out, None))

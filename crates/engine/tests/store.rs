@@ -192,5 +192,5 @@ async fn a_damaged_event_is_named_with_what_to_do() {
     );
     let (readable, bad) = store.readable_live_events(1).unwrap();
     assert_eq!(readable.len() as u64, action);
-    assert_eq!(bad.map(|b| b.0), Some(action));
+    assert_eq!(bad.map(|b| b.seq), Some(action));
 }

@@ -132,7 +132,9 @@ pub fn band_probabilities(check: &Check) -> [f64; 4] {
             let total = i64::try_from(natural + sum).unwrap_or(i64::MAX);
             let margin = i32::try_from(total - i64::from(check.dc)).unwrap_or(i32::MIN);
             let natural = u32::try_from(natural).unwrap_or(0);
-            counts[band_for(natural, margin).index()] += w20 * wd;
+            if let Some(c) = counts.get_mut(band_for(natural, margin).index()) {
+                *c += w20 * wd;
+            }
         }
     }
     let all: u128 = counts.iter().sum();
@@ -162,8 +164,8 @@ fn sum_weights(count: u32, sides: u32) -> Vec<u128> {
     for _ in 0..count {
         let mut next = vec![0u128; ways.len() + sides as usize];
         for (s, &w) in ways.iter().enumerate() {
-            for face in 1..=sides as usize {
-                next[s + face] += w;
+            for slot in next.iter_mut().skip(s + 1).take(sides as usize) {
+                *slot += w;
             }
         }
         ways = next;

@@ -357,8 +357,9 @@ pub fn schema_of(request: &Value) -> Value {
         .as_str()
         .unwrap_or_default();
     system
-        .find("JSON schema (")
-        .and_then(|at| system[at..].find('\n').map(|nl| &system[at + nl + 1..]))
+        .split_once("JSON schema (")
+        .and_then(|(_, after)| after.split_once('\n'))
+        .map(|(_, rest)| rest)
         .and_then(|rest| serde_json::Deserializer::from_str(rest).into_iter().next())
         .and_then(Result::ok)
         .unwrap_or(Value::Null)
