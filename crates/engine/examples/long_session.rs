@@ -26,6 +26,9 @@ use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
 struct Stopwatch {
     last: Instant,
     turn_ms: Vec<f64>,
+    /// This process's CPU time (user + system, ms) when each turn completed: unlike wall time,
+    /// it leaves out waiting for the disk and for other processes on a shared machine.
+    cpu_ms: Vec<f64>,
     rss: Vec<(usize, (u64, u64))>,
 }
 
@@ -36,6 +39,7 @@ impl Observer for Stopwatch {
             self.turn_ms
                 .push(now.duration_since(self.last).as_secs_f64() * 1e3);
             self.last = now;
+            self.cpu_ms.push(cpu_ms());
             let n = self.turn_ms.len();
             if n.is_multiple_of(100) {
                 self.rss.push((n, rss_kib()));
@@ -58,6 +62,19 @@ fn rss_kib() -> (u64, u64) {
             .unwrap_or(0)
     };
     (field("VmRSS:"), field("RssAnon:"))
+}
+
+/// This process's CPU time so far (user + system), ms, from /proc (0 where there is none).
+fn cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at state: utime and stime
+    // are the 12th and 13th of them, in clock ticks (100 a second on Linux).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) * 10.0
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -119,6 +136,7 @@ async fn main() {
     let mut watch = Stopwatch {
         last: Instant::now(),
         turn_ms: Vec::new(),
+        cpu_ms: Vec::new(),
         rss: Vec::new(),
     };
     let clock = SystemClock;
@@ -138,19 +156,23 @@ fn report(watch: &Stopwatch, total: std::time::Duration) {
         total.as_secs_f64(),
         mean(t)
     );
-    println!("turns        mean ms  median ms");
+    println!("turns        mean ms  median ms  cpu ms");
     let mut from = 0;
     while from < t.len() {
         let to = (from + 50).min(t.len());
         let w = &t[from..to];
         // Print the first windows, every 10th, and the last.
         if from < 150 || from.is_multiple_of(500) || to == t.len() {
+            let c = &watch.cpu_ms;
+            let before = from.checked_sub(1).and_then(|i| c.get(i)).unwrap_or(&0.0);
+            let cpu = (c.get(to - 1).unwrap_or(&0.0) - before) / (to - from) as f64;
             println!(
-                "{:>5}-{:<5} {:>8.2} {:>9.2}",
+                "{:>5}-{:<5} {:>8.2} {:>9.2} {:>7.2}",
                 from + 1,
                 to,
                 mean(w),
-                median(w)
+                median(w),
+                cpu
             );
         }
         from = to;
