@@ -106,6 +106,18 @@ fn rehearsals(dir: &Path) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// Every fact the memory holds, with where it came from, in order.
+fn facts(dir: &Path) -> Vec<(i64, String, String)> {
+    let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id, text, scope FROM memory_facts ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 /// What each recall of a session brought back, in order.
 fn recalls(dir: &Path) -> Vec<Value> {
     of_type(
@@ -118,7 +130,7 @@ fn recalls(dir: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn a_kill_between_a_recall_and_its_commit_changes_nothing_remembered() {
+fn a_kill_between_a_memory_write_and_its_commit_changes_nothing_remembered() {
     let played = played_campaign();
     let (straight, killed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     copy_dir(played.path(), straight.path());
@@ -138,8 +150,11 @@ fn a_kill_between_a_recall_and_its_commit_changes_nothing_remembered() {
         "the first session's memories are recalled"
     );
 
-    // Kill it at each recall: its memory writes are done, its event is not committed.
-    for e in &retrieved {
+    // Kill it at each recall and each storage step: their memory writes are done, their
+    // events are not committed.
+    let stored = of_type(&log, "memory_storage");
+    assert!(!stored.is_empty());
+    for e in retrieved.iter().chain(&stored) {
         let seq = e["seq"].as_u64().unwrap();
         let child = play_paused_before_commit(killed.path(), seq);
         let mut child = child;
@@ -150,6 +165,7 @@ fn a_kill_between_a_recall_and_its_commit_changes_nothing_remembered() {
         // from the played campaign, so each kill is tested on its own.
         assert_eq!(recalls(killed.path()), recalls(straight.path()));
         assert_eq!(rehearsals(killed.path()), rehearsals(straight.path()));
+        assert_eq!(facts(killed.path()), facts(straight.path()));
         for f in std::fs::read_dir(killed.path()).unwrap() {
             let p = f.unwrap().path();
             if p.is_dir() {
