@@ -65,30 +65,7 @@ fn story(log: &[Value]) -> Vec<Value> {
 
 /// Start `troupe play` paused after `n` events; returns once it says it has paused.
 fn play_paused(dir: &Path, n: u64) -> Child {
-    let mut child = std::process::Command::cargo_bin("troupe")
-        .unwrap()
-        .current_dir(dir)
-        .args(PLAY)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_PAUSE_AFTER_EVENT", n.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        if line.contains("troupe: paused after") {
-            return child;
-        }
-        seen.push_str(&line);
-        seen.push('\n');
-    }
-    let status = child.wait().unwrap();
-    panic!("troupe never paused at event {n} ({status}):\n{seen}");
+    support::spawn_paused(dir, &PLAY, "TROUPE_PAUSE_AFTER_EVENT", n)
 }
 
 fn sigkill(mut child: Child) {

@@ -3,15 +3,12 @@
 //! commit remembers exactly what an uninterrupted run does; a damaged stored event is named with
 //! what to do, `troupe undo` takes it back, and the session goes on.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 mod support;
-use support::{examples, of_type, read_log, run, troupe};
+use support::{examples, of_type, read_log, run, spawn_paused, troupe};
 
 const RETURN_SCRIPT: &str = "turns:\n  - narration: >-\n      Back at the abandoned relay station, the maintenance drone guards the fuel cells again.\n    outcome: The drone lets you pass.\n  - narration: The fuel depot is dark and cold.\n    outcome: You find the cells.\n";
 
@@ -64,35 +61,6 @@ const SESSION_2: [&str; 6] = [
     "--seed",
     "8",
 ];
-
-/// Start session 2 paused just before it commits the step holding event `seq`.
-fn play_paused_before_commit(dir: &Path, seq: u64) -> Child {
-    let mut child = std::process::Command::cargo_bin("troupe")
-        .unwrap()
-        .current_dir(dir)
-        .args(SESSION_2)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("TROUPE_PAUSE_AFTER_EVENT")
-        .env("TROUPE_PAUSE_BEFORE_COMMIT", seq.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        if line.contains("troupe: paused after") {
-            return child;
-        }
-        seen.push_str(&line);
-        seen.push('\n');
-    }
-    let status = child.wait().unwrap();
-    panic!("troupe never paused before event {seq} ({status}):\n{seen}");
-}
 
 /// Each fact's rehearsal count, by id.
 fn rehearsals(dir: &Path) -> Vec<(i64, i64)> {
@@ -156,8 +124,7 @@ fn a_kill_between_a_memory_write_and_its_commit_changes_nothing_remembered() {
     assert!(!stored.is_empty());
     for e in retrieved.iter().chain(&stored) {
         let seq = e["seq"].as_u64().unwrap();
-        let child = play_paused_before_commit(killed.path(), seq);
-        let mut child = child;
+        let mut child = spawn_paused(killed.path(), &SESSION_2, "TROUPE_PAUSE_BEFORE_COMMIT", seq);
         child.kill().unwrap();
         child.wait().unwrap();
         run(killed.path(), &["resume", "--gm-script", "return.gm.yaml"]);

@@ -49,3 +49,38 @@ pub fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
     log.iter().filter(|e| e["event_type"] == t).collect()
 }
 pub mod openai_server;
+
+/// Start `troupe ARGS` in `dir` with a crash-test pause (`TROUPE_PAUSE_AFTER_EVENT` or
+/// `TROUPE_PAUSE_BEFORE_COMMIT` set to `n`); returns once it says it has paused, ready to be
+/// killed.
+pub fn spawn_paused(dir: &Path, args: &[&str], pause: &str, n: u64) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("TROUPE_PAUSE_AFTER_EVENT")
+        .env_remove("TROUPE_PAUSE_BEFORE_COMMIT")
+        .env(pause, n.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let Some(stderr) = child.stderr.take() else {
+        panic!("no stderr to read");
+    };
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        if line.contains("troupe: paused after") {
+            return child;
+        }
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    let status = child.wait().unwrap();
+    panic!("troupe never paused ({pause}={n}, {status}):\n{seen}");
+}
