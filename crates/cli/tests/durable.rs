@@ -10,14 +10,10 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 mod support;
-use support::{examples, read_log, troupe};
+use support::{DEMO, campaign_with, read_log, troupe};
 
 fn campaign_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
-    dir
+    campaign_with(&DEMO)
 }
 
 const PLAY: [&str; 6] = [

@@ -7,15 +7,10 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::{examples, read_log, troupe};
+use support::{DEMO, campaign_with, examples, read_log, troupe};
 
-/// A fresh campaign directory with the example campaign, script and replies copied in.
 fn campaign_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
-    dir
+    campaign_with(&DEMO)
 }
 
 fn play_demo(dir: &Path, seed: &str) -> std::process::Output {

@@ -14,14 +14,10 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod support;
-use support::{examples, read_log, troupe};
+use support::{DEMO, campaign_with, copy_examples, read_log, troupe};
 
 fn campaign_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
-    dir
+    campaign_with(&DEMO)
 }
 
 const PLAY: [&str; 6] = [
@@ -490,9 +486,7 @@ fn a_full_disk_mid_session_stops_it_cleanly_and_resume_loses_nothing() {
         let _ = std::fs::remove_dir_all(&dir);
         disk.resize(room);
         std::fs::create_dir(&dir).unwrap();
-        for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-            std::fs::copy(examples().join(f), dir.join(f)).unwrap();
-        }
+        copy_examples(&dir, &DEMO);
         let out = troupe().current_dir(&dir).args(PLAY).output().unwrap();
         if stopped_mid_session(&dir, &out, &expected) {
             survives_the_fault(&dir, &out, "the disk is full", &expected, || {

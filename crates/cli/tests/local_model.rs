@@ -14,7 +14,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 mod support;
-use support::examples;
+use support::copy_examples;
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
@@ -23,9 +23,7 @@ fn in_ci() -> bool {
 #[test]
 fn three_turns_with_the_embedded_model_leave_a_clean_log() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["local.json", "demo.gm.yaml"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &["local.json", "demo.gm.yaml"]);
     let out = Command::cargo_bin("troupe")
         .unwrap()
         .current_dir(dir.path())

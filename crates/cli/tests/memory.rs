@@ -7,13 +7,11 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::{examples, run, troupe};
+use support::{DEMO, copy_examples, run, troupe};
 
 fn campaign_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &DEMO);
     std::fs::write(
         dir.path().join("return.gm.yaml"),
         "turns:\n  - narration: >-\n      Back at the abandoned relay station, the maintenance drone guards the fuel cells again.\n    outcome: The drone lets you pass.\n",

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::{examples, read_log, troupe};
+use support::{copy_examples, read_log, troupe};
 
 /// Lines a person or a model might write: the two found by a new user first.
 const NASTY: &[&str] = &[
@@ -67,9 +67,7 @@ fn validate_says_what_is_wrong_with_input_that_is_not_utf8() {
 #[test]
 fn play_stores_nasty_narration_without_panicking() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &["campaign.json", "campaign.replay.jsonl"]);
     // JSON strings are YAML double-quoted strings, escapes included.
     let script = format!(
         "turns:\n  - narration: {}\n    outcome: {}\n",
@@ -111,9 +109,7 @@ fn play(dir: &Path) -> std::process::Output {
 #[test]
 fn the_terminal_takes_nasty_commands_and_narration() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &["campaign.json", "campaign.replay.jsonl"]);
     let input = "/roll 2d6+İ\n/roll ٣d6\n/ß\n/\u{0}\n/roll d\u{301}6\nHello Galvin. İ the éé Galvin.\n/quit\n";
     let out = troupe()
         .current_dir(dir.path())

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 mod support;
-use support::{examples, of_type, read_log, troupe};
+use support::{copy_examples, examples, of_type, read_log, troupe};
 
 const AGENTS: [&str; 4] = ["alex", "sam", "priya", "jo"];
 const CHARACTERS: [&str; 4] = ["zara", "rex", "vell", "kit"];
@@ -366,9 +366,10 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
 #[test]
 fn the_party_demo_plays_clean() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(
+        dir.path(),
+        &["party.json", "party.gm.yaml", "party.replay.jsonl"],
+    );
     let out = troupe()
         .current_dir(dir.path())
         .args([

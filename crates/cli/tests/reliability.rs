@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod support;
-use support::{examples, of_type, read_log, run, spawn_paused, troupe};
+use support::{DEMO, copy_examples, of_type, read_log, run, spawn_paused, troupe};
 
 const RETURN_SCRIPT: &str = "turns:\n  - narration: >-\n      Back at the abandoned relay station, the maintenance drone guards the fuel cells again.\n    outcome: The drone lets you pass.\n  - narration: The fuel depot is dark and cold.\n    outcome: You find the cells.\n";
 
@@ -16,9 +16,7 @@ const RETURN_SCRIPT: &str = "turns:\n  - narration: >-\n      Back at the abando
 /// what a recall counts (rehearsals) changes what later recalls say.
 fn played_campaign() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &DEMO);
     std::fs::write(dir.path().join("return.gm.yaml"), RETURN_SCRIPT).unwrap();
     let d = dir.path();
     run(
@@ -149,9 +147,7 @@ fn a_kill_between_a_memory_write_and_its_commit_changes_nothing_remembered() {
 /// gone (as in a campaign.db written before they existed): a resume reads every event.
 fn unfinished_session() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &DEMO);
     run(
         dir.path(),
         &[

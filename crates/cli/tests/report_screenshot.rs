@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{examples, run};
+use support::{copy_examples, run};
 
 const WIDTH: u32 = 1280;
 /// Tall enough for every chart: tokens, latency, attempts, validation, consensus, leadership,
@@ -194,9 +194,10 @@ fn the_report_renders_its_charts_in_a_real_browser() {
     // The example party session, played and reported by the real binary.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for f in ["party.json", "research.gm.yaml", "research.replay.jsonl"] {
-        std::fs::copy(examples().join(f), d.join(f)).unwrap();
-    }
+    copy_examples(
+        d,
+        &["party.json", "research.gm.yaml", "research.replay.jsonl"],
+    );
     for args in [
         &[
             "play",

@@ -14,14 +14,10 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
 mod support;
-use support::{of_type, troupe};
+use support::{copy_examples, examples, of_type, troupe};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn examples() -> PathBuf {
-    root().join("examples")
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -59,9 +55,10 @@ fn read_log(dir: &Path) -> Vec<Value> {
 /// The example party session (examples/party.*): three AI players, three turns.
 fn played_party() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["party.json", "research.gm.yaml", "research.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(
+        dir.path(),
+        &["party.json", "research.gm.yaml", "research.replay.jsonl"],
+    );
     run_ok(
         dir.path(),
         &[
@@ -495,9 +492,7 @@ fn a_party_session_through_log_stats_and_report() {
 fn the_party_demo_plays_with_a_complete_log_and_nothing_to_flag() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for f in ["party.json", "party.gm.yaml", "party.replay.jsonl"] {
-        std::fs::copy(examples().join(f), d.join(f)).unwrap();
-    }
+    copy_examples(d, &["party.json", "party.gm.yaml", "party.replay.jsonl"]);
     run_ok(
         d,
         &[
@@ -541,11 +536,7 @@ fn the_party_demo_plays_with_a_complete_log_and_nothing_to_flag() {
 // The demo killed mid-turn, resumed, then undone and resumed again: the log stays complete.
 
 fn demo_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
-    dir
+    support::campaign_with(&support::DEMO)
 }
 
 const DEMO: [&str; 6] = [

@@ -11,13 +11,11 @@ use std::process::Stdio;
 use assert_cmd::cargo::CommandCargoExt;
 
 mod support;
-use support::{examples, troupe};
+use support::{copy_examples, examples, troupe};
 
 fn scene_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["mill.scene.yaml", "mill.player.yaml"] {
-        std::fs::copy(examples().join(f), dir.path().join(f)).unwrap();
-    }
+    copy_examples(dir.path(), &["mill.scene.yaml", "mill.player.yaml"]);
     dir
 }
 

@@ -13,6 +13,23 @@ pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// Copy these files of the examples directory into `dir`.
+pub fn copy_examples(dir: &Path, files: &[&str]) {
+    for f in files {
+        std::fs::copy(examples().join(f), dir.join(f)).unwrap();
+    }
+}
+
+/// The files of the example campaign: the campaign, the demo GM script, the recorded replies.
+pub const DEMO: [&str; 3] = ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"];
+
+/// A fresh directory holding these example files.
+pub fn campaign_with(files: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_examples(dir.path(), files);
+    dir
+}
+
 /// The binary, with no API keys from the environment (nothing may reach a hosted model), no
 /// crash-test pause, and retries 1,000 times shorter.
 pub fn troupe() -> Command {
