@@ -44,8 +44,8 @@ fn what(purpose: Purpose) -> &'static str {
 }
 
 impl Story {
-    /// Before a resumed session goes on: where it stopped, and the interrupted turn so far.
-    /// Show where a resumed session stands: its state, and the events of its last turn.
+    /// Before a resumed session goes on: where it stopped (its state), and the events of the
+    /// interrupted turn so far.
     pub fn recap(&mut self, s: &Session, last_turn: &[Envelope]) {
         let from = last_turn
             .iter()

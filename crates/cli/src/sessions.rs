@@ -214,7 +214,8 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     };
     let from_seq = live[index].seq;
     let to_seq = match unreadable {
-        Some(bad) => store.next_seq(number)?.saturating_sub(1).max(bad.seq),
+        // The damaged event is not in `live`: the undo reaches the log's last stored event.
+        Some(_) => store.next_seq(number)?.saturating_sub(1),
         None => live.last().map_or(from_seq, |e| e.seq),
     };
     let undone = store.mark_undone(number, from_seq)?;
@@ -273,10 +274,9 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// Bring a session's mirror in step with the database after appending to the database: a
-/// mirror holding every event but the last `n` gets them appended; a missing, torn or
-/// otherwise different one is rewritten whole (so no torn line is ever left mid-file).
-/// Returns the open mirror, for appending what comes next.
+/// A session's mirror, open for appending what comes next: kept when it holds what the
+/// database holds (`check_mirror`: its line count and last event), rewritten whole from the
+/// database otherwise (missing, torn or different), so no torn line is ever left mid-file.
 pub fn mirror_for(dir: &Path, store: &Store, number: u32) -> anyhow::Result<EventLog> {
     let path = session_log_path(dir, number);
     let count = store.event_count(number)?;
@@ -299,8 +299,8 @@ pub fn mirror_for(dir: &Path, store: &Store, number: u32) -> anyhow::Result<Even
 }
 
 /// Before a new session: the last session's log, if a crash tore its tail or it went missing,
-/// is rewritten from campaign.db. Only the last byte is read when the log is whole, so a long
-/// campaign costs nothing here; a log torn in the middle is caught by `resume`'s full check.
+/// is rewritten from campaign.db. Only the last byte is read when the log ends in a whole line,
+/// so a long campaign costs nothing here; `resume` checks the rest (`mirror_for`).
 pub fn repair_last_mirror(dir: &Path, store: &Store) -> anyhow::Result<()> {
     let Some(last) = store.latest_session()? else {
         return Ok(());

@@ -280,21 +280,16 @@ impl Store {
 
     /// The events that still stand (not undone): what the session state is folded from.
     pub fn live_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .query(session, "AND undone = 0")?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query(session, "AND undone = 0")?))
     }
 
     /// The standing events the session state depends on: every one but the raw model calls
     /// (the fold ignores them, and they are most of the log's bytes), for a fast resume.
     pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .query(session, "AND undone = 0 AND event_type != 'model_call'")?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query(
+            session,
+            "AND undone = 0 AND event_type != 'model_call'",
+        )?))
     }
 
     /// The standing state events (as [`Store::state_events`]) of turn `from_turn` and later:
@@ -304,28 +299,20 @@ impl Store {
         session: u32,
         from_turn: u32,
     ) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .query_from(
-                session,
-                u64::from(from_turn),
-                "AND undone = 0 AND event_type != 'model_call' AND turn >= ?2",
-            )?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query_from(
+            session,
+            u64::from(from_turn),
+            "AND undone = 0 AND event_type != 'model_call' AND turn >= ?2",
+        )?))
     }
 
     /// The standing state events after `seq`: what a snapshot taken at `seq` lacks.
     pub fn state_events_after(&self, session: u32, seq: u64) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .query_from(
-                session,
-                seq,
-                "AND undone = 0 AND event_type != 'model_call' AND seq > ?2",
-            )?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query_from(
+            session,
+            seq,
+            "AND undone = 0 AND event_type != 'model_call' AND seq > ?2",
+        )?))
     }
 
     /// Every standing event (model calls included) of turn `from_turn` and later.
@@ -334,15 +321,11 @@ impl Store {
         session: u32,
         from_turn: u32,
     ) -> Result<Vec<Envelope>, Error> {
-        Ok(self
-            .query_from(
-                session,
-                u64::from(from_turn),
-                "AND undone = 0 AND turn >= ?2",
-            )?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query_from(
+            session,
+            u64::from(from_turn),
+            "AND undone = 0 AND turn >= ?2",
+        )?))
     }
 
     /// The standing events of these types only (e.g. the GM's inputs, to move a script on).
@@ -358,14 +341,10 @@ impl Store {
             .map(|t| format!("'{t}'"))
             .collect::<Vec<_>>()
             .join(", ");
-        Ok(self
-            .query(
-                session,
-                &format!("AND undone = 0 AND event_type IN ({list})"),
-            )?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
+        Ok(envelopes(self.query(
+            session,
+            &format!("AND undone = 0 AND event_type IN ({list})"),
+        )?))
     }
 
     /// The standing events up to the first one that cannot be read, and that one's seq and
@@ -426,7 +405,9 @@ impl Store {
             .map_err(|e| db(&self.path, e))
     }
 
-    /// A session's events in order, narrowed by a fixed SQL condition.
+    /// A session's events in order, narrowed by a fixed SQL condition. (`query_from` always
+    /// binds `?2`, and SQLite refuses a bound parameter the statement lacks: `seq >= 0` uses it
+    /// and holds for every row.)
     fn query(&self, session: u32, condition: &str) -> Result<Vec<StoredEvent>, Error> {
         self.query_from(session, 0, &format!("{condition} AND seq >= ?2"))
     }
@@ -555,6 +536,11 @@ impl Store {
 
 /// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
 /// anything else keeps SQLite's words.
+/// The events of stored rows, without their undo marks.
+fn envelopes(rows: Vec<StoredEvent>) -> Vec<Envelope> {
+    rows.into_iter().map(|e| e.envelope).collect()
+}
+
 fn db(path: &Path, e: rusqlite::Error) -> Error {
     if let Some(fault) = Fault::of_sqlite(&e) {
         return Error::fault(path, fault);
