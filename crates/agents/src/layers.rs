@@ -18,6 +18,8 @@ pub enum Layer {
     Character,
     /// The campaign memory's own calls (fact extraction), made for no one agent.
     Memory,
+    /// The AI game master.
+    Gm,
 }
 
 /// What a call is for; also the replay key.

@@ -10,6 +10,7 @@
 pub mod consensus;
 mod decisions;
 mod extract;
+mod gm;
 mod layers;
 mod prompts;
 mod views;
@@ -21,6 +22,10 @@ pub use decisions::{
 pub use extract::{
     EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, MAX_FACTS,
     extraction_schema, read_extracted,
+};
+pub use gm::{
+    DeclaredAction, GM_AGENT, GmCall, GmOutcomeReply, GmPurpose, GmRulingReply, GmView, InsightLine,
+    RollLine, TableSeat,
 };
 pub use layers::{AgentCall, Layer, Purpose, temperament};
 pub use prompts::{PromptSet, RenderedPrompt};

@@ -52,6 +52,13 @@ const EMBEDDED: &[(&str, &str)] = &[
         "character_reaction.md",
         include_str!("../prompts/character_reaction.md"),
     ),
+    ("_gm_turn.md", include_str!("../prompts/_gm_turn.md")),
+    ("gm_system.md", include_str!("../prompts/gm_system.md")),
+    ("gm_narration.md", include_str!("../prompts/gm_narration.md")),
+    ("gm_answers.md", include_str!("../prompts/gm_answers.md")),
+    ("gm_ruling.md", include_str!("../prompts/gm_ruling.md")),
+    ("gm_insight_answer.md", include_str!("../prompts/gm_insight_answer.md")),
+    ("gm_outcome.md", include_str!("../prompts/gm_outcome.md")),
     (
         "extract_facts.md",
         include_str!("../prompts/extract_facts.md"),

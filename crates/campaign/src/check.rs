@@ -10,7 +10,7 @@ use troupe_rules::{
 
 use crate::{
     Campaign, CharacterSheet, DEFAULT_SHIP_NAME, MISSING, ModelSettings, PROVIDERS, Personality,
-    PlayerProfile, Problem, Seat, Ship,
+    GmSeatKind, GmSettings, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
 };
 
 const ROOT_FIELDS: &[&str] = &[
@@ -22,7 +22,10 @@ const ROOT_FIELDS: &[&str] = &[
     "characters",
     "corruption_strength",
     "memory",
+    "gm",
 ];
+const GM_FIELDS: &[&str] = &["seat", "model", "scenario"];
+const SCENARIO_FIELDS: &[&str] = &["text", "notes"];
 const MEMORY_FIELDS: &[&str] = &["extraction"];
 const PARTY_FIELDS: &[&str] = &["ship_name", "ship_strengths", "ship_problem"];
 const MODEL_FIELDS: &[&str] = &[
@@ -33,7 +36,7 @@ const MODEL_FIELDS: &[&str] = &[
     "replay_file",
     "context_tokens",
 ];
-const ENTRY_FIELDS: &[&str] = &["player", "character"];
+const ENTRY_FIELDS: &[&str] = &["player", "character", "seat"];
 const TRAITS: [&str; 9] = [
     "analytical_score",
     "risk_tolerance",
@@ -324,7 +327,11 @@ impl Checker {
         };
         let model = match obj.get("model") {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => self.model(v).map(Some).ok_or(()),
+            Some(v) => self.model(v, "model").map(Some).ok_or(()),
+        };
+        let gm = match obj.get("gm") {
+            None | Some(Value::Null) => Some(GmSettings::default()),
+            Some(v) => self.gm(v),
         };
         let seats = self.characters(obj);
         let corruption_strength = match obj.get("corruption_strength") {
@@ -354,6 +361,65 @@ impl Checker {
             model: model.ok()?,
             corruption_strength: corruption_strength?,
             memory_extraction: memory_extraction?,
+            gm: gm?,
+        })
+    }
+
+    /// The `gm` block: who runs the game, with which model, from which scenario.
+    fn gm(&mut self, v: &Value) -> Option<GmSettings> {
+        let obj = self.object(
+            v,
+            "gm",
+            GM_FIELDS,
+            "must be an object with seat (\"person\" or \"ai\") and optional model and scenario",
+        )?;
+        let seat = match obj.get("seat") {
+            None | Some(Value::Null) => Some(GmSeatKind::Person),
+            Some(s) => match s.as_str().map(str::trim) {
+                Some("person") => Some(GmSeatKind::Person),
+                Some("ai") => Some(GmSeatKind::Ai),
+                _ => {
+                    self.bad(
+                        "gm.seat".into(),
+                        s,
+                        "must be \"person\" (you run the game; the default) or \"ai\" (an AI game master)",
+                    );
+                    None
+                }
+            },
+        };
+        let model = match obj.get("model") {
+            None | Some(Value::Null) => Ok(None),
+            Some(m) => self.model(m, "gm.model").map(Some).ok_or(()),
+        };
+        let scenario = match obj.get("scenario") {
+            None | Some(Value::Null) => Ok(None),
+            Some(s) => self.scenario(s).map(Some).ok_or(()),
+        };
+        Some(GmSettings {
+            seat: seat?,
+            model: model.ok()?,
+            scenario: scenario.ok()?,
+        })
+    }
+
+    /// `gm.scenario`: the adventure's premise, and the GM's private notes.
+    fn scenario(&mut self, v: &Value) -> Option<Scenario> {
+        let path = "gm.scenario";
+        let obj = self.object(
+            v,
+            path,
+            SCENARIO_FIELDS,
+            "must be an object with text (the premise) and optional notes (the GM's secrets)",
+        )?;
+        let text = self.string(obj, path, "text");
+        let notes = match obj.get("notes") {
+            None | Some(Value::Null) => Some(Vec::new()),
+            Some(_) => self.list(obj, path, "notes"),
+        };
+        Some(Scenario {
+            text: text?,
+            notes: notes?,
         })
     }
 
@@ -469,8 +535,7 @@ impl Checker {
         ok.then(|| seen.into_iter().map(|(s, _)| s).collect())
     }
 
-    fn model(&mut self, v: &Value) -> Option<ModelSettings> {
-        let path = "model";
+    fn model(&mut self, v: &Value, path: &str) -> Option<ModelSettings> {
         let obj = self.object(
             v,
             path,
@@ -492,7 +557,7 @@ impl Checker {
                     .filter(|s| PROVIDERS.contains(&s.as_str()));
                 if found.is_none() {
                     self.bad(
-                        "model.provider".into(),
+                        join(path, "provider"),
                         p,
                         format!("not a provider; allowed: {providers}"),
                     );
@@ -513,7 +578,7 @@ impl Checker {
                 Some(n) => Ok(Some(n)),
                 None => {
                     self.bad(
-                        "model.context_tokens".into(),
+                        join(path, "context_tokens"),
                         t,
                         "must be a positive whole number of tokens, e.g. 8192",
                     );
@@ -610,9 +675,25 @@ impl Checker {
                 "must be an object: the character sheet",
             )
             .and_then(|c| self.character(c, &join(path, "character")));
+        let taken_by = match obj.get("seat") {
+            None | Some(Value::Null) => Some(SeatTaker::Ai),
+            Some(s) => match s.as_str().map(str::trim) {
+                Some("ai") => Some(SeatTaker::Ai),
+                Some("human") => Some(SeatTaker::Human),
+                _ => {
+                    self.bad(
+                        join(path, "seat"),
+                        s,
+                        "must be \"ai\" (an AI plays this character; the default) or \"human\" (a person at the terminal)",
+                    );
+                    None
+                }
+            },
+        };
         Some(Seat {
             player: player?,
             character: character?,
+            taken_by: taken_by?,
         })
     }
 

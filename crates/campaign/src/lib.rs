@@ -51,6 +51,46 @@ pub struct Campaign {
     /// model at each storage step (default on); off stores each episode as one fact.
     #[serde(default = "on")]
     pub memory_extraction: bool,
+    /// `gm` in the file: who runs the game (default: a person).
+    #[serde(default)]
+    pub gm: GmSettings,
+}
+
+/// Who runs the game, and with what.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GmSettings {
+    pub seat: GmSeatKind,
+    /// The AI GM's own model; the players' model when absent.
+    pub model: Option<ModelSettings>,
+    /// The adventure; an AI GM rolls one on the rulebook's threat tables when absent.
+    pub scenario: Option<Scenario>,
+}
+
+/// The GM's seat: a person (at the terminal or by script) or an AI.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GmSeatKind {
+    #[default]
+    Person,
+    Ai,
+}
+
+/// A prepared adventure: the premise the GM opens with, and what only the GM knows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub text: String,
+    /// The GM's private notes: revealed only through play.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Who plays a character: an AI player (the default) or a person at the terminal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatTaker {
+    #[default]
+    Ai,
+    Human,
 }
 
 fn on() -> bool {
@@ -75,6 +115,9 @@ pub struct Seat {
     pub player: PlayerProfile,
     /// The in-character layer.
     pub character: CharacterSheet,
+    /// `seat` in the file: who plays this character.
+    #[serde(default, rename = "seat")]
+    pub taken_by: SeatTaker,
 }
 
 /// Who the AI player is.

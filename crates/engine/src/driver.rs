@@ -9,11 +9,12 @@ use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
 use crate::memory::CampaignMemory;
-use crate::visibility::{character_view, player_view};
+use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Session,
-    Store,
+    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, PlayerSeat,
+    SeatNote, SeatView, Session, Store,
 };
+use troupe_agents::GmView;
 
 /// Where time comes from: the system clock, or a fixed one in tests.
 pub trait Clock: Send + Sync {
@@ -123,6 +124,10 @@ pub struct Driver<'a> {
     pause_after: Option<u64>,
     pause_before_commit: Option<u64>,
     gm: &'a mut dyn GmSeat,
+    /// The seat of every character a person plays (hot seat: one terminal for all of them).
+    people: Option<&'a mut dyn PlayerSeat>,
+    /// The session ends once this turn is done.
+    last_turn: Option<u32>,
     table: &'a Table,
     observer: &'a mut dyn Observer,
     clock: &'a dyn Clock,
@@ -156,6 +161,8 @@ impl<'a> Driver<'a> {
             pause_after: None,
             pause_before_commit: None,
             gm,
+            people: None,
+            last_turn: None,
             table,
             observer,
             clock,
@@ -198,6 +205,8 @@ impl<'a> Driver<'a> {
             pause_after: None,
             pause_before_commit: None,
             gm,
+            people: None,
+            last_turn: None,
             table,
             observer,
             clock,
@@ -223,6 +232,16 @@ impl<'a> Driver<'a> {
         self.pause_before_commit = Some(seq);
     }
 
+    /// The seat that decides for the characters people play (see `Seat::taken_by`).
+    pub fn seat_people(&mut self, seat: &'a mut dyn PlayerSeat) {
+        self.people = Some(seat);
+    }
+
+    /// End the session once turn `turns` is done.
+    pub fn stop_after(&mut self, turns: u32) {
+        self.last_turn = Some(turns);
+    }
+
     pub fn session(&self) -> &Session {
         &self.session
     }
@@ -244,6 +263,10 @@ impl<'a> Driver<'a> {
             match step {
                 Step::Done => break,
                 Step::Begin => {
+                    if let Some(last) = self.last_turn.filter(|&n| self.session.turn_number >= n) {
+                        self.end(&format!("played the {last} turns asked for")).await?;
+                        continue;
+                    }
                     let turn = self.session.turn_number + 1;
                     self.append_at(Event::TurnStarted, turn, None)?;
                     self.append_at(Event::PhaseStarted, turn, Some(Phase::GmNarration))?;
@@ -261,8 +284,8 @@ impl<'a> Driver<'a> {
                 Step::Recall { agent, query } => self.recall(agent, query)?,
                 Step::Remember { trigger } => self.remember(trigger).await?,
                 Step::Ask(ask) => {
-                    if !self.ask_gm(ask).await? {
-                        self.end("the GM ended the session").await?;
+                    if let Some(why) = self.ask_gm(ask).await? {
+                        self.end(&why).await?;
                     }
                 }
                 Step::Call(spec) => self.calls(vec![spec]).await?,
@@ -485,112 +508,23 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Ask the GM; perform table commands (/roll, /success, /fail) and ask again.
-    /// Returns false when the GM quits.
-    async fn ask_gm(&mut self, ask: GmAsk) -> Result<bool, Error> {
+    /// Ask the GM; perform table commands (/roll, /success, /fail) and ask again. Returns why
+    /// the session ends when the GM ends it.
+    async fn ask_gm(&mut self, ask: GmAsk) -> Result<Option<String>, Error> {
         loop {
-            let s = &self.session;
-            let reply: GmReply<Vec<Event>> = match &ask {
-                GmAsk::Narration => self
-                    .gm
-                    .narrate(s)
-                    .await
-                    .map(|text| vec![Event::GmNarration { text }]),
-                GmAsk::Answers { round, questions } => {
-                    let round = *round;
-                    let n = questions.len();
-                    self.gm
-                        .answer_questions(s, round, questions)
-                        .await
-                        .map(|a| {
-                            let (answers, finished) = match a {
-                                Answers::Finish => (Vec::new(), true),
-                                Answers::Answered(mut v) => {
-                                    v.resize(n, String::new());
-                                    (v, false)
-                                }
-                            };
-                            vec![Event::GmAnswers {
-                                round,
-                                answers,
-                                finished,
-                            }]
-                        })
-                }
-                GmAsk::Review {
-                    agent,
-                    original,
-                    corrected,
-                    verdict,
-                } => self
-                    .gm
-                    .review_action(s, agent, original, corrected, verdict)
-                    .await
-                    .map(|action| {
-                        vec![Event::GmReviewedAction {
-                            agent: agent.clone(),
-                            action,
-                        }]
-                    }),
-                GmAsk::Adjudicate { agent, action } => {
-                    self.gm.adjudicate(s, agent, action).await.map(|ruling| {
-                        vec![Event::GmAdjudication {
-                            agent: agent.clone(),
-                            ruling,
-                        }]
-                    })
-                }
-                GmAsk::Override { agent, roll } => {
-                    self.gm.override_roll(s, agent, roll).await.map(|change| {
-                        vec![Event::GmRollOverride {
-                            agent: agent.clone(),
-                            result: apply_override(roll, &change),
-                            change,
-                        }]
-                    })
-                }
-                GmAsk::Insight { agent, question } => self
-                    .gm
-                    .answer_insight(s, agent, question)
-                    .await
-                    .map(|answer| {
-                        vec![Event::LaserFeelingsAnswer {
-                            agent: agent.clone(),
-                            answer,
-                        }]
-                    }),
-                GmAsk::Outcome => self
-                    .gm
-                    .narrate_outcome(s)
-                    .await
-                    .map(|text| vec![Event::GmOutcome { text }]),
-                GmAsk::Interject { round } => {
-                    let round = *round;
-                    self.gm.interject(s, round).await.map(|text| {
-                        vec![Event::GmOoc {
-                            round,
-                            text: text.unwrap_or_default(),
-                        }]
-                    })
-                }
-                GmAsk::Failure {
-                    phase,
-                    agent,
-                    error,
-                } => {
-                    let (phase, agent) = (*phase, agent.clone());
-                    self.gm
-                        .resolve_failure(s, phase, &agent, error)
-                        .await
-                        .map(|choice| take_over(&self.session, phase, &agent, choice))
-                }
-            };
+            let mut view = gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
+            view.last_turn = self.last_turn;
+            let reply = self.gm_decision(&ask, &view).await;
+            // What the seat did to decide (an AI's calls, its checks) comes before the decision.
+            for note in self.gm.take_notes() {
+                self.append(seat_note_event(note))?;
+            }
             match reply {
                 GmReply::Answer(events) => {
                     for e in events {
                         self.append(e)?;
                     }
-                    return Ok(true);
+                    return Ok(None);
                 }
                 GmReply::Roll(expr) => {
                     self.gm_roll(&expr)?;
@@ -607,7 +541,113 @@ impl<'a> Driver<'a> {
                         self.flush()?;
                     }
                 }
-                GmReply::Quit => return Ok(false),
+                GmReply::Quit => return Ok(Some("the GM ended the session".into())),
+                GmReply::End(why) => return Ok(Some(why)),
+                GmReply::Fail(message) => {
+                    self.flush()?;
+                    return Err(Error::SeatFailed {
+                        session: self.session.number,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+
+    /// One GM decision, as the events that record it.
+    async fn gm_decision(&mut self, ask: &GmAsk, v: &GmView) -> GmReply<Vec<Event>> {
+        match ask {
+            GmAsk::Narration => self
+                .gm
+                .narrate(v)
+                .await
+                .map(|text| vec![Event::GmNarration { text }]),
+            GmAsk::Answers { round, questions } => {
+                let (round, n) = (*round, questions.len());
+                self.gm
+                    .answer_questions(v, round, questions)
+                    .await
+                    .map(|a| {
+                        let (answers, finished) = match a {
+                            Answers::Finish => (Vec::new(), true),
+                            Answers::Answered(mut v) => {
+                                v.resize(n, String::new());
+                                (v, false)
+                            }
+                        };
+                        vec![Event::GmAnswers {
+                            round,
+                            answers,
+                            finished,
+                        }]
+                    })
+            }
+            GmAsk::Review {
+                agent,
+                original,
+                corrected,
+                verdict,
+            } => self
+                .gm
+                .review_action(v, agent, original, corrected, verdict)
+                .await
+                .map(|action| {
+                    vec![Event::GmReviewedAction {
+                        agent: agent.clone(),
+                        action,
+                    }]
+                }),
+            GmAsk::Adjudicate { agent, action } => {
+                self.gm.adjudicate(v, agent, action).await.map(|ruling| {
+                    vec![Event::GmAdjudication {
+                        agent: agent.clone(),
+                        ruling,
+                    }]
+                })
+            }
+            GmAsk::Override { agent, roll } => {
+                self.gm.override_roll(v, agent, roll).await.map(|change| {
+                    vec![Event::GmRollOverride {
+                        agent: agent.clone(),
+                        result: apply_override(roll, &change),
+                        change,
+                    }]
+                })
+            }
+            GmAsk::Insight { agent, question } => self
+                .gm
+                .answer_insight(v, agent, question)
+                .await
+                .map(|answer| {
+                    vec![Event::LaserFeelingsAnswer {
+                        agent: agent.clone(),
+                        answer,
+                    }]
+                }),
+            GmAsk::Outcome => self
+                .gm
+                .narrate_outcome(v)
+                .await
+                .map(|text| vec![Event::GmOutcome { text }]),
+            GmAsk::Interject { round } => {
+                let round = *round;
+                self.gm.interject(v, round).await.map(|text| {
+                    vec![Event::GmOoc {
+                        round,
+                        text: text.unwrap_or_default(),
+                    }]
+                })
+            }
+            GmAsk::Failure {
+                phase,
+                agent,
+                error,
+            } => {
+                let (phase, agent) = (*phase, agent.clone());
+                self.gm
+                    .resolve_failure(v, phase, &agent, error)
+                    .await
+                    .map(|choice| take_over(&self.session, phase, &agent, choice))
             }
         }
     }
@@ -636,6 +676,18 @@ impl<'a> Driver<'a> {
                 round: *round,
                 elapsed_ms,
             });
+        }
+        // A person's decisions first, one after another (a hot seat shares one terminal).
+        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) =
+            specs.into_iter().partition(|c| self.played_by_person(c.agent()));
+        for spec in people {
+            if let Some(why) = self.ask_person(&spec).await? {
+                self.end(&why).await?;
+                return Ok(());
+            }
+        }
+        if specs.is_empty() {
+            return Ok(());
         }
         let mut built = Vec::with_capacity(specs.len());
         for spec in &specs {
@@ -712,6 +764,49 @@ impl<'a> Driver<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A person plays this agent's character, and there is a seat to ask them.
+    fn played_by_person(&self, agent: &str) -> bool {
+        self.people.is_some()
+            && self
+                .session
+                .seat(agent)
+                .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human)
+    }
+
+    /// Ask a person for a player decision; their reply is read and recorded as an AI's would
+    /// be. Returns why the session ends when they quit.
+    async fn ask_person(&mut self, spec: &CallSpec) -> Result<Option<String>, Error> {
+        let agent = spec.agent().to_string();
+        let missing = || Error::UnknownAgent(agent.clone());
+        let view = match spec {
+            CallSpec::Action { .. }
+            | CallSpec::InsightQuestion { .. }
+            | CallSpec::Reaction { .. } => {
+                SeatView::Character(character_view(&self.session, &agent).ok_or_else(missing)?)
+            }
+            _ => SeatView::Player(player_view(&self.session, &agent).ok_or_else(missing)?),
+        };
+        let Some(seat) = self.people.as_deref_mut() else {
+            return Err(missing());
+        };
+        match seat.decide(&view, spec).await {
+            GmReply::Answer(value) => {
+                let events = decide(&self.session, spec, &value).map_err(Error::Agent)?;
+                for e in events {
+                    self.append(e)?;
+                }
+                Ok(None)
+            }
+            GmReply::Fail(message) => Err(Error::SeatFailed {
+                session: self.session.number,
+                message,
+            }),
+            GmReply::End(why) => Ok(Some(why)),
+            // A player's seat has no table commands: anything else is leaving the table.
+            _ => Ok(Some(format!("{agent}'s player left the table"))),
+        }
     }
 
     /// Before a later discussion round: how long the discussion has run, when that is past
@@ -1070,4 +1165,29 @@ pub fn served_calls(events: &[Envelope]) -> Vec<troupe_llm::CallTag> {
             _ => None,
         })
         .collect()
+}
+
+/// The event that records what a seat did on the way to a decision.
+fn seat_note_event(note: SeatNote) -> Event {
+    match note {
+        SeatNote::Call { purpose, record } => Event::ModelCall {
+            agent: troupe_agents::GM_AGENT.to_string(),
+            layer: troupe_agents::Layer::Gm,
+            purpose,
+            record,
+        },
+        SeatNote::Flag {
+            check,
+            detail,
+            text,
+            sent_back,
+            kept,
+        } => Event::GmFlagged {
+            check,
+            detail,
+            text,
+            sent_back,
+            kept,
+        },
+    }
 }

@@ -261,6 +261,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         extraction: Option<String>,
     },
+    /// A check of the AI GM's output found a problem: its outcome contradicts the dice, its
+    /// narration decides what a character does or feels, or it repeats a private note word for
+    /// word. `sent_back`: the GM was asked to rewrite; `kept`: this text reached the table.
+    GmFlagged {
+        check: String,
+        detail: String,
+        text: String,
+        sent_back: bool,
+        kept: bool,
+    },
     GmFailureDecision {
         agent: String,
         #[serde(flatten)]

@@ -3,6 +3,7 @@
 //! A session is an append-only log of [`Event`]s. [`Session`] is the fold of that log; the pure
 //! [`next`] says what the turn needs now; the [`Driver`] performs it and appends the result.
 
+mod ai_gm;
 mod driver;
 mod events;
 mod fault;
@@ -20,6 +21,7 @@ mod store;
 pub mod transcript;
 pub mod visibility;
 
+pub use ai_gm::AiGm;
 pub use driver::{
     Clock, DiscussionLimit, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table,
     served_calls,
@@ -36,7 +38,7 @@ pub use machine::{
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use scene_store::{SceneRun, SceneStore};
-pub use seat::{Answers, GmReply, GmSeat};
+pub use seat::{Answers, GmReply, GmSeat, PlayerSeat, SeatNote, SeatView};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable};
 pub use transcript::render_markdown;
@@ -97,6 +99,11 @@ pub enum Error {
         /// Whether the event is in the log already, for the user.
         saved: &'static str,
     },
+    #[error(
+        "session {session} stopped: {message}. Everything so far is saved; `troupe resume` \
+         asks again."
+    )]
+    SeatFailed { session: u32, message: String },
     #[error("there is no session {0} in this campaign")]
     NoSuchSession(u32),
     #[error("no agent {0} at this table")]

@@ -17,6 +17,9 @@ pub const MAX_CLARIFICATION_ROUNDS: u32 = 3;
 pub const MAX_QUESTIONS: u32 = 2;
 /// Character action attempts before the validator auto-corrects.
 pub const MAX_ACTION_ATTEMPTS: u32 = 3;
+/// A person gets the validator's feedback once and may rephrase; then the action is corrected
+/// or goes to the GM (feedback, not a retry loop).
+pub const PERSON_ACTION_ATTEMPTS: u32 = 2;
 /// Failed model calls in a phase before the GM is asked what to do (one automatic retry).
 pub const FAILURES_BEFORE_GM: u32 = 2;
 
@@ -264,7 +267,15 @@ pub fn next(s: &Session) -> Step {
                     });
                 }
                 if track.attempts.len() > track.verdicts.len() {
-                    return Step::Emit(validate(&a, &track.attempts));
+                    let person = s
+                        .seat(&a)
+                        .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
+                    let max = if person {
+                        PERSON_ACTION_ATTEMPTS
+                    } else {
+                        MAX_ACTION_ATTEMPTS
+                    };
+                    return Step::Emit(validate(&a, &track.attempts, max));
                 }
                 // The last attempt was sent back: the character tries again.
                 return Step::Advance(Phase::CharacterAction);
@@ -697,7 +708,7 @@ pub fn apply_override(roll: &RollResult, change: &RollOverride) -> RollResult {
 }
 
 /// The verdict on the latest attempt; after the last attempt, auto-correct or flag for the GM.
-fn validate(agent: &str, attempts: &[ActionDecl]) -> Event {
+fn validate(agent: &str, attempts: &[ActionDecl], max_attempts: u32) -> Event {
     let attempt = attempts.len() as u32;
     let text = attempts
         .last()
@@ -706,7 +717,7 @@ fn validate(agent: &str, attempts: &[ActionDecl]) -> Event {
     let verdict = check(text);
     let (result, corrected) = if !verdict.flagged {
         (VerdictResult::Passed, None)
-    } else if attempt < MAX_ACTION_ATTEMPTS {
+    } else if attempt < max_attempts {
         (VerdictResult::Retry, None)
     } else {
         let fix = auto_correct(text);

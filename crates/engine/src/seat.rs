@@ -1,12 +1,14 @@
-//! Seats: who decides. The engine asks a seat for each GM decision and cannot tell a person at
-//! the terminal from a script or, later, an AI.
+//! Seats: who decides. The engine asks a seat for each decision, through the view of its role,
+//! and cannot tell a person at the terminal from a script, an AI or a recorded session: each
+//! decision is recorded as the same event whoever made it.
 
 use async_trait::async_trait;
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, CharacterView, GmView, PlayerView};
+use troupe_llm::AttemptRecord;
 use troupe_rules::{DiceExpr, RollResult};
 use troupe_validator::Verdict;
 
-use crate::{FailureChoice, Phase, RollOverride, Ruling, Session, WhisperScope};
+use crate::{CallSpec, FailureChoice, Phase, RollOverride, Ruling, WhisperScope};
 
 /// A seat's reply: the answer, or a table command to perform before asking again.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +26,11 @@ pub enum GmReply<T> {
     },
     /// `/quit` (or the script ran out): save and end the session.
     Quit,
+    /// End the session here, for this reason (an AI GM's natural stopping point).
+    End(String),
+    /// The seat cannot decide (an AI's model failed past its retries): everything so far is
+    /// saved and the session stops unended, so `troupe resume` asks again.
+    Fail(String),
 }
 
 impl<T> GmReply<T> {
@@ -34,6 +41,8 @@ impl<T> GmReply<T> {
             GmReply::Force(b) => GmReply::Force(b),
             GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
             GmReply::Quit => GmReply::Quit,
+            GmReply::End(why) => GmReply::End(why),
+            GmReply::Fail(why) => GmReply::Fail(why),
         }
     }
 }
@@ -47,20 +56,48 @@ pub enum Answers {
     Finish,
 }
 
-/// The GM's seat: one method per decision the game asks of the GM.
+/// What a seat did on the way to a decision that the log must hold: the model calls an AI seat
+/// made, and what the checks of its output found.
+#[derive(Clone, Debug)]
+pub enum SeatNote {
+    Call {
+        purpose: String,
+        record: AttemptRecord,
+    },
+    Flag {
+        /// Which check: "outcome_contradicts_dice", "decides_for_character",
+        /// "private_note_verbatim".
+        check: String,
+        detail: String,
+        /// The text that was flagged.
+        text: String,
+        /// Sent back for a rewrite (true) or only flagged (the rewrite was flagged too).
+        sent_back: bool,
+        /// The flagged text is what the table got.
+        kept: bool,
+    },
+}
+
+/// The GM's seat: one method per decision the game asks of the GM, each given the GM's view.
 #[async_trait]
 pub trait GmSeat: Send {
-    async fn narrate(&mut self, s: &Session) -> GmReply<String>;
+    /// What this seat did since it was last asked (an AI's model calls, its checks' flags), in
+    /// order; recorded before the decision.
+    fn take_notes(&mut self) -> Vec<SeatNote> {
+        Vec::new()
+    }
+
+    async fn narrate(&mut self, v: &GmView) -> GmReply<String>;
     async fn answer_questions(
         &mut self,
-        s: &Session,
+        v: &GmView,
         round: u32,
         questions: &[(String, String)],
     ) -> GmReply<Answers>;
     /// The validator gave up on an action: return the text to keep (the correction or an edit).
     async fn review_action(
         &mut self,
-        s: &Session,
+        v: &GmView,
         agent: &str,
         original: &str,
         corrected: &str,
@@ -68,30 +105,44 @@ pub trait GmSeat: Send {
     ) -> GmReply<String>;
     async fn adjudicate(
         &mut self,
-        s: &Session,
+        v: &GmView,
         agent: &str,
         action: &ActionDecl,
     ) -> GmReply<Ruling>;
     async fn override_roll(
         &mut self,
-        s: &Session,
+        v: &GmView,
         agent: &str,
         roll: &RollResult,
     ) -> GmReply<RollOverride>;
-    async fn answer_insight(&mut self, s: &Session, agent: &str, question: &str)
+    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str)
     -> GmReply<String>;
-    async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String>;
+    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String>;
     /// After a discussion round without agreement: something to say into the players' OOC
     /// talk, or None to let them go on.
-    async fn interject(&mut self, _s: &Session, _round: u32) -> GmReply<Option<String>> {
+    async fn interject(&mut self, _v: &GmView, _round: u32) -> GmReply<Option<String>> {
         GmReply::Answer(None)
     }
     /// A phase failed twice: retry, skip the AI's contribution, or type it yourself.
     async fn resolve_failure(
         &mut self,
-        s: &Session,
+        v: &GmView,
         phase: Phase,
         agent: &str,
         error: &str,
     ) -> GmReply<FailureChoice>;
+}
+
+/// What a player seat is shown: the player layer's view or the character's, by the decision.
+#[derive(Clone, Debug)]
+pub enum SeatView {
+    Player(PlayerView),
+    Character(CharacterView),
+}
+
+/// A player's seat taken by a person (at the terminal, or a script standing in for one). Its
+/// reply is the JSON an AI's reply would be, so it is read and recorded the same way.
+#[async_trait]
+pub trait PlayerSeat: Send {
+    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<serde_json::Value>;
 }

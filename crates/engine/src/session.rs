@@ -524,7 +524,7 @@ impl Session {
                 t.votes
                     .insert(agent.clone(), (vote.clone(), remark.clone()));
             }
-            Event::ModelCall { .. } | Event::ContextTrimmed { .. } => {}
+            Event::ModelCall { .. } | Event::ContextTrimmed { .. } | Event::GmFlagged { .. } => {}
         }
     }
 

@@ -3,8 +3,10 @@
 //! directive (P2C); the player sees the fiction, its own profile, and its questions and answers.
 
 use troupe_agents::{
-    CharacterView, Layer, OocLine, PartyMember, PartyPlan, PlayerView, QuestionAnswer, TurnRecap,
+    CharacterView, DeclaredAction, GmView, InsightLine, Layer, OocLine, PartyMember, PartyPlan,
+    PlayerView, QuestionAnswer, RollLine, TableSeat, TurnRecap,
 };
+use troupe_campaign::SeatTaker;
 use troupe_rules::RollResult;
 
 use crate::Session;
@@ -204,4 +206,98 @@ pub fn describe_roll(r: &RollResult) -> String {
             ""
         }
     )
+}
+
+/// The game master's view: everything said and rolled at the table, the party's OOC talk, the
+/// whispers it sent and its own notes; never a player's private strategy or directive.
+pub fn gm_view(s: &Session) -> Option<GmView> {
+    let campaign = s.campaign.as_ref()?;
+    let name = |agent: &str| {
+        s.seat(agent)
+            .map_or_else(|| agent.to_string(), |x| x.character.name.clone())
+    };
+    let t = &s.turn;
+    Some(GmView {
+        gm_name: campaign.gm_name.clone(),
+        ship: campaign.ship.clone(),
+        turn: s.turn_number,
+        last_turn: None,
+        table: s
+            .seats()
+            .iter()
+            .map(|x| TableSeat {
+                agent_id: x.player.agent_id.clone(),
+                player_name: x.player.name.clone(),
+                character: x.character.clone(),
+                human: x.taken_by == SeatTaker::Human,
+            })
+            .collect(),
+        scenario: campaign.gm.scenario.clone(),
+        recent: recent(s),
+        narration: t.narration.clone().unwrap_or_default(),
+        clarifications: t.clarifications.clone(),
+        discussion: t.ooc.iter().map(ooc_line).collect(),
+        plan: s.settled().and_then(|c| {
+            Some(PartyPlan {
+                plan: c.plan.clone()?,
+                proposer: c.proposer.clone()?,
+                outcome: c.outcome.as_str().to_string(),
+            })
+        }),
+        actions: t
+            .actions
+            .iter()
+            .filter_map(|(agent, track)| {
+                let decl = track.final_action().or_else(|| track.attempts.last().cloned())?;
+                Some(DeclaredAction {
+                    agent_id: agent.clone(),
+                    character: name(agent),
+                    action: decl.action,
+                    dialogue: decl.dialogue,
+                    task_type: decl.task_type,
+                    prepared: decl.prepared,
+                    expert: decl.expert,
+                    helping: decl.helping,
+                })
+            })
+            .collect(),
+        rolls: t
+            .rolls
+            .iter()
+            .map(|(agent, r)| RollLine {
+                character: name(agent),
+                summary: describe_roll(r),
+                successes: r.successes,
+            })
+            .collect(),
+        insights: t
+            .insights
+            .iter()
+            .filter_map(|(agent, i)| {
+                Some(InsightLine {
+                    character: name(agent),
+                    question: i.question.clone()?,
+                    answer: i.answer.clone(),
+                })
+            })
+            .collect(),
+        outcome: t.outcome.clone(),
+        whispers: s
+            .whispers
+            .iter()
+            .map(|w| (w.to.clone().unwrap_or_else(|| "all".into()), w.text.clone()))
+            .collect(),
+    })
+}
+
+/// One message of the OOC talk as it was said (the GM hears it all).
+fn ooc_line(m: &crate::OocEntry) -> OocLine {
+    OocLine {
+        round: m.round,
+        speaker: m.agent.clone().unwrap_or_else(|| "GM".into()),
+        message: m.message.clone(),
+        proposal: m.proposal.clone(),
+        stance: m.stance.map(|x| x.as_str().to_string()),
+        on: m.on.clone(),
+    }
 }

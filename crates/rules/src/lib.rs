@@ -6,12 +6,14 @@
 // Text from people, models and files is taken apart here: nothing is indexed unchecked.
 #![deny(clippy::indexing_slicing)]
 
+mod adventure;
 mod dice;
 mod kernel;
 mod lasers;
 mod notation;
 mod vocab;
 
+pub use adventure::{Adventure, roll_adventure};
 pub use dice::{roll_dice, roll_seed};
 pub use kernel::{Band, Check, CheckRoll, Edge, band_for, band_probabilities, roll_check};
 pub use lasers::{

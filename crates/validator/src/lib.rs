@@ -83,6 +83,7 @@
 // Text from people, models and files is taken apart here: nothing is indexed unchecked.
 #![deny(clippy::indexing_slicing)]
 
+pub mod gm;
 mod lex;
 
 use std::sync::LazyLock;

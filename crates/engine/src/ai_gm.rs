@@ -1,0 +1,258 @@
+//! The AI game master: a [`GmSeat`] that decides through model calls. Its calls and what its
+//! checks found are handed to the driver as [`SeatNote`]s, so they are logged like the players'
+//! calls (model_call events) before the decision they led to.
+//!
+//! It runs the game by the rulebook: the prompts carry the GM advice; the checks catch an
+//! outcome that goes against the dice, a narration that decides what a character does or
+//! feels, and a private note read out, and send the text back once for a rewrite.
+
+use std::collections::BTreeSet;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use troupe_agents::{ActionDecl, GmCall, GmPurpose, GmView, PromptSet};
+use troupe_llm::Gateway;
+use troupe_rules::RollResult;
+use troupe_validator::Verdict;
+use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note};
+
+use crate::{Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, SeatNote};
+
+/// Model calls that failed (past the gateway's own retries) before the seat gives up.
+const FAILED_CALLS: u32 = 2;
+
+/// A problem a check found: (check, what is wrong, the text).
+type Finding = (&'static str, String, String);
+
+pub struct AiGm {
+    gateway: Gateway,
+    prompts: PromptSet,
+    notes: Vec<SeatNote>,
+    /// (turn, phase, agent) already retried after a failure: the next time, skip.
+    retried: BTreeSet<(u32, Phase, String)>,
+    /// Why the session ends at the next narration (the story reached a stopping point).
+    ending: Option<String>,
+}
+
+impl AiGm {
+    pub fn new(gateway: Gateway, prompts: PromptSet) -> Self {
+        AiGm {
+            gateway,
+            prompts,
+            notes: Vec::new(),
+            retried: BTreeSet::new(),
+            ending: None,
+        }
+    }
+
+    /// One model call, its attempts noted for the log: the reply's JSON, or why it failed.
+    async fn call(&mut self, call: GmCall) -> Result<Value, String> {
+        let mut records = Vec::new();
+        let result = self
+            .gateway
+            .call(&call.request, &mut |r| records.push(r))
+            .await;
+        let purpose = call.purpose.as_str();
+        self.notes.extend(records.into_iter().map(|record| SeatNote::Call {
+            purpose: purpose.to_string(),
+            record,
+        }));
+        let reply = result.map_err(|e| e.to_string())?;
+        Ok(reply.json.unwrap_or(Value::String(reply.content)))
+    }
+
+    /// Build, call, read and check; a text the checks flag goes back once with what was wrong.
+    /// The model failing twice stops the seat (the session is saved; resume asks again).
+    async fn decide<T>(
+        &mut self,
+        build: impl Fn(&PromptSet, &str) -> Result<GmCall, troupe_agents::Error>,
+        read: impl Fn(&Value) -> Result<T, troupe_agents::Error>,
+        check: impl Fn(&T) -> Option<Finding>,
+    ) -> GmReply<T> {
+        let (mut feedback, mut failures, mut sent_back) = (String::new(), 0, false);
+        loop {
+            let call = match build(&self.prompts, &feedback) {
+                Ok(c) => c,
+                Err(e) => return GmReply::Fail(format!("the AI GM's prompt failed: {e}")),
+            };
+            let decided = match self.call(call).await {
+                Ok(value) => read(&value).map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            let decided = match decided {
+                Ok(d) => d,
+                Err(e) => {
+                    failures += 1;
+                    if failures >= FAILED_CALLS {
+                        return GmReply::Fail(format!("the AI GM's model failed twice: {e}"));
+                    }
+                    continue;
+                }
+            };
+            let Some((check, detail, text)) = check(&decided) else {
+                return GmReply::Answer(decided);
+            };
+            let kept = sent_back;
+            self.notes.push(SeatNote::Flag {
+                check: check.to_string(),
+                detail: detail.clone(),
+                text,
+                sent_back: !kept,
+                kept,
+            });
+            if kept {
+                return GmReply::Answer(decided);
+            }
+            sent_back = true;
+            feedback = detail;
+        }
+    }
+}
+
+/// The checks every text the GM says aloud goes through. `deeds`: a scene's narration may not
+/// make a character act either (an outcome restates the declared action).
+fn said_aloud(v: &GmView, text: &str, deeds: bool) -> Option<Finding> {
+    let names: Vec<String> = v.table.iter().map(|s| s.character.name.clone()).collect();
+    if let Some(sentence) = decides_for(text, &names, deeds) {
+        let what = if deeds { "does or feels" } else { "feels or decides" };
+        return Some((
+            "decides_for_character",
+            format!(
+                "\"{sentence}\" says what a player character {what}; describe the world and let the players decide"
+            ),
+            text.to_string(),
+        ));
+    }
+    let notes = v.scenario.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    repeats_note(text, &notes).map(|phrase| {
+        (
+            "private_note_verbatim",
+            format!(
+                "it reads your private note out (\"{phrase}\"); reveal it only through what happens"
+            ),
+            text.to_string(),
+        )
+    })
+}
+
+#[async_trait]
+impl GmSeat for AiGm {
+    fn take_notes(&mut self) -> Vec<SeatNote> {
+        std::mem::take(&mut self.notes)
+    }
+
+    async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
+        if let Some(why) = self.ending.take() {
+            return GmReply::End(why);
+        }
+        let view = v.clone();
+        self.decide(
+            |p, fb| p.gm_narration(&view, fb),
+            GmPurpose::read_narration,
+            |text| said_aloud(&view, text, true),
+        )
+        .await
+    }
+
+    async fn answer_questions(
+        &mut self,
+        v: &GmView,
+        _round: u32,
+        questions: &[(String, String)],
+    ) -> GmReply<Answers> {
+        let (view, n) = (v.clone(), questions.len());
+        self.decide(
+            |p, fb| p.gm_answers(&view, questions, fb),
+            |value| GmPurpose::read_answers(value, n),
+            |answers| said_aloud(&view, &answers.join("\n"), false),
+        )
+        .await
+        .map(Answers::Answered)
+    }
+
+    /// The correction keeps the character's intent without the overreach: the AI GM takes it.
+    async fn review_action(
+        &mut self,
+        _v: &GmView,
+        _agent: &str,
+        _original: &str,
+        corrected: &str,
+        _verdict: &Verdict,
+    ) -> GmReply<String> {
+        GmReply::Answer(corrected.to_string())
+    }
+
+    async fn adjudicate(&mut self, v: &GmView, agent: &str, _action: &ActionDecl) -> GmReply<Ruling> {
+        let view = v.clone();
+        self.decide(
+            |p, _| p.gm_ruling(&view, agent),
+            GmPurpose::read_ruling,
+            |_| None,
+        )
+        .await
+        .map(|r| {
+            if r.roll {
+                Ruling::Roll {
+                    task: r.task_type,
+                    prepared: r.prepared,
+                    expert: r.expert,
+                }
+            } else {
+                Ruling::NoRoll { note: r.reason }
+            }
+        })
+    }
+
+    /// The dice stand: the AI GM lets the chips fall where they may.
+    async fn override_roll(&mut self, _v: &GmView, _agent: &str, _roll: &RollResult) -> GmReply<RollOverride> {
+        GmReply::Answer(RollOverride::Keep)
+    }
+
+    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String> {
+        let view = v.clone();
+        self.decide(
+            |p, fb| p.gm_insight(&view, agent, question, fb),
+            GmPurpose::read_insight_answer,
+            |text| said_aloud(&view, text, false),
+        )
+        .await
+    }
+
+    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
+        let view = v.clone();
+        let successes: Vec<u32> = v.rolls.iter().map(|r| r.successes).collect();
+        let reply = self
+            .decide(
+                |p, fb| p.gm_outcome(&view, fb),
+                GmPurpose::read_outcome,
+                |o| {
+                    contradicts_dice(&o.outcome, &successes)
+                        .map(|d| ("outcome_contradicts_dice", d, o.outcome.clone()))
+                        .or_else(|| said_aloud(&view, &o.outcome, false))
+                },
+            )
+            .await;
+        reply.map(|o| {
+            // With a turn limit the session plays its turns; without, the GM may stop here.
+            if o.end_session && v.last_turn.is_none() {
+                self.ending = Some("the AI GM ended the session at a natural stopping point".into());
+            }
+            o.outcome
+        })
+    }
+
+    /// Twice failed: try once more, then skip the AI's part and keep the story moving.
+    async fn resolve_failure(
+        &mut self,
+        v: &GmView,
+        phase: Phase,
+        agent: &str,
+        _error: &str,
+    ) -> GmReply<FailureChoice> {
+        if self.retried.insert((v.turn, phase, agent.to_string())) {
+            GmReply::Answer(FailureChoice::Retry)
+        } else {
+            GmReply::Answer(FailureChoice::Skip)
+        }
+    }
+}
