@@ -8,7 +8,10 @@ use troupe_llm::{AttemptRecord, Gateway};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
-use crate::memory::CampaignMemory;
+use crate::memory::campaign::CampaignMemory;
+use crate::memory::episodes::{episodes_of, unstored_turns};
+use crate::memory::extraction::{extract, extraction_call};
+use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
     Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, PlayerSeat,
@@ -304,7 +307,7 @@ impl<'a> Driver<'a> {
         self.pending.clear();
         if self.session.ended.is_none() {
             // Session end is a storage trigger: what was played goes into memory first.
-            let unstored = !crate::memory::unstored_turns(&self.session).is_empty();
+            let unstored = !unstored_turns(&self.session).is_empty();
             let in_flight = self.session.in_turn && self.session.turn.narration.is_some();
             if unstored || in_flight {
                 self.remember(Some("session end".into())).await?;
@@ -341,7 +344,7 @@ impl<'a> Driver<'a> {
         };
         let results = recalled
             .iter()
-            .filter(|r| r.layer == crate::memory::RecallLayer::Player)
+            .filter(|r| r.layer == RecallLayer::Player)
             .map(|r| r.line())
             .collect();
         self.append(Event::MemoryRetrieved {
@@ -365,7 +368,7 @@ impl<'a> Driver<'a> {
                 extraction: None,
             });
         };
-        let mut turns = crate::memory::unstored_turns(&self.session);
+        let mut turns = unstored_turns(&self.session);
         // The turn in flight is stored whole at its own storage step, even if a session end
         // stored part of it before a resume: ids are stable, so nothing doubles.
         if self.session.in_turn && !turns.contains(&self.session.turn_number) {
@@ -383,11 +386,18 @@ impl<'a> Driver<'a> {
             .store
             .state_events_from_turn(self.session.number, from)?;
         events.extend(self.pending.iter().cloned());
-        let items = crate::memory::episodes_of(&self.session, &events, &turns);
+        let items = episodes_of(&self.session, &events, &turns);
         // Facts from free text, by the model, logged like every call (replay serves them).
-        let (extraction, calls) = crate::memory::extract(self.table, &self.session, &items).await;
+        let (extraction, calls) = extract(
+            &self.table.gateway,
+            &self.table.prompts,
+            &self.table.memory,
+            &self.session,
+            &items,
+        )
+        .await;
         for record in calls {
-            self.append(crate::memory::extraction_call(record))?;
+            self.append(extraction_call(record))?;
         }
         let got = match self.table.memory.lock() {
             Ok(mut m) => m.remember(&self.session, &items, &extraction),

@@ -150,7 +150,7 @@ pub enum Event {
         query: String,
         results: Vec<String>,
         #[serde(default)]
-        recalled: Vec<crate::memory::Recalled>,
+        recalled: Vec<crate::memory::types::Recalled>,
         status: String,
     },
     ClarifyingQuestions {
@@ -255,7 +255,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         turns: Vec<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        stored: Option<crate::memory::Remembered>,
+        stored: Option<crate::memory::types::Remembered>,
         /// How facts were drawn from the free text: `model`, `fallback: <reason>` (the raw
         /// episodes were stored), or `off`; absent when there was nothing to draw from.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -86,7 +86,7 @@ pub struct Turn {
     pub narration: Option<String>,
     pub memory_done: BTreeSet<String>,
     /// What each AI recalled this turn, both layers.
-    pub recalled: BTreeMap<String, Vec<crate::memory::Recalled>>,
+    pub recalled: BTreeMap<String, Vec<crate::memory::types::Recalled>>,
     pub clarification_round: u32,
     /// Questions per round, per agent, in seat order.
     pub questions: BTreeMap<u32, BTreeMap<String, Vec<String>>>,

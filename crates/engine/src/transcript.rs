@@ -192,8 +192,8 @@ impl Transcript {
                 );
                 for r in recalled {
                     let layer = match r.layer {
-                        crate::memory::RecallLayer::Player => "player",
-                        crate::memory::RecallLayer::Character => "character",
+                        crate::memory::types::RecallLayer::Player => "player",
+                        crate::memory::types::RecallLayer::Character => "character",
                     };
                     b.push_str(&format!("\n- ({layer}) {}", inline(&r.line())));
                 }
