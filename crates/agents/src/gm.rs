@@ -60,9 +60,12 @@ pub struct InsightLine {
 /// What the game master may see.
 #[derive(Clone, Debug, Serialize)]
 pub struct GmView {
+    pub campaign_name: String,
     pub gm_name: String,
     pub ship: Ship,
     pub turn: u32,
+    /// The phase being played, by its title ("between turns" when none).
+    pub phase: String,
     /// The turn the session stops after, when there is a limit.
     pub last_turn: Option<u32>,
     pub table: Vec<TableSeat>,
@@ -83,6 +86,15 @@ pub struct GmView {
 }
 
 impl GmView {
+    /// Whether an agent of that id is at the table.
+    pub fn seated(&self, agent: &str) -> bool {
+        self.table.iter().any(|s| s.agent_id == agent)
+    }
+
+    pub fn agent_ids(&self) -> Vec<String> {
+        self.table.iter().map(|s| s.agent_id.clone()).collect()
+    }
+
     /// The character's name for an agent id (the id when unknown).
     pub fn character_name(&self, agent: &str) -> String {
         self.table

@@ -1,41 +1,45 @@
 //! What `/info` shows, and short renderings shared by the seats and the story view.
 
+use troupe_agents::GmView;
 use troupe_engine::Session;
 
-pub fn info(s: &Session) -> String {
-    let Some(c) = s.campaign.as_ref() else {
-        return "No campaign loaded yet.".into();
-    };
+/// `/info` at a GM prompt: the same sheets, from what the GM sees.
+pub fn gm_info(v: &GmView) -> String {
     let mut out = format!(
         "{} — GM {}\nShip: {} (strengths: {}; problem: {})\nTurn {}, phase: {}\n",
-        c.name,
-        c.gm_name,
-        c.ship.name,
-        c.ship
+        v.campaign_name,
+        v.gm_name,
+        v.ship.name,
+        v.ship
             .strengths
             .iter()
             .map(|x| x.to_string())
             .collect::<Vec<_>>()
             .join(", "),
-        c.ship.problem,
-        s.turn_number,
-        s.phase.map(|p| p.title()).unwrap_or("between turns"),
+        v.ship.problem,
+        v.turn,
+        v.phase,
     );
-    for seat in &c.seats {
-        let ch = &seat.character;
-        out.push_str(&format!(
-            "\n{} ({}) — {} {}, number {}\n  goal: {}\n  equipment: {}\n",
-            ch.name,
-            seat.player.name,
-            ch.style,
-            ch.role,
-            ch.number.get(),
-            ch.character_goal,
-            ch.equipment.join(", "),
-        ));
-        if !ch.speech_patterns.is_empty() {
-            out.push_str(&format!("  speech: {}\n", ch.speech_patterns.join("; ")));
-        }
+    for seat in &v.table {
+        out.push_str(&sheet(&seat.character, &seat.player_name));
+    }
+    out
+}
+
+/// A character sheet in a few lines, with who plays it.
+pub fn sheet(ch: &troupe_campaign::CharacterSheet, player: &str) -> String {
+    let mut out = format!(
+        "\n{} ({}) — {} {}, number {}\n  goal: {}\n  equipment: {}\n",
+        ch.name,
+        player,
+        ch.style,
+        ch.role,
+        ch.number.get(),
+        ch.character_goal,
+        ch.equipment.join(", "),
+    );
+    if !ch.speech_patterns.is_empty() {
+        out.push_str(&format!("  speech: {}\n", ch.speech_patterns.join("; ")));
     }
     out
 }

@@ -3,8 +3,10 @@
 mod commands;
 mod display;
 mod info;
+mod keyboard;
 mod memory;
 mod models;
+mod people;
 mod play;
 mod replay;
 mod research;
@@ -44,7 +46,8 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Play a new session of the campaign: you are the GM, the AIs are the players
+    /// Play a new session of the campaign: you (or an AI, --gm ai) run the game; AIs (or people,
+    /// --human AGENT) play the characters
     Play {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,
@@ -56,6 +59,8 @@ enum Command {
         /// Dice seed (recorded in the log); the same seed and inputs give the same rolls
         #[arg(long)]
         seed: Option<u64>,
+        #[command(flatten)]
+        seats: play::SeatArgs,
         #[command(flatten)]
         model: models::ModelArgs,
     },
@@ -70,6 +75,9 @@ enum Command {
         /// Read the GM's inputs from a YAML script (it picks up where the session stopped)
         #[arg(long)]
         gm_script: Option<PathBuf>,
+        /// End the session once this turn is played
+        #[arg(long)]
+        turns: Option<u32>,
         #[command(flatten)]
         model: models::ModelArgs,
     },
@@ -231,23 +239,27 @@ fn main() -> ExitCode {
             dir,
             gm_script,
             seed,
+            seats,
             model,
         } => block_on(play::play(
             file.as_deref(),
             dir.path.as_deref(),
             gm_script.as_deref(),
             seed,
+            &seats,
             &model,
         )),
         Command::Resume {
             dir,
             session,
             gm_script,
+            turns,
             model,
         } => block_on(play::resume(
             &sessions::dir_of(dir.path),
             session,
             gm_script.as_deref(),
+            turns,
             &model,
         )),
         Command::Replay {

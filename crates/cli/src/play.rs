@@ -9,16 +9,19 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::Campaign;
+use troupe_campaign::{Campaign, GmSeatKind, Scenario, SeatTaker};
 use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
-    Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table, served_calls,
-    session_log_path,
+    AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table,
+    served_calls, session_log_path,
 };
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_memory::MemoryStore;
+use troupe_rules::roll_seed;
 
 use crate::sessions::{self, CampaignLock};
+use crate::keyboard::Keyboard;
+use crate::people::TerminalPlayers;
 use crate::{display, models, script, terminal};
 
 /// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
@@ -71,7 +74,81 @@ pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dy
     )))
 }
 
-fn gm_seat(gm_script: Option<&Path>, resumed: &[Envelope]) -> anyhow::Result<Box<dyn GmSeat>> {
+/// Who sits where, from the command line (over the campaign file's `gm` and `seat` fields).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SeatArgs {
+    /// Who runs the game: person (you, at the terminal or with --gm-script) or ai
+    #[arg(long, value_name = "person|ai")]
+    pub gm: Option<GmChoice>,
+    /// Play this character yourself at the terminal (its agent id; repeat for a hot seat)
+    #[arg(long = "human", value_name = "AGENT")]
+    pub humans: Vec<String>,
+    /// End the session once this turn is played
+    #[arg(long)]
+    pub turns: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GmChoice {
+    Person,
+    Ai,
+}
+
+/// Seat the table as asked: the GM's seat and the characters people play. An AI GM without a
+/// scenario gets an adventure rolled on the rulebook's threat tables with the session seed (it
+/// is recorded with the campaign in the session's first event).
+fn seat_table(campaign: &mut Campaign, seats: &SeatArgs, gm_script: Option<&Path>, seed: u64) -> anyhow::Result<()> {
+    match seats.gm {
+        Some(GmChoice::Ai) => campaign.gm.seat = GmSeatKind::Ai,
+        Some(GmChoice::Person) => campaign.gm.seat = GmSeatKind::Person,
+        None => {}
+    }
+    if campaign.gm.seat == GmSeatKind::Ai && gm_script.is_some() {
+        bail!("--gm-script plays a person's GM inputs; with an AI GM (--gm ai or \"gm\": {{\"seat\": \"ai\"}}) leave it out");
+    }
+    for agent in &seats.humans {
+        let ids: Vec<String> = campaign.seats.iter().map(|x| x.player.agent_id.clone()).collect();
+        let Some(seat) = campaign.seats.iter_mut().find(|x| &x.player.agent_id == agent) else {
+            bail!("--human {agent}: no such agent in the campaign; agents: {}", ids.join(", "));
+        };
+        seat.taken_by = SeatTaker::Human;
+    }
+    if campaign.gm.seat == GmSeatKind::Ai && campaign.gm.scenario.is_none() {
+        let adventure = troupe_rules::roll_adventure(roll_seed(seed, u64::MAX));
+        println!(
+            "Adventure (rolled on the rulebook's threat tables, dice {:?}): {}",
+            adventure.faces,
+            adventure.premise()
+        );
+        campaign.gm.scenario = Some(Scenario {
+            text: adventure.premise(),
+            notes: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+/// The GM's seat: the AI GM, a script, or the person at the terminal.
+fn gm_seat(
+    campaign: &Campaign,
+    gm_script: Option<&Path>,
+    resumed: &[Envelope],
+    players: &Arc<dyn ChatModel>,
+    dir: &Path,
+    keyboard: &Keyboard,
+) -> anyhow::Result<Box<dyn GmSeat>> {
+    if campaign.gm.seat == GmSeatKind::Ai {
+        let model = match &campaign.gm.model {
+            Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
+            None => players.clone(),
+        };
+        let prompts =
+            PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok(Box::new(AiGm::new(
+            Gateway::new(model, retry_policy(), sleeper()),
+            prompts,
+        )));
+    }
     Ok(match gm_script {
         Some(path) => {
             let mut gm = script::ScriptGm::new(script::Script::load(path)?);
@@ -84,9 +161,24 @@ fn gm_seat(gm_script: Option<&Path>, resumed: &[Envelope]) -> anyhow::Result<Box
                     "note: standard input is not a terminal; reading GM input from it line by line"
                 );
             }
-            Box::new(terminal::TerminalGm::new())
+            Box::new(terminal::TerminalGm::new(keyboard.clone()))
         }
     })
+}
+
+/// The people's seats, when anyone plays a character at the terminal.
+fn people_seat(campaign: &Campaign, keyboard: &Keyboard) -> Option<TerminalPlayers> {
+    let names: Vec<String> = campaign
+        .seats
+        .iter()
+        .filter(|x| x.taken_by == SeatTaker::Human)
+        .map(|x| format!("{} plays {}", x.player.name, x.character.name))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    println!("At the terminal: {}.", names.join("; "));
+    Some(TerminalPlayers::new(keyboard.clone()))
 }
 
 pub async fn play(
@@ -94,10 +186,18 @@ pub async fn play(
     dir: Option<&Path>,
     gm_script: Option<&Path>,
     seed: Option<u64>,
+    seats: &SeatArgs,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     let (file, dir) = sessions::campaign_file(file, dir)?;
-    let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    seat_table(&mut campaign, seats, gm_script, seed)?;
     let _lock = CampaignLock::take(&dir)?;
     let store = sessions::create_store(&dir)?;
     sessions::repair_last_mirror(&dir, &store)?;
@@ -110,17 +210,13 @@ pub async fn play(
         );
     }
     let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
+    let keyboard = Keyboard::new();
+    let mut gm = gm_seat(&campaign, gm_script, &[], &model, &dir, &keyboard)?;
+    let mut people = people_seat(&campaign, &keyboard);
     let table = table(&dir, model, campaign_memory(&dir, &campaign)?)?;
-    let mut gm = gm_seat(gm_script, &[])?;
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
     let number = store.next_session_number(&dir)?;
     let mirror = EventLog::create(&session_log_path(&dir, number))?;
-    let mut story = display::Story::new(gm_script.is_some());
+    let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
     let clock = SystemClock;
     let setup = SessionSetup {
         campaign,
@@ -131,7 +227,13 @@ pub async fn play(
         store,
         mirror: Some(mirror),
     };
-    let driver = Driver::start(setup, record, gm.as_mut(), &table, &mut story, &clock)?;
+    let mut driver = Driver::start(setup, record, gm.as_mut(), &table, &mut story, &clock)?;
+    if let Some(p) = people.as_mut() {
+        driver.seat_people(p);
+    }
+    if let Some(n) = seats.turns {
+        driver.stop_after(n);
+    }
     run(driver).await
 }
 
@@ -139,6 +241,7 @@ pub async fn resume(
     dir: &Path,
     session: Option<u32>,
     gm_script: Option<&Path>,
+    turns: Option<u32>,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     sessions::require_played(dir)?;
@@ -166,18 +269,20 @@ pub async fn resume(
     let mirror = sessions::mirror_for(dir, &store, number)?;
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
+    let keyboard = Keyboard::new();
+    let gm_inputs = match gm_script {
+        Some(_) => store.live_events_of_types(number, script::GM_INPUT_TYPES)?,
+        None => Vec::new(),
+    };
+    let mut gm = gm_seat(&campaign, gm_script, &gm_inputs, &model, dir, &keyboard)?;
     if model.replays_served() {
         // A provider answering from a recording moves past the replies the log already has.
         let calls = store.live_events_of_types(number, &["model_call"])?;
         model.skip_served(&served_calls(&calls));
     }
+    let mut people = people_seat(&campaign, &keyboard);
     let table = table(dir, model, campaign_memory(dir, &campaign)?)?;
-    let gm_inputs = match gm_script {
-        Some(_) => store.live_events_of_types(number, script::GM_INPUT_TYPES)?,
-        None => Vec::new(),
-    };
-    let mut gm = gm_seat(gm_script, &gm_inputs)?;
-    let mut story = display::Story::new(gm_script.is_some());
+    let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
     let last_turn = store.live_events_from_turn(number, state.turn_number)?;
     story.recap(&state, &last_turn);
     let clock = SystemClock;
@@ -185,7 +290,13 @@ pub async fn resume(
         store,
         mirror: Some(mirror),
     };
-    let driver = Driver::resume(number, record, gm.as_mut(), &table, &mut story, &clock)?;
+    let mut driver = Driver::resume(number, record, gm.as_mut(), &table, &mut story, &clock)?;
+    if let Some(p) = people.as_mut() {
+        driver.seat_people(p);
+    }
+    if let Some(n) = turns {
+        driver.stop_after(n);
+    }
     run(driver).await
 }
 

@@ -3,7 +3,6 @@
 //! from a model of your choice (the same story told to a different AI). The replay runs in
 //! memory and writes its log and transcript under `replays/`, never into the campaign's sessions.
 
-use std::any::Any;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::process::ExitCode;
@@ -11,10 +10,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use async_trait::async_trait;
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::{
     Answers, Driver, Envelope, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Quiet,
-    Record, RollOverride, Ruling, Session, SessionSetup, Store, SystemClock, WhisperScope,
+    Record, RollOverride, Ruling, SessionSetup, Store, SystemClock, WhisperScope,
     render_markdown,
 };
 use troupe_llm::{
@@ -67,8 +66,46 @@ struct LogGm {
     /// Commands still to perform before the decision being asked for.
     queued: VecDeque<Command>,
     /// That decision, held until its commands are done.
-    held: Option<Box<dyn Any + Send>>,
+    held: Option<Decision>,
 }
+
+/// A recorded GM decision of any kind, held while the commands typed before it are replayed.
+enum Decision {
+    Text(String),
+    Answers(Answers),
+    Ruling(Ruling),
+    Override(RollOverride),
+    Failure(FailureChoice),
+    Ooc(Option<String>),
+}
+
+/// The decision types a [`Decision`] holds, and the way back out.
+trait Held: Sized {
+    fn hold(self) -> Decision;
+    fn take(d: Decision) -> Option<Self>;
+}
+
+macro_rules! held {
+    ($t:ty, $v:ident) => {
+        impl Held for $t {
+            fn hold(self) -> Decision {
+                Decision::$v(self)
+            }
+            fn take(d: Decision) -> Option<Self> {
+                match d {
+                    Decision::$v(x) => Some(x),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+held!(String, Text);
+held!(Answers, Answers);
+held!(Ruling, Ruling);
+held!(RollOverride, Override);
+held!(FailureChoice, Failure);
+held!(Option<String>, Ooc);
 
 impl LogGm {
     fn new(events: &[Envelope]) -> Self {
@@ -146,20 +183,20 @@ impl LogGm {
     }
 
     /// The recorded commands first, one per ask, then the recorded decision (or the fallback).
-    fn give<T: Send + 'static>(
+    fn give<T: Held>(
         &mut self,
-        s: &Session,
+        s: &GmView,
         pick: impl FnOnce(&mut TurnInputs) -> Option<Recorded<T>>,
         fallback: impl Fn() -> T,
     ) -> GmReply<T> {
         if self.held.is_none() {
-            let recorded = self.turns.get_mut(&s.turn_number).and_then(pick);
+            let recorded = self.turns.get_mut(&s.turn).and_then(pick);
             let (commands, decision) = match recorded {
                 Some(r) => (r.commands, r.decision),
                 None => (Vec::new(), fallback()),
             };
             self.queued = commands.into();
-            self.held = Some(Box::new(decision));
+            self.held = Some(decision.hold());
         }
         match self.queued.pop_front() {
             Some(Command::Roll(expr)) => return GmReply::Roll(expr),
@@ -169,8 +206,8 @@ impl LogGm {
             }
             None => {}
         }
-        match self.held.take().and_then(|d| d.downcast::<T>().ok()) {
-            Some(d) => GmReply::Answer(*d),
+        match self.held.take().and_then(T::take) {
+            Some(d) => GmReply::Answer(d),
             None => GmReply::Answer(fallback()),
         }
     }
@@ -178,11 +215,11 @@ impl LogGm {
 
 #[async_trait]
 impl GmSeat for LogGm {
-    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         let recorded = self.held.is_some()
             || self
                 .turns
-                .get(&s.turn_number)
+                .get(&s.turn)
                 .is_some_and(|t| t.narration.is_some());
         if !recorded {
             // The recording has no more turns: the replay ends where the session did.
@@ -193,7 +230,7 @@ impl GmSeat for LogGm {
 
     async fn answer_questions(
         &mut self,
-        s: &Session,
+        s: &GmView,
         _round: u32,
         questions: &[(String, String)],
     ) -> GmReply<Answers> {
@@ -210,7 +247,7 @@ impl GmSeat for LogGm {
 
     async fn review_action(
         &mut self,
-        s: &Session,
+        s: &GmView,
         _agent: &str,
         _original: &str,
         corrected: &str,
@@ -222,7 +259,7 @@ impl GmSeat for LogGm {
 
     async fn adjudicate(
         &mut self,
-        s: &Session,
+        s: &GmView,
         _agent: &str,
         action: &ActionDecl,
     ) -> GmReply<Ruling> {
@@ -231,14 +268,14 @@ impl GmSeat for LogGm {
 
     async fn override_roll(
         &mut self,
-        s: &Session,
+        s: &GmView,
         _agent: &str,
         _roll: &RollResult,
     ) -> GmReply<RollOverride> {
         self.give(s, |t| t.overrides.pop_front(), || RollOverride::Keep)
     }
 
-    async fn answer_insight(&mut self, s: &Session, _agent: &str, _q: &str) -> GmReply<String> {
+    async fn answer_insight(&mut self, s: &GmView, _agent: &str, _q: &str) -> GmReply<String> {
         self.give(
             s,
             |t| t.insights.pop_front(),
@@ -246,17 +283,17 @@ impl GmSeat for LogGm {
         )
     }
 
-    async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
         self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string())
     }
 
-    async fn interject(&mut self, s: &Session, _round: u32) -> GmReply<Option<String>> {
+    async fn interject(&mut self, s: &GmView, _round: u32) -> GmReply<Option<String>> {
         self.give(s, |t| t.ooc.pop_front(), || None)
     }
 
     async fn resolve_failure(
         &mut self,
-        s: &Session,
+        s: &GmView,
         _phase: Phase,
         _agent: &str,
         _error: &str,

@@ -7,9 +7,9 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use async_trait::async_trait;
 use serde::Deserialize;
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::{
-    Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+    Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
     WhisperScope,
 };
 use troupe_rules::{RollResult, TaskType};
@@ -280,12 +280,12 @@ impl ScriptGm {
 
 #[async_trait]
 impl GmSeat for ScriptGm {
-    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         self.stage();
         while let Some(w) = self.whispers.pop_front() {
             let to = (!w.to.eq_ignore_ascii_case("all")).then_some(w.to);
             if let Some(a) = &to
-                && s.seat(a).is_none()
+                && !s.seated(a)
             {
                 eprintln!(
                     "GM script: no AI called {a} at this table (agents: {}, or all); that whisper was not sent",
@@ -307,7 +307,7 @@ impl GmSeat for ScriptGm {
 
     async fn answer_questions(
         &mut self,
-        _s: &Session,
+        _s: &GmView,
         _round: u32,
         questions: &[(String, String)],
     ) -> GmReply<Answers> {
@@ -326,7 +326,7 @@ impl GmSeat for ScriptGm {
 
     async fn review_action(
         &mut self,
-        _s: &Session,
+        _s: &GmView,
         _agent: &str,
         original: &str,
         corrected: &str,
@@ -344,7 +344,7 @@ impl GmSeat for ScriptGm {
 
     async fn adjudicate(
         &mut self,
-        _s: &Session,
+        _s: &GmView,
         _agent: &str,
         action: &ActionDecl,
     ) -> GmReply<Ruling> {
@@ -369,7 +369,7 @@ impl GmSeat for ScriptGm {
 
     async fn override_roll(
         &mut self,
-        _s: &Session,
+        _s: &GmView,
         _agent: &str,
         _roll: &RollResult,
     ) -> GmReply<RollOverride> {
@@ -384,7 +384,7 @@ impl GmSeat for ScriptGm {
         })
     }
 
-    async fn answer_insight(&mut self, _s: &Session, _agent: &str, _q: &str) -> GmReply<String> {
+    async fn answer_insight(&mut self, _s: &GmView, _agent: &str, _q: &str) -> GmReply<String> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -395,14 +395,14 @@ impl GmSeat for ScriptGm {
         )
     }
 
-    async fn narrate_outcome(&mut self, _s: &Session) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
         GmReply::Answer(cur.turn.outcome.clone())
     }
 
-    async fn interject(&mut self, _s: &Session, _round: u32) -> GmReply<Option<String>> {
+    async fn interject(&mut self, _s: &GmView, _round: u32) -> GmReply<Option<String>> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -411,7 +411,7 @@ impl GmSeat for ScriptGm {
 
     async fn resolve_failure(
         &mut self,
-        _s: &Session,
+        _s: &GmView,
         phase: Phase,
         agent: &str,
         _error: &str,

@@ -1,22 +1,20 @@
 //! The GM at the terminal: a prompt per decision, slash commands at every prompt.
 
-use std::io::Write;
-
 use async_trait::async_trait;
-use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::visibility::describe_roll;
 use troupe_engine::{
-    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, Session,
+    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
 };
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
 
 use crate::commands::{self, Command, HELP};
-use crate::info::{character_name, info};
+use crate::info::gm_info;
+use crate::keyboard::Keyboard;
 
 pub struct TerminalGm {
-    lines: Lines<BufReader<Stdin>>,
+    keyboard: Keyboard,
 }
 
 /// What one prompt produced: text, or a reply for the engine (a command or quit).
@@ -26,40 +24,32 @@ enum Input {
 }
 
 impl TerminalGm {
-    pub fn new() -> Self {
-        TerminalGm {
-            lines: BufReader::new(tokio::io::stdin()).lines(),
-        }
+    pub fn new(keyboard: Keyboard) -> Self {
+        TerminalGm { keyboard }
     }
 
     /// Prompt until the GM types something; slash commands are handled here or handed back.
-    async fn prompt(&mut self, s: &Session, prompt: &str) -> Input {
+    async fn prompt(&mut self, s: &GmView, prompt: &str) -> Input {
         self.ask(s, prompt, false).await
     }
 
     /// `allow_empty`: an empty line is an answer (nothing to say) rather than asked again.
-    async fn ask(&mut self, s: &Session, prompt: &str, allow_empty: bool) -> Input {
+    async fn ask(&mut self, s: &GmView, prompt: &str, allow_empty: bool) -> Input {
         loop {
-            print!("{prompt} ");
-            let _ = std::io::stdout().flush();
-            let line = match self.lines.next_line().await {
-                Ok(Some(line)) => line,
-                // End of input: save and end, never hang or lose anything.
-                Ok(None) | Err(_) => {
-                    println!();
-                    return Input::Engine(GmReply::Quit);
-                }
+            // End of input: save and end, never hang or lose anything.
+            let Some(line) = self.keyboard.line(prompt).await else {
+                return Input::Engine(GmReply::Quit);
             };
             match commands::parse(&line) {
                 None if line.trim().is_empty() && !allow_empty => continue,
                 None => return Input::Text(line.trim().to_string()),
                 Some(Err(msg)) => println!("{msg}"),
                 Some(Ok(Command::Help)) => println!("{HELP}"),
-                Some(Ok(Command::Info)) => println!("{}", info(s)),
+                Some(Ok(Command::Info)) => println!("{}", gm_info(s)),
                 Some(Ok(Command::Roll(e))) => return Input::Engine(GmReply::Roll(e)),
                 Some(Ok(Command::Whisper { to, scope, text })) => {
                     if let Some(a) = &to
-                        && s.seat(a).is_none()
+                        && !s.seated(a)
                     {
                         println!(
                             "No AI called {a} at this table. Agents: {}, or all.",
@@ -79,7 +69,7 @@ impl TerminalGm {
     /// Prompt for one of a few choices (first letters), re-asking on anything else.
     async fn choose(
         &mut self,
-        s: &Session,
+        s: &GmView,
         prompt: &str,
         choices: &[char],
     ) -> Result<char, GmReply<()>> {
@@ -102,7 +92,7 @@ impl TerminalGm {
         }
     }
 
-    async fn text(&mut self, s: &Session, prompt: &str) -> Result<String, GmReply<()>> {
+    async fn text(&mut self, s: &GmView, prompt: &str) -> Result<String, GmReply<()>> {
         match self.prompt(s, prompt).await {
             Input::Text(t) => Ok(t),
             Input::Engine(r) => Err(r),
@@ -117,6 +107,8 @@ fn pass<T>(r: GmReply<()>) -> GmReply<T> {
         GmReply::Roll(e) => GmReply::Roll(e),
         GmReply::Force(b) => GmReply::Force(b),
         GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
+        GmReply::End(why) => GmReply::End(why),
+        GmReply::Fail(why) => GmReply::Fail(why),
     }
 }
 
@@ -150,17 +142,17 @@ pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
 
 #[async_trait]
 impl GmSeat for TerminalGm {
-    async fn narrate(&mut self, s: &Session) -> GmReply<String> {
+    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         println!(
             "\n[Turn {}] Awaiting GM narration. (/help for commands)",
-            s.turn_number
+            s.turn
         );
         GmReply::Answer(tri!(self.text(s, "Enter narration:").await))
     }
 
     async fn answer_questions(
         &mut self,
-        s: &Session,
+        s: &GmView,
         round: u32,
         questions: &[(String, String)],
     ) -> GmReply<Answers> {
@@ -169,7 +161,7 @@ impl GmSeat for TerminalGm {
         );
         let mut answers = Vec::new();
         for (i, (agent, q)) in questions.iter().enumerate() {
-            println!("  Q{} ({}): {q}", i + 1, character_name(s, agent));
+            println!("  Q{} ({}): {q}", i + 1, s.character_name(agent));
             let a = tri!(self.text(s, &format!("Answer {}:", i + 1)).await);
             if a.eq_ignore_ascii_case("finish") {
                 return GmReply::Answer(Answers::Finish);
@@ -181,7 +173,7 @@ impl GmSeat for TerminalGm {
 
     async fn review_action(
         &mut self,
-        s: &Session,
+        s: &GmView,
         agent: &str,
         original: &str,
         corrected: &str,
@@ -189,7 +181,7 @@ impl GmSeat for TerminalGm {
     ) -> GmReply<String> {
         println!(
             "\n{} kept narrating results after 3 attempts.",
-            character_name(s, agent)
+            s.character_name(agent)
         );
         println!("  Original:  {original}");
         for v in &verdict.violations {
@@ -213,11 +205,11 @@ impl GmSeat for TerminalGm {
 
     async fn adjudicate(
         &mut self,
-        s: &Session,
+        s: &GmView,
         agent: &str,
         action: &ActionDecl,
     ) -> GmReply<Ruling> {
-        let name = character_name(s, agent);
+        let name = s.character_name(agent);
         println!("\n{name} attempts: {}", action.action);
         println!(
             "  suggests: {} roll{}{} — {}",
@@ -254,13 +246,13 @@ impl GmSeat for TerminalGm {
 
     async fn override_roll(
         &mut self,
-        s: &Session,
+        s: &GmView,
         agent: &str,
         roll: &RollResult,
     ) -> GmReply<RollOverride> {
         println!(
             "\nDice for {}: {}",
-            character_name(s, agent),
+            s.character_name(agent),
             describe_roll(roll)
         );
         if tri!(self.choose(s, "Override roll? [y/n]:", &['y', 'n']).await) == 'n' {
@@ -284,25 +276,25 @@ impl GmSeat for TerminalGm {
 
     async fn answer_insight(
         &mut self,
-        s: &Session,
+        s: &GmView,
         agent: &str,
         question: &str,
     ) -> GmReply<String> {
         println!(
             "\nLASER FEELINGS! {} asks: {question}",
-            character_name(s, agent)
+            s.character_name(agent)
         );
         GmReply::Answer(tri!(self.text(s, "Answer honestly:").await))
     }
 
-    async fn narrate_outcome(&mut self, s: &Session) -> GmReply<String> {
-        for (agent, roll) in &s.turn.rolls {
-            println!("\n{}: {}", character_name(s, agent), describe_roll(roll));
+    async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
+        for roll in &s.rolls {
+            println!("\n{}: {}", roll.character, roll.summary);
         }
         GmReply::Answer(tri!(self.text(s, "Narrate the outcome:").await))
     }
 
-    async fn interject(&mut self, s: &Session, round: u32) -> GmReply<Option<String>> {
+    async fn interject(&mut self, s: &GmView, round: u32) -> GmReply<Option<String>> {
         match self
             .ask(
                 s,
@@ -319,7 +311,7 @@ impl GmSeat for TerminalGm {
 
     async fn resolve_failure(
         &mut self,
-        s: &Session,
+        s: &GmView,
         phase: Phase,
         agent: &str,
         error: &str,
@@ -328,7 +320,7 @@ impl GmSeat for TerminalGm {
             "\n{} ({}) failed twice for {}: {error}",
             phase.title(),
             phase,
-            character_name(s, agent)
+            s.character_name(agent)
         );
         let c = tri!(
             self.choose(

@@ -18,6 +18,9 @@ use crate::{
 };
 
 /// A message of the out-of-character discussion (a player's or the GM's).
+/// How many earlier turns a prompt recalls (and the session keeps for it).
+pub const RECENT_TURNS: usize = 3;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OocEntry {
     pub round: u32,
@@ -136,7 +139,7 @@ pub struct Session {
     pub phase: Option<Phase>,
     pub in_turn: bool,
     pub turn: Turn,
-    /// The recaps of the last [`crate::visibility::RECENT_TURNS`] completed turns, oldest first
+    /// The recaps of the last [`RECENT_TURNS`] completed turns, oldest first
     /// (what the prompts show; older turns live in the log and the campaign memory).
     pub history: Vec<TurnRecap>,
     pub rolls_made: u64,
@@ -293,7 +296,7 @@ impl Session {
                 let excess = self
                     .history
                     .len()
-                    .saturating_sub(crate::visibility::RECENT_TURNS);
+                    .saturating_sub(RECENT_TURNS);
                 self.history.drain(..excess);
                 self.in_turn = false;
                 self.phase = None;

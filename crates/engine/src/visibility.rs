@@ -56,8 +56,7 @@ fn secrets(s: &Session, agent: &str, layer: Layer) -> Vec<String> {
         .collect()
 }
 
-/// How many earlier turns a prompt recalls.
-pub const RECENT_TURNS: usize = 3;
+pub use crate::session::RECENT_TURNS;
 
 fn recent(s: &Session) -> Vec<TurnRecap> {
     let skip = s.history.len().saturating_sub(RECENT_TURNS);
@@ -218,9 +217,11 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
     };
     let t = &s.turn;
     Some(GmView {
+        campaign_name: campaign.name.clone(),
         gm_name: campaign.gm_name.clone(),
         ship: campaign.ship.clone(),
         turn: s.turn_number,
+        phase: s.phase.map_or("between turns", |p| p.title()).to_string(),
         last_turn: None,
         table: s
             .seats()

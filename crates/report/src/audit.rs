@@ -32,6 +32,16 @@ const DECISIONS: &[(&str, &str)] = &[
     ("character_reaction", "character_reaction"),
 ];
 
+/// The GM's decisions and the purpose of the AI GM's call behind each: a GM decision with no
+/// such call was a person's (or a script's), which needs no call.
+const GM_DECISIONS: &[(&str, &str)] = &[
+    ("gm_narration", "gm_narration"),
+    ("gm_answers", "gm_answers"),
+    ("gm_adjudication", "gm_ruling"),
+    ("laser_feelings_answer", "gm_insight_answer"),
+    ("gm_outcome", "gm_outcome"),
+];
+
 /// Calls whose answer becomes an event that does not always come from a call: a `directive`
 /// is usually the player's own (from its intent or its OOC message); a `memory_storage` step
 /// may run without the model.
@@ -368,6 +378,28 @@ fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
             }
             _ => {}
         }
+        if let Some((_, purpose)) = GM_DECISIONS.iter().find(|(d, _)| *d == t) {
+            let by_ai = calls
+                .iter_mut()
+                .find(|c| !c.used && c.answered && c.agent == "gm" && c.purpose == *purpose);
+            if let Some(c) = by_ai {
+                c.used = true;
+                a.decisions += 1;
+                a.decisions_from_models += 1;
+            }
+            continue;
+        }
+        // A GM text sent back for a rewrite: the call that wrote it led to the flag.
+        if t == "gm_flagged" {
+            if let Some(c) = calls
+                .iter_mut()
+                .rev()
+                .find(|c| !c.used && c.answered && c.agent == "gm")
+            {
+                c.used = true;
+            }
+            continue;
+        }
         if let Some((_, purpose)) = DECISIONS.iter().find(|(d, _)| *d == t) {
             a.decisions += 1;
             if by_gm.remove(&(agent(e).into(), s(e, "phase").into())) {
@@ -421,7 +453,9 @@ fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
         .iter()
         .rposition(|e| {
             let t = ty(e);
-            DECISIONS.iter().any(|(d, _)| *d == t) || ANSWER_EVENTS.iter().any(|(_, d)| *d == t)
+            DECISIONS.iter().any(|(d, _)| *d == t)
+                || GM_DECISIONS.iter().any(|(d, _)| *d == t)
+                || ANSWER_EVENTS.iter().any(|(_, d)| *d == t)
         })
         .map_or(0, |i| seq(evs[i]));
     for c in calls.iter().filter(|c| c.answered && !c.used) {

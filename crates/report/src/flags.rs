@@ -17,6 +17,9 @@ pub enum FlagKind {
     SecretRevealed,
     GmOverride,
     ModelFailure,
+    /// A check of the AI GM's words: an outcome against the dice, a character decided for, a
+    /// private note read out.
+    GmCheck,
 }
 
 impl FlagKind {
@@ -28,6 +31,7 @@ impl FlagKind {
             FlagKind::SecretRevealed => "Player-only secret revealed",
             FlagKind::GmOverride => "GM override",
             FlagKind::ModelFailure => "Model call gave up",
+            FlagKind::GmCheck => "AI GM output check",
         }
     }
 
@@ -50,6 +54,9 @@ impl FlagKind {
                 "the GM changed dice or a result, or rewrote an action (/success, /fail, faces, a correction kept or edited)"
             }
             FlagKind::ModelFailure => "a model call failed for good and its phase rolled back",
+            FlagKind::GmCheck => {
+                "the AI GM's text went against the dice band (word lists), said what a player character does or feels (a character's name before a verb of choosing, feeling or, in a scene, acting), or repeated 8 words of a private note; sent back once for a rewrite"
+            }
         }
     }
 }
@@ -133,6 +140,23 @@ pub fn flags(events: &[Value]) -> Vec<Flag> {
                 "the GM set {}'s action after the validator gave up",
                 roster.character(agent(e))
             ))),
+            "gm_flagged" => out.push(Flag {
+                kind: FlagKind::GmCheck,
+                session: session(e),
+                turn: turn(e),
+                seq: seq(e),
+                agent: None,
+                detail: format!(
+                    "{} ({}): {}",
+                    s(e, "check"),
+                    if e.get("kept").and_then(Value::as_bool) == Some(true) {
+                        "the rewrite was flagged too and reached the table"
+                    } else {
+                        "sent back for a rewrite"
+                    },
+                    s(e, "detail")
+                ),
+            }),
             "phase_failed" => out.push(Flag {
                 kind: FlagKind::ModelFailure,
                 session: session(e),
@@ -634,6 +658,13 @@ mod tests {
                 3,
                 json!({"event_type": "gm_reviewed_action", "agent": "sam", "action": "I try."}),
             ),
+            ev(
+                7,
+                3,
+                json!({"event_type": "gm_flagged", "check": "outcome_contradicts_dice",
+                "detail": "no successes, but a clean success", "text": "It works.",
+                "sent_back": true, "kept": false}),
+            ),
         ];
         // Alex leads three times in a row, then the party follows Sam.
         for (i, who) in ["alex", "alex", "alex", "sam"].iter().enumerate() {
@@ -653,6 +684,7 @@ mod tests {
                 FlagKind::RepeatedValidationFailures,
                 FlagKind::ModelFailure,
                 FlagKind::GmOverride,
+                FlagKind::GmCheck,
                 FlagKind::LeaderChange,
             ],
             "{f:?}"
