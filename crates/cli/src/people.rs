@@ -13,6 +13,8 @@ use crate::keyboard::Keyboard;
 
 pub struct TerminalPlayers {
     keyboard: Keyboard,
+    /// Player names by agent id, learnt from the player views (a character's view has none).
+    players: std::collections::HashMap<String, String>,
 }
 
 /// A person left (`/quit` or the end of input).
@@ -20,7 +22,10 @@ struct Left;
 
 impl TerminalPlayers {
     pub fn new(keyboard: Keyboard) -> Self {
-        TerminalPlayers { keyboard }
+        TerminalPlayers {
+            keyboard,
+            players: std::collections::HashMap::new(),
+        }
     }
 
     /// One line; `/info` shows the sheet and asks again, `/quit` leaves.
@@ -54,8 +59,16 @@ impl TerminalPlayers {
     }
 
     /// Say whose turn it is before every decision: on a hot seat the keyboard changes hands.
-    fn banner(&self, view: &SeatView, what: &str) {
-        println!("\n── {}, your turn: {what} ──", who(view));
+    fn banner(&mut self, view: &SeatView, what: &str) {
+        let (agent, character) = match view {
+            SeatView::Player(v) => {
+                self.players.insert(v.agent_id.clone(), v.player.name.clone());
+                (&v.agent_id, &v.character.name)
+            }
+            SeatView::Character(v) => (&v.agent_id, &v.character.name),
+        };
+        let player = self.players.get(agent).unwrap_or(agent);
+        println!("\n── {player} ({character}), your turn: {what} ──");
     }
 
     async fn player(&mut self, v: &PlayerView, view: &SeatView, call: &CallSpec) -> Result<Value, Left> {
@@ -188,14 +201,6 @@ impl TerminalPlayers {
         }
         Ok(json!({"action": action, "dialogue": dialogue, "task_type": task, "prepared": prepared,
             "expert": expert, "helping": helping, "justification": "chosen by the person playing"}))
-    }
-}
-
-/// "Alice (Zara Voss)": who is asked, by player and character.
-fn who(view: &SeatView) -> String {
-    match view {
-        SeatView::Player(v) => format!("{} ({})", v.player.name, v.character.name),
-        SeatView::Character(v) => format!("{} ({})", v.agent_id, v.character.name),
     }
 }
 
