@@ -348,7 +348,10 @@ impl GmPurpose {
     pub fn read_answers(value: &Value, n: usize) -> Result<Vec<String>, Error> {
         let mut a: AnswersReply = read(GmPurpose::Answers, value)?;
         a.answers.resize(n, "You don't know yet.".to_string());
-        Ok(a.answers.into_iter().map(|x| x.trim().to_string()).collect())
+        Ok(a.answers
+            .into_iter()
+            .map(|x| x.trim().to_string())
+            .collect())
     }
     pub fn read_ruling(value: &Value) -> Result<GmRulingReply, Error> {
         read(GmPurpose::Ruling, value)

@@ -24,8 +24,8 @@ pub use extract::{
     extraction_schema, read_extracted,
 };
 pub use gm::{
-    DeclaredAction, GM_AGENT, GmCall, GmOutcomeReply, GmPurpose, GmRulingReply, GmView, InsightLine,
-    RollLine, TableSeat,
+    DeclaredAction, GM_AGENT, GmCall, GmOutcomeReply, GmPurpose, GmRulingReply, GmView,
+    InsightLine, RollLine, TableSeat,
 };
 pub use layers::{AgentCall, Layer, Purpose, temperament};
 pub use prompts::{PromptSet, RenderedPrompt};

@@ -54,10 +54,16 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("_gm_turn.md", include_str!("../prompts/_gm_turn.md")),
     ("gm_system.md", include_str!("../prompts/gm_system.md")),
-    ("gm_narration.md", include_str!("../prompts/gm_narration.md")),
+    (
+        "gm_narration.md",
+        include_str!("../prompts/gm_narration.md"),
+    ),
     ("gm_answers.md", include_str!("../prompts/gm_answers.md")),
     ("gm_ruling.md", include_str!("../prompts/gm_ruling.md")),
-    ("gm_insight_answer.md", include_str!("../prompts/gm_insight_answer.md")),
+    (
+        "gm_insight_answer.md",
+        include_str!("../prompts/gm_insight_answer.md"),
+    ),
     ("gm_outcome.md", include_str!("../prompts/gm_outcome.md")),
     (
         "extract_facts.md",

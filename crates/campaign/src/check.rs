@@ -9,8 +9,8 @@ use troupe_rules::{
 };
 
 use crate::{
-    Campaign, CharacterSheet, DEFAULT_SHIP_NAME, MISSING, ModelSettings, PROVIDERS, Personality,
-    GmSeatKind, GmSettings, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
+    Campaign, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING, ModelSettings,
+    PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
 };
 
 const ROOT_FIELDS: &[&str] = &[

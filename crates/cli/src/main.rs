@@ -4,6 +4,7 @@ mod commands;
 mod display;
 mod info;
 mod keyboard;
+mod log_players;
 mod memory;
 mod models;
 mod people;

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use troupe_agents::{CharacterView, PlayerView};
-use troupe_engine::{CallSpec, GmReply, PlayerSeat, SeatView};
+use troupe_engine::{CallSpec, GmReply, LayerView, PlayerSeat, SeatView};
 
 use crate::info::sheet;
 use crate::keyboard::Keyboard;
@@ -60,18 +60,24 @@ impl TerminalPlayers {
 
     /// Say whose turn it is before every decision: on a hot seat the keyboard changes hands.
     fn banner(&mut self, view: &SeatView, what: &str) {
-        let (agent, character) = match view {
-            SeatView::Player(v) => {
-                self.players.insert(v.agent_id.clone(), v.player.name.clone());
+        let (agent, character) = match &view.layer {
+            LayerView::Player(v) => {
+                self.players
+                    .insert(v.agent_id.clone(), v.player.name.clone());
                 (&v.agent_id, &v.character.name)
             }
-            SeatView::Character(v) => (&v.agent_id, &v.character.name),
+            LayerView::Character(v) => (&v.agent_id, &v.character.name),
         };
         let player = self.players.get(agent).unwrap_or(agent);
         println!("\n── {player} ({character}), your turn: {what} ──");
     }
 
-    async fn player(&mut self, v: &PlayerView, view: &SeatView, call: &CallSpec) -> Result<Value, Left> {
+    async fn player(
+        &mut self,
+        v: &PlayerView,
+        view: &SeatView,
+        call: &CallSpec,
+    ) -> Result<Value, Left> {
         Ok(match call {
             CallSpec::Questions { .. } => {
                 self.banner(view, "questions for the GM");
@@ -88,7 +94,9 @@ impl TerminalPlayers {
             }
             CallSpec::Intent { .. } => {
                 self.banner(view, "your plan");
-                let plan = self.said(view, "Your plan (out of character; the party hears it):").await?;
+                let plan = self
+                    .said(view, "Your plan (out of character; the party hears it):")
+                    .await?;
                 json!({"strategy": plan, "proposal": plan, "directive": plan})
             }
             CallSpec::Discussion { round, .. } => {
@@ -97,7 +105,9 @@ impl TerminalPlayers {
                     println!("  {}: {}", m.speaker, m.message);
                 }
                 let message = self.said(view, "Say to the party:").await?;
-                let on = self.plan_choice(v, view, "Back a plan? (agent id, Enter for none):").await?;
+                let on = self
+                    .plan_choice(v, view, "Back a plan? (agent id, Enter for none):")
+                    .await?;
                 let stance = if on.is_empty() { "neutral" } else { "agree" };
                 json!({"message": message, "stance": stance, "on": on, "proposal": "", "directive": ""})
             }
@@ -105,16 +115,26 @@ impl TerminalPlayers {
                 self.banner(view, "vote");
                 let mut vote = String::new();
                 while vote.is_empty() {
-                    vote = self.plan_choice(v, view, "Vote for a plan (agent id):").await?;
+                    vote = self
+                        .plan_choice(v, view, "Vote for a plan (agent id):")
+                        .await?;
                 }
                 json!({"vote": vote, "remark": ""})
             }
             CallSpec::PartyDirective { .. } => {
                 self.banner(view, "the party's plan");
                 if let Some(plan) = &v.plan {
-                    println!("The party goes with {}'s plan: {}", plan.proposer, plan.plan);
+                    println!(
+                        "The party goes with {}'s plan: {}",
+                        plan.proposer, plan.plan
+                    );
                 }
-                let d = self.said(view, &format!("What will {} try under it?", v.character.name)).await?;
+                let d = self
+                    .said(
+                        view,
+                        &format!("What will {} try under it?", v.character.name),
+                    )
+                    .await?;
                 json!({ "directive": d })
             }
             _ => {
@@ -129,7 +149,12 @@ impl TerminalPlayers {
     }
 
     /// An agent id whose plan is on the table, or "" (re-asks on an unknown id).
-    async fn plan_choice(&self, v: &PlayerView, view: &SeatView, prompt: &str) -> Result<String, Left> {
+    async fn plan_choice(
+        &self,
+        v: &PlayerView,
+        view: &SeatView,
+        prompt: &str,
+    ) -> Result<String, Left> {
         if v.proposals.is_empty() {
             return Ok(String::new());
         }
@@ -145,7 +170,12 @@ impl TerminalPlayers {
         }
     }
 
-    async fn character(&mut self, v: &CharacterView, view: &SeatView, call: &CallSpec) -> Result<Value, Left> {
+    async fn character(
+        &mut self,
+        v: &CharacterView,
+        view: &SeatView,
+        call: &CallSpec,
+    ) -> Result<Value, Left> {
         Ok(match call {
             CallSpec::Action { feedback, .. } => {
                 self.banner(view, "your action");
@@ -160,7 +190,12 @@ impl TerminalPlayers {
                 if let Some(roll) = &v.roll {
                     println!("{roll}");
                 }
-                let q = self.said(view, "You rolled your number exactly. Ask the GM one question:").await?;
+                let q = self
+                    .said(
+                        view,
+                        "You rolled your number exactly. Ask the GM one question:",
+                    )
+                    .await?;
                 json!({ "question": q })
             }
             _ => {
@@ -168,7 +203,9 @@ impl TerminalPlayers {
                 if let Some(o) = &v.outcome {
                     println!("The GM: {o}");
                 }
-                let r = self.said(view, &format!("How does {} react?", v.character.name)).await?;
+                let r = self
+                    .said(view, &format!("How does {} react?", v.character.name))
+                    .await?;
                 json!({ "reaction": r })
             }
         })
@@ -177,10 +214,22 @@ impl TerminalPlayers {
     /// What the character attempts, then how: the task, prepared, expert, whom it helps.
     async fn action(&self, v: &CharacterView, view: &SeatView) -> Result<Value, Left> {
         let name = &v.character.name;
-        let action = self.said(view, &format!("What does {name} try? (what you attempt, not what happens)")).await?;
-        let dialogue = self.line(view, "Anything said aloud (Enter for nothing):").await?;
+        let action = self
+            .said(
+                view,
+                &format!("What does {name} try? (what you attempt, not what happens)"),
+            )
+            .await?;
+        let dialogue = self
+            .line(view, "Anything said aloud (Enter for nothing):")
+            .await?;
         let task = loop {
-            let t = self.line(view, "LASERS (technology, cool logic) or FEELINGS (intuition, passion)? [l/f]:").await?;
+            let t = self
+                .line(
+                    view,
+                    "LASERS (technology, cool logic) or FEELINGS (intuition, passion)? [l/f]:",
+                )
+                .await?;
             match t.to_lowercase().chars().next() {
                 Some('l') => break "lasers",
                 Some('f') => break "feelings",
@@ -192,22 +241,29 @@ impl TerminalPlayers {
         let mut helping = String::new();
         if !v.others.is_empty() {
             loop {
-                helping = self.line(view, &format!("Helping someone? ({}; Enter for no):", v.others.join(", "))).await?;
+                helping = self
+                    .line(
+                        view,
+                        &format!("Helping someone? ({}; Enter for no):", v.others.join(", ")),
+                    )
+                    .await?;
                 if helping.is_empty() || v.others.contains(&helping) {
                     break;
                 }
                 println!("No character {helping} here.");
             }
         }
-        Ok(json!({"action": action, "dialogue": dialogue, "task_type": task, "prepared": prepared,
-            "expert": expert, "helping": helping, "justification": "chosen by the person playing"}))
+        Ok(
+            json!({"action": action, "dialogue": dialogue, "task_type": task, "prepared": prepared,
+            "expert": expert, "helping": helping, "justification": "chosen by the person playing"}),
+        )
     }
 }
 
 fn info(view: &SeatView) -> String {
-    match view {
-        SeatView::Player(v) => sheet(&v.character, &v.player.name),
-        SeatView::Character(v) => sheet(&v.character, "you"),
+    match &view.layer {
+        LayerView::Player(v) => sheet(&v.character, &v.player.name),
+        LayerView::Character(v) => sheet(&v.character, "you"),
     }
 }
 
@@ -221,9 +277,9 @@ fn scene(narration: &str, answers: &[troupe_agents::QuestionAnswer]) {
 #[async_trait]
 impl PlayerSeat for TerminalPlayers {
     async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
-        let got = match view {
-            SeatView::Player(v) => self.player(v, view, call).await,
-            SeatView::Character(v) => self.character(v, view, call).await,
+        let got = match &view.layer {
+            LayerView::Player(v) => self.player(v, view, call).await,
+            LayerView::Character(v) => self.character(v, view, call).await,
         };
         match got {
             Ok(value) => GmReply::Answer(value),

@@ -10,18 +10,18 @@ use std::time::Duration;
 use anyhow::bail;
 use troupe_agents::PromptSet;
 use troupe_campaign::{Campaign, GmSeatKind, Scenario, SeatTaker};
-use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table,
     served_calls, session_log_path,
 };
+use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_memory::MemoryStore;
 use troupe_rules::roll_seed;
 
-use crate::sessions::{self, CampaignLock};
 use crate::keyboard::Keyboard;
 use crate::people::TerminalPlayers;
+use crate::sessions::{self, CampaignLock};
 use crate::{display, models, script, terminal};
 
 /// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
@@ -97,19 +97,37 @@ pub enum GmChoice {
 /// Seat the table as asked: the GM's seat and the characters people play. An AI GM without a
 /// scenario gets an adventure rolled on the rulebook's threat tables with the session seed (it
 /// is recorded with the campaign in the session's first event).
-fn seat_table(campaign: &mut Campaign, seats: &SeatArgs, gm_script: Option<&Path>, seed: u64) -> anyhow::Result<()> {
+fn seat_table(
+    campaign: &mut Campaign,
+    seats: &SeatArgs,
+    gm_script: Option<&Path>,
+    seed: u64,
+) -> anyhow::Result<()> {
     match seats.gm {
         Some(GmChoice::Ai) => campaign.gm.seat = GmSeatKind::Ai,
         Some(GmChoice::Person) => campaign.gm.seat = GmSeatKind::Person,
         None => {}
     }
     if campaign.gm.seat == GmSeatKind::Ai && gm_script.is_some() {
-        bail!("--gm-script plays a person's GM inputs; with an AI GM (--gm ai or \"gm\": {{\"seat\": \"ai\"}}) leave it out");
+        bail!(
+            "--gm-script plays a person's GM inputs; with an AI GM (--gm ai or \"gm\": {{\"seat\": \"ai\"}}) leave it out"
+        );
     }
     for agent in &seats.humans {
-        let ids: Vec<String> = campaign.seats.iter().map(|x| x.player.agent_id.clone()).collect();
-        let Some(seat) = campaign.seats.iter_mut().find(|x| &x.player.agent_id == agent) else {
-            bail!("--human {agent}: no such agent in the campaign; agents: {}", ids.join(", "));
+        let ids: Vec<String> = campaign
+            .seats
+            .iter()
+            .map(|x| x.player.agent_id.clone())
+            .collect();
+        let Some(seat) = campaign
+            .seats
+            .iter_mut()
+            .find(|x| &x.player.agent_id == agent)
+        else {
+            bail!(
+                "--human {agent}: no such agent in the campaign; agents: {}",
+                ids.join(", ")
+            );
         };
         seat.taken_by = SeatTaker::Human;
     }

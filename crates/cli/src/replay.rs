@@ -13,8 +13,7 @@ use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::{
     Answers, Driver, Envelope, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Quiet,
-    Record, RollOverride, Ruling, SessionSetup, Store, SystemClock, WhisperScope,
-    render_markdown,
+    Record, RollOverride, Ruling, SessionSetup, Store, SystemClock, WhisperScope, render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, ReplayEntry, ReplayModel,
@@ -22,6 +21,7 @@ use troupe_llm::{
 use troupe_rules::{DiceExpr, RollResult};
 use troupe_validator::Verdict;
 
+use crate::log_players::LogPlayers;
 use crate::sessions::open_store;
 use crate::{models, play, terminal};
 
@@ -386,6 +386,7 @@ pub async fn replay(
     // The discussion runs out of time where it did, however fast the replay is.
     table.discussion_limit = troupe_engine::DiscussionLimit::recorded(&events);
     let mut gm = LogGm::new(&events);
+    let mut people = LogPlayers::from_log(&events);
 
     let replays = dir.join("replays");
     let stem = match from_turn {
@@ -409,6 +410,13 @@ pub async fn replay(
     let mut quiet = Quiet;
     let replayed = {
         let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)?;
+        if let Some(p) = people.as_mut() {
+            driver.seat_people(p);
+        }
+        // A session that stopped at its turn limit stops there again.
+        if let Some(turns) = turn_limit(&events) {
+            driver.stop_after(turns);
+        }
         driver.run().await?;
         troupe_engine::read_log(&log_path)?
     };
@@ -439,4 +447,12 @@ pub async fn replay(
         );
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// The turns a session was limited to (`--turns`), read from how it ended.
+fn turn_limit(events: &[Envelope]) -> Option<u32> {
+    events.iter().rev().find_map(|e| match &e.event {
+        Event::SessionEnded { reason } if reason.starts_with("played the ") => Some(e.turn_number),
+        _ => None,
+    })
 }

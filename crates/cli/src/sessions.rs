@@ -209,9 +209,19 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
                 (i, format!("{what} (turn {})", live[i].turn_number))
             })
     };
-    let Some((index, what)) = target else {
+    let Some((mut index, what)) = target else {
         bail!("session {number} has nothing to undo yet");
     };
+    // An AI GM's calls (and its checks' flags) led to the decision: they go back with it, so
+    // the decision is made again, not read from a reply already used.
+    while index > 0
+        && live.get(index - 1).is_some_and(|e| {
+            matches!(&e.event, Event::ModelCall { agent, .. } if agent == troupe_agents::GM_AGENT)
+                || matches!(e.event, Event::GmFlagged { .. })
+        })
+    {
+        index -= 1;
+    }
     let from_seq = live[index].seq;
     let to_seq = match unreadable {
         // The damaged event is not in `live`: the undo reaches the log's last stored event.

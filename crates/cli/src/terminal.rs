@@ -3,9 +3,7 @@
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::visibility::describe_roll;
-use troupe_engine::{
-    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
-};
+use troupe_engine::{Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling};
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
 
@@ -274,12 +272,7 @@ impl GmSeat for TerminalGm {
         }
     }
 
-    async fn answer_insight(
-        &mut self,
-        s: &GmView,
-        agent: &str,
-        question: &str,
-    ) -> GmReply<String> {
+    async fn answer_insight(&mut self, s: &GmView, agent: &str, question: &str) -> GmReply<String> {
         println!(
             "\nLASER FEELINGS! {} asks: {question}",
             s.character_name(agent)

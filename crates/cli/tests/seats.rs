@@ -44,11 +44,44 @@ fn an_ai_gm_and_three_ai_players_play_three_turns_with_laser_feelings() {
     assert_eq!(lf.len(), 1, "one LASER FEELINGS on turn 3");
     assert!(lf[0]["answer"].as_str().unwrap().contains("drone"));
     assert_eq!(gm_calls(&log, "gm_insight_answer").len(), 1);
-    assert!(of_type(&log, "model_call").iter().all(|e| e["agent"] != "gm" || e["layer"] == "gm"));
+    assert!(
+        of_type(&log, "model_call")
+            .iter()
+            .all(|e| e["agent"] != "gm" || e["layer"] == "gm")
+    );
     // The audit finds every decision backed by a call and every answer used.
     let stats: Value = serde_json::from_str(&run(dir.path(), &["stats", "--json"])).unwrap();
     let audit = &stats["audit"];
     assert_eq!(audit["gaps"].as_array().map(Vec::len), Some(0), "{audit}");
+    // The GM's recorded decisions replay the same story.
+    let replay = run(dir.path(), &["replay", "1"]);
+    assert!(replay.contains("identical"), "{replay}");
+}
+
+#[test]
+fn undo_takes_back_the_ai_gms_decision_with_its_calls_and_resume_makes_it_again() {
+    let dir = campaign_with(&AIGM);
+    run(dir.path(), &PLAY);
+    let before = log_of(dir.path());
+    run(dir.path(), &["undo"]);
+    run(dir.path(), &["resume", "--turns", "3"]);
+    let after = log_of(dir.path());
+    let undone = of_type(&after, "events_undone")[0];
+    let from = undone["from_seq"].as_u64().unwrap();
+    let first_undone = before.iter().find(|e| e["seq"] == from).unwrap();
+    assert_eq!(
+        first_undone["agent"], "gm",
+        "the GM's call goes back with its decision"
+    );
+    let outcomes = of_type(&after, "gm_outcome");
+    assert_eq!(
+        outcomes.last().unwrap()["text"],
+        of_type(&before, "gm_outcome")[2]["text"]
+    );
+    assert_eq!(
+        of_type(&after, "session_ended").last().unwrap()["reason"],
+        "played the 3 turns asked for"
+    );
 }
 
 #[test]
@@ -57,7 +90,9 @@ fn a_narration_that_decides_for_a_character_is_sent_back_and_rewritten() {
     let replies = dir.path().join("aigm.replay.jsonl");
     let text = std::fs::read_to_string(&replies).unwrap();
     let flagged = r#"{"agent": "gm", "purpose": "gm_narration", "content": {"narration": "The relay looms ahead. Zara-7 draws her blaster and decides to board first."}}"#;
-    let at = text.find(r#"{"agent": "gm", "purpose": "gm_narration""#).unwrap();
+    let at = text
+        .find(r#"{"agent": "gm", "purpose": "gm_narration""#)
+        .unwrap();
     let mut edited = text.clone();
     edited.insert_str(at, &format!("{flagged}\n"));
     std::fs::write(&replies, edited).unwrap();
@@ -69,12 +104,19 @@ fn a_narration_that_decides_for_a_character_is_sent_back_and_rewritten() {
     assert_eq!(flags[0]["check"], "decides_for_character");
     assert_eq!(flags[0]["sent_back"], true);
     assert_eq!(flags[0]["kept"], false);
-    let narration = of_type(&log, "gm_narration")[0]["text"].as_str().unwrap().to_string();
+    let narration = of_type(&log, "gm_narration")[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(!narration.contains("Zara-7 draws"), "{narration}");
     // The rewrite was asked for with what was wrong.
     let calls = gm_calls(&log, "gm_narration");
     assert_eq!(calls.len(), 4);
-    assert!(calls[1]["messages"].to_string().contains("says what a player character does or feels"));
+    assert!(
+        calls[1]["messages"]
+            .to_string()
+            .contains("says what a player character does or feels")
+    );
     let stats = run(dir.path(), &["stats"]);
     assert!(stats.contains("AI GM output check"), "{stats}");
 }
@@ -90,7 +132,10 @@ fn an_ai_gm_without_a_scenario_rolls_one_on_the_threat_tables() {
     let log = log_of(dir.path());
     let started = &of_type(&log, "session_started")[0]["campaign"]["gm"];
     let premise = started["scenario"]["text"].as_str().unwrap().to_string();
-    assert!(premise.contains(" want to ") && premise.contains(", which will "), "{premise}");
+    assert!(
+        premise.contains(" want to ") && premise.contains(", which will "),
+        "{premise}"
+    );
     assert!(out.contains(&premise), "the premise is shown: {out}");
     // The same seed rolls the same adventure.
     let again = campaign_with(&AIGM);
@@ -131,7 +176,10 @@ fn a_kill_during_the_ai_gms_turn_resumes_to_the_same_story() {
     child.kill().unwrap();
     child.wait().unwrap();
     let cut = log_of(dir.path());
-    assert!(cut.iter().all(|e| e["seq"].as_u64().unwrap() < n), "nothing of the step was kept");
+    assert!(
+        cut.iter().all(|e| e["seq"].as_u64().unwrap() < n),
+        "nothing of the step was kept"
+    );
     run(dir.path(), &["resume", "--turns", "3"]);
     let got = log_of(dir.path());
     assert_eq!(of_type(&got, "session_resumed").len(), 1);
@@ -194,7 +242,11 @@ impl Person {
                         self.seen.push_str(&text);
                         return Some(text.lines().last().unwrap_or_default().to_string());
                     }
-                    assert!(Instant::now() < deadline, "no prompt; saw:\n{}{text}", self.seen);
+                    assert!(
+                        Instant::now() < deadline,
+                        "no prompt; saw:\n{}{text}",
+                        self.seen
+                    );
                 }
             }
         }
@@ -252,8 +304,16 @@ fn alex_answers(prompt: &str, actions: &mut u32, asked: &mut bool) -> String {
 fn a_person_plays_a_character_beside_two_ai_players() {
     let dir = campaign_with(&["party.json", "party.gm.yaml", "party.replay.jsonl"]);
     let args = [
-        "play", "party.json", "--gm-script", "party.gm.yaml", "--seed", "7", "--human", "alex",
-        "--turns", "1",
+        "play",
+        "party.json",
+        "--gm-script",
+        "party.gm.yaml",
+        "--seed",
+        "7",
+        "--human",
+        "alex",
+        "--turns",
+        "1",
     ];
     let mut alex = Person::start(dir.path(), &args);
     let (mut actions, mut asked) = (0, false);
@@ -266,18 +326,32 @@ fn a_person_plays_a_character_beside_two_ai_players() {
     }
     assert!(alex.child.wait().unwrap().success(), "{}", alex.seen);
     let seen = alex.seen.clone();
-    assert!(seen.contains("At the terminal: Alex plays Zara-7"), "{seen}");
-    assert!(seen.contains("Alex (Zara-7), your turn"), "whose turn it is: {seen}");
-    assert!(seen.contains("rephrase"), "the overreach was fed back: {seen}");
+    assert!(
+        seen.contains("At the terminal: Alex plays Zara-7"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("Alex (Zara-7), your turn"),
+        "whose turn it is: {seen}"
+    );
+    assert!(
+        seen.contains("rephrase"),
+        "the overreach was fed back: {seen}"
+    );
 
     let log = log_of(dir.path());
     // Alex's decisions are the same events an AI's are, and no model spoke for Alex.
     let calls = of_type(&log, "model_call");
-    assert!(calls.iter().all(|e| e["agent"] != "alex"), "a model decided for the person");
+    assert!(
+        calls.iter().all(|e| e["agent"] != "alex"),
+        "a model decided for the person"
+    );
     assert!(calls.iter().any(|e| e["agent"] == "sam"));
     let q = of_type(&log, "clarifying_questions");
-    assert!(q.iter().any(|e| e["agent"] == "alex"
-        && e["questions"][0] == "Is anything moving in the debris field?"));
+    assert!(
+        q.iter().any(|e| e["agent"] == "alex"
+            && e["questions"][0] == "Is anything moving in the debris field?")
+    );
     let acts: Vec<&Value> = of_type(&log, "character_action")
         .into_iter()
         .filter(|e| e["agent"] == "alex")
@@ -291,6 +365,9 @@ fn a_person_plays_a_character_beside_two_ai_players() {
     assert_eq!(checks.last().unwrap()["result"], "passed");
     assert_eq!(of_type(&log, "turn_completed").len(), 1);
     assert!(of_type(&log, "phase_failed").is_empty());
+    // The person's recorded decisions replay the same story.
+    let replay = run(dir.path(), &["replay", "1"]);
+    assert!(replay.contains("identical"), "{replay}");
 }
 
 #[test]
@@ -306,10 +383,15 @@ fn a_person_at_an_ai_gms_table_who_leaves_ends_the_session_saved() {
     assert!(out.status.success(), "{stdout}");
     let log = log_of(dir.path());
     let ended = of_type(&log, "session_ended");
-    assert_eq!(ended[0]["reason"], "alex's player left the table", "{stdout}");
-    assert!(of_type(&log, "clarifying_questions")
-        .iter()
-        .any(|e| e["agent"] == "alex" && e["questions"][0] == "Is anything out there?"));
+    assert_eq!(
+        ended[0]["reason"], "alex's player left the table",
+        "{stdout}"
+    );
+    assert!(
+        of_type(&log, "clarifying_questions")
+            .iter()
+            .any(|e| e["agent"] == "alex" && e["questions"][0] == "Is anything out there?")
+    );
     // Resume asks the person again where they left.
     let again = troupe()
         .current_dir(dir.path())

@@ -14,8 +14,8 @@ use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, PlayerSeat,
-    SeatNote, SeatView, Session, Store,
+    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, LayerView, Phase,
+    PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
 
@@ -267,7 +267,8 @@ impl<'a> Driver<'a> {
                 Step::Done => break,
                 Step::Begin => {
                     if let Some(last) = self.last_turn.filter(|&n| self.session.turn_number >= n) {
-                        self.end(&format!("played the {last} turns asked for")).await?;
+                        self.end(&format!("played the {last} turns asked for"))
+                            .await?;
                         continue;
                     }
                     let turn = self.session.turn_number + 1;
@@ -522,7 +523,8 @@ impl<'a> Driver<'a> {
     /// the session ends when the GM ends it.
     async fn ask_gm(&mut self, ask: GmAsk) -> Result<Option<String>, Error> {
         loop {
-            let mut view = gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
+            let mut view =
+                gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
             view.last_turn = self.last_turn;
             let reply = self.gm_decision(&ask, &view).await;
             // What the seat did to decide (an AI's calls, its checks) comes before the decision.
@@ -688,8 +690,9 @@ impl<'a> Driver<'a> {
             });
         }
         // A person's decisions first, one after another (a hot seat shares one terminal).
-        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) =
-            specs.into_iter().partition(|c| self.played_by_person(c.agent()));
+        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
+            .into_iter()
+            .partition(|c| self.played_by_person(c.agent()));
         for spec in people {
             if let Some(why) = self.ask_person(&spec).await? {
                 self.end(&why).await?;
@@ -790,13 +793,17 @@ impl<'a> Driver<'a> {
     async fn ask_person(&mut self, spec: &CallSpec) -> Result<Option<String>, Error> {
         let agent = spec.agent().to_string();
         let missing = || Error::UnknownAgent(agent.clone());
-        let view = match spec {
+        let layer = match spec {
             CallSpec::Action { .. }
             | CallSpec::InsightQuestion { .. }
             | CallSpec::Reaction { .. } => {
-                SeatView::Character(character_view(&self.session, &agent).ok_or_else(missing)?)
+                LayerView::Character(character_view(&self.session, &agent).ok_or_else(missing)?)
             }
-            _ => SeatView::Player(player_view(&self.session, &agent).ok_or_else(missing)?),
+            _ => LayerView::Player(player_view(&self.session, &agent).ok_or_else(missing)?),
+        };
+        let view = SeatView {
+            turn: self.session.turn_number,
+            layer,
         };
         let Some(seat) = self.people.as_deref_mut() else {
             return Err(missing());

@@ -38,7 +38,7 @@ pub use machine::{
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use scene_store::{SceneRun, SceneStore};
-pub use seat::{Answers, GmReply, GmSeat, PlayerSeat, SeatNote, SeatView};
+pub use seat::{Answers, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable};
 pub use transcript::render_markdown;

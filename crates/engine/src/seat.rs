@@ -103,20 +103,15 @@ pub trait GmSeat: Send {
         corrected: &str,
         verdict: &Verdict,
     ) -> GmReply<String>;
-    async fn adjudicate(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        action: &ActionDecl,
-    ) -> GmReply<Ruling>;
+    async fn adjudicate(&mut self, v: &GmView, agent: &str, action: &ActionDecl)
+    -> GmReply<Ruling>;
     async fn override_roll(
         &mut self,
         v: &GmView,
         agent: &str,
         roll: &RollResult,
     ) -> GmReply<RollOverride>;
-    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str)
-    -> GmReply<String>;
+    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String>;
     async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String>;
     /// After a discussion round without agreement: something to say into the players' OOC
     /// talk, or None to let them go on.
@@ -135,9 +130,16 @@ pub trait GmSeat: Send {
 
 /// What a player seat is shown: the player layer's view or the character's, by the decision.
 #[derive(Clone, Debug)]
-pub enum SeatView {
+pub enum LayerView {
     Player(PlayerView),
     Character(CharacterView),
+}
+
+/// A player seat's view of one decision: the turn, and its layer's view.
+#[derive(Clone, Debug)]
+pub struct SeatView {
+    pub turn: u32,
+    pub layer: LayerView,
 }
 
 /// A player's seat taken by a person (at the terminal, or a script standing in for one). Its

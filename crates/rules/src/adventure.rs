@@ -63,10 +63,7 @@ pub fn roll_adventure(seed: u64) -> Adventure {
     let dice = roll_dice(seed, 4, 6);
     let face = |i: usize| dice.get(i).copied().unwrap_or(1).clamp(1, 6);
     let pick = |table: &[&'static str; 6], i: usize| {
-        table
-            .get(face(i) as usize - 1)
-            .copied()
-            .unwrap_or(table[0])
+        table.get(face(i) as usize - 1).copied().unwrap_or(table[0])
     };
     Adventure {
         faces: [face(0), face(1), face(2), face(3)],

@@ -18,21 +18,78 @@ const DEED: &[&str] = &[
 ];
 /// Words that say an attempt went badly.
 const FAILING: &[&str] = &[
-    "fail", "fails", "failed", "failing", "miss", "misses", "missed", "wrong", "worse", "botch",
-    "botched", "backfire", "backfires", "backfired", "collapse", "collapses", "lost", "lose",
-    "loses", "slip", "slips", "slipped", "too", "alarm", "alarms", "hurt", "injured", "wounded",
-    "damage", "damaged", "cost", "costs", "but", "however", "unfortunately", "complication",
-    "nearly", "almost", "barely",
+    "fail",
+    "fails",
+    "failed",
+    "failing",
+    "miss",
+    "misses",
+    "missed",
+    "wrong",
+    "worse",
+    "botch",
+    "botched",
+    "backfire",
+    "backfires",
+    "backfired",
+    "collapse",
+    "collapses",
+    "lost",
+    "lose",
+    "loses",
+    "slip",
+    "slips",
+    "slipped",
+    "too",
+    "alarm",
+    "alarms",
+    "hurt",
+    "injured",
+    "wounded",
+    "damage",
+    "damaged",
+    "cost",
+    "costs",
+    "but",
+    "however",
+    "unfortunately",
+    "complication",
+    "nearly",
+    "almost",
+    "barely",
 ];
 /// Words that say an attempt went cleanly.
 const CLEAN: &[&str] = &[
-    "succeed", "succeeds", "succeeded", "success", "successfully", "perfectly", "flawlessly",
-    "effortlessly", "easily", "triumph", "triumphantly", "cleanly", "works", "worked",
+    "succeed",
+    "succeeds",
+    "succeeded",
+    "success",
+    "successfully",
+    "perfectly",
+    "flawlessly",
+    "effortlessly",
+    "easily",
+    "triumph",
+    "triumphantly",
+    "cleanly",
+    "works",
+    "worked",
 ];
 /// Words that say it went clearly wrong (not merely "with a cost").
 const WRONG: &[&str] = &[
-    "fail", "fails", "failed", "miss", "misses", "missed", "wrong", "worse", "botch", "botched",
-    "backfire", "backfires", "backfired",
+    "fail",
+    "fails",
+    "failed",
+    "miss",
+    "misses",
+    "missed",
+    "wrong",
+    "worse",
+    "botch",
+    "botched",
+    "backfire",
+    "backfires",
+    "backfired",
 ];
 
 /// Lowercase words of `text` (letters and digits; an apostrophe splits "Zara's").
@@ -87,7 +144,11 @@ fn ends_of(hay: &[String], needle: &[String]) -> Vec<usize> {
 /// ("You feel…").
 pub fn decides_for(text: &str, names: &[String], deeds: bool) -> Option<String> {
     let mut subjects: Vec<Vec<String>> = names.iter().map(|n| words(n)).collect();
-    subjects.extend(names.iter().filter_map(|n| words(n).into_iter().next().map(|f| vec![f])));
+    subjects.extend(
+        names
+            .iter()
+            .filter_map(|n| words(n).into_iter().next().map(|f| vec![f])),
+    );
     subjects.push(vec!["you".to_string()]);
     subjects.retain(|s| !s.is_empty());
     sentences(text).into_iter().find(|sentence| {
@@ -171,7 +232,10 @@ mod tests {
             assert_eq!(decides_for(text, &n, true), None, "{text}");
         }
         // An outcome restates the declared deed; only minds are off limits there.
-        assert_eq!(decides_for("Zara fires and the drone drops.", &n, false), None);
+        assert_eq!(
+            decides_for("Zara fires and the drone drops.", &n, false),
+            None
+        );
         assert!(decides_for("Zara fires, and she fears the worst.", &n, false).is_none());
         assert!(decides_for("Zara fires. Zara realizes it was a trap.", &n, false).is_some());
     }
@@ -186,7 +250,10 @@ mod tests {
         assert!(contradicts_dice(failed, &[2]).is_some());
         assert!(contradicts_dice(clean, &[3]).is_none());
         assert!(contradicts_dice(cost, &[1]).is_none());
-        assert!(contradicts_dice(clean, &[0, 2]).is_none(), "mixed bands are not judged");
+        assert!(
+            contradicts_dice(clean, &[0, 2]).is_none(),
+            "mixed bands are not judged"
+        );
         assert!(contradicts_dice(clean, &[]).is_none());
     }
 
@@ -206,7 +273,11 @@ mod tests {
             repeats_note("The station captain avoids your eyes.", &notes),
             None
         );
-        assert_eq!(repeats_note("void crystals sing", &notes), None, "short notes");
+        assert_eq!(
+            repeats_note("void crystals sing", &notes),
+            None,
+            "short notes"
+        );
     }
 
     #[test]

@@ -1,0 +1,133 @@
+//! The people of a recorded session, for `troupe replay`: each decision a person made is read
+//! back from the log, turned into the JSON their seat gave, and given again when asked.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use troupe_campaign::SeatTaker;
+use troupe_engine::{CallSpec, Envelope, Event, GmReply, PlayerSeat, SeatView};
+
+/// What kind of call a recorded decision answers.
+fn kind(call: &CallSpec) -> &'static str {
+    match call {
+        CallSpec::Questions { .. } => "questions",
+        CallSpec::Intent { .. } => "intent",
+        CallSpec::Action { .. } => "action",
+        CallSpec::InsightQuestion { .. } => "insight_question",
+        CallSpec::InsightDecision { .. } => "insight_decision",
+        CallSpec::Reaction { .. } => "reaction",
+        CallSpec::Discussion { .. } => "discussion",
+        CallSpec::Vote { .. } => "vote",
+        CallSpec::PartyDirective { .. } => "directive",
+    }
+}
+
+/// A person's recorded decision as (kind, the reply their seat gave).
+fn decision(event: &Event) -> Option<(&'static str, Value)> {
+    Some(match event {
+        Event::ClarifyingQuestions { questions, .. } => {
+            ("questions", json!({ "questions": questions }))
+        }
+        Event::StrategicIntent { intent, .. } => ("intent", serde_json::to_value(intent).ok()?),
+        Event::CharacterAction { action, .. } => ("action", serde_json::to_value(action).ok()?),
+        Event::LaserFeelingsQuestion { question, .. } => {
+            ("insight_question", json!({ "question": question }))
+        }
+        Event::InsightDecision { decision, .. } => {
+            ("insight_decision", serde_json::to_value(decision).ok()?)
+        }
+        Event::CharacterReaction { text, .. } => ("reaction", json!({ "reaction": text })),
+        Event::OocMessage {
+            message,
+            stance,
+            on,
+            proposal,
+            directive,
+            ..
+        } => (
+            "discussion",
+            json!({"message": message, "stance": stance, "on": on.clone().unwrap_or_default(),
+                "proposal": proposal.clone().unwrap_or_default(),
+                "directive": directive.clone().unwrap_or_default()}),
+        ),
+        Event::VoteCast { vote, remark, .. } => (
+            "vote",
+            json!({"vote": vote, "remark": remark.clone().unwrap_or_default()}),
+        ),
+        Event::Directive { text, .. } => ("directive", json!({ "directive": text })),
+        _ => return None,
+    })
+}
+
+fn agent_of(event: &Event) -> Option<&str> {
+    match event {
+        Event::ClarifyingQuestions { agent, .. }
+        | Event::StrategicIntent { agent, .. }
+        | Event::CharacterAction { agent, .. }
+        | Event::LaserFeelingsQuestion { agent, .. }
+        | Event::InsightDecision { agent, .. }
+        | Event::CharacterReaction { agent, .. }
+        | Event::OocMessage { agent, .. }
+        | Event::VoteCast { agent, .. }
+        | Event::Directive { agent, .. } => Some(agent),
+        _ => None,
+    }
+}
+
+/// The recorded decisions of the people at the table, by (turn, agent, kind), in order.
+pub struct LogPlayers {
+    decisions: BTreeMap<(u32, String, &'static str), VecDeque<Value>>,
+}
+
+impl LogPlayers {
+    /// `None` when nobody at the recorded table was a person.
+    pub fn from_log(events: &[Envelope]) -> Option<Self> {
+        let people: Vec<String> = events.iter().find_map(|e| match &e.event {
+            Event::SessionStarted { campaign, .. } => Some(
+                campaign
+                    .seats
+                    .iter()
+                    .filter(|s| s.taken_by == SeatTaker::Human)
+                    .map(|s| s.player.agent_id.clone())
+                    .collect(),
+            ),
+            _ => None,
+        })?;
+        if people.is_empty() {
+            return None;
+        }
+        let mut decisions: BTreeMap<(u32, String, &'static str), VecDeque<Value>> = BTreeMap::new();
+        for env in events {
+            let Some(agent) = agent_of(&env.event).filter(|a| people.iter().any(|p| p == a)) else {
+                continue;
+            };
+            if let Some((kind, value)) = decision(&env.event) {
+                decisions
+                    .entry((env.turn_number, agent.to_string(), kind))
+                    .or_default()
+                    .push_back(value);
+            }
+        }
+        Some(LogPlayers { decisions })
+    }
+}
+
+#[async_trait]
+impl PlayerSeat for LogPlayers {
+    /// The recorded decision; a directive is the last one of its turn (the ones before it came
+    /// from the person's plan). Past the recording, the person has left.
+    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
+        let key = (view.turn, call.agent().to_string(), kind(call));
+        let queue = self.decisions.get_mut(&key);
+        let value = match (kind(call), queue) {
+            ("directive", Some(q)) => q.pop_back(),
+            (_, Some(q)) => q.pop_front(),
+            (_, None) => None,
+        };
+        match value {
+            Some(v) => GmReply::Answer(v),
+            None => GmReply::Quit,
+        }
+    }
+}
