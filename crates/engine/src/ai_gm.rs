@@ -53,11 +53,10 @@ impl AiGm {
             .call(&call.request, &mut |r| records.push(r))
             .await;
         let purpose = call.purpose.as_str();
-        self.notes
-            .extend(records.into_iter().map(|record| SeatNote::Call {
-                purpose: purpose.to_string(),
-                record,
-            }));
+        self.notes.extend(records.into_iter().map(|record| SeatNote::Call {
+            purpose: purpose.to_string(),
+            record,
+        }));
         let reply = result.map_err(|e| e.to_string())?;
         Ok(reply.json.unwrap_or(Value::String(reply.content)))
     }
@@ -115,11 +114,7 @@ impl AiGm {
 fn said_aloud(v: &GmView, text: &str, deeds: bool) -> Option<Finding> {
     let names: Vec<String> = v.table.iter().map(|s| s.character.name.clone()).collect();
     if let Some(sentence) = decides_for(text, &names, deeds) {
-        let what = if deeds {
-            "does or feels"
-        } else {
-            "feels or decides"
-        };
+        let what = if deeds { "does or feels" } else { "feels or decides" };
         return Some((
             "decides_for_character",
             format!(
@@ -128,11 +123,7 @@ fn said_aloud(v: &GmView, text: &str, deeds: bool) -> Option<Finding> {
             text.to_string(),
         ));
     }
-    let notes = v
-        .scenario
-        .as_ref()
-        .map(|s| s.notes.clone())
-        .unwrap_or_default();
+    let notes = v.scenario.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
     repeats_note(text, &notes).map(|phrase| {
         (
             "private_note_verbatim",
@@ -191,12 +182,7 @@ impl GmSeat for AiGm {
         GmReply::Answer(corrected.to_string())
     }
 
-    async fn adjudicate(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        _action: &ActionDecl,
-    ) -> GmReply<Ruling> {
+    async fn adjudicate(&mut self, v: &GmView, agent: &str, _action: &ActionDecl) -> GmReply<Ruling> {
         let view = v.clone();
         self.decide(
             |p, _| p.gm_ruling(&view, agent),
@@ -218,12 +204,7 @@ impl GmSeat for AiGm {
     }
 
     /// The dice stand: the AI GM lets the chips fall where they may.
-    async fn override_roll(
-        &mut self,
-        _v: &GmView,
-        _agent: &str,
-        _roll: &RollResult,
-    ) -> GmReply<RollOverride> {
+    async fn override_roll(&mut self, _v: &GmView, _agent: &str, _roll: &RollResult) -> GmReply<RollOverride> {
         GmReply::Answer(RollOverride::Keep)
     }
 
@@ -254,8 +235,7 @@ impl GmSeat for AiGm {
         reply.map(|o| {
             // With a turn limit the session plays its turns; without, the GM may stop here.
             if o.end_session && v.last_turn.is_none() {
-                self.ending =
-                    Some("the AI GM ended the session at a natural stopping point".into());
+                self.ending = Some("the AI GM ended the session at a natural stopping point".into());
             }
             o.outcome
         })

@@ -267,8 +267,7 @@ impl<'a> Driver<'a> {
                 Step::Done => break,
                 Step::Begin => {
                     if let Some(last) = self.last_turn.filter(|&n| self.session.turn_number >= n) {
-                        self.end(&format!("played the {last} turns asked for"))
-                            .await?;
+                        self.end(&format!("played the {last} turns asked for")).await?;
                         continue;
                     }
                     let turn = self.session.turn_number + 1;
@@ -523,8 +522,7 @@ impl<'a> Driver<'a> {
     /// the session ends when the GM ends it.
     async fn ask_gm(&mut self, ask: GmAsk) -> Result<Option<String>, Error> {
         loop {
-            let mut view =
-                gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
+            let mut view = gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
             view.last_turn = self.last_turn;
             let reply = self.gm_decision(&ask, &view).await;
             // What the seat did to decide (an AI's calls, its checks) comes before the decision.
@@ -690,9 +688,8 @@ impl<'a> Driver<'a> {
             });
         }
         // A person's decisions first, one after another (a hot seat shares one terminal).
-        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
-            .into_iter()
-            .partition(|c| self.played_by_person(c.agent()));
+        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) =
+            specs.into_iter().partition(|c| self.played_by_person(c.agent()));
         for spec in people {
             if let Some(why) = self.ask_person(&spec).await? {
                 self.end(&why).await?;

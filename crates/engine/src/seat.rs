@@ -103,15 +103,20 @@ pub trait GmSeat: Send {
         corrected: &str,
         verdict: &Verdict,
     ) -> GmReply<String>;
-    async fn adjudicate(&mut self, v: &GmView, agent: &str, action: &ActionDecl)
-    -> GmReply<Ruling>;
+    async fn adjudicate(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        action: &ActionDecl,
+    ) -> GmReply<Ruling>;
     async fn override_roll(
         &mut self,
         v: &GmView,
         agent: &str,
         roll: &RollResult,
     ) -> GmReply<RollOverride>;
-    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String>;
+    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str)
+    -> GmReply<String>;
     async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String>;
     /// After a discussion round without agreement: something to say into the players' OOC
     /// talk, or None to let them go on.

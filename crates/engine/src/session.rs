@@ -293,7 +293,10 @@ impl Session {
                 self.history.push(recap);
                 // Only the recent window is ever read; keeping more would grow every fold,
                 // snapshot and clone with the length of the session.
-                let excess = self.history.len().saturating_sub(RECENT_TURNS);
+                let excess = self
+                    .history
+                    .len()
+                    .saturating_sub(RECENT_TURNS);
                 self.history.drain(..excess);
                 self.in_turn = false;
                 self.phase = None;

@@ -249,9 +249,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
             .actions
             .iter()
             .filter_map(|(agent, track)| {
-                let decl = track
-                    .final_action()
-                    .or_else(|| track.attempts.last().cloned())?;
+                let decl = track.final_action().or_else(|| track.attempts.last().cloned())?;
                 Some(DeclaredAction {
                     agent_id: agent.clone(),
                     character: name(agent),
