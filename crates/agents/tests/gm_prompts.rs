@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Snapshots of the AI game master's prompts, one per purpose, rendered from one fixed view in
 //! the middle of a turn: a scenario with private notes, a party of two (one played by a
-//! person), their out-of-character talk and plan, two declared actions (one helping), two
-//! rolls, a LASER FEELINGS question, a whisper. A change to a template or to what the GM's view
+//! person), their out-of-character talk and plan, two declared actions (one helping), a
+//! roll, a LASER FEELINGS question, a whisper. A change to a template or to what the GM's view
 //! carries shows here as a diff to review.
 //!
 //!     INSTA_UPDATE=always cargo test -p troupe-agents --test gm_prompts   # then read the diff
@@ -68,7 +68,8 @@ fn view() -> GmView {
         narration: "Inside, a drone with welding arms rolls out of the shadows. What do you do?"
             .into(),
         clarifications: vec![QuestionAnswer {
-            asked_by: "Zara-7".into(),
+            // As the session records it: the asker's agent id.
+            asked_by: "alex".into(),
             question: "Is the drone armed?".into(),
             answer: "Only with its welding arms.".into(),
         }],
@@ -117,19 +118,14 @@ fn view() -> GmView {
                 helping: Some("zara".into()),
             },
         ],
-        rolls: vec![
-            RollLine {
-                character: "Rex Nova".into(),
-                summary: "feelings, number 2: [1] → 1 success (complication)".into(),
-                successes: 1,
-            },
-            RollLine {
-                character: "Zara-7".into(),
-                summary: "lasers, number 5: [2, 5!, 3] → 2 successes (success) — LASER FEELINGS"
-                    .into(),
-                successes: 2,
-            },
-        ],
+        // Rex's helper roll is not among the GM's rolls (the session keeps it apart); it gave
+        // Zara her third die.
+        rolls: vec![RollLine {
+            character: "Zara-7".into(),
+            summary: "lasers, number 5: [2, 5!, 3] → 2 successes (success) — LASER FEELINGS"
+                .into(),
+            successes: 2,
+        }],
         insights: vec![InsightLine {
             character: "Zara-7".into(),
             question: "What does the drone really want?".into(),
