@@ -122,8 +122,7 @@ fn view() -> GmView {
         // Zara her third die.
         rolls: vec![RollLine {
             character: "Zara-7".into(),
-            summary: "lasers, number 5: [2, 5!, 3] → 2 successes (success) — LASER FEELINGS"
-                .into(),
+            summary: "lasers, number 5: [2, 5!, 3] → 2 successes (success) — LASER FEELINGS".into(),
             successes: 2,
         }],
         insights: vec![InsightLine {
