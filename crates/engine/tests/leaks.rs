@@ -8,6 +8,11 @@
 //! Each secret carries a marker word found nowhere else; passing a secret on means four or more
 //! of its words in a row (the contract `troupe_engine::secrets` enforces), so the marker is
 //! what the test looks for.
+//!
+//! The game master's view is checked too: the GM's private scenario notes (each with its own
+//! marker) reach no player or character prompt, however much the GM narrates, answers and
+//! rules around them; and no GM prompt holds a player's private strategy or a directive a
+//! player gave its character (the OOC talk is said aloud, so the GM may hear that).
 
 mod support;
 
@@ -15,7 +20,7 @@ use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
 use troupe_agents::{ActionDecl, Intent, PromptSet, Stance};
 use troupe_engine::memory::{RecallLayer, Recalled};
-use troupe_engine::visibility::{character_view, player_view};
+use troupe_engine::visibility::{character_view, gm_view, player_view};
 use troupe_engine::{Envelope, Event, Phase, Session, VerdictResult, WhisperScope};
 
 const WORDS: [&str; 12] = [
@@ -125,6 +130,56 @@ fn action(text: String) -> ActionDecl {
     }
 }
 
+/// The GM's private notes: each with its own marker, and words the GM's table talk shares.
+const NOTES: [&str; 2] = [
+    "The drone guards the fuel cells gmnotezmarker0 for the crew that fled.",
+    "The drone stands down for a power cell gmnotezmarker1 because its own is spent.",
+];
+const NOTE_MARKERS: [&str; 2] = ["gmnotezmarker0", "gmnotezmarker1"];
+
+/// A player's private strategy and the directive it gives its character, by agent.
+fn strategy_marker(agent: usize) -> String {
+    format!("stratzmarker{agent}")
+}
+fn directive_marker(agent: usize) -> String {
+    format!("dirzmarker{agent}")
+}
+
+/// Every prompt the game master could be sent now, rendered from the GM's view.
+fn gm_prompts(s: &Session, p: &PromptSet) -> Vec<String> {
+    let v = gm_view(s).unwrap();
+    let agents = s.agent_ids();
+    let questions: Vec<(String, String)> = s
+        .turn
+        .clarifications
+        .iter()
+        .map(|q| (q.asked_by.clone(), q.question.clone()))
+        .chain(
+            agents
+                .iter()
+                .map(|a| (a.clone(), "Is the corridor empty?".into())),
+        )
+        .collect();
+    let mut calls = vec![
+        p.gm_narration(&v, "").unwrap(),
+        p.gm_narration(&v, "it says what a character feels")
+            .unwrap(),
+        p.gm_answers(&v, &questions, "").unwrap(),
+        p.gm_outcome(&v, "").unwrap(),
+    ];
+    for a in &agents {
+        calls.push(p.gm_ruling(&v, a).unwrap());
+        calls.push(
+            p.gm_insight(&v, a, "What is it really guarding?", "")
+                .unwrap(),
+        );
+    }
+    calls
+        .into_iter()
+        .map(|c| format!("{}\n{}", c.prompt.system, c.prompt.user))
+        .collect()
+}
+
 /// Every prompt each layer of each agent could be sent now: (agent, is_player, text).
 fn all_prompts(s: &Session, p: &PromptSet) -> Vec<(usize, bool, String)> {
     let mut out = Vec::new();
@@ -152,7 +207,11 @@ fn all_prompts(s: &Session, p: &PromptSet) -> Vec<(usize, bool, String)> {
 }
 
 fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
-    let campaign = support::campaign("party4.json");
+    let mut campaign = support::campaign("party4.json");
+    campaign.gm.scenario = Some(troupe_campaign::Scenario {
+        text: "A relay station went silent; the crew comes for its fuel.".into(),
+        notes: NOTES.iter().map(|n| n.to_string()).collect(),
+    });
     let agents: Vec<String> = campaign
         .seats
         .iter()
@@ -187,7 +246,7 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
             });
         }
         log.push(Event::GmNarration {
-            text: "A quiet corridor.".into(),
+            text: "A quiet corridor. The drone guards the fuel cells; its own is spent.".into(),
         });
         let leak = |k: usize, what: &str| -> String {
             match leaks.get(k % leaks.len().max(1)) {
@@ -231,7 +290,7 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
         }
         log.push(Event::GmAnswers {
             round: 1,
-            answers: vec!["Perhaps.".into(); 4],
+            answers: vec!["Perhaps: the crew that fled left the drone behind.".into(); 4],
             finished: true,
         });
         log.phase(Phase::StrategicIntent);
@@ -239,8 +298,8 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
             log.push(Event::StrategicIntent {
                 agent: a.clone(),
                 intent: Intent {
-                    strategy: leak(i + 2, "My reasoning"),
-                    directive: leak(i + 3, "Say"),
+                    strategy: format!("{} {}", leak(i + 2, "My reasoning"), strategy_marker(i)),
+                    directive: format!("{} {}", leak(i + 3, "Say"), directive_marker(i)),
                     proposal: Some(format!("{} oocproposal", leak(i + 4, "We should"))),
                 },
             });
@@ -254,7 +313,11 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
                 stance: Stance::Agree,
                 on: Some(agents[0].clone()),
                 proposal: Some(format!("{} oocproposal", leak(i + 6, "Instead"))),
-                directive: Some(leak(i + 7, "Tell them")),
+                directive: Some(format!(
+                    "{} {}",
+                    leak(i + 7, "Tell them"),
+                    directive_marker(i)
+                )),
             });
         }
         log.push(Event::GmOoc {
@@ -285,6 +348,20 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
                 corrected: None,
             });
         }
+        log.phase(Phase::LaserFeelings);
+        log.push(Event::LaserFeelingsQuestion {
+            agent: agents[0].clone(),
+            question: "What does the drone want?".into(),
+        });
+        log.push(Event::LaserFeelingsAnswer {
+            agent: agents[0].clone(),
+            answer: "It wants a power cell; its own is nearly spent.".into(),
+        });
+        snapshots.push((log.session.clone(), secrets.clone()));
+        log.phase(Phase::GmOutcome);
+        log.push(Event::GmOutcome {
+            text: "The drone lowers its arms; the fuel cells hum behind it.".into(),
+        });
         snapshots.push((log.session.clone(), secrets.clone()));
         log.phase(Phase::CharacterReaction);
         for (i, a) in agents.iter().enumerate() {
@@ -328,9 +405,48 @@ proptest! {
                         prop_assert!(!text.contains(ooc), "OOC reached a character:\n{text}");
                     }
                 }
+                for note in NOTE_MARKERS {
+                    prop_assert!(!text.contains(note), "the GM's private note reached agent {agent}:\n{text}");
+                }
+            }
+            for text in gm_prompts(&session, &prompts) {
+                for agent in 0..session.agent_ids().len() {
+                    for marker in [strategy_marker(agent), directive_marker(agent)] {
+                        prop_assert!(!text.contains(&marker), "{marker} reached the GM:\n{text}");
+                    }
+                }
             }
         }
     }
+}
+
+#[test]
+fn the_gm_sees_its_notes_and_the_markers_are_in_play() {
+    // The checks above must not pass because nothing was there to find: the GM's prompts hold
+    // its notes, each character gets its directive, and the strategies are in the session.
+    let turns = vec![(Vec::new(), Vec::new())];
+    let prompts = PromptSet::embedded();
+    let snapshots = play(&turns);
+    let (session, _) = &snapshots[0];
+    let gm = gm_prompts(session, &prompts);
+    for note in NOTE_MARKERS {
+        assert!(
+            gm.iter().all(|t| t.contains(note)),
+            "{note} missing from a GM prompt"
+        );
+    }
+    let all = all_prompts(session, &prompts);
+    for (i, agent) in session.agent_ids().iter().enumerate() {
+        let strategy = &session.turn.intents[agent].strategy;
+        assert!(strategy.contains(&strategy_marker(i)), "{strategy}");
+        assert!(
+            all.iter()
+                .any(|(a, p, t)| *a == i && !*p && t.contains(&directive_marker(i))),
+            "agent {i}'s character never got its directive"
+        );
+    }
+    // The GM hears the OOC talk (said aloud at the table) and what was asked.
+    assert!(gm.iter().any(|t| t.contains("oocmessage")));
 }
 
 #[test]

@@ -26,6 +26,10 @@ pub const EVENT_TYPES: &[(&str, &str)] = &[
         "the GM's choice after a failure: retry, skip, take over",
     ),
     ("gm_narration", "the GM set the scene"),
+    (
+        "gm_flagged",
+        "a check of the AI GM's words found a problem (sent back or kept)",
+    ),
     ("whisper", "the GM told someone something in private"),
     (
         "memory_retrieved",

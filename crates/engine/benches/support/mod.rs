@@ -2,7 +2,7 @@
 //! replies, and the example campaign.
 
 use async_trait::async_trait;
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::*;
 use troupe_llm::ReplayEntry;
 use troupe_rules::RollResult;
@@ -12,7 +12,7 @@ pub struct InstantGm(pub u64);
 
 #[async_trait]
 impl GmSeat for InstantGm {
-    async fn narrate(&mut self, _s: &troupe_agents::GmView) -> GmReply<String> {
+    async fn narrate(&mut self, _s: &GmView) -> GmReply<String> {
         if self.0 == 0 {
             return GmReply::Quit;
         }
@@ -21,7 +21,7 @@ impl GmSeat for InstantGm {
     }
     async fn answer_questions(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _r: u32,
         _q: &[(String, String)],
     ) -> GmReply<Answers> {
@@ -29,7 +29,7 @@ impl GmSeat for InstantGm {
     }
     async fn review_action(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _a: &str,
         _o: &str,
         c: &str,
@@ -37,7 +37,7 @@ impl GmSeat for InstantGm {
     ) -> GmReply<String> {
         GmReply::Answer(c.into())
     }
-    async fn adjudicate(&mut self, _s: &troupe_agents::GmView, _a: &str, x: &ActionDecl) -> GmReply<Ruling> {
+    async fn adjudicate(&mut self, _s: &GmView, _a: &str, x: &ActionDecl) -> GmReply<Ruling> {
         GmReply::Answer(Ruling::Roll {
             task: x.task_type,
             prepared: x.prepared,
@@ -46,21 +46,21 @@ impl GmSeat for InstantGm {
     }
     async fn override_roll(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _a: &str,
         _r: &RollResult,
     ) -> GmReply<RollOverride> {
         GmReply::Answer(RollOverride::Keep)
     }
-    async fn answer_insight(&mut self, _s: &troupe_agents::GmView, _a: &str, _q: &str) -> GmReply<String> {
+    async fn answer_insight(&mut self, _s: &GmView, _a: &str, _q: &str) -> GmReply<String> {
         GmReply::Answer("They are bluffing.".into())
     }
-    async fn narrate_outcome(&mut self, _s: &troupe_agents::GmView) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
         GmReply::Answer("The guard hesitates.".into())
     }
     async fn resolve_failure(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _p: Phase,
         _a: &str,
         _e: &str,

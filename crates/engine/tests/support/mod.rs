@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use troupe_agents::{ActionDecl, PromptSet};
+use troupe_agents::{ActionDecl, GmView, PromptSet};
 use troupe_engine::*;
 use troupe_llm::{ChatModel, Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
 use troupe_rules::RollResult;
@@ -43,7 +43,7 @@ impl QueueGm {
 
 #[async_trait]
 impl GmSeat for QueueGm {
-    async fn narrate(&mut self, _s: &troupe_agents::GmView) -> GmReply<String> {
+    async fn narrate(&mut self, _s: &GmView) -> GmReply<String> {
         self.asked.push("narrate".into());
         match self.narrations.pop_front() {
             Some(n) => GmReply::Answer(n),
@@ -52,7 +52,7 @@ impl GmSeat for QueueGm {
     }
     async fn answer_questions(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _r: u32,
         q: &[(String, String)],
     ) -> GmReply<Answers> {
@@ -61,7 +61,7 @@ impl GmSeat for QueueGm {
     }
     async fn review_action(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _a: &str,
         _o: &str,
         corrected: &str,
@@ -74,7 +74,7 @@ impl GmSeat for QueueGm {
                 .unwrap_or_else(|| corrected.to_string()),
         )
     }
-    async fn adjudicate(&mut self, _s: &troupe_agents::GmView, _a: &str, action: &ActionDecl) -> GmReply<Ruling> {
+    async fn adjudicate(&mut self, _s: &GmView, _a: &str, action: &ActionDecl) -> GmReply<Ruling> {
         if let Some(cmd) = self.commands_at_adjudication.pop_front() {
             return cmd;
         }
@@ -87,24 +87,24 @@ impl GmSeat for QueueGm {
     }
     async fn override_roll(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         _a: &str,
         _r: &RollResult,
     ) -> GmReply<RollOverride> {
         self.asked.push("override".into());
         GmReply::Answer(self.overrides.pop_front().unwrap_or(RollOverride::Keep))
     }
-    async fn answer_insight(&mut self, _s: &troupe_agents::GmView, _a: &str, _q: &str) -> GmReply<String> {
+    async fn answer_insight(&mut self, _s: &GmView, _a: &str, _q: &str) -> GmReply<String> {
         self.asked.push("insight".into());
         GmReply::Answer("They are afraid of you.".into())
     }
-    async fn narrate_outcome(&mut self, _s: &troupe_agents::GmView) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
         self.asked.push("outcome".into());
         GmReply::Answer("It goes as the dice say.".into())
     }
     async fn resolve_failure(
         &mut self,
-        _s: &troupe_agents::GmView,
+        _s: &GmView,
         p: Phase,
         _a: &str,
         _e: &str,
