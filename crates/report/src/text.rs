@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::ev::Roster;
+use crate::scorecard::{ModelScore, RunRow};
 use crate::{Audit, Flag, Metrics};
 
 pub fn pct(v: Option<f64>) -> String {
@@ -259,4 +260,68 @@ pub fn render_stats(
         let _ = writeln!(o, "  … and {} more (see the report)", flags.len() - 20);
     }
     o
+}
+
+/// The scorecard per model as a table, and, for a batch, which run each session was.
+pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
+    let mut o = String::new();
+    if !runs.is_empty() {
+        let _ = writeln!(o, "\nRuns: {}", runs.len());
+        for r in runs {
+            let _ = writeln!(o, "  session {:<4} {}  ({})", r.session, r.run, r.model);
+        }
+    }
+    let _ = writeln!(o, "\nScorecard per model");
+    let width = card
+        .iter()
+        .map(|r| r.model.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        o,
+        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+        "model",
+        "sessions",
+        "turns",
+        "actions",
+        "overreach/100",
+        "GM flags",
+        "flagged",
+        "no reply",
+        "gave up",
+        "tokens/turn",
+        "latency/turn"
+    );
+    for r in card {
+        let _ = writeln!(
+            o,
+            "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+            r.model,
+            r.sessions,
+            r.turns,
+            r.actions,
+            one_decimal(r.overreach_per_100_actions),
+            r.gm_flags,
+            r.review_flags,
+            r.failed_calls,
+            r.phases_failed,
+            whole(r.tokens_per_turn),
+            r.latency_ms_per_turn
+                .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  (overreach/100: verdicts not passed per 100 actions checked; flagged: flags for review; no reply: model attempts without an answer; gave up: failed steps)"
+    );
+    o
+}
+
+fn one_decimal(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.1}"))
+}
+
+fn whole(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.0}"))
 }
