@@ -20,7 +20,7 @@ pub struct ModelScore {
     /// `provider:model`, as `session_started` recorded it.
     pub model: String,
     pub sessions: u32,
-    /// Turns started (a turn cut short still spent its tokens).
+    /// Turns completed (the tokens and latency of a turn cut short still count).
     pub turns: u32,
     /// Declared actions the overreach check saw (verdicts on a first attempt).
     pub actions: u32,
@@ -113,7 +113,7 @@ pub fn runs(events: &[Value]) -> Vec<RunRow> {
 fn count(row: &mut ModelScore, e: &Value) {
     match ty(e) {
         "session_started" => row.sessions += 1,
-        "turn_started" => row.turns += 1,
+        "turn_completed" => row.turns += 1,
         "validation" => {
             if num(e, "attempt") <= 1 {
                 row.actions += 1;
@@ -187,23 +187,23 @@ mod tests {
     fn two_models() -> Vec<Value> {
         let mut events = vec![
             ev(1, 0, "session_started", json!({"model": "a:one"})),
-            ev(1, 1, "turn_started", json!({})),
+            ev(1, 1, "turn_completed", json!({})),
             call(1, json!("ok"), (100, 20), 300),
             verdict(1, 1, "retry"),
             verdict(1, 2, "passed"),
             verdict(1, 1, "passed"),
-            ev(1, 2, "turn_started", json!({})),
+            ev(1, 2, "turn_completed", json!({})),
             call(1, Value::Null, (0, 0), 900),
             ev(1, 2, "phase_failed", json!({"agent": "alex"})),
             ev(2, 0, "session_started", json!({"model": "b:two"})),
-            ev(2, 1, "turn_started", json!({})),
+            ev(2, 1, "turn_completed", json!({})),
             call(2, json!("ok"), (50, 10), 200),
             verdict(2, 1, "passed"),
             ev(2, 1, "gm_flagged", json!({"check": "decided_for_player"})),
             ev(2, 1, "gm_flag_dc_leak", json!({})),
         ];
         events.push(ev(3, 0, "session_started", json!({"model": "a:one"})));
-        events.push(ev(3, 1, "turn_started", json!({})));
+        events.push(ev(3, 1, "turn_completed", json!({})));
         events.push(verdict(3, 1, "auto_corrected"));
         events.push(verdict(3, 1, "passed"));
         events
