@@ -220,7 +220,11 @@ fn check_play_args(args: &SimulateArgs) -> anyhow::Result<()> {
             bail!("{flag} cannot be passed to the runs: {why}");
         }
     }
-    if !args.models.is_empty() && ["--provider", "--model", "--replay"].iter().any(|f| given(f)) {
+    if !args.models.is_empty()
+        && ["--provider", "--model", "--replay"]
+            .iter()
+            .any(|f| given(f))
+    {
         bail!(
             "choose the model with simulate's own --model PROVIDER:MODEL, not with --provider/--model/--replay after --"
         );
@@ -662,7 +666,11 @@ mod tests {
         let mut a = args(&["party.json"], "1", &["replay:r.jsonl"]);
         a.play_args = vec!["--gm-script".into(), "gm.yaml".into()];
         assert!(check_play_args(&a).is_ok());
-        for given in [["--seed", "3"], ["--campaign", "x"], ["--replay", "r.jsonl"]] {
+        for given in [
+            ["--seed", "3"],
+            ["--campaign", "x"],
+            ["--replay", "r.jsonl"],
+        ] {
             a.play_args = given.iter().map(|s| s.to_string()).collect();
             assert!(check_play_args(&a).is_err(), "{given:?}");
         }

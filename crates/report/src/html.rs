@@ -633,13 +633,16 @@ impl Report<'_> {
                 r.sessions,
                 r.turns,
                 r.actions,
-                r.overreach_per_100_actions.map_or_else(|| "n/a".into(), |v| format!("{v:.1}")),
+                r.overreach_per_100_actions
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.1}")),
                 r.gm_flags,
                 r.review_flags,
                 r.failed_calls,
                 r.phases_failed,
-                r.tokens_per_turn.map_or_else(|| "n/a".into(), |v| format!("{v:.0}")),
-                r.latency_ms_per_turn.map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+                r.tokens_per_turn
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.0}")),
+                r.latency_ms_per_turn
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
             );
         }
         self.w("</table><p class=\"meta\">Overreach: the overreach check's verdicts other than passed, per 100 declared actions. GM flags: events whose type starts with gm_flag (the AI GM's output checks). Turns: turns completed (a turn cut short still counts its tokens and latency).</p>");

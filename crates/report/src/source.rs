@@ -199,7 +199,10 @@ fn natural_key(name: &str) -> Vec<(String, u64)> {
             continue;
         }
         if !digits.is_empty() {
-            key.push((std::mem::take(&mut text), digits.parse().unwrap_or(u64::MAX)));
+            key.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u64::MAX),
+            ));
             digits.clear();
         }
         text.push(c);
