@@ -104,13 +104,13 @@ impl Report<'_> {
         self.nav();
         self.seats();
         self.summary(m, fl, au);
-        self.scorecard(events);
         self.per_turn(m);
         self.validation(m);
         self.consensus(m);
         self.leadership(m);
         self.relationships(m);
         self.dice(m);
+        self.scorecard(events);
         self.flags(fl);
         self.latency(m);
         self.transcript(events, fl);
@@ -118,7 +118,7 @@ impl Report<'_> {
     }
 
     fn nav(&mut self) {
-        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#scorecard\">scorecard</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
+        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
     }
 
     fn seats(&mut self) {
