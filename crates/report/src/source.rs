@@ -158,7 +158,7 @@ pub fn batch_runs(dir: &Path) -> Vec<BatchRun> {
             dir: entry.path(),
         })
         .collect();
-    runs.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
+    runs.sort_by_key(|r| natural_key(&r.name));
     runs
 }
 
