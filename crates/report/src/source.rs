@@ -151,8 +151,7 @@ pub fn batch_runs(dir: &Path) -> Vec<BatchRun> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|entry| entry.path().is_dir())
-        .filter(|entry| session_numbers(&entry.path()).is_ok_and(|n| !n.is_empty()))
+        .filter(|entry| entry.path().is_dir() && played(&entry.path()))
         .map(|entry| BatchRun {
             name: entry.file_name().to_string_lossy().to_string(),
             dir: entry.path(),
@@ -160,6 +159,17 @@ pub fn batch_runs(dir: &Path) -> Vec<BatchRun> {
         .collect();
     runs.sort_by_key(|r| natural_key(&r.name));
     runs
+}
+
+/// A campaign directory with a session in it. One whose store cannot be read counts, so that
+/// reading the batch names the damage instead of leaving the run out unseen; a run that failed
+/// before its session began (no store, or an empty one) does not.
+fn played(dir: &Path) -> bool {
+    match session_numbers(dir) {
+        Ok(numbers) => !numbers.is_empty(),
+        Err(Error::NoCampaign(_)) => false,
+        Err(_) => true,
+    }
 }
 
 /// Every standing event of every campaign of a batch. Sessions are numbered anew across the
@@ -358,6 +368,13 @@ mod tests {
         assert_eq!(events[3]["session_number"], 2);
         assert_eq!(events[3]["run"], "party-seed10");
         assert_eq!(events[3]["run_session"], 1);
+        // A run whose store is damaged is not skipped: reading the batch says so.
+        let damaged = out.path().join("party-seed3");
+        std::fs::create_dir_all(&damaged).unwrap();
+        std::fs::write(damaged.join("campaign.db"), "not a database").unwrap();
+        assert_eq!(batch_runs(out.path()).len(), 3);
+        let err = load_batch(out.path()).unwrap_err().to_string();
+        assert!(err.contains("party-seed3"), "{err}");
     }
 
     #[test]
