@@ -11,7 +11,8 @@
 use std::io::IsTerminal;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -472,8 +473,44 @@ impl Progress {
     }
 }
 
-/// Play every run, `jobs` at a time; outcomes come back in the runs' order.
-fn run_all(runs: &[Run], jobs: usize, exe: &Path, play_args: &[String]) -> Vec<Outcome> {
+/// Set at Ctrl-C. The signal reaches the runs under way too (one process group): each ends its
+/// session, saved, as `troupe play` does; simulate starts no new run and still writes its
+/// summary. Listening replaces the default of dying at once.
+fn watch_interrupt() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let listen = move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\nInterrupted: the sessions under way end and are saved; no new run starts."
+                );
+            }
+        });
+    };
+    // Without the listener Ctrl-C still works: it just ends simulate without its summary.
+    let _ = std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(listen);
+    stop
+}
+
+/// Play every run, `jobs` at a time, until `stop`; outcomes of the runs that were started come
+/// back in the runs' order.
+fn run_all(
+    runs: &[Run],
+    jobs: usize,
+    exe: &Path,
+    play_args: &[String],
+    stop: &AtomicBool,
+) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let (send, receive) = mpsc::channel::<(usize, Outcome)>();
     let mut progress = Progress::new(runs.len());
@@ -483,7 +520,7 @@ fn run_all(runs: &[Run], jobs: usize, exe: &Path, play_args: &[String]) -> Vec<O
             let send = send.clone();
             let next = &next;
             scope.spawn(move || {
-                loop {
+                while !stop.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(run) = runs.get(i) else { return };
                     if send.send((i, execute(run, exe, play_args))).is_err() {
@@ -508,6 +545,8 @@ struct Summary<'a> {
     sessions: usize,
     ok: usize,
     failed: usize,
+    /// Runs never started because simulate was interrupted.
+    not_started: Vec<&'a str>,
     jobs: usize,
     wall_ms: u64,
     sessions_per_second: f64,
@@ -516,6 +555,7 @@ struct Summary<'a> {
 }
 
 fn summarize<'a>(
+    runs: &'a [Run],
     outcomes: &'a [Outcome],
     jobs: usize,
     wall: Duration,
@@ -526,6 +566,11 @@ fn summarize<'a>(
         sessions: outcomes.len(),
         ok,
         failed: outcomes.len() - ok,
+        not_started: runs
+            .iter()
+            .filter(|r| !outcomes.iter().any(|o| o.run == r.name))
+            .map(|r| r.name.as_str())
+            .collect(),
         jobs,
         wall_ms: u64::try_from(wall.as_millis()).unwrap_or(u64::MAX),
         sessions_per_second: outcomes.len() as f64 / wall.as_secs_f64().max(1e-9),
@@ -545,6 +590,18 @@ fn print_summary(summary: &Summary, json: &Path) {
         summary.ok,
         summary.failed
     );
+    if !summary.not_started.is_empty() {
+        println!(
+            "Interrupted: {} run{} not started ({})",
+            summary.not_started.len(),
+            if summary.not_started.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            summary.not_started.join(", ")
+        );
+    }
     let width = summary
         .runs
         .iter()
@@ -584,14 +641,17 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     if jobs == 0 {
         bail!("--jobs must be 1 or more");
     }
+    let stop = watch_interrupt();
     let started = Instant::now();
-    let outcomes = run_all(&runs, jobs, &exe, &args.play_args);
-    let summary = summarize(&outcomes, jobs, started.elapsed(), &args.play_args);
+    let outcomes = run_all(&runs, jobs, &exe, &args.play_args, &stop);
+    let summary = summarize(&runs, &outcomes, jobs, started.elapsed(), &args.play_args);
     let json = args.out.join("simulate.json");
     std::fs::write(&json, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("could not write {}", json.display()))?;
     print_summary(&summary, &json);
-    Ok(if summary.failed == 0 {
+    Ok(if stop.load(Ordering::SeqCst) {
+        ExitCode::from(130)
+    } else if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

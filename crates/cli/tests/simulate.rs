@@ -294,3 +294,55 @@ fn failing_runs_are_named_while_the_others_finish() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("choose a new --out"));
 }
+
+#[test]
+fn ctrl_c_starts_no_new_run_and_still_writes_the_summary() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = party_table();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["simulate", "party.json", "--seeds", "1..=40", "--jobs", "1"])
+        .args(["--model", MODELS[0], "--out", "runs", "--"])
+        .args(["--gm-script", "research.gm.yaml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Progress lines go to stderr (not a terminal here): wait for the first finished run.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("[1/40] party-seed1"), "{first}");
+    // Only simulate gets the signal here (a terminal would send it to the runs too): the run
+    // under way finishes, no new one starts.
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{rest:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Interrupted:"), "{stdout}");
+    let summary = json_file(&dir.path().join("runs/simulate.json"));
+    let played = summary["runs"].as_array().unwrap();
+    let not_started = summary["not_started"].as_array().unwrap();
+    assert!(!played.is_empty() && played.len() < 40, "{}", played.len());
+    assert_eq!(played.len() + not_started.len(), 40);
+    assert!(played.iter().all(|r| r["status"] == "ok"), "{played:?}");
+    assert_eq!(
+        not_started[0],
+        format!("party-seed{}-replay-research", played.len() + 1)
+    );
+    assert!(
+        !dir.path()
+            .join(format!(
+                "runs/party-seed{}-replay-research",
+                played.len() + 1
+            ))
+            .exists()
+    );
+}
