@@ -391,6 +391,8 @@ fn spawn(
         .arg(run.seed.to_string());
     if let Some(model) = &run.model {
         cmd.args(model.play_flags());
+    } else if let Some(file) = campaign_replay(run, play_args) {
+        cmd.arg("--replay").arg(file);
     }
     cmd.args(play_args)
         .stdin(Stdio::null())
@@ -398,6 +400,19 @@ fn spawn(
         .stderr(err)
         .status()
         .with_context(|| format!("could not start {}", exe.display()))
+}
+
+/// The campaign's own recorded replies, named by their original path, when nothing else
+/// chooses the model: so every run records the same model (`replay:examples/party.replay.jsonl`)
+/// and the scorecard puts them in one row, not one per run directory's copy.
+fn campaign_replay(run: &Run, play_args: &[String]) -> Option<PathBuf> {
+    let chosen = play_args.iter().any(|a| {
+        ["--provider", "--model", "--replay"]
+            .iter()
+            .any(|f| a == f || a.starts_with(&format!("{f}=")))
+    });
+    let file = replay_file(&run.campaign).filter(|_| !chosen)?;
+    Some(run.campaign.parent()?.join(file))
 }
 
 fn last_line(file: &Path) -> Option<String> {

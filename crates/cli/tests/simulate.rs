@@ -346,3 +346,45 @@ fn ctrl_c_starts_no_new_run_and_still_writes_the_summary() {
             .exists()
     );
 }
+
+#[test]
+fn without_model_a_run_plays_the_campaigns_own_model_and_keeps_a_copy() {
+    // examples/party.json names its recorded replies in its model block.
+    let dir = campaign_with(&["party.json", "party.gm.yaml", "party.replay.jsonl"]);
+    let out = simulate(
+        dir.path(),
+        &[
+            "party.json",
+            "--seeds",
+            "1,2",
+            "--out",
+            "runs",
+            "--",
+            "--gm-script",
+            "party.gm.yaml",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("party-seed2 "), "{stdout}");
+    for run in ["party-seed1", "party-seed2"] {
+        let run_dir = dir.path().join("runs").join(run);
+        // A copy of the campaign and its replies, so the run stands on its own.
+        assert!(run_dir.join("party.json").is_file());
+        assert!(run_dir.join("party.replay.jsonl").is_file());
+        let log = read_log(&run_dir.join("logs/session-1.jsonl"));
+        assert_eq!(
+            of_type(&log, "session_started")[0]["model"],
+            "replay:party.replay.jsonl"
+        );
+    }
+    // Both runs played the same model: one row.
+    let stats = stats_json(dir.path(), &dir.path().join("runs"));
+    let card = stats["scorecard"].as_array().unwrap();
+    assert_eq!(card.len(), 1, "{card:?}");
+    assert_eq!(card[0]["sessions"], 2);
+}
