@@ -325,3 +325,64 @@ fn one_decimal(v: Option<f64>) -> String {
 fn whole(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |v| format!("{v:.0}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scorecard_table_has_a_row_per_model_and_says_n_a_without_turns() {
+        let card = [
+            ModelScore {
+                model: "openai:gpt-4o-mini".into(),
+                sessions: 2,
+                turns: 6,
+                actions: 8,
+                overreach: 1,
+                overreach_per_100_actions: Some(12.5),
+                tokens_per_turn: Some(1234.4),
+                latency_ms_per_turn: Some(850.0),
+                ..ModelScore::default()
+            },
+            ModelScore {
+                model: "ollama:llama3.2".into(),
+                sessions: 1,
+                ..ModelScore::default()
+            },
+        ];
+        let runs = [RunRow {
+            session: 1,
+            run: "party-seed1-openai-gpt-4o-mini".into(),
+            run_session: 1,
+            model: "openai:gpt-4o-mini".into(),
+        }];
+        let text = render_scorecard(&card, &runs);
+        let row = |m: &str| {
+            text.lines()
+                .find(|l| l.contains(m))
+                .map(str::split_whitespace)
+        };
+        let gpt: Vec<&str> = row("  openai:gpt").into_iter().flatten().collect();
+        assert_eq!(
+            gpt,
+            [
+                "openai:gpt-4o-mini",
+                "2",
+                "6",
+                "8",
+                "12.5",
+                "0",
+                "0",
+                "0",
+                "0",
+                "1234",
+                "850",
+                "ms"
+            ]
+        );
+        let llama: Vec<&str> = row("ollama").into_iter().flatten().collect();
+        assert_eq!(llama[4], "n/a");
+        assert_eq!(llama[9..], ["n/a", "n/a"]);
+        assert!(text.contains("session 1    party-seed1-openai-gpt-4o-mini"));
+    }
+}
