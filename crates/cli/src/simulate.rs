@@ -646,6 +646,12 @@ fn print_summary(summary: &Summary, json: &Path) {
 pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     check_play_args(args)?;
     let runs = plan(args);
+    if args.out.join("simulate.json").exists() {
+        bail!(
+            "{} already holds a batch (simulate.json); choose a new --out or remove it",
+            args.out.display()
+        );
+    }
     check_out(&runs)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("could not create {}", args.out.display()))?;

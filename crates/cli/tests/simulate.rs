@@ -292,7 +292,23 @@ fn failing_runs_are_named_while_the_others_finish() {
         ],
     );
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("choose a new --out"));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds a batch"));
+    // Without its simulate.json (a batch killed outright), the runs' directories still guard it.
+    std::fs::remove_file(dir.path().join("runs/simulate.json")).unwrap();
+    let again = simulate(
+        dir.path(),
+        &[
+            "party.json",
+            "--seeds",
+            "4",
+            "--model",
+            MODELS[0],
+            "--out",
+            "runs",
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds 1 of these runs"));
 }
 
 #[test]
