@@ -14,6 +14,7 @@ mod research;
 mod scene;
 mod script;
 mod sessions;
+mod simulate;
 mod terminal;
 
 use std::io::{BufRead, Write};
@@ -135,9 +136,10 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Metrics of a session (default: the latest) or, with --all, the whole campaign: turns,
-    /// validation failures, model retries, response times, tokens, consensus, leadership, dice,
-    /// the log audit and what is flagged for review
+    /// Metrics of a session (default: the latest) or, with --all, the whole campaign (or every
+    /// campaign of a `troupe simulate` --out directory): turns, validation failures, model
+    /// retries, response times, tokens, consensus, leadership, dice, the log audit, what is
+    /// flagged for review and a scorecard per model
     Stats {
         /// The session number (default: the latest)
         session: Option<u32>,
@@ -150,8 +152,9 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Write a self-contained HTML report (charts, flags, transcript with the AIs' reasoning)
-    /// of a session (default: the latest) or, with --all, the whole campaign
+    /// Write a self-contained HTML report (charts, flags, scorecard per model, transcript with
+    /// the AIs' reasoning) of a session (default: the latest) or, with --all, the whole campaign
+    /// (or every campaign of a `troupe simulate` --out directory)
     Report {
         /// The session number (default: the latest)
         session: Option<u32>,
@@ -173,6 +176,9 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
+    /// Play a batch of all-AI sessions in parallel (campaign files × models × seeds), each in
+    /// its own campaign directory under --out; `troupe stats`/`report --campaign OUT` compare them
+    Simulate(simulate::SimulateArgs),
     /// Scenes (seed 004): check a scene file, play it (the engine decides), resume, replay
     Scene {
         #[command(subcommand)]
@@ -201,6 +207,12 @@ fn main() -> ExitCode {
                 .and_then(|(f, _)| check(&f))
         }
         Command::Validate => validate(),
+        Command::Simulate(args) => match cli.dir.path {
+            Some(_) => Err(anyhow::anyhow!(
+                "simulate plays each run in its own directory under --out; --campaign does not apply"
+            )),
+            None => simulate::simulate(&args),
+        },
         Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
         Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command),
         Command::Log {

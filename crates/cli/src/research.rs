@@ -135,27 +135,54 @@ pub fn log(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `troupe stats`: the metrics, the log audit and the flags, as text or JSON.
-pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
+/// The events a research command reads, and what to call them: a session, a campaign, or a
+/// batch of campaign directories (the `--out` of `troupe simulate`), read whole.
+fn read(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<(String, Vec<Value>)> {
+    if troupe_report::is_batch(dir) {
+        if let Some(n) = session {
+            bail!(
+                "{} is a batch of campaign directories (the --out of troupe simulate) and is read whole; drop the session number {n}, or point --campaign at one run's directory",
+                dir.display()
+            );
+        }
+        let events = troupe_report::load_batch(dir)?;
+        let runs = troupe_report::runs(&events).len();
+        let title = format!(
+            "batch {}, {runs} session{}",
+            dir.display(),
+            if runs == 1 { "" } else { "s" }
+        );
+        return Ok((title, events));
+    }
     let scope = scope(dir, session, all)?;
     let events = load(dir, scope, false)?;
+    Ok((title(scope, &events), events))
+}
+
+/// `troupe stats`: the metrics, the log audit, the flags and the scorecard per model, as text
+/// or JSON.
+pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let (title, events) = read(dir, session, all)?;
     let metrics = troupe_report::metrics(&events);
     let audit = troupe_report::audit(&events);
     let flags = troupe_report::flags(&events);
-    let title = title(scope, &events);
+    let scorecard = troupe_report::scorecard(&events);
+    let runs = troupe_report::runs(&events);
     if json {
         let value = serde_json::json!({
             "scope": title,
             "metrics": metrics,
             "audit": audit,
             "flags": flags,
+            "scorecard": scorecard,
+            "runs": runs,
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
     } else {
         let roster = Roster::from_events(&events);
-        emit(&troupe_report::render_stats(
-            &title, &metrics, &audit, &flags, &roster,
-        ))?;
+        let mut text = troupe_report::render_stats(&title, &metrics, &audit, &flags, &roster);
+        text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
+        emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -167,9 +194,7 @@ pub fn report(
     all: bool,
     output: &Path,
 ) -> anyhow::Result<ExitCode> {
-    let scope = scope(dir, session, all)?;
-    let events = load(dir, scope, false)?;
-    let title = title(scope, &events);
+    let (title, events) = read(dir, session, all)?;
     let html = troupe_report::render_html(&title, &events);
     std::fs::write(output, &html)
         .with_context(|| format!("could not write the report to {}", output.display()))?;

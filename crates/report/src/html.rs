@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
 use crate::flags::FlagKind;
 use crate::metrics::{PairCounts, leader};
+use crate::scorecard::{runs, scorecard};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
 use crate::{Audit, Flag, Metrics, audit, flags, metrics};
@@ -109,6 +110,7 @@ impl Report<'_> {
         self.leadership(m);
         self.relationships(m);
         self.dice(m);
+        self.scorecard(events);
         self.flags(fl);
         self.latency(m);
         self.transcript(events, fl);
@@ -116,7 +118,7 @@ impl Report<'_> {
     }
 
     fn nav(&mut self) {
-        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
+        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
     }
 
     fn seats(&mut self) {
@@ -614,6 +616,56 @@ impl Report<'_> {
             );
         }
         self.w("</ul>");
+    }
+
+    /// The scorecard per model, and for a batch which run each session was.
+    fn scorecard(&mut self, events: &[Value]) {
+        let card = scorecard(events);
+        if card.is_empty() {
+            return;
+        }
+        self.w("<h2 id=\"scorecard\">Scorecard per model</h2><table><tr><th>model</th><th>sessions</th><th>turns</th><th>actions</th><th>overreach per 100 actions</th><th>GM flags</th><th>flagged for review</th><th>attempts without reply</th><th>failed steps</th><th>tokens per turn</th><th>latency per turn</th></tr>");
+        for r in &card {
+            let _ = write!(
+                self.o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.model),
+                r.sessions,
+                r.turns,
+                r.actions,
+                r.overreach_per_100_actions
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.1}")),
+                r.gm_flags,
+                r.review_flags,
+                r.failed_calls,
+                r.phases_failed,
+                r.tokens_per_turn
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.0}")),
+                r.latency_ms_per_turn
+                    .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+            );
+        }
+        self.w("</table><p class=\"meta\">Overreach: the overreach check's verdicts other than passed, per 100 declared actions. GM flags: events whose type starts with gm_flag (the AI GM's output checks). Turns: turns completed (a turn cut short still counts its tokens and latency).</p>");
+        self.runs(events);
+    }
+
+    fn runs(&mut self, events: &[Value]) {
+        let rows = runs(events);
+        if rows.is_empty() {
+            return;
+        }
+        self.w("<h3>Runs</h3><table><tr><th>session</th><th>run (campaign directory)</th><th>its session</th><th>model</th></tr>");
+        for r in &rows {
+            let _ = write!(
+                self.o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                r.session,
+                esc(&r.run),
+                r.run_session,
+                esc(&r.model)
+            );
+        }
+        self.w("</table>");
     }
 
     fn latency(&mut self, m: &Metrics) {

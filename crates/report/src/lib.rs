@@ -12,6 +12,7 @@ mod flags;
 mod html;
 mod metrics;
 mod schema;
+mod scorecard;
 mod source;
 mod svg;
 mod text;
@@ -25,8 +26,11 @@ pub use metrics::{
     metrics,
 };
 pub use schema::{EVENT_TYPES, describe};
-pub use source::{Scope, load_campaign, load_session, session_numbers};
-pub use text::render_stats;
+pub use scorecard::{ModelScore, RunRow, UNKNOWN_MODEL, runs, scorecard};
+pub use source::{
+    BatchRun, Scope, batch_runs, is_batch, load_batch, load_campaign, load_session, session_numbers,
+};
+pub use text::{render_scorecard, render_stats};
 
 /// Everything that can go wrong reading a campaign's log.
 #[derive(Debug, thiserror::Error)]

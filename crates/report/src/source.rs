@@ -130,6 +130,97 @@ pub fn load_campaign(dir: &Path) -> Result<Vec<Value>, Error> {
     Ok(out)
 }
 
+/// One campaign directory of a batch (the `--out` of `troupe simulate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchRun {
+    /// The directory's name, e.g. `party-seed3-replay`.
+    pub name: String,
+    pub dir: PathBuf,
+}
+
+/// Whether `dir` is a batch: not a campaign itself (no campaign.db, no logs/), but holding
+/// campaign directories.
+pub fn is_batch(dir: &Path) -> bool {
+    !db_path(dir).is_file() && !dir.join("logs").is_dir() && !batch_runs(dir).is_empty()
+}
+
+/// The campaign directories directly under `dir` that hold a session, in natural order of
+/// their names (seed2 before seed10).
+pub fn batch_runs(dir: &Path) -> Vec<BatchRun> {
+    let mut runs: Vec<BatchRun> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.path().is_dir() && played(&entry.path()))
+        .map(|entry| BatchRun {
+            name: entry.file_name().to_string_lossy().to_string(),
+            dir: entry.path(),
+        })
+        .collect();
+    runs.sort_by_key(|r| natural_key(&r.name));
+    runs
+}
+
+/// A campaign directory with a session in it. One whose store cannot be read counts, so that
+/// reading the batch names the damage instead of leaving the run out unseen; a run that failed
+/// before its session began (no store, or an empty one) does not.
+fn played(dir: &Path) -> bool {
+    match session_numbers(dir) {
+        Ok(numbers) => !numbers.is_empty(),
+        Err(Error::NoCampaign(_)) => false,
+        Err(_) => true,
+    }
+}
+
+/// Every standing event of every campaign of a batch. Sessions are numbered anew across the
+/// batch (1, 2, … in run order) so the metrics, flags and audit see one session per run and
+/// never merge two runs' "session 1"; each event keeps where it came from in `run` (the
+/// directory's name) and `run_session` (its session number there).
+pub fn load_batch(dir: &Path) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    let mut number = 0u64;
+    for run in batch_runs(dir) {
+        for n in session_numbers(&run.dir)? {
+            number += 1;
+            for mut e in load_session(&run.dir, n, false)? {
+                if let Some(o) = e.as_object_mut() {
+                    o.insert("session_number".into(), Value::from(number));
+                    o.insert("run".into(), Value::from(run.name.as_str()));
+                    o.insert("run_session".into(), Value::from(n));
+                }
+                out.push(e);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::NoCampaign(dir.display().to_string()));
+    }
+    Ok(out)
+}
+
+/// A sort key that orders the digit runs of a name by value.
+fn natural_key(name: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            key.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u64::MAX),
+            ));
+            digits.clear();
+        }
+        text.push(c);
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    key
+}
+
 fn from_db(conn: &Connection, path: &Path, session: u32) -> Result<Vec<(Value, bool)>, Error> {
     let mut stmt = conn
         .prepare("SELECT seq, body, undone FROM events WHERE session = ?1 ORDER BY seq")
@@ -244,6 +335,46 @@ mod tests {
         .unwrap();
         let err = load_session(dir.path(), 1, false).unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
+    }
+
+    fn campaign_with_session(dir: &Path, model: &str) {
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let lines = [
+            format!(
+                r#"{{"event_type":"session_started","seq":0,"session_number":1,"turn_number":0,"model":"{model}"}}"#
+            ),
+            r#"{"event_type":"turn_started","seq":1,"session_number":1,"turn_number":1}"#.into(),
+        ];
+        std::fs::write(dir.join("logs/session-1.jsonl"), lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn a_batch_numbers_its_runs_sessions_anew_in_natural_order() {
+        let out = tempfile::tempdir().unwrap();
+        for (name, model) in [("party-seed10", "a:x"), ("party-seed2", "b:y")] {
+            campaign_with_session(&out.path().join(name), model);
+        }
+        // A run that failed before its session began holds none and is left out.
+        std::fs::create_dir_all(out.path().join("broken-seed1")).unwrap();
+        std::fs::write(out.path().join("simulate.json"), "{}").unwrap();
+        assert!(is_batch(out.path()));
+        assert!(!is_batch(&out.path().join("party-seed2")));
+        let names: Vec<String> = batch_runs(out.path()).into_iter().map(|r| r.name).collect();
+        assert_eq!(names, ["party-seed2", "party-seed10"]);
+        let events = load_batch(out.path()).unwrap();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[0]["run"], "party-seed2");
+        assert_eq!(events[0]["model"], "b:y");
+        assert_eq!(events[3]["session_number"], 2);
+        assert_eq!(events[3]["run"], "party-seed10");
+        assert_eq!(events[3]["run_session"], 1);
+        // A run whose store is damaged is not skipped: reading the batch says so.
+        let damaged = out.path().join("party-seed3");
+        std::fs::create_dir_all(&damaged).unwrap();
+        std::fs::write(damaged.join("campaign.db"), "not a database").unwrap();
+        assert_eq!(batch_runs(out.path()).len(), 3);
+        let err = load_batch(out.path()).unwrap_err().to_string();
+        assert!(err.contains("party-seed3"), "{err}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::ev::Roster;
+use crate::scorecard::{ModelScore, RunRow};
 use crate::{Audit, Flag, Metrics};
 
 pub fn pct(v: Option<f64>) -> String {
@@ -259,4 +260,129 @@ pub fn render_stats(
         let _ = writeln!(o, "  … and {} more (see the report)", flags.len() - 20);
     }
     o
+}
+
+/// The scorecard per model as a table, and, for a batch, which run each session was.
+pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
+    let mut o = String::new();
+    if !runs.is_empty() {
+        let _ = writeln!(o, "\nRuns: {}", runs.len());
+        for r in runs {
+            let _ = writeln!(o, "  session {:<4} {}  ({})", r.session, r.run, r.model);
+        }
+    }
+    let _ = writeln!(o, "\nScorecard per model");
+    let width = card
+        .iter()
+        .map(|r| r.model.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        o,
+        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+        "model",
+        "sessions",
+        "turns",
+        "actions",
+        "overreach/100",
+        "GM flags",
+        "flagged",
+        "no reply",
+        "gave up",
+        "tokens/turn",
+        "latency/turn"
+    );
+    for r in card {
+        let _ = writeln!(
+            o,
+            "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+            r.model,
+            r.sessions,
+            r.turns,
+            r.actions,
+            one_decimal(r.overreach_per_100_actions),
+            r.gm_flags,
+            r.review_flags,
+            r.failed_calls,
+            r.phases_failed,
+            whole(r.tokens_per_turn),
+            r.latency_ms_per_turn
+                .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  (overreach/100: verdicts not passed per 100 actions checked; flagged: flags for review; no reply: model attempts without an answer; gave up: failed steps)"
+    );
+    o
+}
+
+fn one_decimal(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.1}"))
+}
+
+fn whole(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.0}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scorecard_table_has_a_row_per_model_and_says_n_a_without_turns() {
+        let card = [
+            ModelScore {
+                model: "openai:gpt-4o-mini".into(),
+                sessions: 2,
+                turns: 6,
+                actions: 8,
+                overreach: 1,
+                overreach_per_100_actions: Some(12.5),
+                tokens_per_turn: Some(1234.4),
+                latency_ms_per_turn: Some(850.0),
+                ..ModelScore::default()
+            },
+            ModelScore {
+                model: "ollama:llama3.2".into(),
+                sessions: 1,
+                ..ModelScore::default()
+            },
+        ];
+        let runs = [RunRow {
+            session: 1,
+            run: "party-seed1-openai-gpt-4o-mini".into(),
+            run_session: 1,
+            model: "openai:gpt-4o-mini".into(),
+        }];
+        let text = render_scorecard(&card, &runs);
+        let row = |m: &str| {
+            text.lines()
+                .find(|l| l.contains(m))
+                .map(str::split_whitespace)
+        };
+        let gpt: Vec<&str> = row("  openai:gpt").into_iter().flatten().collect();
+        assert_eq!(
+            gpt,
+            [
+                "openai:gpt-4o-mini",
+                "2",
+                "6",
+                "8",
+                "12.5",
+                "0",
+                "0",
+                "0",
+                "0",
+                "1234",
+                "850",
+                "ms"
+            ]
+        );
+        let llama: Vec<&str> = row("ollama").into_iter().flatten().collect();
+        assert_eq!(llama[4], "n/a");
+        assert_eq!(llama[9..], ["n/a", "n/a"]);
+        assert!(text.contains("session 1    party-seed1-openai-gpt-4o-mini"));
+    }
 }

@@ -1,0 +1,761 @@
+//! `troupe simulate`: a batch of all-AI sessions, one `troupe play` child process per run, over
+//! the cross product of campaign files, models and seeds, several at a time. Each run plays in
+//! its own campaign directory under `--out` (named after its campaign, seed and model), so
+//! `troupe stats --campaign OUT` and `troupe report --campaign OUT` read the batch whole and
+//! compare the models in a scorecard.
+//!
+//! Runs are separate processes (the same binary) rather than tasks in this one: a run that
+//! crashes, hangs on a provider or exits with an error takes nothing else down, and each keeps
+//! its own standard error beside its log.
+
+use std::io::IsTerminal;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// The options of `troupe simulate`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// The campaign files to play (one or more); every file is played with every seed and model
+    #[arg(required = true, value_name = "CAMPAIGN.json")]
+    pub campaigns: Vec<PathBuf>,
+    /// Dice seeds, one session each: a range `1..=8` (or `1..9`), a list `1,2,5`, or both
+    /// (`1..=4,10`)
+    #[arg(long, default_value = "1", value_parser = parse_seeds)]
+    pub seeds: Seeds,
+    /// The players' model as PROVIDER:MODEL (e.g. openai:gpt-4o-mini, ollama:llama3.2,
+    /// replay:FILE.jsonl); repeat to compare models. Default: what `troupe play` would choose
+    #[arg(long = "model", value_name = "PROVIDER:MODEL", value_parser = parse_model)]
+    pub models: Vec<ModelSpec>,
+    /// How many sessions to play at once (default: the number of cores)
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// The directory that receives one campaign directory per run and simulate.json
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Arguments for every `troupe play`, after `--`, passed verbatim: e.g.
+    /// `-- --gm-script examples/research.gm.yaml`, `-- --gm ai --turns 20`
+    #[arg(last = true, value_name = "PLAY ARGS")]
+    pub play_args: Vec<String>,
+}
+
+/// The seeds of a batch, in the order given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seeds(pub Vec<u64>);
+
+/// Reads `1..=8`, `1..9`, `1,2,5` and mixtures such as `1..=4,10`.
+pub fn parse_seeds(text: &str) -> Result<Seeds, String> {
+    let mut seeds = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        seeds.extend(seed_part(part)?);
+    }
+    if seeds.is_empty() {
+        return Err("no seeds: give a range like 1..=8 or a list like 1,2,3".into());
+    }
+    Ok(Seeds(seeds))
+}
+
+fn seed_part(part: &str) -> Result<Vec<u64>, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("\"{s}\" is not a seed (a whole number, 0 or more)"))
+    };
+    let (from, to) = if let Some((a, b)) = part.split_once("..=") {
+        (number(a)?, number(b)?)
+    } else if let Some((a, b)) = part.split_once("..") {
+        let end = number(b)?;
+        if end == 0 {
+            return Err(format!("the range {part} is empty"));
+        }
+        (number(a)?, end - 1)
+    } else {
+        let n = number(part)?;
+        (n, n)
+    };
+    if from > to {
+        return Err(format!("the range {part} is empty"));
+    }
+    if to - from >= 100_000 {
+        return Err(format!("the range {part} has more than 100000 seeds"));
+    }
+    Ok((from..=to).collect())
+}
+
+/// A model to play with, as `troupe play` takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelSpec {
+    pub provider: String,
+    pub model: String,
+}
+
+pub fn parse_model(text: &str) -> Result<ModelSpec, String> {
+    match text.split_once(':') {
+        Some((p, m)) if !p.trim().is_empty() && !m.trim().is_empty() => Ok(ModelSpec {
+            provider: p.trim().to_ascii_lowercase(),
+            model: m.trim().to_string(),
+        }),
+        _ => Err(format!(
+            "\"{text}\" is not PROVIDER:MODEL (e.g. openai:gpt-4o-mini, ollama:llama3.2, replay:FILE.jsonl)"
+        )),
+    }
+}
+
+impl ModelSpec {
+    /// The `troupe play` flags that choose this model.
+    fn play_flags(&self) -> Vec<String> {
+        if self.provider == "replay" {
+            return vec!["--replay".into(), self.model.clone()];
+        }
+        let flags = ["--provider", &self.provider, "--model", &self.model];
+        flags.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    /// A short name for directory names: `replay-research` for replay:examples/research.replay.jsonl,
+    /// `openai-gpt-4o-mini` for openai:gpt-4o-mini.
+    fn label(&self) -> String {
+        let model = if self.provider == "replay" {
+            let file = Path::new(&self.model).file_name().unwrap_or_default();
+            let file = file.to_string_lossy();
+            file.split('.').next().unwrap_or_default().to_string()
+        } else {
+            self.model.clone()
+        };
+        slug(&format!("{}-{model}", self.provider))
+    }
+
+    fn spec(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+/// Letters, digits, `-` and `_`; every other run of characters becomes one `-`.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// One session to play.
+#[derive(Clone, Debug)]
+struct Run {
+    name: String,
+    campaign: PathBuf,
+    seed: u64,
+    model: Option<ModelSpec>,
+    dir: PathBuf,
+}
+
+/// The runs, campaign by campaign, then model by model, then seed by seed. Names are unique:
+/// two campaign files with the same stem get `-2`, `-3` … after the second's.
+fn plan(args: &SimulateArgs) -> Vec<Run> {
+    let models: Vec<Option<ModelSpec>> = if args.models.is_empty() {
+        vec![None]
+    } else {
+        args.models.iter().cloned().map(Some).collect()
+    };
+    let mut runs: Vec<Run> = Vec::new();
+    for campaign in &args.campaigns {
+        for model in &models {
+            for &seed in &args.seeds.0 {
+                let mut name = base_name(campaign, seed, model.as_ref());
+                let base = name.clone();
+                let mut n = 1;
+                while runs.iter().any(|r| r.name == name) {
+                    n += 1;
+                    name = format!("{base}-{n}");
+                }
+                runs.push(Run {
+                    dir: args.out.join(&name),
+                    name,
+                    campaign: campaign.clone(),
+                    seed,
+                    model: model.clone(),
+                });
+            }
+        }
+    }
+    runs
+}
+
+fn base_name(campaign: &Path, seed: u64, model: Option<&ModelSpec>) -> String {
+    let stem = campaign.file_stem().unwrap_or_default().to_string_lossy();
+    let stem = match slug(&stem) {
+        s if s.is_empty() => "campaign".to_string(),
+        s => s,
+    };
+    match model {
+        Some(m) => format!("{stem}-seed{seed}-{}", m.label()),
+        None => format!("{stem}-seed{seed}"),
+    }
+}
+
+/// Play arguments that simulate sets itself, per run, are refused rather than silently doubled.
+fn check_play_args(args: &SimulateArgs) -> anyhow::Result<()> {
+    let given = |flag: &str| {
+        args.play_args
+            .iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    };
+    for (flag, why) in [
+        ("--seed", "the seeds come from --seeds"),
+        (
+            "--campaign",
+            "each run plays in its own directory under --out",
+        ),
+    ] {
+        if given(flag) {
+            bail!("{flag} cannot be passed to the runs: {why}");
+        }
+    }
+    if !args.models.is_empty()
+        && ["--provider", "--model", "--replay"]
+            .iter()
+            .any(|f| given(f))
+    {
+        bail!(
+            "choose the model with simulate's own --model PROVIDER:MODEL, not with --provider/--model/--replay after --"
+        );
+    }
+    Ok(())
+}
+
+/// No run may land in a directory that already holds a campaign: `troupe play` would add a
+/// session to it and the batch would mix old and new.
+fn check_out(runs: &[Run]) -> anyhow::Result<()> {
+    let taken: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.dir.join("campaign.db").exists() || r.dir.join("logs").exists())
+        .map(|r| r.name.as_str())
+        .collect();
+    if let (Some(first), Some(run)) = (taken.first(), runs.first()) {
+        let out = run.dir.parent().unwrap_or(Path::new("."));
+        bail!(
+            "{} already holds {} of these runs ({first}{}); choose a new --out or remove them",
+            out.display(),
+            taken.len(),
+            if taken.len() > 1 { ", …" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+/// The run's directory, with copies of what its campaign file points at (its `prompts/`
+/// overrides, a relative `replay_file`), so the run resolves them as the campaign would and
+/// can be resumed or replayed on its own. A campaign that cannot be read is left to
+/// `troupe play`, which says what is wrong with it in the run's stderr.
+fn prepare(run: &Run) -> std::io::Result<()> {
+    std::fs::create_dir_all(&run.dir)?;
+    let Some(from) = run.campaign.parent() else {
+        return Ok(());
+    };
+    let from = if from.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        from
+    };
+    if let Some(name) = run.campaign.file_name()
+        && run.campaign.is_file()
+    {
+        std::fs::copy(&run.campaign, run.dir.join(name))?;
+    }
+    if from.join("prompts").is_dir() {
+        copy_dir(&from.join("prompts"), &run.dir.join("prompts"))?;
+    }
+    if let Some(file) = replay_file(&run.campaign) {
+        let to = run.dir.join(&file);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(from.join(&file), to)?;
+    }
+    Ok(())
+}
+
+/// The campaign's own recorded replies, when it names a relative file that exists.
+fn replay_file(campaign: &Path) -> Option<PathBuf> {
+    let loaded = troupe_campaign::load(campaign).ok()?;
+    let file = PathBuf::from(loaded.model?.replay_file?);
+    let inside = file
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    let exists = campaign.parent()?.join(&file).is_file();
+    (inside && exists).then_some(file)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// How one run ended.
+#[derive(Clone, Debug, Serialize)]
+struct Outcome {
+    run: String,
+    campaign: PathBuf,
+    seed: u64,
+    /// PROVIDER:MODEL as given to --model, or null for `troupe play`'s own choice.
+    model: Option<String>,
+    /// `ok` or `failed`.
+    status: &'static str,
+    /// The child's exit code (null when it was killed by a signal or never started).
+    exit_code: Option<i32>,
+    duration_ms: u64,
+    dir: PathBuf,
+    /// The session's JSONL log, when one was written.
+    log: Option<PathBuf>,
+    /// The child's standard error.
+    stderr: PathBuf,
+    /// Why it failed: the last line of its standard error, or why it could not start.
+    error: Option<String>,
+}
+
+impl Outcome {
+    fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+}
+
+/// Play one run to the end in a child process.
+fn execute(run: &Run, exe: &Path, play_args: &[String]) -> Outcome {
+    let started = Instant::now();
+    let stderr = run.dir.join("stderr.log");
+    let result = prepare(run)
+        .with_context(|| format!("could not prepare {}", run.dir.display()))
+        .and_then(|()| spawn(run, exe, play_args, &stderr));
+    let (exit_code, error) = match result {
+        Ok(status) if status.success() => (status.code(), None),
+        Ok(status) => (
+            status.code(),
+            Some(last_line(&stderr).unwrap_or_else(|| status.to_string())),
+        ),
+        Err(e) => {
+            // Kept beside the run like a child's own error.
+            let _ = std::fs::write(&stderr, format!("error: {e:#}\n"));
+            (None, Some(format!("{e:#}")))
+        }
+    };
+    Outcome {
+        run: run.name.clone(),
+        campaign: run.campaign.clone(),
+        seed: run.seed,
+        model: run.model.as_ref().map(ModelSpec::spec),
+        status: if error.is_none() { "ok" } else { "failed" },
+        exit_code,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        dir: run.dir.clone(),
+        log: latest_log(&run.dir),
+        stderr,
+        error,
+    }
+}
+
+fn spawn(
+    run: &Run,
+    exe: &Path,
+    play_args: &[String],
+    stderr: &Path,
+) -> anyhow::Result<std::process::ExitStatus> {
+    let err = std::fs::File::create(stderr)
+        .with_context(|| format!("could not create {}", stderr.display()))?;
+    let out_path = run.dir.join("stdout.log");
+    let out = std::fs::File::create(&out_path)
+        .with_context(|| format!("could not create {}", out_path.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("play")
+        .arg(&run.campaign)
+        .arg("--campaign")
+        .arg(&run.dir)
+        .arg("--seed")
+        .arg(run.seed.to_string());
+    if let Some(model) = &run.model {
+        cmd.args(model.play_flags());
+    } else if let Some(file) = campaign_replay(run, play_args) {
+        cmd.arg("--replay").arg(file);
+    }
+    cmd.args(play_args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .with_context(|| format!("could not start {}", exe.display()))
+}
+
+/// The campaign's own recorded replies, named by their original path, when nothing else
+/// chooses the model: so every run records the same model (`replay:examples/party.replay.jsonl`)
+/// and the scorecard puts them in one row, not one per run directory's copy.
+fn campaign_replay(run: &Run, play_args: &[String]) -> Option<PathBuf> {
+    let chosen = play_args.iter().any(|a| {
+        ["--provider", "--model", "--replay"]
+            .iter()
+            .any(|f| a == f || a.starts_with(&format!("{f}=")))
+    });
+    let file = replay_file(&run.campaign).filter(|_| !chosen)?;
+    Some(run.campaign.parent()?.join(file))
+}
+
+fn last_line(file: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    Some(line.trim().to_string())
+}
+
+/// The newest `logs/session-N.jsonl` of a run's directory.
+fn latest_log(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir.join("logs")).ok()?;
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let n: u32 = name
+                .strip_prefix("session-")?
+                .strip_suffix(".jsonl")?
+                .parse()
+                .ok()?;
+            Some((n, e.path()))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, path)| path)
+}
+
+/// Progress on standard error: a bar on a terminal, a plain line per finished run elsewhere.
+enum Progress {
+    Bar(ProgressBar),
+    Lines { done: usize, total: usize },
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress::Lines { done: 0, total };
+        }
+        let bar = ProgressBar::new(total as u64);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30.cyan/blue} {pos}/{len} sessions  {elapsed} (eta {eta})  {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        Progress::Bar(bar)
+    }
+
+    fn finished(&mut self, o: &Outcome) {
+        let what = format!(
+            "{} {} in {:.1} s",
+            o.run,
+            if o.ok() { "ok" } else { "FAILED" },
+            o.duration_ms as f64 / 1000.0
+        );
+        match self {
+            Progress::Bar(bar) => {
+                if !o.ok() {
+                    bar.println(&what);
+                }
+                bar.set_message(what);
+                bar.inc(1);
+            }
+            Progress::Lines { done, total } => {
+                *done += 1;
+                eprintln!("[{done}/{total}] {what}");
+            }
+        }
+    }
+
+    fn close(&self) {
+        if let Progress::Bar(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Set at Ctrl-C. The signal reaches the runs under way too (one process group): each ends its
+/// session, saved, as `troupe play` does; simulate starts no new run and still writes its
+/// summary. Listening replaces the default of dying at once.
+fn watch_interrupt() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let listen = move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\nInterrupted: the sessions under way end and are saved; no new run starts."
+                );
+            }
+        });
+    };
+    // Without the listener Ctrl-C still works: it just ends simulate without its summary.
+    let _ = std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(listen);
+    stop
+}
+
+/// Play every run, `jobs` at a time, until `stop`; outcomes of the runs that were started come
+/// back in the runs' order.
+fn run_all(
+    runs: &[Run],
+    jobs: usize,
+    exe: &Path,
+    play_args: &[String],
+    stop: &AtomicBool,
+) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let (send, receive) = mpsc::channel::<(usize, Outcome)>();
+    let mut progress = Progress::new(runs.len());
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; runs.len()];
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, runs.len().max(1)) {
+            let send = send.clone();
+            let next = &next;
+            scope.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(run) = runs.get(i) else { return };
+                    if send.send((i, execute(run, exe, play_args))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(send);
+        for (i, outcome) in receive {
+            progress.finished(&outcome);
+            outcomes[i] = Some(outcome);
+        }
+    });
+    progress.close();
+    outcomes.into_iter().flatten().collect()
+}
+
+/// simulate.json: the batch as a whole and every run.
+#[derive(Serialize)]
+struct Summary<'a> {
+    sessions: usize,
+    ok: usize,
+    failed: usize,
+    /// Runs never started because simulate was interrupted.
+    not_started: Vec<&'a str>,
+    jobs: usize,
+    wall_ms: u64,
+    sessions_per_second: f64,
+    play_args: &'a [String],
+    runs: &'a [Outcome],
+}
+
+fn summarize<'a>(
+    runs: &'a [Run],
+    outcomes: &'a [Outcome],
+    jobs: usize,
+    wall: Duration,
+    play_args: &'a [String],
+) -> Summary<'a> {
+    let ok = outcomes.iter().filter(|o| o.ok()).count();
+    Summary {
+        sessions: outcomes.len(),
+        ok,
+        failed: outcomes.len() - ok,
+        not_started: runs
+            .iter()
+            .filter(|r| !outcomes.iter().any(|o| o.run == r.name))
+            .map(|r| r.name.as_str())
+            .collect(),
+        jobs,
+        wall_ms: u64::try_from(wall.as_millis()).unwrap_or(u64::MAX),
+        sessions_per_second: outcomes.len() as f64 / wall.as_secs_f64().max(1e-9),
+        play_args,
+        runs: outcomes,
+    }
+}
+
+fn print_summary(summary: &Summary, json: &Path) {
+    println!(
+        "Simulated {} session{} in {:.2} s ({:.2} sessions/s, {} at a time): {} ok, {} failed",
+        summary.sessions,
+        if summary.sessions == 1 { "" } else { "s" },
+        summary.wall_ms as f64 / 1000.0,
+        summary.sessions_per_second,
+        summary.jobs,
+        summary.ok,
+        summary.failed
+    );
+    if !summary.not_started.is_empty() {
+        println!(
+            "Interrupted: {} run{} not started ({})",
+            summary.not_started.len(),
+            if summary.not_started.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            summary.not_started.join(", ")
+        );
+    }
+    let width = summary
+        .runs
+        .iter()
+        .map(|o| o.run.chars().count())
+        .max()
+        .unwrap_or(0);
+    for o in summary.runs {
+        match &o.error {
+            None => println!(
+                "  ok      {:<width$}  {:>6.1} s  {}",
+                o.run,
+                o.duration_ms as f64 / 1000.0,
+                o.log.as_deref().unwrap_or(&o.dir).display()
+            ),
+            Some(error) => println!(
+                "  FAILED  {:<width$}  {:>6.1} s  {} ({error})",
+                o.run,
+                o.duration_ms as f64 / 1000.0,
+                o.stderr.display()
+            ),
+        }
+    }
+    println!("Summary: {}", json.display());
+}
+
+/// `troupe simulate`.
+pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    check_play_args(args)?;
+    let runs = plan(args);
+    if args.out.join("simulate.json").exists() {
+        bail!(
+            "{} already holds a batch (simulate.json); choose a new --out or remove it",
+            args.out.display()
+        );
+    }
+    check_out(&runs)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("could not create {}", args.out.display()))?;
+    let exe = std::env::current_exe().context("could not find the troupe binary to run")?;
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    if jobs == 0 {
+        bail!("--jobs must be 1 or more");
+    }
+    let stop = watch_interrupt();
+    let started = Instant::now();
+    let outcomes = run_all(&runs, jobs, &exe, &args.play_args, &stop);
+    let summary = summarize(&runs, &outcomes, jobs, started.elapsed(), &args.play_args);
+    let json = args.out.join("simulate.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&summary)? + "\n")
+        .with_context(|| format!("could not write {}", json.display()))?;
+    print_summary(&summary, &json);
+    Ok(if stop.load(Ordering::SeqCst) {
+        ExitCode::from(130)
+    } else if summary.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn seeds_read_ranges_lists_and_mixtures() {
+        assert_eq!(parse_seeds("1..=4").unwrap().0, [1, 2, 3, 4]);
+        assert_eq!(parse_seeds("1..4").unwrap().0, [1, 2, 3]);
+        assert_eq!(parse_seeds("7").unwrap().0, [7]);
+        assert_eq!(parse_seeds("1, 3,5").unwrap().0, [1, 3, 5]);
+        assert_eq!(parse_seeds("1..=2,10").unwrap().0, [1, 2, 10]);
+        for bad in ["", "x", "5..=2", "3..3", "0..0", "1..=200000", "-1"] {
+            assert!(parse_seeds(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn models_become_play_flags_and_short_labels() {
+        let replay = parse_model("replay:examples/research.replay.jsonl").unwrap();
+        assert_eq!(
+            replay.play_flags(),
+            ["--replay", "examples/research.replay.jsonl"]
+        );
+        assert_eq!(replay.label(), "replay-research");
+        let hosted = parse_model("OpenAI:gpt-4o-mini").unwrap();
+        assert_eq!(
+            hosted.play_flags(),
+            ["--provider", "openai", "--model", "gpt-4o-mini"]
+        );
+        assert_eq!(hosted.label(), "openai-gpt-4o-mini");
+        assert!(parse_model("gpt-4o").is_err());
+        assert!(parse_model("openai:").is_err());
+    }
+
+    fn args(campaigns: &[&str], seeds: &str, models: &[&str]) -> SimulateArgs {
+        SimulateArgs {
+            campaigns: campaigns.iter().map(PathBuf::from).collect(),
+            seeds: parse_seeds(seeds).unwrap(),
+            models: models.iter().map(|m| parse_model(m).unwrap()).collect(),
+            jobs: None,
+            out: PathBuf::from("runs"),
+            play_args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_plan_is_the_cross_product_with_readable_unique_names() {
+        let a = args(
+            &["examples/party.json", "other/party.json"],
+            "1..=2",
+            &["replay:r.jsonl", "ollama:llama3.2"],
+        );
+        let names: Vec<String> = plan(&a).into_iter().map(|r| r.name).collect();
+        assert_eq!(names.len(), 8);
+        assert_eq!(names[0], "party-seed1-replay-r");
+        assert_eq!(names[2], "party-seed1-ollama-llama3-2");
+        assert_eq!(names[4], "party-seed1-replay-r-2");
+        let plain = plan(&args(&["party.json"], "3", &[]));
+        assert_eq!(plain[0].name, "party-seed3");
+        assert_eq!(plain[0].dir, Path::new("runs/party-seed3"));
+    }
+
+    #[test]
+    fn play_arguments_simulate_sets_itself_are_refused() {
+        let mut a = args(&["party.json"], "1", &["replay:r.jsonl"]);
+        a.play_args = vec!["--gm-script".into(), "gm.yaml".into()];
+        assert!(check_play_args(&a).is_ok());
+        for given in [
+            ["--seed", "3"],
+            ["--campaign", "x"],
+            ["--replay", "r.jsonl"],
+        ] {
+            a.play_args = given.iter().map(|s| s.to_string()).collect();
+            assert!(check_play_args(&a).is_err(), "{given:?}");
+        }
+        a.play_args = vec!["--seed=4".into()];
+        assert!(check_play_args(&a).is_err());
+    }
+}
