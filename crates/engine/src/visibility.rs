@@ -211,9 +211,20 @@ pub fn describe_roll(r: &RollResult) -> String {
 /// whispers it sent and its own notes; never a player's private strategy or directive.
 pub fn gm_view(s: &Session) -> Option<GmView> {
     let campaign = s.campaign.as_ref()?;
+    // The GM knows the people by their names and the characters by theirs, not by ids.
     let name = |agent: &str| {
         s.seat(agent)
             .map_or_else(|| agent.to_string(), |x| x.character.name.clone())
+    };
+    let player = |agent: &str| {
+        s.seat(agent)
+            .map_or_else(|| agent.to_string(), |x| x.player.name.clone())
+    };
+    let character = |id: &str| {
+        s.seats()
+            .iter()
+            .find(|x| x.character.character_id == id)
+            .map_or_else(|| id.to_string(), |x| x.character.name.clone())
     };
     let t = &s.turn;
     Some(GmView {
@@ -236,12 +247,27 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
         scenario: campaign.gm.scenario.clone(),
         recent: recent(s),
         narration: t.narration.clone().unwrap_or_default(),
-        clarifications: t.clarifications.clone(),
-        discussion: t.ooc.iter().map(ooc_line).collect(),
+        clarifications: t
+            .clarifications
+            .iter()
+            .map(|qa| QuestionAnswer {
+                asked_by: player(&qa.asked_by),
+                ..qa.clone()
+            })
+            .collect(),
+        discussion: t
+            .ooc
+            .iter()
+            .map(|m| OocLine {
+                speaker: m.agent.as_deref().map_or_else(|| "GM".into(), player),
+                on: m.on.as_deref().map(player),
+                ..ooc_line(m)
+            })
+            .collect(),
         plan: s.settled().and_then(|c| {
             Some(PartyPlan {
                 plan: c.plan.clone()?,
-                proposer: c.proposer.clone()?,
+                proposer: player(c.proposer.as_deref()?),
                 outcome: c.outcome.as_str().to_string(),
             })
         }),
@@ -260,7 +286,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
                     task_type: decl.task_type,
                     prepared: decl.prepared,
                     expert: decl.expert,
-                    helping: decl.helping,
+                    helping: decl.helping.as_deref().map(character),
                 })
             })
             .collect(),
@@ -288,7 +314,10 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
         whispers: s
             .whispers
             .iter()
-            .map(|w| (w.to.clone().unwrap_or_else(|| "all".into()), w.text.clone()))
+            .map(|w| {
+                let to = w.to.as_deref().map_or_else(|| "the whole table".into(), player);
+                (to, w.text.clone())
+            })
             .collect(),
     })
 }
