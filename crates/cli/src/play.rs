@@ -358,7 +358,10 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
     if let Some(path) = driver.mirror_path() {
         println!("Log: {}", path.display());
     }
-    // Give a spinner thread a moment to clear its line.
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    // Give a spinner thread a moment to clear its line (there is none off a terminal: a batch
+    // of sessions need not wait).
+    if std::io::stderr().is_terminal() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     Ok(code)
 }

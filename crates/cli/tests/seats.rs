@@ -401,3 +401,33 @@ fn a_person_at_an_ai_gms_table_who_leaves_ends_the_session_saved() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("agents: alex, sam, priya"));
 }
+
+#[test]
+fn simulate_runs_ai_gm_tables_in_parallel_and_scores_them() {
+    let dir = campaign_with(&AIGM);
+    let out = run(
+        dir.path(),
+        &[
+            "simulate",
+            "aigm.json",
+            "--seeds",
+            "7,8",
+            "--jobs",
+            "2",
+            "--out",
+            "batch",
+            "--",
+            "--turns",
+            "3",
+        ],
+    );
+    assert!(out.contains("2 ok, 0 failed"), "{out}");
+    let stats: Value = serde_json::from_str(&run(
+        dir.path(),
+        &["stats", "--campaign", "batch", "--json"],
+    ))
+    .unwrap();
+    let row = &stats["scorecard"][0];
+    assert_eq!(row["sessions"], 2, "{row}");
+    assert_eq!(row["turns"], 6, "{row}");
+}

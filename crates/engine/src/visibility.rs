@@ -315,7 +315,9 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
             .whispers
             .iter()
             .map(|w| {
-                let to = w.to.as_deref().map_or_else(|| "the whole table".into(), player);
+                let to =
+                    w.to.as_deref()
+                        .map_or_else(|| "the whole table".into(), player);
                 (to, w.text.clone())
             })
             .collect(),

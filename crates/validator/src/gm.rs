@@ -141,7 +141,7 @@ fn ends_of(hay: &[String], needle: &[String]) -> Vec<usize> {
 
 /// The first sentence where a character (by full or first name) is the one who chooses, feels
 /// or, with `deeds`, acts: "Zara decides…", "Zara quickly draws…". `you` counts as a character
-/// ("You feel…").
+/// ("You feel…"). A question asks the players ("What do you think?"): it decides nothing.
 pub fn decides_for(text: &str, names: &[String], deeds: bool) -> Option<String> {
     let mut subjects: Vec<Vec<String>> = names.iter().map(|n| words(n)).collect();
     subjects.extend(
@@ -152,6 +152,9 @@ pub fn decides_for(text: &str, names: &[String], deeds: bool) -> Option<String> 
     subjects.push(vec!["you".to_string()]);
     subjects.retain(|s| !s.is_empty());
     sentences(text).into_iter().find(|sentence| {
+        if sentence.ends_with('?') {
+            return false;
+        }
         let ws = words(sentence);
         subjects.iter().any(|name| {
             ends_of(&ws, name).into_iter().any(|after| {
@@ -228,6 +231,7 @@ mod tests {
             "The airlock hisses open. What do you do?",
             "Zara's console flickers; a Zorgon cruiser drops out of warp.",
             "The guard points at Okonkwo and shouts.",
+            "What do you think of them? What do you do?",
         ] {
             assert_eq!(decides_for(text, &n, true), None, "{text}");
         }
