@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use troupe_campaign::{CharacterSheet, Scenario, Ship};
-use troupe_llm::{CallTag, ChatRequest, Message, ResponseSchema};
+use troupe_llm::{CallTag, ChatRequest, ResponseSchema};
 use troupe_rules::TaskType;
 
-use crate::layers::number_lean;
+use crate::layers::{number_lean, request};
 use crate::{Error, OocLine, PartyPlan, PromptSet, QuestionAnswer, RenderedPrompt, TurnRecap};
 
 /// The agent name the GM's model calls are logged under.
@@ -192,19 +192,12 @@ fn gm_call(
     schema: ResponseSchema,
     max_tokens: u32,
 ) -> GmCall {
-    let request = ChatRequest {
-        tag: CallTag::new(GM_AGENT, purpose.as_str()),
-        messages: vec![
-            Message::system(prompt.system.clone()),
-            Message::user(prompt.user.clone()),
-        ],
-        schema: Some(schema),
+    let request = request(
+        CallTag::new(GM_AGENT, purpose.as_str()),
+        &prompt,
+        schema,
         max_tokens,
-        temperature: 0.7,
-        seed: None,
-        stop: Vec::new(),
-        structured: troupe_llm::StructuredOutput::default(),
-    };
+    );
     GmCall {
         purpose,
         prompt,

@@ -86,11 +86,24 @@ fn call(
     schema: troupe_llm::ResponseSchema,
     max_tokens: u32,
 ) -> AgentCall {
-    let request = ChatRequest {
-        tag: CallTag {
-            agent: agent.to_string(),
-            purpose: purpose.as_str().to_string(),
-        },
+    let tag = CallTag::new(agent, purpose.as_str());
+    AgentCall {
+        agent: agent.to_string(),
+        purpose,
+        request: request(tag, &prompt, schema, max_tokens),
+        prompt,
+    }
+}
+
+/// The chat request for a rendered prompt: one system and one user message, a JSON schema.
+pub(crate) fn request(
+    tag: CallTag,
+    prompt: &RenderedPrompt,
+    schema: troupe_llm::ResponseSchema,
+    max_tokens: u32,
+) -> ChatRequest {
+    ChatRequest {
+        tag,
         messages: vec![
             Message::system(prompt.system.clone()),
             Message::user(prompt.user.clone()),
@@ -101,12 +114,6 @@ fn call(
         seed: None,
         stop: Vec::new(),
         structured: troupe_llm::StructuredOutput::default(),
-    };
-    AgentCall {
-        agent: agent.to_string(),
-        purpose,
-        prompt,
-        request,
     }
 }
 
