@@ -431,3 +431,43 @@ fn simulate_runs_ai_gm_tables_in_parallel_and_scores_them() {
     assert_eq!(row["sessions"], 2, "{row}");
     assert_eq!(row["turns"], 6, "{row}");
 }
+
+#[test]
+fn a_person_plays_a_turn_at_an_ai_gms_table() {
+    let dir = campaign_with(&AIGM);
+    let args = [
+        "play",
+        "aigm.json",
+        "--seed",
+        "7",
+        "--human",
+        "alex",
+        "--turns",
+        "1",
+    ];
+    let mut alex = Person::start(dir.path(), &args);
+    let (mut actions, mut asked) = (0, false);
+    let mut prompts = 0;
+    while let Some(prompt) = alex.prompt() {
+        alex.say(&alex_answers(&prompt, &mut actions, &mut asked));
+        prompts += 1;
+        assert!(prompts < 60, "{}", alex.seen);
+    }
+    assert!(alex.child.wait().unwrap().success(), "{}", alex.seen);
+    let log = log_of(dir.path());
+    assert_eq!(of_type(&log, "turn_completed").len(), 1, "{}", alex.seen);
+    assert!(of_type(&log, "phase_failed").is_empty());
+    // The AI GM answered the person's question and ruled on the person's action.
+    let answers = of_type(&log, "gm_answers");
+    assert!(!answers.is_empty() && gm_calls(&log, "gm_answers").len() == answers.len());
+    let rulings: Vec<&Value> = of_type(&log, "gm_adjudication")
+        .into_iter()
+        .filter(|e| e["agent"] == "alex")
+        .collect();
+    assert_eq!(rulings.len(), 1);
+    assert!(
+        of_type(&log, "model_call")
+            .iter()
+            .all(|e| e["agent"] != "alex")
+    );
+}
