@@ -114,7 +114,8 @@ impl TerminalPlayers {
             CallSpec::Vote { .. } => {
                 self.banner(view, "vote");
                 let mut vote = String::new();
-                while vote.is_empty() {
+                // A vote needs a plan on the table; with none there is nothing to choose.
+                while vote.is_empty() && !v.proposals.is_empty() {
                     vote = self
                         .plan_choice(v, view, "Vote for a plan (agent id):")
                         .await?;
