@@ -16,12 +16,17 @@ use serde_json::Value;
 mod support;
 use support::copy_examples;
 
+/// One embedded model at a time: two llama.cpp sessions on a 2-core machine oversubscribe it so
+/// badly that calls pass their timeout (the test threads would otherwise run both at once).
+static ONE_MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
 #[test]
 fn three_turns_with_the_embedded_model_leave_a_clean_log() {
+    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["local.json", "demo.gm.yaml"]);
     let out = Command::cargo_bin("troupe")
@@ -118,6 +123,7 @@ fn three_turns_with_the_embedded_model_leave_a_clean_log() {
 /// BENCHMARKS.md has the ten-turn run.
 #[test]
 fn an_ai_gm_and_an_ai_player_play_three_turns_with_the_embedded_model() {
+    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["local.json"]);
     let out = Command::cargo_bin("troupe")
