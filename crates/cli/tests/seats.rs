@@ -259,6 +259,21 @@ impl Person {
     }
 }
 
+/// Play `troupe ARGS` as Alex, answering every prompt until the binary exits (it must succeed
+/// within 60 prompts). Returns everything it printed.
+fn play_as_alex(dir: &Path, args: &[&str]) -> String {
+    let mut alex = Person::start(dir, args);
+    let (mut actions, mut asked) = (0, false);
+    let mut prompts = 0;
+    while let Some(prompt) = alex.prompt() {
+        alex.say(&alex_answers(&prompt, &mut actions, &mut asked));
+        prompts += 1;
+        assert!(prompts < 60, "{}", alex.seen);
+    }
+    assert!(alex.child.wait().unwrap().success(), "{}", alex.seen);
+    alex.seen
+}
+
 /// What Alex types at each prompt. The first action overreaches, so the rephrase is asked for.
 fn alex_answers(prompt: &str, actions: &mut u32, asked: &mut bool) -> String {
     let p = prompt.to_lowercase();
@@ -315,17 +330,7 @@ fn a_person_plays_a_character_beside_two_ai_players() {
         "--turns",
         "1",
     ];
-    let mut alex = Person::start(dir.path(), &args);
-    let (mut actions, mut asked) = (0, false);
-    let mut prompts = Vec::new();
-    while let Some(prompt) = alex.prompt() {
-        let answer = alex_answers(&prompt, &mut actions, &mut asked);
-        prompts.push(prompt);
-        alex.say(&answer);
-        assert!(prompts.len() < 60, "{prompts:?}");
-    }
-    assert!(alex.child.wait().unwrap().success(), "{}", alex.seen);
-    let seen = alex.seen.clone();
+    let seen = play_as_alex(dir.path(), &args);
     assert!(
         seen.contains("At the terminal: Alex plays Zara-7"),
         "{seen}"
@@ -445,17 +450,9 @@ fn a_person_plays_a_turn_at_an_ai_gms_table() {
         "--turns",
         "1",
     ];
-    let mut alex = Person::start(dir.path(), &args);
-    let (mut actions, mut asked) = (0, false);
-    let mut prompts = 0;
-    while let Some(prompt) = alex.prompt() {
-        alex.say(&alex_answers(&prompt, &mut actions, &mut asked));
-        prompts += 1;
-        assert!(prompts < 60, "{}", alex.seen);
-    }
-    assert!(alex.child.wait().unwrap().success(), "{}", alex.seen);
+    let seen = play_as_alex(dir.path(), &args);
     let log = log_of(dir.path());
-    assert_eq!(of_type(&log, "turn_completed").len(), 1, "{}", alex.seen);
+    assert_eq!(of_type(&log, "turn_completed").len(), 1, "{seen}");
     assert!(of_type(&log, "phase_failed").is_empty());
     // The AI GM answered the person's question and ruled on the person's action.
     let answers = of_type(&log, "gm_answers");

@@ -16,22 +16,10 @@ const DEED: &[&str] = &[
     "take", "open", "press", "hack", "pilot", "steer", "walk", "step", "move", "turn", "kiss",
     "charge", "sneak", "climb", "hide", "ask", "tell", "order", "activate", "aim",
 ];
-/// Words that say an attempt went badly.
-const FAILING: &[&str] = &[
-    "fail",
-    "fails",
-    "failed",
+/// Words that say an attempt went badly without failing outright: a cost, a near miss (with
+/// [`WRONG`], every word that says it did not go cleanly).
+const COSTLY: &[&str] = &[
     "failing",
-    "miss",
-    "misses",
-    "missed",
-    "wrong",
-    "worse",
-    "botch",
-    "botched",
-    "backfire",
-    "backfires",
-    "backfired",
     "collapse",
     "collapses",
     "lost",
@@ -176,7 +164,7 @@ pub fn contradicts_dice(text: &str, successes: &[u32]) -> Option<String> {
     let ws = words(text);
     let has = |list: &[&str]| ws.iter().any(|w| list.contains(&w.as_str()));
     if !successes.is_empty() && successes.iter().all(|&n| n == 0) {
-        return (has(CLEAN) && !has(FAILING)).then(|| {
+        return (has(CLEAN) && !has(WRONG) && !has(COSTLY)).then(|| {
             "the dice show no successes (it goes wrong, things get worse), but the outcome tells a clean success".to_string()
         });
     }
