@@ -18,7 +18,7 @@ mod tables;
 pub mod tools;
 pub mod view;
 pub mod world;
-mod yaml;
+pub mod yaml;
 
 pub use effects::{Effect, EffectError, Registry};
 pub use exec::{Fact, Outcome};
