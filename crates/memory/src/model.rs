@@ -15,15 +15,19 @@ pub enum Scope {
     Player(String),
     /// One AI's character layer (in character: its own feelings and interpretations).
     Character(String),
+    /// What one non-player character (by its encounter spec's memory key) remembers of the
+    /// encounters it was in: the party never reads it.
+    Npc(String),
 }
 
 impl Scope {
-    /// The stored form: `party`, `player:ID`, `character:ID`.
+    /// The stored form: `party`, `player:ID`, `character:ID`, `npc:KEY`.
     pub fn key(&self) -> String {
         match self {
             Scope::Party => "party".to_string(),
             Scope::Player(a) => format!("player:{a}"),
             Scope::Character(a) => format!("character:{a}"),
+            Scope::Npc(k) => format!("npc:{k}"),
         }
     }
 
@@ -38,6 +42,7 @@ impl Scope {
         match kind {
             "player" => Some(Scope::Player(id.to_string())),
             "character" => Some(Scope::Character(id.to_string())),
+            "npc" => Some(Scope::Npc(id.to_string())),
             _ => None,
         }
     }
@@ -60,7 +65,7 @@ impl<'de> Deserialize<'de> for Scope {
         let s = String::deserialize(d)?;
         Scope::parse(&s).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "scope {s:?}: expected party, player:AGENT or character:AGENT"
+                "scope {s:?}: expected party, player:AGENT, character:AGENT or npc:KEY"
             ))
         })
     }
@@ -74,6 +79,9 @@ pub enum Reader {
     /// An AI's character layer: the party's memory and its own character memory. Never the
     /// player's: player-only knowledge must not reach the character.
     Character(String),
+    /// A non-player character (by memory key): what the party did in front of it (the party's
+    /// memory) and its own memory of earlier encounters.
+    Npc(String),
     /// The shared party memory only.
     Party,
     /// Everything (researchers, `troupe memory export`).
@@ -90,6 +98,7 @@ impl Reader {
                 Scope::Character(a.clone()),
             ]),
             Reader::Character(a) => Some(vec![Scope::Party, Scope::Character(a.clone())]),
+            Reader::Npc(k) => Some(vec![Scope::Party, Scope::Npc(k.clone())]),
             Reader::Party => Some(vec![Scope::Party]),
             Reader::All => None,
         }

@@ -7,6 +7,7 @@
 #![deny(clippy::indexing_slicing)]
 
 mod adventure;
+pub mod d20;
 mod dice;
 mod kernel;
 mod lasers;
