@@ -9,8 +9,11 @@
 pub mod budget;
 pub mod check;
 pub mod leaks;
+pub mod log;
 pub mod names;
+pub mod prompt;
 pub mod spec;
 pub mod tools;
+pub mod turn;
 
 pub use spec::Spec;

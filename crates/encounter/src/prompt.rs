@@ -1,0 +1,185 @@
+//! The prompts of an encounter, from the files in `prompts/`: the GM's (its secrets included,
+//! assembled within the budget zones) and each AI player's (only what the table knows).
+
+use minijinja::{Environment, context};
+use serde::Serialize;
+
+use crate::budget::{Assembled, Budget, Entry, Role, assemble};
+use crate::log::State;
+use crate::names::npc_name;
+use crate::spec::RulesKind;
+use crate::tools::{Table, describe, reply_schema};
+
+/// How many lines of the table's story an AI player's prompt carries (newest last).
+pub const PLAYER_STORY_LINES: usize = 30;
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("gm_system", include_str!("../prompts/gm_system.md")),
+    ("gm_turn", include_str!("../prompts/gm_turn.md")),
+    ("player_system", include_str!("../prompts/player_system.md")),
+    ("player_turn", include_str!("../prompts/player_turn.md")),
+];
+
+#[derive(Debug, thiserror::Error)]
+#[error("prompt template {name}: {message}")]
+pub struct TemplateError {
+    pub name: String,
+    pub message: String,
+}
+
+fn render(name: &str, ctx: impl Serialize) -> Result<String, TemplateError> {
+    let err = |e: minijinja::Error| TemplateError {
+        name: name.to_string(),
+        message: format!("{e:#}"),
+    };
+    let mut env = Environment::new();
+    for (n, t) in TEMPLATES {
+        env.add_template(n, t).map_err(err)?;
+    }
+    let text = env.get_template(name).map_err(err)?.render(ctx).map_err(err)?;
+    Ok(tidy(&text))
+}
+
+/// Collapse runs of blank lines and trim: templates stay readable, prompts stay short.
+fn tidy(text: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim_end) {
+        if line.is_empty() && out.last().is_none_or(|l| l.is_empty()) {
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n").trim().to_string()
+}
+
+#[derive(Serialize)]
+struct NpcCtx {
+    name: String,
+    role: String,
+    persona: String,
+    memories: Vec<String>,
+}
+
+/// The table as the GM's tool checks see it.
+pub fn table(state: &State) -> (Vec<(String, String)>, bool) {
+    let seats = state
+        .seats
+        .iter()
+        .map(|s| (s.id.clone(), s.character.clone()))
+        .collect();
+    (seats, state.scene.is_some())
+}
+
+fn npcs(state: &State) -> Vec<NpcCtx> {
+    state
+        .spec
+        .npcs
+        .iter()
+        .map(|n| NpcCtx {
+            name: npc_name(n, &state.names),
+            role: n.role.clone(),
+            persona: n.persona.clone(),
+            memories: state
+                .memories
+                .iter()
+                .filter(|m| m.npc == n.id)
+                .flat_map(|m| m.lines.clone())
+                .collect(),
+        })
+        .collect()
+}
+
+/// The GM's system prompt: the whole encounter, secrets included.
+pub fn gm_system(state: &State, seats: &[(String, String)]) -> Result<String, TemplateError> {
+    let spec = &state.spec;
+    let (_, has_scene) = table(state);
+    let t = Table {
+        spec,
+        extra_goals: &state.extra_goals,
+        seats,
+        has_scene,
+    };
+    let tools: Vec<String> = t
+        .allowed()
+        .iter()
+        .map(|name| describe(name).to_string())
+        .collect();
+    let goals: Vec<_> = spec.goals().chain(&state.extra_goals).collect();
+    let ambient = crate::names::fill(&spec.setting.ambient_npcs, &state.names);
+    render(
+        "gm_system",
+        context! {
+            title => spec.title, tone => spec.tone,
+            lasers => spec.rules == RulesKind::LasersFeelings,
+            location => spec.setting.location, mood => spec.setting.mood, ambient,
+            npcs => npcs(state), seats => state.seats, hidden => spec.goals.hidden,
+            goals, checks => spec.checks, notes => spec.gm_notes,
+            sportsmanship => spec.sportsmanship, tools,
+        },
+    )
+}
+
+/// The GM's messages for its next reply, within the budget zones of its window.
+pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
+    let (seats, _) = table(state);
+    let system = gm_system(state, &seats)?;
+    let facts: Vec<String> = state.facts.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let roll = state
+        .history
+        .last()
+        .is_some_and(|e| e.role == Role::User && e.text.starts_with("roll: "));
+    let turn = render(
+        "gm_turn",
+        context! {
+            open => state.history.is_empty(),
+            opening => crate::names::fill(&state.spec.opening, &state.names),
+            roll, facts => facts.join("; "), sent_back => state.sent_back,
+        },
+    )?;
+    let mut entries = state.history.clone();
+    entries.push(Entry::new(Role::User, turn, true));
+    Ok(assemble(&system, &entries, &Budget::for_window(state.window)))
+}
+
+/// The schema of the GM's reply.
+pub fn gm_schema() -> serde_json::Value {
+    reply_schema()
+}
+
+/// An AI player's system prompt and its turn: only what the table knows.
+pub fn player_messages(state: &State, seat: usize) -> Result<Vec<(Role, String)>, TemplateError> {
+    let Some(s) = state.seats.get(seat) else {
+        return Ok(Vec::new());
+    };
+    let spec = &state.spec;
+    let public_npcs: Vec<_> = npcs(state)
+        .into_iter()
+        .map(|n| context! { name => n.name, role => n.role })
+        .collect();
+    let goals: Vec<&str> = if spec.goals.hidden {
+        Vec::new()
+    } else {
+        spec.goals().map(|g| g.label.as_str()).collect()
+    };
+    let system = render(
+        "player_system",
+        context! {
+            player => s.player, character => s.character, about => s.about,
+            title => spec.title, location => spec.setting.location, mood => spec.setting.mood,
+            npcs => public_npcs, goals, sportsmanship => spec.sportsmanship,
+        },
+    )?;
+    let start = state.public.len().saturating_sub(PLAYER_STORY_LINES);
+    let story = state.public.get(start..).unwrap_or_default().join("\n");
+    let turn = render("player_turn", context! { story, character => s.character })?;
+    Ok(vec![(Role::System, system), (Role::User, turn)])
+}
+
+/// The schema of an AI player's reply.
+pub fn player_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {"action": {"type": "string"}, "dialogue": {"type": "string"}},
+        "required": ["action", "dialogue"]
+    })
+}

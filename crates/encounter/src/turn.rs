@@ -1,0 +1,160 @@
+//! What a GM reply does to the encounter: checked, checked for secrets, and turned into the
+//! events that record it. Pure: the runner brings the model's reply and the clock.
+
+use serde_json::Value;
+use troupe_scene::{Caller, Scene, SceneEvent};
+
+use crate::leaks::{Secrets, find_leaks, withhold};
+use crate::log::{EncounterEvent, GM_ATTEMPTS, State};
+use crate::names::npc_name;
+use crate::tools::{Call, GmReply, Table, read_reply};
+
+/// What became of a GM reply.
+#[derive(Debug, PartialEq)]
+pub enum GmStep {
+    /// Record these (a rejection to re-ask, or the accepted reply and its tools' results).
+    Events(Vec<EncounterEvent>),
+    /// The reply failed its checks for the last allowed time: the step fails, saved, and a
+    /// resume asks again.
+    Failed(Vec<String>),
+}
+
+/// Everything the players must not learn: goals (when hidden), DCs, notes, NPC memories.
+pub fn secrets(state: &State) -> Secrets {
+    let mut s = Secrets::default();
+    let spec = &state.spec;
+    if spec.goals.hidden {
+        for g in spec.goals().chain(&state.extra_goals) {
+            s.add_goal(&g.label);
+        }
+    }
+    for c in &spec.checks {
+        s.add_dc(&c.name, c.dc);
+    }
+    if let Some(n) = &spec.gm_notes {
+        s.add_note(n);
+    }
+    for m in &state.memories {
+        let name = spec
+            .npc(&m.npc)
+            .map_or(m.npc.clone(), |n| npc_name(n, &state.names));
+        for line in &m.lines {
+            s.add_npc_memory(&name, line);
+        }
+    }
+    s
+}
+
+/// The scene as it stands: its file's scene replayed through the GM's calls so far.
+pub fn scene(state: &State) -> Result<Option<Scene>, String> {
+    let Some(text) = &state.scene else {
+        return Ok(None);
+    };
+    let def = troupe_scene::check(text).map_err(|p| {
+        let lines: Vec<String> = p.iter().map(ToString::to_string).collect();
+        format!("the encounter's scene no longer checks: {}", lines.join("; "))
+    })?;
+    let mut scene = Scene::start(def, state.seed);
+    for call in &state.scene_calls {
+        scene.act("gm", call.clone(), Caller::Gm);
+    }
+    Ok(Some(scene))
+}
+
+/// Take the GM's reply: reject it (with the reasons) if it fails the tools' checks, send it
+/// back once if it tells a secret (the second time the leaking sentences are withheld), else
+/// record its narration and run its tools. `now` names the summary file of a resolution.
+pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
+    let (seats, has_scene) = crate::prompt::table(state);
+    let table = Table {
+        spec: &state.spec,
+        extra_goals: &state.extra_goals,
+        seats: &seats,
+        has_scene,
+    };
+    let reply = match read_reply(json, &table) {
+        Ok(r) => r,
+        Err(problems) if state.rejected + 1 >= GM_ATTEMPTS => return GmStep::Failed(problems),
+        Err(problems) => return GmStep::Events(vec![EncounterEvent::GmRejected { problems }]),
+    };
+    let secrets = secrets(state);
+    let pcs: Vec<String> = state.seats.iter().map(|s| s.character.clone()).collect();
+    let leaks = find_leaks(&reply.narration, &secrets, &pcs);
+    let mut events = Vec::new();
+    let mut narration = reply.narration.clone();
+    if !leaks.is_empty() {
+        let withheld = state.rewriting;
+        events.push(EncounterEvent::LeakCaught {
+            leaks: leaks.clone(),
+            withheld,
+        });
+        if !withheld {
+            return GmStep::Events(events);
+        }
+        narration = withhold(&reply.narration, &leaks, &secrets);
+    }
+    events.push(EncounterEvent::Narrated {
+        text: narration,
+        facts: reply.facts.clone(),
+    });
+    match tool_events(state, &reply, now) {
+        Ok(more) => events.extend(more),
+        Err(problem) => return GmStep::Failed(vec![problem]),
+    }
+    GmStep::Events(events)
+}
+
+fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<EncounterEvent>, String> {
+    let mut scene = scene(state)?;
+    let mut out = Vec::new();
+    for call in &reply.calls {
+        out.push(match call {
+            Call::SkillCheckEmit(check) => EncounterEvent::CheckEmitted {
+                check: check.clone(),
+            },
+            Call::ContextRecall { keys } => EncounterEvent::Recalled {
+                facts: recall_after(state, reply, keys),
+            },
+            Call::GoalRegister { goal, primary } => EncounterEvent::GoalRegistered {
+                goal: goal.clone(),
+                primary: *primary,
+            },
+            Call::EncounterResolve { goal, summary } => EncounterEvent::Resolved {
+                goal: goal.clone(),
+                summary: summary.clone(),
+                file: summary_file(&state.spec.id, now),
+            },
+            Call::Scene(call) => scene_event(scene.as_mut(), call),
+        });
+    }
+    Ok(out)
+}
+
+/// The facts as they stand after this reply settles its own.
+fn recall_after(state: &State, reply: &GmReply, keys: &[String]) -> Vec<(String, String)> {
+    let mut after = state.clone();
+    for (k, v) in &reply.facts {
+        after.facts.insert(k.clone(), v.clone());
+    }
+    after.recall(keys)
+}
+
+fn scene_event(scene: Option<&mut Scene>, call: &troupe_scene::ToolCall) -> EncounterEvent {
+    let outcome = match scene {
+        None => "there is no scene in this encounter".to_string(),
+        Some(scene) => match &scene.act("gm", call.clone(), Caller::Gm).event {
+            SceneEvent::ToolApplied { narration, .. } => narration.clone(),
+            SceneEvent::Rejected { reason, .. } => format!("refused: {reason}"),
+            _ => String::new(),
+        },
+    };
+    EncounterEvent::SceneActed {
+        call: call.clone(),
+        outcome,
+    }
+}
+
+/// `summaries/{encounterId}-{timestamp}.txt`, the timestamp with dashes for colons.
+pub fn summary_file(id: &str, now: &str) -> String {
+    format!("summaries/{id}-{}.txt", now.replace(':', "-"))
+}
