@@ -11,6 +11,7 @@ mod people;
 mod play;
 mod replay;
 mod research;
+mod encounter;
 mod scene;
 mod script;
 mod sessions;
@@ -179,6 +180,13 @@ enum Command {
     /// Play a batch of all-AI sessions in parallel (campaign files × models × seeds), each in
     /// its own campaign directory under --out; `troupe stats`/`report --campaign OUT` compare them
     Simulate(simulate::SimulateArgs),
+    /// Encounters (seed 003): check a spec, run it with an AI GM, resume, undo, replay, list
+    Encounter {
+        #[command(subcommand)]
+        command: encounter::EncounterCommand,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
     /// Scenes (seed 004): check a scene file, play it (the engine decides), resume, replay
     Scene {
         #[command(subcommand)]
@@ -215,6 +223,7 @@ fn main() -> ExitCode {
         },
         Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
         Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command),
+        Command::Encounter { command, dir } => encounter::run(dir.path.as_deref(), command),
         Command::Log {
             session,
             all,

@@ -61,7 +61,10 @@ pub struct ModelCall {
     pub agent: String,
     pub purpose: String,
     pub model: String,
+    /// The reply's text as the model gave it.
     pub reply: String,
+    /// The JSON object read from it (what the engine acted on).
+    pub json: serde_json::Value,
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub latency_ms: u64,
@@ -113,6 +116,8 @@ pub enum EncounterEvent {
         summary: String,
         /// The summary file written, relative to the campaign directory.
         file: String,
+        /// When (UTC, ISO 8601): the summary's date.
+        at: String,
     },
     /// `undo`: everything from this seq on is taken back.
     Undone { from: u64 },

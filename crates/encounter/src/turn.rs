@@ -123,6 +123,7 @@ fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<Encounte
                 goal: goal.clone(),
                 summary: summary.clone(),
                 file: summary_file(&state.spec.id, now),
+                at: now.to_string(),
             },
             Call::Scene(call) => scene_event(scene.as_mut(), call),
         });

@@ -1,20 +1,58 @@
-//! Scene runs (seed 004) in the campaign's `campaign.db`, beside the sessions but in tables of
-//! their own: `scene_runs` and `scene_events`.
+//! Runs of the other systems in the campaign's `campaign.db`, beside the sessions but in tables
+//! of their own: scenes (seed 004) in `scene_runs` and `scene_events`, encounters (seed 003) in
+//! `encounter_runs` and `encounter_events`.
 //!
 //! Why not rows in `events`: every reader of that table (sessions, resume, replay, log, stats,
-//! report) decodes its rows as the Lasers & Feelings [`crate::Event`]; scene events there would
+//! report) decodes its rows as the Lasers & Feelings [`crate::Event`]; other events there would
 //! break each of them or teach each to skip them. Own tables in the same file keep the same
 //! guarantees (WAL, FULL sync, one transaction per turn, append-only) and touch no existing
-//! reader. Data flows one way: troupe-scene's events in, the same events out; the fold lives in
-//! troupe-scene.
+//! reader. Data flows one way: the system's events in, the same events out; the folds live in
+//! troupe-scene and troupe-encounter.
 
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use troupe_scene::Envelope;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::Error;
 
+/// An event of a run's log: serialised with an `event_type`, numbered by `seq`.
+pub trait Logged: Serialize + DeserializeOwned {
+    /// The runs' table prefix: `scene`, `encounter`.
+    const KIND: &'static str;
+    /// The event type that ends a run.
+    const END: &'static str;
+    fn seq(&self) -> u64;
+}
+
+impl Logged for troupe_scene::Envelope {
+    const KIND: &'static str = "scene";
+    const END: &'static str = "scene_ended";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+impl Logged for troupe_encounter::log::Envelope {
+    const KIND: &'static str = "encounter";
+    const END: &'static str = "resolved";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// The scene runs.
+pub type SceneStore = RunStore<troupe_scene::Envelope>;
+/// The encounter runs.
+pub type EncounterStore = RunStore<troupe_encounter::log::Envelope>;
+
+fn schema(kind: &str) -> String {
+    SCHEMA.replace("scene_", &format!("{kind}_"))
+}
+
+/// The schema, written for scenes; other kinds get the same tables under their own prefix.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS scene_runs (
     number     INTEGER PRIMARY KEY,
@@ -34,19 +72,21 @@ CREATE TABLE IF NOT EXISTS scene_events (
 );
 ";
 
-/// One row of the campaign's scene runs.
+/// One row of the campaign's runs of one kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SceneRun {
+pub struct Run {
     pub number: u32,
+    /// The scene's or encounter's id.
     pub scene_id: String,
     pub started_at: String,
     pub inputs: u64,
     pub ended: bool,
 }
 
-pub struct SceneStore {
+pub struct RunStore<E> {
     conn: Connection,
     path: PathBuf,
+    kind: PhantomData<E>,
 }
 
 fn db(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -56,9 +96,9 @@ fn db(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-impl SceneStore {
-    /// Open (or create) the scene tables in a campaign directory's `campaign.db`.
-    pub fn open(campaign_dir: &Path) -> Result<SceneStore, Error> {
+impl<E: Logged> RunStore<E> {
+    /// Open (or create) this kind's tables in a campaign directory's `campaign.db`.
+    pub fn open(campaign_dir: &Path) -> Result<RunStore<E>, Error> {
         std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
         let path = campaign_dir.join("campaign.db");
         let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
@@ -67,15 +107,23 @@ impl SceneStore {
              PRAGMA busy_timeout = 5000;",
         )
         .map_err(|e| db(&path, e))?;
-        conn.execute_batch(SCHEMA).map_err(|e| db(&path, e))?;
-        Ok(SceneStore { conn, path })
+        conn.execute_batch(&schema(E::KIND))
+            .map_err(|e| db(&path, e))?;
+        Ok(RunStore {
+            conn,
+            path,
+            kind: PhantomData,
+        })
     }
 
     /// Start a new run; its number.
     pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
         self.conn
             .execute(
-                "INSERT INTO scene_runs (scene_id, started_at) VALUES (?1, ?2)",
+                &format!(
+                    "INSERT INTO {}_runs (scene_id, started_at) VALUES (?1, ?2)",
+                    E::KIND
+                ),
                 params![scene_id, started_at],
             )
             .map_err(|e| db(&self.path, e))?;
@@ -83,27 +131,30 @@ impl SceneStore {
     }
 
     /// Append events and the run's consumed-input count, all or nothing.
-    pub fn append(&mut self, run: u32, events: &[Envelope], inputs: u64) -> Result<(), Error> {
+    pub fn append(&mut self, run: u32, events: &[E], inputs: u64) -> Result<(), Error> {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
         for env in events {
             let value = serde_json::to_value(env).map_err(|e| Error::Encode(e.to_string()))?;
             let kind = value["event_type"].as_str().unwrap_or_default().to_string();
             tx.execute(
-                "INSERT INTO scene_events (run, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
-                params![run, env.seq, kind, value.to_string()],
+                &format!(
+                    "INSERT INTO {}_events (run, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
+                    E::KIND
+                ),
+                params![run, env.seq(), kind, value.to_string()],
             )
             .map_err(|e| db(&path, e))?;
-            if kind == "scene_ended" {
+            if kind == E::END {
                 tx.execute(
-                    "UPDATE scene_runs SET ended = 1 WHERE number = ?1",
+                    &format!("UPDATE {}_runs SET ended = 1 WHERE number = ?1", E::KIND),
                     params![run],
                 )
                 .map_err(|e| db(&path, e))?;
             }
         }
         tx.execute(
-            "UPDATE scene_runs SET inputs = ?2 WHERE number = ?1",
+            &format!("UPDATE {}_runs SET inputs = ?2 WHERE number = ?1", E::KIND),
             params![run, inputs],
         )
         .map_err(|e| db(&path, e))?;
@@ -111,10 +162,14 @@ impl SceneStore {
     }
 
     /// Every event of a run, in order.
-    pub fn events(&self, run: u32) -> Result<Vec<Envelope>, Error> {
+    pub fn events(&self, run: u32) -> Result<Vec<E>, Error> {
+        let sql = format!(
+            "SELECT seq, body FROM {}_events WHERE run = ?1 ORDER BY seq",
+            E::KIND
+        );
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT seq, body FROM scene_events WHERE run = ?1 ORDER BY seq")
+            .prepare_cached(&sql)
             .map_err(|e| db(&self.path, e))?;
         let rows = stmt
             .query_map(params![run], |r| {
@@ -136,14 +191,17 @@ impl SceneStore {
         Ok(out)
     }
 
-    pub fn run(&self, number: u32) -> Result<Option<SceneRun>, Error> {
+    pub fn run(&self, number: u32) -> Result<Option<Run>, Error> {
         self.conn
             .query_row(
-                "SELECT number, scene_id, started_at, inputs, ended FROM scene_runs
-                 WHERE number = ?1",
+                &format!(
+                    "SELECT number, scene_id, started_at, inputs, ended FROM {}_runs
+                     WHERE number = ?1",
+                    E::KIND
+                ),
                 params![number],
                 |r| {
-                    Ok(SceneRun {
+                    Ok(Run {
                         number: r.get(0)?,
                         scene_id: r.get(1)?,
                         started_at: r.get(2)?,
@@ -157,10 +215,12 @@ impl SceneStore {
     }
 
     /// The latest run, if any.
-    pub fn latest(&self) -> Result<Option<SceneRun>, Error> {
+    pub fn latest(&self) -> Result<Option<Run>, Error> {
         let n: Option<u32> = self
             .conn
-            .query_row("SELECT MAX(number) FROM scene_runs", [], |r| r.get(0))
+            .query_row(&format!("SELECT MAX(number) FROM {}_runs", E::KIND), [], |r| {
+                r.get(0)
+            })
             .map_err(|e| db(&self.path, e))?;
         match n {
             Some(n) => self.run(n),

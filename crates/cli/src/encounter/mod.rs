@@ -1,0 +1,199 @@
+//! `troupe encounter`: seed 003's encounter game master. A spec written once (checked with
+//! `check`), run by an AI game master for people and AI players (`run`), resumed after a crash
+//! or a stop (`resume`), taken back a round (`undo`), re-derived from its log (`replay`), and
+//! counted (`list`).
+
+mod files;
+mod replay;
+mod run;
+mod start;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use troupe_encounter::log::{EncounterEvent, Envelope, undo_point};
+use troupe_engine::EncounterStore;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum EncounterCommand {
+    /// Check an encounter spec (YAML) and report every mistake in it, with line and column
+    Check {
+        spec: PathBuf,
+    },
+    /// Run an encounter: the AI GM opens the scene, voices the NPCs and calls for rolls
+    Run {
+        spec: PathBuf,
+        #[command(flatten)]
+        table: start::TableArgs,
+        #[command(flatten)]
+        model: crate::models::ModelArgs,
+    },
+    /// Continue the campaign's latest encounter run (or --run N) where its log stops
+    Resume {
+        #[arg(long)]
+        run: Option<u32>,
+        /// Stop (saved) before this round of player actions
+        #[arg(long)]
+        max_turns: Option<u32>,
+        #[command(flatten)]
+        model: crate::models::ModelArgs,
+    },
+    /// Take back the last round of player actions and everything after it
+    Undo {
+        #[arg(long)]
+        run: Option<u32>,
+    },
+    /// Re-derive every event of a run (or the latest) from its recorded inputs and check each
+    /// comes out byte for byte the same; prints what the players saw
+    Replay {
+        #[arg(long)]
+        run: Option<u32>,
+    },
+    /// The specs in a directory (default: the campaign's `encounters/`) with their tally
+    List {
+        #[arg(long)]
+        specs: Option<PathBuf>,
+    },
+}
+
+pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<ExitCode> {
+    let dir = crate::sessions::dir_of(dir.map(Path::to_path_buf));
+    match command {
+        EncounterCommand::Check { spec } => check(&spec),
+        EncounterCommand::Run { spec, table, model } => {
+            crate::block_on(start::start(&dir, &spec, &table, &model))
+        }
+        EncounterCommand::Resume {
+            run,
+            max_turns,
+            model,
+        } => crate::block_on(start::resume(&dir, run, max_turns, &model)),
+        EncounterCommand::Undo { run } => undo(&dir, run),
+        EncounterCommand::Replay { run } => replay::replay(&dir, run),
+        EncounterCommand::List { specs } => list(&dir, specs.as_deref()),
+    }
+}
+
+/// Read and check a spec file: the spec, or every problem (as `file:line:col: path: message`).
+pub fn load_spec(path: &Path) -> anyhow::Result<troupe_encounter::Spec> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read the encounter spec {}", path.display()))?;
+    troupe_encounter::check::check(&text).map_err(|problems| {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}:{p}", path.display()))
+            .collect();
+        anyhow::anyhow!(
+            "{} has {} mistake{}:\n{}",
+            path.display(),
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            lines.join("\n")
+        )
+    })
+}
+
+/// The spec's scene file, checked, as text (it goes into the log).
+pub fn load_scene(spec_path: &Path, spec: &troupe_encounter::Spec) -> anyhow::Result<Option<String>> {
+    let Some(rel) = &spec.scene else {
+        return Ok(None);
+    };
+    let path = spec_path.parent().unwrap_or(Path::new(".")).join(rel);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("could not read the encounter's scene {}", path.display()))?;
+    if let Err(problems) = troupe_scene::check(&text) {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}:{p}", path.display()))
+            .collect();
+        bail!("the encounter's scene has mistakes:\n{}", lines.join("\n"));
+    }
+    Ok(Some(text))
+}
+
+fn check(path: &Path) -> anyhow::Result<ExitCode> {
+    let spec = load_spec(path)?;
+    load_scene(path, &spec)?;
+    println!(
+        "{}: ok: \"{}\" ({}), {} NPC{}, {} goal{}, {} check{}",
+        path.display(),
+        spec.title,
+        spec.id,
+        spec.npcs.len(),
+        if spec.npcs.len() == 1 { "" } else { "s" },
+        spec.goals().count(),
+        if spec.goals().count() == 1 { "" } else { "s" },
+        spec.checks.len(),
+        if spec.checks.len() == 1 { "" } else { "s" },
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
+    EncounterStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The run asked for, or the latest.
+pub fn run_number(store: &EncounterStore, dir: &Path, run: Option<u32>) -> anyhow::Result<u32> {
+    match run {
+        Some(n) => Ok(n),
+        None => match store.latest()? {
+            Some(r) => Ok(r.number),
+            None => bail!(
+                "{} has no encounter runs yet; `troupe encounter run SPEC` starts one",
+                dir.display()
+            ),
+        },
+    }
+}
+
+fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
+    let mut store = open_store(dir)?;
+    let run = run_number(&store, dir, run)?;
+    let events = store.events(run)?;
+    let seats = troupe_encounter::log::fold(&events).map_or(0, |s| s.seats.len());
+    let Some(from) = undo_point(&events, seats) else {
+        bail!("run {run} has no round of player actions to take back");
+    };
+    let seq = events.last().map_or(0, |e| e.seq + 1);
+    store.append(
+        run,
+        &[Envelope {
+            seq,
+            event: EncounterEvent::Undone { from },
+        }],
+        0,
+    )?;
+    println!("run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let specs_dir = specs.map_or_else(|| dir.join("encounters"), Path::to_path_buf);
+    let tally = files::read_tally(dir)?;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&specs_dir)
+        .with_context(|| format!("could not list {}", specs_dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        match load_spec(&path) {
+            Ok(spec) => {
+                let t = tally.get(&spec.id);
+                println!(
+                    "{:<28} {:<36} runs {:>3}  last {}",
+                    spec.id,
+                    spec.title,
+                    t.map_or(0, |t| t.runs),
+                    t.map_or("never", |t| t.last_run.as_str())
+                );
+            }
+            Err(_) => println!("{:<28} (has mistakes: `troupe encounter check {}`)", path.display(), path.display()),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,114 @@
+//! `troupe encounter replay`: every event that the engine derives (the GM's prompt zones, what
+//! its reply did, the dice, the AI players' actions) is derived again from the recorded inputs
+//! (the model's replies, the people's lines, the seed) and compared byte for byte.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use troupe_encounter::log::{EncounterEvent, Envelope, State, live};
+use troupe_encounter::prompt::gm_messages;
+use troupe_encounter::turn::{GmStep, gm_reply};
+use troupe_rules::d20::{D20Check, roll_d20};
+
+use super::run::{action_text, shown};
+
+pub fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
+    let store = super::open_store(dir)?;
+    let run = super::run_number(&store, dir, run)?;
+    let events = store.events(run)?;
+    let live: Vec<Envelope> = live(&events).into_iter().cloned().collect();
+    let mut state = troupe_encounter::log::fold(live.get(..1).unwrap_or_default())
+        .context("the run's log does not start an encounter")?;
+    let mut i = 1;
+    while let Some(env) = live.get(i) {
+        let expected = derive(&state, &live, i)?;
+        for (k, want) in expected.iter().enumerate() {
+            let Some(got) = live.get(i + k) else {
+                bail!("run {run}: the log ends where the replay derives {}", json(want)?);
+            };
+            if json(&got.event)? != json(want)? {
+                bail!(
+                    "run {run}: replay diverged at event {}:\n  log:    {}\n  replay: {}",
+                    got.seq,
+                    json(&got.event)?,
+                    json(want)?
+                );
+            }
+        }
+        let n = expected.len().max(1);
+        for e in live.iter().skip(i).take(n) {
+            state.apply(e);
+            if let Some(line) = shown(&state, &e.event) {
+                println!("{line}");
+            }
+        }
+        i += n;
+        let _ = env;
+    }
+    println!("(run {run}: {} events replayed, identical)", live.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn json(event: &EncounterEvent) -> anyhow::Result<String> {
+    serde_json::to_string(event).context("could not encode an event")
+}
+
+/// What the engine makes of the input at `live[i]`: the events it derives, starting with the
+/// input itself; an input nothing is derived from comes back alone.
+fn derive(state: &State, live: &[Envelope], i: usize) -> anyhow::Result<Vec<EncounterEvent>> {
+    let Some(env) = live.get(i) else {
+        return Ok(Vec::new());
+    };
+    Ok(match &env.event {
+        EncounterEvent::GmCalled { call, .. } => {
+            let assembled = gm_messages(state)?;
+            let mut out = vec![EncounterEvent::GmCalled {
+                call: call.clone(),
+                zones: assembled.zones,
+                trimmed: assembled.trimmed,
+            }];
+            let at = resolved_at(live, i + 1);
+            match gm_reply(state, &call.json, &at) {
+                GmStep::Events(more) => out.extend(more),
+                GmStep::Failed(problems) => out.push(EncounterEvent::GmRejected { problems }),
+            }
+            out
+        }
+        EncounterEvent::PlayerCalled { call } => vec![
+            env.event.clone(),
+            EncounterEvent::PlayerActed {
+                seat: call.agent.clone(),
+                text: action_text(&call.json),
+            },
+        ],
+        EncounterEvent::CheckRolled { seat, .. } => {
+            let Some(check) = &state.pending else {
+                bail!("event {}: a roll with no check pending", env.seq);
+            };
+            let d20 = D20Check {
+                dc: check.dc,
+                modifier: check.modifier,
+                edge: check.edge,
+            };
+            let roll = roll_d20(&d20, troupe_rules::roll_seed(state.seed, state.rolls));
+            vec![EncounterEvent::CheckRolled {
+                seat: seat.clone(),
+                roll,
+            }]
+        }
+        other => vec![other.clone()],
+    })
+}
+
+/// The time a resolution recorded, if the events derived from this reply include one.
+fn resolved_at(live: &[Envelope], from: usize) -> String {
+    live.iter()
+        .skip(from)
+        .take_while(|e| !matches!(e.event, EncounterEvent::GmCalled { .. }))
+        .find_map(|e| match &e.event {
+            EncounterEvent::Resolved { at, .. } => Some(at.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

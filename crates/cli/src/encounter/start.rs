@@ -1,0 +1,208 @@
+//! Starting and resuming a run: who sits at the table (`--players`), the names drawn, what the
+//! NPCs remember, the first event; then the loop.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use troupe_campaign::Campaign;
+use troupe_encounter::log::{EncounterEvent, Envelope, Seat, SeatKind, live};
+use troupe_encounter::names::draw;
+use troupe_llm::{CallTag, ChatModel, Gateway};
+
+use super::files;
+use super::run::{Runner, Stop, now};
+use crate::models::ModelArgs;
+
+/// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
+pub const DEFAULT_WINDOW: usize = 128_000;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct TableArgs {
+    /// Who sits at the table, in turn order: `human` (or `human:NAME`) for a person at this
+    /// terminal, `ai` for the campaign file's next AI player (or `ai:AGENT` for that one)
+    #[arg(long, value_delimiter = ',', default_value = "human")]
+    pub players: Vec<String>,
+    /// Dice seed (recorded in the log)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop (saved) before this round of player actions; `resume` continues
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+}
+
+/// Characters for AI seats when the campaign has no file (or too few AI players in it).
+const STAND_INS: &[(&str, &str)] = &[
+    ("Ash", "a wary scout"),
+    ("Brin", "a cheerful tinkerer"),
+    ("Cato", "a blunt bodyguard"),
+    ("Dell", "a curious scholar"),
+];
+
+/// Seat the table from `--players` and the campaign file.
+pub fn seats(players: &[String], campaign: Option<&Campaign>) -> anyhow::Result<Vec<Seat>> {
+    let mut ai_pool: Vec<Seat> = campaign
+        .map(|c| {
+            c.seats
+                .iter()
+                .map(|s| Seat {
+                    id: s.player.agent_id.clone(),
+                    character: s.character.name.clone(),
+                    player: s.player.name.clone(),
+                    kind: SeatKind::Ai,
+                    about: format!("{} {}", s.character.style, s.character.role),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out: Vec<Seat> = Vec::new();
+    for (i, entry) in players.iter().enumerate() {
+        let (kind, arg) = entry.trim().split_once(':').unwrap_or((entry.trim(), ""));
+        let seat = match kind {
+            "human" | "person" => person(i, arg),
+            "ai" => ai_seat(&mut ai_pool, arg, i, &out)?,
+            other => bail!("--players: `{other}` is neither `human` nor `ai` (e.g. --players human,ai,ai)"),
+        };
+        out.push(seat);
+    }
+    if out.is_empty() {
+        bail!("--players names nobody: the table needs at least one player");
+    }
+    Ok(out)
+}
+
+fn person(i: usize, name: &str) -> Seat {
+    let name = if name.is_empty() { format!("Player {}", i + 1) } else { name.to_string() };
+    Seat {
+        id: format!("p{}", i + 1),
+        character: name.clone(),
+        player: name,
+        kind: SeatKind::Person,
+        about: String::new(),
+    }
+}
+
+fn ai_seat(pool: &mut Vec<Seat>, agent: &str, i: usize, taken: &[Seat]) -> anyhow::Result<Seat> {
+    if !agent.is_empty() {
+        let at = pool.iter().position(|s| s.id == agent).with_context(|| {
+            format!("--players ai:{agent}: the campaign file has no AI player `{agent}`")
+        })?;
+        return Ok(pool.remove(at));
+    }
+    if !pool.is_empty() {
+        return Ok(pool.remove(0));
+    }
+    let free = STAND_INS
+        .iter()
+        .find(|(n, _)| !taken.iter().any(|s| s.character == *n))
+        .copied()
+        .unwrap_or(("Echo", "a quiet wanderer"));
+    Ok(Seat {
+        id: format!("ai{}", i + 1),
+        character: free.0.to_string(),
+        player: format!("AI player {}", i + 1),
+        kind: SeatKind::Ai,
+        about: free.1.to_string(),
+    })
+}
+
+fn campaign(dir: &Path) -> Option<Campaign> {
+    let (file, _) = crate::sessions::campaign_file(None, Some(dir)).ok()?;
+    troupe_campaign::load(&file).ok()
+}
+
+fn gateway(model: Arc<dyn ChatModel>) -> Gateway {
+    Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper())
+}
+
+pub async fn start(
+    dir: &Path,
+    spec_path: &Path,
+    table: &TableArgs,
+    model_args: &ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let spec = super::load_spec(spec_path)?;
+    let scene = super::load_scene(spec_path, &spec)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
+    let campaign = campaign(dir);
+    let seats = seats(&table.players, campaign.as_ref())?;
+    let model = crate::models::choose(model_args, campaign.as_ref().and_then(|c| c.model.as_ref()), dir)?;
+    let seed = table.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let names = draw(&spec, seed, &mut |r| files::name_from_memory(dir, r));
+    let memories = files::npc_memories(dir, &spec, &names)?;
+    let at = now();
+    let mut store = super::open_store(dir)?;
+    let run = store.begin(&spec.id, &at)?;
+    let window = model
+        .context_tokens()
+        .map_or(DEFAULT_WINDOW, |t| t as usize);
+    let started = EncounterEvent::Started {
+        spec: Box::new(spec.clone()),
+        scene,
+        seed,
+        seats,
+        names,
+        memories,
+        window,
+        at: at.clone(),
+    };
+    store.append(run, &[Envelope { seq: 0, event: started }], 0)?;
+    files::bump_tally(dir, &spec.id, &at)?;
+    println!("== {} (run {run}, seed {seed})", spec.title);
+    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, gateway(model.clone()), model.name(), table.max_turns)?;
+    finish(runner.play().await?, run)
+}
+
+pub async fn resume(
+    dir: &Path,
+    run: Option<u32>,
+    max_turns: Option<u32>,
+    model_args: &ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
+    let store = super::open_store(dir)?;
+    let run = super::run_number(&store, dir, run)?;
+    let campaign = campaign(dir);
+    let model = crate::models::choose(model_args, campaign.as_ref().and_then(|c| c.model.as_ref()), dir)?;
+    if model.replays_served() {
+        // Recorded replies: move past those the log already has.
+        let events = store.events(run)?;
+        model.skip_served(&served(&events));
+    }
+    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, gateway(model.clone()), model.name(), max_turns)?;
+    println!("== {} (run {run}, resumed)", runner.state.spec.title);
+    for line in runner.state.public.iter().rev().take(3).rev() {
+        println!("{line}");
+    }
+    finish(runner.play().await?, run)
+}
+
+/// The model calls a run's live events already answered, in order.
+fn served(events: &[Envelope]) -> Vec<CallTag> {
+    live(events)
+        .iter()
+        .filter_map(|e| match &e.event {
+            EncounterEvent::GmCalled { call, .. } | EncounterEvent::PlayerCalled { call } => {
+                Some(CallTag::new(call.agent.clone(), call.purpose.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn finish(stop: Stop, run: u32) -> anyhow::Result<ExitCode> {
+    match stop {
+        Stop::Resolved => println!("(run {run} resolved; the summary is in summaries/)"),
+        Stop::Rounds(n) => println!(
+            "(stopped after round {n} as asked; `troupe encounter resume --max-turns N` goes on)"
+        ),
+        Stop::Quit => println!("(saved; `troupe encounter resume` goes on)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
