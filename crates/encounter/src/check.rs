@@ -362,14 +362,14 @@ impl Checker<'_> {
             };
         }
         let name_key = self.optional(node, "nameKey", path);
-        if let (Some(key), Some(at)) = (&name_key, node.get("nameKey")) {
-            if !is_key(key) {
-                self.bad(
-                    at.at,
-                    &join(path, "nameKey"),
-                    "must be one word with no braces",
-                );
-            }
+        if let (Some(key), Some(at)) = (&name_key, node.get("nameKey"))
+            && !is_key(key)
+        {
+            self.bad(
+                at.at,
+                &join(path, "nameKey"),
+                "must be one word with no braces",
+            );
         }
         Npc {
             id: self.field(node, "id", path),

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Encounter specs as a GM writes them: the checker's verdicts (every mistake, where it was
 //! written), the examples shipped in `examples/encounters/`, and drawing randomizable names.
 
@@ -283,6 +284,30 @@ fn an_unknown_placeholder_is_named_where_it_was_written() {
     assert_eq!(
         p.message,
         "unknown placeholder `{{innkeep}}`; known: `traveller`"
+    );
+}
+
+#[test]
+fn places_count_characters_not_bytes() {
+    let text = MINIMAL
+        .replace("title: A Quiet Road", "title: Über den Pass\nmöod: ☂☂☂")
+        .replace(
+            "  Nothing else happens.",
+            "  Ça va, «{{ ghost }}» — {{ ghost }}?",
+        );
+    let found = problems(&text);
+    let places: Vec<(u64, u64, &str)> = found
+        .iter()
+        .map(|p| (p.line, p.column, p.path.as_str()))
+        .collect();
+    assert_eq!(
+        places,
+        vec![
+            (3, 1, "möod"),
+            (10, 11, "openingNarrative"),
+            (10, 26, "openingNarrative"),
+        ],
+        "{found:#?}"
     );
 }
 
