@@ -2,6 +2,7 @@
 
 mod commands;
 mod display;
+mod encounter;
 mod info;
 mod keyboard;
 mod log_players;
@@ -11,7 +12,6 @@ mod people;
 mod play;
 mod replay;
 mod research;
-mod encounter;
 mod scene;
 mod script;
 mod sessions;

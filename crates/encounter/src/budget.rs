@@ -12,7 +12,13 @@ pub struct Budget {
 
 impl Budget {
     pub fn for_window(window: usize) -> Budget {
-        Budget { system: window * 4000 / 128_000, pinned: window * 2000 / 128_000, history: window * 118_000 / 128_000, safety: window * 3500 / 128_000, window }
+        Budget {
+            system: window * 4000 / 128_000,
+            pinned: window * 2000 / 128_000,
+            history: window * 118_000 / 128_000,
+            safety: window * 3500 / 128_000,
+            window,
+        }
     }
 }
 
@@ -38,7 +44,12 @@ pub struct Entry {
 impl Entry {
     pub fn new(role: Role, text: impl Into<String>, pinned: bool) -> Entry {
         let text = text.into();
-        Entry { role, tokens: estimate_tokens(&text), text, pinned }
+        Entry {
+            role,
+            tokens: estimate_tokens(&text),
+            text,
+            pinned,
+        }
     }
 }
 
@@ -59,7 +70,10 @@ pub struct Assembled {
 
 pub fn assemble(system: &str, entries: &[Entry], budget: &Budget) -> Assembled {
     let mut messages = vec![(Role::System, system.to_string())];
-    let mut zones = ZoneTokens { system: estimate_tokens(system), ..ZoneTokens::default() };
+    let mut zones = ZoneTokens {
+        system: estimate_tokens(system),
+        ..ZoneTokens::default()
+    };
     let mut trimmed = 0;
     for e in entries {
         if e.pinned {
@@ -72,5 +86,10 @@ pub fn assemble(system: &str, entries: &[Entry], budget: &Budget) -> Assembled {
         }
         messages.push((e.role, e.text.clone()));
     }
-    Assembled { messages, zones, trimmed, over: Vec::new() }
+    Assembled {
+        messages,
+        zones,
+        trimmed,
+        over: Vec::new(),
+    }
 }

@@ -26,7 +26,8 @@ impl Secrets {
         self.items.push((SecretKind::GmNote, text.to_lowercase()));
     }
     pub fn add_npc_memory(&mut self, _npc: &str, text: &str) {
-        self.items.push((SecretKind::NpcMemory, text.to_lowercase()));
+        self.items
+            .push((SecretKind::NpcMemory, text.to_lowercase()));
     }
 }
 
@@ -38,9 +39,21 @@ pub struct Leak {
 
 pub fn find_leaks(narration: &str, secrets: &Secrets, _pcs: &[String]) -> Vec<Leak> {
     let low = narration.to_lowercase();
-    secrets.items.iter().filter(|(_, s)| low.contains(s.as_str())).map(|(k, s)| Leak { kind: *k, detail: s.clone() }).collect()
+    secrets
+        .items
+        .iter()
+        .filter(|(_, s)| low.contains(s.as_str()))
+        .map(|(k, s)| Leak {
+            kind: *k,
+            detail: s.clone(),
+        })
+        .collect()
 }
 
 pub fn withhold(narration: &str, leaks: &[Leak], _secrets: &Secrets) -> String {
-    if leaks.is_empty() { narration.to_string() } else { "[withheld]".to_string() }
+    if leaks.is_empty() {
+        narration.to_string()
+    } else {
+        "[withheld]".to_string()
+    }
 }

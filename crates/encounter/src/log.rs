@@ -92,20 +92,40 @@ pub enum EncounterEvent {
         trimmed: usize,
     },
     /// A GM reply that failed its checks: re-asked, never shown.
-    GmRejected { problems: Vec<String> },
+    GmRejected {
+        problems: Vec<String>,
+    },
     /// A narration that told a secret: sent back (or, the second time, withheld).
-    LeakCaught { leaks: Vec<Leak>, withheld: bool },
+    LeakCaught {
+        leaks: Vec<Leak>,
+        withheld: bool,
+    },
     /// What the players were told, and the facts it settled.
     Narrated {
         text: String,
         facts: Vec<(String, String)>,
     },
-    PlayerCalled { call: ModelCall },
-    PlayerActed { seat: String, text: String },
-    CheckEmitted { check: CheckCall },
-    CheckRolled { seat: String, roll: D20Roll },
-    Recalled { facts: Vec<(String, String)> },
-    GoalRegistered { goal: Goal, primary: bool },
+    PlayerCalled {
+        call: ModelCall,
+    },
+    PlayerActed {
+        seat: String,
+        text: String,
+    },
+    CheckEmitted {
+        check: CheckCall,
+    },
+    CheckRolled {
+        seat: String,
+        roll: D20Roll,
+    },
+    Recalled {
+        facts: Vec<(String, String)>,
+    },
+    GoalRegistered {
+        goal: Goal,
+        primary: bool,
+    },
     /// A scene engine tool the GM called, and what the engine made of it.
     SceneActed {
         call: troupe_scene::ToolCall,
@@ -120,7 +140,9 @@ pub enum EncounterEvent {
         at: String,
     },
     /// `undo`: everything from this seq on is taken back.
-    Undone { from: u64 },
+    Undone {
+        from: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -300,8 +322,11 @@ impl State {
             EncounterEvent::GoalRegistered { goal, .. } => self.extra_goals.push(goal.clone()),
             EncounterEvent::SceneActed { outcome, call } => {
                 self.scene_calls.push(call.clone());
-                self.history
-                    .push(Entry::new(Role::User, format!("scene engine: {outcome}"), false));
+                self.history.push(Entry::new(
+                    Role::User,
+                    format!("scene engine: {outcome}"),
+                    false,
+                ));
                 self.public.push(outcome.clone());
             }
             EncounterEvent::Resolved { goal, summary, .. } => {
@@ -337,16 +362,23 @@ impl State {
         }
         self.acted += 1;
         self.gm_replies = 0;
-        let who = self.seat(seat).map_or(seat.to_string(), |s| s.character.clone());
+        let who = self
+            .seat(seat)
+            .map_or(seat.to_string(), |s| s.character.clone());
         self.public.push(format!("{who}: {text}"));
-        self.history
-            .push(Entry::new(Role::User, format!("{who} ({seat}): {text}"), false));
+        self.history.push(Entry::new(
+            Role::User,
+            format!("{who} ({seat}): {text}"),
+            false,
+        ));
     }
 
     fn rolled(&mut self, seat: &str, roll: &D20Roll) {
         self.rolls += 1;
         let what = self.pending.take().map(|p| p.what).unwrap_or_default();
-        let who = self.seat(seat).map_or(seat.to_string(), |s| s.character.clone());
+        let who = self
+            .seat(seat)
+            .map_or(seat.to_string(), |s| s.character.clone());
         let dice: Vec<String> = roll.dice.iter().map(u32::to_string).collect();
         let text = format!(
             "roll: {who} for {what}: d20 [{}] kept {}, total {} against DC {}: {}",

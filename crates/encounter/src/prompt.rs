@@ -36,7 +36,11 @@ fn render(name: &str, ctx: impl Serialize) -> Result<String, TemplateError> {
     for (n, t) in TEMPLATES {
         env.add_template(n, t).map_err(err)?;
     }
-    let text = env.get_template(name).map_err(err)?.render(ctx).map_err(err)?;
+    let text = env
+        .get_template(name)
+        .map_err(err)?
+        .render(ctx)
+        .map_err(err)?;
     Ok(tidy(&text))
 }
 
@@ -123,7 +127,11 @@ pub fn gm_system(state: &State, seats: &[(String, String)]) -> Result<String, Te
 pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
     let (seats, _) = table(state);
     let system = gm_system(state, &seats)?;
-    let facts: Vec<String> = state.facts.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let facts: Vec<String> = state
+        .facts
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
     let roll = state
         .history
         .last()
@@ -138,7 +146,11 @@ pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
     )?;
     let mut entries = state.history.clone();
     entries.push(Entry::new(Role::User, turn, true));
-    Ok(assemble(&system, &entries, &Budget::for_window(state.window)))
+    Ok(assemble(
+        &system,
+        &entries,
+        &Budget::for_window(state.window),
+    ))
 }
 
 /// The schema of the GM's reply.

@@ -47,9 +47,17 @@ pub struct GmReply {
 #[serde(tag = "tool", content = "args", rename_all = "snake_case")]
 pub enum Call {
     SkillCheckEmit(CheckCall),
-    EncounterResolve { goal: String, summary: String },
-    ContextRecall { keys: Vec<String> },
-    GoalRegister { goal: Goal, primary: bool },
+    EncounterResolve {
+        goal: String,
+        summary: String,
+    },
+    ContextRecall {
+        keys: Vec<String>,
+    },
+    GoalRegister {
+        goal: Goal,
+        primary: bool,
+    },
     /// One of the scene engine's tools, checked again by the scene's router when it runs.
     Scene(troupe_scene::ToolCall),
 }
@@ -101,7 +109,10 @@ impl Table<'_> {
     }
 
     fn goal_known(&self, id: &str) -> bool {
-        self.spec.goals().chain(self.extra_goals).any(|g| g.id == id)
+        self.spec
+            .goals()
+            .chain(self.extra_goals)
+            .any(|g| g.id == id)
     }
 }
 
@@ -139,9 +150,7 @@ pub fn describe(tool: &str) -> &'static str {
         "context_recall" => {
             "context_recall {keys?}: the facts settled earlier in this encounter (all, or these keys)."
         }
-        "goal_register" => {
-            "goal_register {id, label, primary?}: a new goal that arose in play."
-        }
+        "goal_register" => "goal_register {id, label, primary?}: a new goal that arose in play.",
         _ => "a scene engine tool (see the scene's menu): {actor, ...}",
     }
 }
@@ -150,7 +159,11 @@ pub fn describe(tool: &str) -> &'static str {
 /// problem found (for the re-ask; nothing of a rejected reply reaches the players).
 pub fn read_reply(json: &Value, table: &Table) -> Result<GmReply, Vec<String>> {
     let mut problems = Vec::new();
-    let narration = json["narration"].as_str().unwrap_or_default().trim().to_string();
+    let narration = json["narration"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     if narration.is_empty() {
         problems.push("`narration` is empty: say what the players see and hear".to_string());
     }
@@ -213,11 +226,16 @@ fn read_call(call: &Value, table: &Table) -> Result<Call, String> {
     let args = &call["args"];
     let allowed = table.allowed();
     if !allowed.contains(&name) {
-        return Err(if ENCOUNTER_TOOLS.contains(&name) || SCENE_TOOLS.contains(&name) {
-            format!("`{name}` is not allowed in this encounter; allowed: {}", allowed.join(", "))
-        } else {
-            format!("unknown tool `{name}`; allowed: {}", allowed.join(", "))
-        });
+        return Err(
+            if ENCOUNTER_TOOLS.contains(&name) || SCENE_TOOLS.contains(&name) {
+                format!(
+                    "`{name}` is not allowed in this encounter; allowed: {}",
+                    allowed.join(", ")
+                )
+            } else {
+                format!("unknown tool `{name}`; allowed: {}", allowed.join(", "))
+            },
+        );
     }
     if !args.is_object() {
         return Err(format!("`{name}` needs `args` as an object"));
@@ -261,8 +279,15 @@ fn flag(args: &Value, key: &str) -> Result<bool, String> {
 fn read_check(args: &Value, table: &Table) -> Result<CheckCall, String> {
     let who = text(args, "player").ok_or("`player` (who rolls) is missing")?;
     let player = table.seat(&who).ok_or_else(|| {
-        let names: Vec<String> = table.seats.iter().map(|(id, n)| format!("{id} ({n})")).collect();
-        format!("no player `{who}` at this table; players: {}", names.join(", "))
+        let names: Vec<String> = table
+            .seats
+            .iter()
+            .map(|(id, n)| format!("{id} ({n})"))
+            .collect();
+        format!(
+            "no player `{who}` at this table; players: {}",
+            names.join(", ")
+        )
     })?;
     let what = text(args, "what").ok_or("`what` (what the roll is for) is missing")?;
     let named = text(args, "check");
@@ -279,7 +304,11 @@ fn read_check(args: &Value, table: &Table) -> Result<CheckCall, String> {
         (None, None) => return Err("give `check` (a prepared check) or `dc`".into()),
     };
     if !DC_RANGE.contains(&dc) {
-        return Err(format!("`dc` {dc} is outside {}..={}", DC_RANGE.start(), DC_RANGE.end()));
+        return Err(format!(
+            "`dc` {dc} is outside {}..={}",
+            DC_RANGE.start(),
+            DC_RANGE.end()
+        ));
     }
     let edge = match (flag(args, "advantage")?, flag(args, "disadvantage")?) {
         (true, true) | (false, false) => Edge::Normal,
@@ -317,7 +346,11 @@ fn read_recall(args: &Value) -> Result<Call, String> {
         Value::Null => Vec::new(),
         Value::Array(items) => items
             .iter()
-            .map(|k| k.as_str().map(str::to_string).ok_or("`keys` must be a list of text"))
+            .map(|k| {
+                k.as_str()
+                    .map(str::to_string)
+                    .ok_or("`keys` must be a list of text")
+            })
             .collect::<Result<_, _>>()?,
         _ => return Err("`keys` must be a list of text".into()),
     };

@@ -52,7 +52,10 @@ pub fn scene(state: &State) -> Result<Option<Scene>, String> {
     };
     let def = troupe_scene::check(text).map_err(|p| {
         let lines: Vec<String> = p.iter().map(ToString::to_string).collect();
-        format!("the encounter's scene no longer checks: {}", lines.join("; "))
+        format!(
+            "the encounter's scene no longer checks: {}",
+            lines.join("; ")
+        )
     })?;
     let mut scene = Scene::start(def, state.seed);
     for call in &state.scene_calls {

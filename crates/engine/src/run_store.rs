@@ -49,7 +49,9 @@ pub type SceneStore = RunStore<troupe_scene::Envelope>;
 pub type EncounterStore = RunStore<troupe_encounter::log::Envelope>;
 
 fn schema(kind: &str) -> String {
-    SCHEMA.replace("scene_", &format!("{kind}_"))
+    SCHEMA
+        .replace("scene_runs", &format!("{kind}_runs"))
+        .replace("scene_events", &format!("{kind}_events"))
 }
 
 /// The schema, written for scenes; other kinds get the same tables under their own prefix.
@@ -218,9 +220,11 @@ impl<E: Logged> RunStore<E> {
     pub fn latest(&self) -> Result<Option<Run>, Error> {
         let n: Option<u32> = self
             .conn
-            .query_row(&format!("SELECT MAX(number) FROM {}_runs", E::KIND), [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                &format!("SELECT MAX(number) FROM {}_runs", E::KIND),
+                [],
+                |r| r.get(0),
+            )
             .map_err(|e| db(&self.path, e))?;
         match n {
             Some(n) => self.run(n),

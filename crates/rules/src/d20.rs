@@ -41,7 +41,8 @@ pub fn roll_d20(check: &D20Check, seed: u64) -> D20Roll {
         _ => None,
     };
     D20Roll {
-        success: natural != Some(Natural::One) && (natural == Some(Natural::Twenty) || total >= check.dc),
+        success: natural != Some(Natural::One)
+            && (natural == Some(Natural::Twenty) || total >= check.dc),
         dice,
         kept,
         total,

@@ -46,7 +46,8 @@ pub fn bump_tally(dir: &Path, spec: &str, now: &str) -> anyhow::Result<()> {
     let path = dir.join("tally.json");
     let tmp = dir.join("tally.json.tmp");
     let text = serde_json::to_string_pretty(&tally)?;
-    std::fs::write(&tmp, text + "\n").with_context(|| format!("could not write {}", tmp.display()))?;
+    std::fs::write(&tmp, text + "\n")
+        .with_context(|| format!("could not write {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).with_context(|| format!("could not replace {}", path.display()))
 }
 
@@ -105,7 +106,11 @@ fn open_memory(dir: &Path) -> anyhow::Result<MemoryStore> {
 
 /// What each NPC with a memory key remembers of earlier encounters: its own memories first,
 /// then what the party's memory says of it, newest first.
-pub fn npc_memories(dir: &Path, state_spec: &troupe_encounter::Spec, drawn: &[troupe_encounter::names::Drawn]) -> anyhow::Result<Vec<NpcMemory>> {
+pub fn npc_memories(
+    dir: &Path,
+    state_spec: &troupe_encounter::Spec,
+    drawn: &[troupe_encounter::names::Drawn],
+) -> anyhow::Result<Vec<NpcMemory>> {
     let store = open_memory(dir)?;
     let mut out = Vec::new();
     for npc in &state_spec.npcs {
@@ -116,25 +121,47 @@ pub fn npc_memories(dir: &Path, state_spec: &troupe_encounter::Spec, drawn: &[tr
         let mut facts = store
             .facts(&Reader::Npc(key.clone()), false)
             .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?;
-        facts.retain(|f| f.scope == Scope::Npc(key.clone()) || f.text.to_lowercase().contains(&name));
+        facts.retain(|f| {
+            f.scope == Scope::Npc(key.clone()) || f.text.to_lowercase().contains(&name)
+        });
         facts.sort_by_key(|f| (f.scope != Scope::Npc(key.clone()), std::cmp::Reverse(f.id)));
-        let lines: Vec<String> = facts.into_iter().take(NPC_MEMORIES).map(|f| f.text).collect();
+        let lines: Vec<String> = facts
+            .into_iter()
+            .take(NPC_MEMORIES)
+            .map(|f| f.text)
+            .collect();
         if !lines.is_empty() {
-            out.push(NpcMemory { npc: npc.id.clone(), lines });
+            out.push(NpcMemory {
+                npc: npc.id.clone(),
+                lines,
+            });
         }
     }
     Ok(out)
 }
 
-/// A randomizable name from the campaign memory: the first entity of the best fact for its
-/// query, or None (the fallback is used) when memory has nothing.
+/// A randomizable name from the campaign memory: the first non-player character named by the
+/// best facts for its query, or None (the fallback is used) when memory has none.
 pub fn name_from_memory(dir: &Path, r: &Randomizable) -> Option<String> {
     let store = open_memory(dir).ok()?;
-    let now = GameTime { session: u32::MAX, turn: 0, day: None };
-    let hits = store.search(&Query::new(r.query.clone(), Reader::Party, now)).ok()?;
+    let now = GameTime {
+        session: u32::MAX,
+        turn: 0,
+        day: None,
+    };
+    let npcs: Vec<String> = store
+        .entities()
+        .ok()?
+        .into_iter()
+        .filter(|e| e.kind == EntityKind::Npc)
+        .map(|e| e.name)
+        .collect();
+    let hits = store
+        .search(&Query::new(r.query.clone(), Reader::Party, now))
+        .ok()?;
     hits.into_iter()
-        .find_map(|h| h.fact.entities.first().cloned())
-        .filter(|n| !n.trim().is_empty())
+        .flat_map(|h| h.fact.entities)
+        .find(|name| npcs.iter().any(|n| n.eq_ignore_ascii_case(name)))
 }
 
 /// Remember a resolved run: one episode, and a fact for each NPC with a memory key (what it saw
@@ -160,7 +187,11 @@ pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result
         players(state),
         outcome_label(state, goal),
     );
-    let at_time = GameTime { session: run, turn: state.round, day: None };
+    let at_time = GameTime {
+        session: run,
+        turn: state.round,
+        day: None,
+    };
     let episode = Episode {
         id: episode_id.clone(),
         session: run,
@@ -182,7 +213,11 @@ pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result
         .iter()
         .filter_map(|n| Some((n.memory_key.clone()?, npc_name(n, &state.names))))
         .collect();
-    entities.extend(remembering.iter().map(|(_, name)| (name.clone(), EntityKind::Npc)));
+    entities.extend(
+        remembering
+            .iter()
+            .map(|(_, name)| (name.clone(), EntityKind::Npc)),
+    );
     let fact = |scope: Scope, text: String| NewFact {
         text,
         scope,
@@ -197,7 +232,10 @@ pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result
     };
     let mut facts = vec![fact(Scope::Party, text.clone())];
     for (key, name) in &remembering {
-        facts.push(fact(Scope::Npc(key.clone()), format!("{name} remembers: {text}")));
+        facts.push(fact(
+            Scope::Npc(key.clone()),
+            format!("{name} remembers: {text}"),
+        ));
     }
     store
         .store(&[episode], &facts)

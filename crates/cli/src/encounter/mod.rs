@@ -18,9 +18,7 @@ use troupe_engine::EncounterStore;
 #[derive(Debug, clap::Subcommand)]
 pub enum EncounterCommand {
     /// Check an encounter spec (YAML) and report every mistake in it, with line and column
-    Check {
-        spec: PathBuf,
-    },
+    Check { spec: PathBuf },
     /// Run an encounter: the AI GM opens the scene, voices the NPCs and calls for rolls
     Run {
         spec: PathBuf,
@@ -50,6 +48,11 @@ pub enum EncounterCommand {
         #[arg(long)]
         run: Option<u32>,
     },
+    /// A run's events as JSON lines (for analysis): every model call, rejection, leak and roll
+    Log {
+        #[arg(long)]
+        run: Option<u32>,
+    },
     /// The specs in a directory (default: the campaign's `encounters/`) with their tally
     List {
         #[arg(long)]
@@ -72,6 +75,7 @@ pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<Exit
         EncounterCommand::Undo { run } => undo(&dir, run),
         EncounterCommand::Replay { run } => replay::replay(&dir, run),
         EncounterCommand::List { specs } => list(&dir, specs.as_deref()),
+        EncounterCommand::Log { run } => log(&dir, run),
     }
 }
 
@@ -95,7 +99,10 @@ pub fn load_spec(path: &Path) -> anyhow::Result<troupe_encounter::Spec> {
 }
 
 /// The spec's scene file, checked, as text (it goes into the log).
-pub fn load_scene(spec_path: &Path, spec: &troupe_encounter::Spec) -> anyhow::Result<Option<String>> {
+pub fn load_scene(
+    spec_path: &Path,
+    spec: &troupe_encounter::Spec,
+) -> anyhow::Result<Option<String>> {
     let Some(rel) = &spec.scene else {
         return Ok(None);
     };
@@ -166,7 +173,18 @@ fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
         }],
         0,
     )?;
-    println!("run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again");
+    println!(
+        "run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn log(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let run = run_number(&store, dir, run)?;
+    for env in store.events(run)? {
+        println!("{}", serde_json::to_string(&env)?);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -192,7 +210,11 @@ fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
                     t.map_or("never", |t| t.last_run.as_str())
                 );
             }
-            Err(_) => println!("{:<28} (has mistakes: `troupe encounter check {}`)", path.display(), path.display()),
+            Err(_) => println!(
+                "{:<28} (has mistakes: `troupe encounter check {}`)",
+                path.display(),
+                path.display()
+            ),
         }
     }
     Ok(ExitCode::SUCCESS)

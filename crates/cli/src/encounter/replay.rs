@@ -25,7 +25,10 @@ pub fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
         let expected = derive(&state, &live, i)?;
         for (k, want) in expected.iter().enumerate() {
             let Some(got) = live.get(i + k) else {
-                bail!("run {run}: the log ends where the replay derives {}", json(want)?);
+                bail!(
+                    "run {run}: the log ends where the replay derives {}",
+                    json(want)?
+                );
             };
             if json(&got.event)? != json(want)? {
                 bail!(

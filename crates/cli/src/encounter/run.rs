@@ -89,7 +89,25 @@ impl Runner {
             show(&self.state, &env.event);
             self.events.push(env);
         }
+        self.maybe_pause();
         Ok(())
+    }
+
+    /// For the crash tests: once the log holds `TROUPE_PAUSE_AFTER_EVENT` events, say so and
+    /// wait to be killed.
+    fn maybe_pause(&self) {
+        let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        else {
+            return;
+        };
+        if self.events.len() >= n {
+            eprintln!("troupe: paused after {} events", self.events.len());
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
     }
 
     pub async fn play(&mut self) -> anyhow::Result<Stop> {
@@ -123,7 +141,11 @@ impl Runner {
         let Some(Envelope {
             event: EncounterEvent::Resolved { file, at, .. },
             ..
-        }) = self.events.iter().rev().find(|e| matches!(e.event, EncounterEvent::Resolved { .. }))
+        }) = self
+            .events
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, EncounterEvent::Resolved { .. }))
         else {
             return Ok(());
         };
@@ -144,7 +166,10 @@ impl Runner {
             schema: gm_schema(),
         });
         req.max_tokens = 700;
-        req.seed = Some(troupe_rules::roll_seed(self.state.seed, u64::MAX - self.state.seq));
+        req.seed = Some(troupe_rules::roll_seed(
+            self.state.seed,
+            u64::MAX - self.state.seq,
+        ));
         let (call, json) = self.call(req, "gm").await?;
         let now = now();
         let mut events = vec![EncounterEvent::GmCalled {
@@ -174,11 +199,10 @@ impl Runner {
 
     async fn call(&self, req: ChatRequest, agent: &str) -> anyhow::Result<(ModelCall, Value)> {
         let started = Instant::now();
-        let reply = self
-            .gateway
-            .call(&req, &mut |_| {})
-            .await
-            .map_err(|e| anyhow::anyhow!("the model failed ({agent}): {e}; the run is saved"))?;
+        let reply =
+            self.gateway.call(&req, &mut |_| {}).await.map_err(|e| {
+                anyhow::anyhow!("the model failed ({agent}): {e}; the run is saved")
+            })?;
         let json = reply
             .json
             .clone()
@@ -227,7 +251,7 @@ impl Runner {
                 Ok(true)
             }
             SeatKind::Person => {
-                let prompt = format!("{} ({}), what do you attempt?", seat.player, seat.character);
+                let prompt = format!("{}, what do you attempt?", who(&seat));
                 let Some(text) = self.person_line(&prompt, false).await else {
                     return Ok(false);
                 };
@@ -270,15 +294,17 @@ impl Runner {
     /// is rolled for them); an AI player's is rolled for it. False when a person quit.
     async fn roll(&mut self, check: CheckCall) -> anyhow::Result<bool> {
         let Some(seat) = self.state.seat(&check.player).cloned() else {
-            bail!("the check is for {}, who is not at this table", check.player);
+            bail!(
+                "the check is for {}, who is not at this table",
+                check.player
+            );
         };
         if seat.kind == SeatKind::Person {
             let prompt = format!(
-                "{} ({}), roll d20 for {}{} [Enter or /roll]:",
-                seat.player,
-                seat.character,
+                "{}, roll a d20{}: {} [Enter or /roll]",
+                who(&seat),
+                edge_words(&check),
                 check.what,
-                edge_words(&check)
             );
             if self.person_line(&prompt, true).await.is_none() {
                 return Ok(false);
@@ -289,12 +315,24 @@ impl Runner {
             modifier: check.modifier,
             edge: check.edge,
         };
-        let roll = roll_d20(&d20, troupe_rules::roll_seed(self.state.seed, self.state.rolls));
+        let roll = roll_d20(
+            &d20,
+            troupe_rules::roll_seed(self.state.seed, self.state.rolls),
+        );
         self.record(vec![EncounterEvent::CheckRolled {
             seat: seat.id,
             roll,
         }])?;
         Ok(true)
+    }
+}
+
+/// A person's name at the prompt, with their character's when it is another.
+fn who(seat: &troupe_encounter::log::Seat) -> String {
+    if seat.player == seat.character {
+        seat.player.clone()
+    } else {
+        format!("{} ({})", seat.player, seat.character)
     }
 }
 
@@ -340,7 +378,11 @@ pub fn show(state: &State, event: &EncounterEvent) {
 }
 
 pub fn shown(state: &State, event: &EncounterEvent) -> Option<String> {
-    let name = |id: &str| state.seat(id).map_or(id.to_string(), |s| s.character.clone());
+    let name = |id: &str| {
+        state
+            .seat(id)
+            .map_or(id.to_string(), |s| s.character.clone())
+    };
     match event {
         EncounterEvent::Narrated { text, .. } => Some(format!("\nGM: {text}\n")),
         EncounterEvent::PlayerActed { seat, text } => {

@@ -62,7 +62,9 @@ pub fn seats(players: &[String], campaign: Option<&Campaign>) -> anyhow::Result<
         let seat = match kind {
             "human" | "person" => person(i, arg),
             "ai" => ai_seat(&mut ai_pool, arg, i, &out)?,
-            other => bail!("--players: `{other}` is neither `human` nor `ai` (e.g. --players human,ai,ai)"),
+            other => bail!(
+                "--players: `{other}` is neither `human` nor `ai` (e.g. --players human,ai,ai)"
+            ),
         };
         out.push(seat);
     }
@@ -73,7 +75,11 @@ pub fn seats(players: &[String], campaign: Option<&Campaign>) -> anyhow::Result<
 }
 
 fn person(i: usize, name: &str) -> Seat {
-    let name = if name.is_empty() { format!("Player {}", i + 1) } else { name.to_string() };
+    let name = if name.is_empty() {
+        format!("Player {}", i + 1)
+    } else {
+        name.to_string()
+    };
     Seat {
         id: format!("p{}", i + 1),
         character: name.clone(),
@@ -128,7 +134,11 @@ pub async fn start(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let campaign = campaign(dir);
     let seats = seats(&table.players, campaign.as_ref())?;
-    let model = crate::models::choose(model_args, campaign.as_ref().and_then(|c| c.model.as_ref()), dir)?;
+    let model = crate::models::choose(
+        model_args,
+        campaign.as_ref().and_then(|c| c.model.as_ref()),
+        dir,
+    )?;
     let seed = table.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -152,10 +162,24 @@ pub async fn start(
         window,
         at: at.clone(),
     };
-    store.append(run, &[Envelope { seq: 0, event: started }], 0)?;
+    store.append(
+        run,
+        &[Envelope {
+            seq: 0,
+            event: started,
+        }],
+        0,
+    )?;
     files::bump_tally(dir, &spec.id, &at)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, gateway(model.clone()), model.name(), table.max_turns)?;
+    let mut runner = Runner::from_log(
+        dir.to_path_buf(),
+        store,
+        run,
+        gateway(model.clone()),
+        model.name(),
+        table.max_turns,
+    )?;
     finish(runner.play().await?, run)
 }
 
@@ -169,13 +193,24 @@ pub async fn resume(
     let store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
     let campaign = campaign(dir);
-    let model = crate::models::choose(model_args, campaign.as_ref().and_then(|c| c.model.as_ref()), dir)?;
+    let model = crate::models::choose(
+        model_args,
+        campaign.as_ref().and_then(|c| c.model.as_ref()),
+        dir,
+    )?;
     if model.replays_served() {
         // Recorded replies: move past those the log already has.
         let events = store.events(run)?;
         model.skip_served(&served(&events));
     }
-    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, gateway(model.clone()), model.name(), max_turns)?;
+    let mut runner = Runner::from_log(
+        dir.to_path_buf(),
+        store,
+        run,
+        gateway(model.clone()),
+        model.name(),
+        max_turns,
+    )?;
     println!("== {} (run {run}, resumed)", runner.state.spec.title);
     for line in runner.state.public.iter().rev().take(3).rev() {
         println!("{line}");

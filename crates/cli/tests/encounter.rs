@@ -1,0 +1,323 @@
+//! Seed 003's encounter GM through the `troupe` binary, with recorded model replies: a spec from
+//! opening to resolution with a person and two AI players, the NPC remembering a first run in a
+//! second, a kill mid-encounter and a resume, undo, replay, check and list.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+use support::{examples, troupe};
+
+const SPEC: &str = "smithy.yaml";
+/// Mara's lines: her first action, Enter for her roll, her second action.
+const MARA: &str = "I offer to work the bellows myself\n\nI keep pumping the bellows\n";
+
+/// A campaign directory with the party file (two of its AI players sit at the table), the spec
+/// and its recorded replies.
+fn campaign() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("party.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("encounters")).unwrap();
+    for f in [SPEC, "smithy.replay.jsonl", "docking.yaml"] {
+        std::fs::copy(
+            examples().join("encounters").join(f),
+            dir.path().join("encounters").join(f),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+const RUN: [&str; 9] = [
+    "encounter",
+    "run",
+    "encounters/smithy.yaml",
+    "--players",
+    "human:Mara,ai,ai",
+    "--seed",
+    "12",
+    "--replay",
+    "encounters/smithy.replay.jsonl",
+];
+
+/// Run `troupe ARGS` in `dir` with `input` on standard input; it must succeed.
+fn run_with(dir: &Path, args: &[&str], input: &str) -> String {
+    let out = troupe()
+        .current_dir(dir)
+        .args(args)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn log(dir: &Path, run: u32) -> Vec<Value> {
+    let out = run_with(dir, &["encounter", "log", "--run", &run.to_string()], "");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of<'a>(log: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    log.iter().filter(|e| e["event_type"] == kind).collect()
+}
+
+/// The run as the players lived it: what was said and rolled, without times and latencies.
+fn story(log: &[Value]) -> Vec<String> {
+    log.iter()
+        .filter(|e| {
+            [
+                "narrated",
+                "player_acted",
+                "check_emitted",
+                "check_rolled",
+                "resolved",
+            ]
+            .contains(&e["event_type"].as_str().unwrap())
+        })
+        .map(|e| {
+            let mut e = e.clone();
+            e.as_object_mut().unwrap().remove("at");
+            e.as_object_mut().unwrap().remove("file");
+            e.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
+    let dir = campaign();
+    let out = run_with(dir.path(), &RUN, MARA);
+    // The opening, the AI players' actions, Mara's roll with advantage, the resolution.
+    assert!(out.contains("GM: Rain needles the shutters"), "{out}");
+    assert!(out.contains("Zara-7: I study the ledger"), "{out}");
+    assert!(out.contains("Mara, roll a d20 with advantage"), "{out}");
+    assert!(
+        out.contains("Mara rolls d20 [5, 15] → 15: success"),
+        "{out}"
+    );
+    assert!(out.contains("The encounter is over."), "{out}");
+    // Neither the malformed tool call nor the leaked DC reached the screen.
+    assert!(
+        !out.contains("fireball") && !out.contains("The smith snorts"),
+        "{out}"
+    );
+    assert!(!out.contains("DC 14") && !out.contains("14"), "{out}");
+
+    let log = log(dir.path(), 1);
+    let rejected = of(&log, "gm_rejected");
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        rejected[0]["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `fireball`")
+    );
+    let leak = of(&log, "leak_caught");
+    assert_eq!(leak.len(), 1);
+    assert_eq!(leak[0]["leaks"][0]["kind"], "dc");
+    let check = &of(&log, "check_emitted")[0]["check"];
+    assert_eq!(
+        (check["player"].as_str(), check["dc"].as_i64()),
+        (Some("p1"), Some(14))
+    );
+    assert_eq!(check["edge"], "advantage");
+    let roll = &of(&log, "check_rolled")[0]["roll"];
+    assert_eq!(roll["dice"].as_array().unwrap().len(), 2);
+    // Every GM call logs its tokens per zone.
+    for call in of(&log, "gm_called") {
+        assert!(call["zones"]["system"].as_u64().unwrap() > 100, "{call}");
+    }
+    // The names: the smith from memory (empty on a first run: the fallback), the factor from
+    // the built-in vocabulary.
+    let names = &of(&log, "started")[0]["names"];
+    assert_eq!(names[0]["origin"], "fallback");
+    assert_eq!(names[0]["value"], "Brekka Anvilmourn");
+    assert_eq!(names[1]["origin"], "vocabulary");
+
+    // The summary file and the tally.
+    let summaries: Vec<_> = std::fs::read_dir(dir.path().join("summaries"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    let name = summaries[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(name.starts_with("smithy-of-the-cold-forge-") && name.ends_with(".txt"));
+    let summary = std::fs::read_to_string(&summaries[0]).unwrap();
+    assert!(summary.starts_with("Encounter: The Cold Forge\nID: smithy-of-the-cold-forge\nDate: "));
+    assert!(summary.contains("Outcome: relight_forge"), "{summary}");
+    assert!(summary.contains("Players: Mara (Mara), Alex (Zara-7), Sam (Rex Nova)"));
+    let tally: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("tally.json")).unwrap())
+            .unwrap();
+    assert_eq!(tally["smithy-of-the-cold-forge"]["runs"], 1);
+    let list = run_with(dir.path(), &["encounter", "list"], "");
+    assert!(
+        list.contains("smithy-of-the-cold-forge") && list.contains("runs   1"),
+        "{list}"
+    );
+
+    // Replay derives every event again and finds them identical.
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("events replayed, identical"), "{replay}");
+}
+
+#[test]
+fn the_smith_remembers_the_first_run_in_the_second() {
+    let dir = campaign();
+    run_with(dir.path(), &RUN, MARA);
+    run_with(dir.path(), &RUN, MARA);
+    let second = log(dir.path(), 2);
+    let started = &of(&second, "started")[0];
+    let memories = started["memories"].as_array().unwrap();
+    assert_eq!(memories.len(), 1, "{started}");
+    assert_eq!(memories[0]["npc"], "smith");
+    let line = memories[0]["lines"][0].as_str().unwrap();
+    assert!(
+        line.contains("The Cold Forge") && line.contains("The forge burns again"),
+        "{line}"
+    );
+    // The smith's name now comes from the campaign memory.
+    assert_eq!(started["names"][0]["origin"], "memory");
+    assert_eq!(started["names"][0]["value"], "Brekka Anvilmourn");
+    // The factor has no memory key: nothing of the first run reaches him.
+    assert!(memories.iter().all(|m| m["npc"] != "factor"));
+    let tally = std::fs::read_to_string(dir.path().join("tally.json")).unwrap();
+    assert!(tally.contains("\"runs\": 2"), "{tally}");
+}
+
+/// Start the run with Mara's first `lines` lines on standard input and the pause set; return
+/// once it has paused.
+fn spawn_paused(dir: &Path, input: &str, events: usize) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir)
+        .args(RUN)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("TROUPE_PAUSE_AFTER_EVENT", events.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe stays open (a killed process never sees its end).
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    for line in BufReader::new(stderr).lines() {
+        if line.unwrap().contains("troupe: paused after") {
+            return child;
+        }
+    }
+    panic!("troupe never paused: {:?}", child.wait());
+}
+
+#[test]
+fn a_run_killed_mid_encounter_resumes_to_the_same_story() {
+    let whole = campaign();
+    run_with(whole.path(), &RUN, MARA);
+    let expected = story(&log(whole.path(), 1));
+
+    // Killed once the GM has asked for Mara's roll (13 events), before she rolls.
+    let dir = campaign();
+    let mut child = spawn_paused(dir.path(), "I offer to work the bellows myself\n", 13);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = log(dir.path(), 1);
+    assert_eq!(before.last().unwrap()["event_type"], "check_emitted");
+    let out = run_with(
+        dir.path(),
+        &[
+            "encounter",
+            "resume",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+        "\nI keep pumping the bellows\n",
+    );
+    assert!(out.contains("The encounter is over."), "{out}");
+    assert_eq!(story(&log(dir.path(), 1)), expected);
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("identical"), "{replay}");
+}
+
+#[test]
+fn undo_takes_back_the_last_round_and_resume_plays_it_again() {
+    let dir = campaign();
+    // Stop before round 2, then take round 1 back.
+    let mut args = RUN.to_vec();
+    args.extend(["--max-turns", "1"]);
+    let out = run_with(dir.path(), &args, MARA);
+    assert!(out.contains("stopped after round 1"), "{out}");
+    let undone = run_with(dir.path(), &["encounter", "undo"], "");
+    assert!(undone.contains("taken back"), "{undone}");
+    let log1 = log(dir.path(), 1);
+    assert_eq!(of(&log1, "undone")[0]["from"], 3);
+    // Resume: round 1 is played again (the replay file serves its round-1 replies anew).
+    let out = run_with(
+        dir.path(),
+        &[
+            "encounter",
+            "resume",
+            "--max-turns",
+            "1",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+        MARA,
+    );
+    assert!(out.contains("Zara-7: I study the ledger"), "{out}");
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("identical"), "{replay}");
+}
+
+#[test]
+fn check_reports_every_mistake_with_line_and_column() {
+    let dir = campaign();
+    let good = run_with(
+        dir.path(),
+        &["encounter", "check", "encounters/smithy.yaml"],
+        "",
+    );
+    assert!(good.contains("ok: \"The Cold Forge\""), "{good}");
+    let spec = "encounterId: broken\ntitle: Broken\nsetting:\n  location: here\n  mood: calm\n  \
+                ambientNpcs: none\nopeningNarrative: Hello {{stranger}}\nnpcs:\n  - id: a\n    \
+                name: A\n    role: r\n    persona: p\ngoals:\n  primary: [{id: g, label: G}]\n\
+                tools: [fireball, move]\n";
+    std::fs::write(dir.path().join("broken.yaml"), spec).unwrap();
+    let out = troupe()
+        .current_dir(dir.path())
+        .args(["encounter", "check", "broken.yaml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown tool `fireball`"), "{err}");
+    assert!(err.contains("move"), "{err}");
+    assert!(err.contains("stranger"), "{err}");
+    assert!(err.contains("broken.yaml:15:"), "{err}");
+    assert!(err.contains("broken.yaml:7:"), "{err}");
+}
