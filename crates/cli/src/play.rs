@@ -208,7 +208,20 @@ pub async fn play(
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     let (file, dir) = sessions::campaign_file(file, dir)?;
-    let mut campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    play_campaign(campaign, &dir, gm_script, seed, seats, model_args).await
+}
+
+/// Play a session of this campaign (as loaded, or as an encounter set it up) in `dir`.
+pub async fn play_campaign(
+    mut campaign: Campaign,
+    dir: &Path,
+    gm_script: Option<&Path>,
+    seed: Option<u64>,
+    seats: &SeatArgs,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let dir = dir.to_path_buf();
     let seed = seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -321,3 +321,59 @@ fn check_reports_every_mistake_with_line_and_column() {
     assert!(err.contains("broken.yaml:15:"), "{err}");
     assert!(err.contains("broken.yaml:7:"), "{err}");
 }
+
+#[test]
+fn a_lasers_and_feelings_encounter_is_played_through_the_turn_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("aigm.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    // The AI GM's and the AI players' recorded replies of the AI-GM example: the replay model
+    // serves them by agent and purpose, whatever the adventure.
+    std::fs::copy(
+        examples().join("aigm.replay.jsonl"),
+        dir.path().join("r.jsonl"),
+    )
+    .unwrap();
+    let spec = examples().join("encounters/docking.yaml");
+    let out = run_with(
+        dir.path(),
+        &[
+            "encounter",
+            "run",
+            spec.to_str().unwrap(),
+            "--players",
+            "ai,ai,ai",
+            "--seed",
+            "7",
+            "--max-turns",
+            "3",
+            "--replay",
+            "r.jsonl",
+        ],
+        "",
+    );
+    assert!(out.contains("LASER FEELINGS"), "{out}");
+    assert!(out.contains("played the 3 turns asked for"), "{out}");
+    // The session's AI GM ran the spec: its adventure is the encounter, its notes the secrets.
+    let log = support::read_log(&dir.path().join("logs/session-1.jsonl"));
+    let started = &support::of_type(&log, "session_started")[0];
+    let scenario = &started["campaign"]["gm"]["scenario"];
+    assert!(
+        scenario["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Docking Trouble at Halcyon Ring.")
+    );
+    let notes = scenario["notes"].to_string();
+    assert!(notes.contains("Hidden goal"), "{notes}");
+    // The tally and the summary file.
+    let tally = std::fs::read_to_string(dir.path().join("tally.json")).unwrap();
+    assert!(tally.contains("docking-at-halcyon-ring"), "{tally}");
+    let summaries = std::fs::read_dir(dir.path().join("summaries"))
+        .unwrap()
+        .count();
+    assert_eq!(summaries, 1);
+}

@@ -8,6 +8,7 @@
 
 pub mod budget;
 pub mod check;
+pub mod lasers;
 pub mod leaks;
 pub mod log;
 pub mod names;

@@ -70,12 +70,46 @@ fn players(state: &State) -> String {
     who.join(", ")
 }
 
+/// How an encounter ended, for its summary and its memory.
+pub struct Outcome {
+    pub goal: String,
+    pub label: String,
+    pub summary: String,
+    /// "Player (Character), …".
+    pub players: String,
+    pub round: u32,
+}
+
+impl Outcome {
+    /// A resolved run's outcome; None while it is unresolved.
+    pub fn of(state: &State) -> Option<Outcome> {
+        let (goal, summary) = state.outcome.as_ref()?;
+        Some(Outcome {
+            goal: goal.clone(),
+            label: outcome_label(state, goal),
+            summary: summary.clone(),
+            players: players(state),
+            round: state.round,
+        })
+    }
+}
+
 /// Write the summary file of a resolved run; a file already there (a resumed run that had
 /// written it) is left as it is: summaries are append-only.
 pub fn write_summary(dir: &Path, file: &str, state: &State, at: &str) -> anyhow::Result<()> {
-    let Some((goal, summary)) = &state.outcome else {
-        return Ok(());
-    };
+    match Outcome::of(state) {
+        Some(outcome) => write_summary_of(dir, file, &state.spec, &outcome, at),
+        None => Ok(()),
+    }
+}
+
+pub fn write_summary_of(
+    dir: &Path,
+    file: &str,
+    spec: &troupe_encounter::Spec,
+    outcome: &Outcome,
+    at: &str,
+) -> anyhow::Result<()> {
     let path = dir.join(file);
     if path.exists() {
         return Ok(());
@@ -85,11 +119,8 @@ pub fn write_summary(dir: &Path, file: &str, state: &State, at: &str) -> anyhow:
             .with_context(|| format!("could not create {}", parent.display()))?;
     }
     let text = format!(
-        "Encounter: {}\nID: {}\nDate: {at}\nOutcome: {goal} ({})\nPlayers: {}\n\nSummary:\n{summary}\n",
-        state.spec.title,
-        state.spec.id,
-        outcome_label(state, goal),
-        players(state),
+        "Encounter: {}\nID: {}\nDate: {at}\nOutcome: {} ({})\nPlayers: {}\n\nSummary:\n{}\n",
+        spec.title, spec.id, outcome.goal, outcome.label, outcome.players, outcome.summary,
     );
     let mut f = std::fs::OpenOptions::new()
         .create_new(true)
@@ -164,15 +195,27 @@ pub fn name_from_memory(dir: &Path, r: &Randomizable) -> Option<String> {
         .find(|name| npcs.iter().any(|n| n.eq_ignore_ascii_case(name)))
 }
 
-/// Remember a resolved run: one episode, and a fact for each NPC with a memory key (what it saw
-/// the party do) and one for the party. The episode id makes a second write (a resume after a
-/// crash) a no-op.
+/// Remember a resolved run (see [`remember_of`]).
 pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result<()> {
-    let Some((goal, summary)) = &state.outcome else {
-        return Ok(());
-    };
+    match Outcome::of(state) {
+        Some(outcome) => remember_of(dir, &state.spec, &state.names, &outcome, run, at),
+        None => Ok(()),
+    }
+}
+
+/// Remember an encounter: one episode, and a fact for the party and one for each NPC with a
+/// memory key (what it saw the party do). The episode id makes a second write (a resume after a
+/// crash) a no-op.
+pub fn remember_of(
+    dir: &Path,
+    spec: &troupe_encounter::Spec,
+    names: &[troupe_encounter::names::Drawn],
+    outcome: &Outcome,
+    run: u32,
+    at: &str,
+) -> anyhow::Result<()> {
     let mut store = open_memory(dir)?;
-    let episode_id = format!("encounter-{}-{run}", state.spec.id);
+    let episode_id = format!("encounter-{}-{}", spec.id, at.replace(':', "-"));
     let known = store
         .episodes()
         .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?
@@ -182,42 +225,33 @@ pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result
         return Ok(());
     }
     let text = format!(
-        "In the encounter \"{}\" ({at}), {} took part. Outcome: {}. {summary}",
-        state.spec.title,
-        players(state),
-        outcome_label(state, goal),
+        "In the encounter \"{}\" ({at}), {} took part. Outcome: {}. {}",
+        spec.title, outcome.players, outcome.label, outcome.summary
     );
     let at_time = GameTime {
         session: run,
-        turn: state.round,
+        turn: outcome.round,
         day: None,
     };
     let episode = Episode {
         id: episode_id.clone(),
         session: run,
-        turn: state.round,
+        turn: outcome.round,
         day: None,
         timestamp: at.to_string(),
         speaker: "gm".to_string(),
         text: text.clone(),
         scope: Scope::Party,
     };
-    let mut entities: Vec<(String, EntityKind)> = state
-        .seats
-        .iter()
-        .map(|s| (s.character.clone(), EntityKind::Character))
-        .collect();
-    let remembering: Vec<(String, String)> = state
-        .spec
+    let remembering: Vec<(String, String)> = spec
         .npcs
         .iter()
-        .filter_map(|n| Some((n.memory_key.clone()?, npc_name(n, &state.names))))
+        .filter_map(|n| Some((n.memory_key.clone()?, npc_name(n, names))))
         .collect();
-    entities.extend(
-        remembering
-            .iter()
-            .map(|(_, name)| (name.clone(), EntityKind::Npc)),
-    );
+    let entities: Vec<(String, EntityKind)> = remembering
+        .iter()
+        .map(|(_, name)| (name.clone(), EntityKind::Npc))
+        .collect();
     let fact = |scope: Scope, text: String| NewFact {
         text,
         scope,

@@ -4,6 +4,7 @@
 //! counted (`list`).
 
 mod files;
+mod lasers;
 mod replay;
 mod run;
 mod start;

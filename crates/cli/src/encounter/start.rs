@@ -133,12 +133,6 @@ pub async fn start(
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let campaign = campaign(dir);
-    let seats = seats(&table.players, campaign.as_ref())?;
-    let model = crate::models::choose(
-        model_args,
-        campaign.as_ref().and_then(|c| c.model.as_ref()),
-        dir,
-    )?;
     let seed = table.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -146,7 +140,17 @@ pub async fn start(
     });
     let names = draw(&spec, seed, &mut |r| files::name_from_memory(dir, r));
     let memories = files::npc_memories(dir, &spec, &names)?;
+    if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
+        drop(_lock);
+        return super::lasers::run(dir, &spec, &names, &memories, table, model_args).await;
+    }
     let at = now();
+    let seats = seats(&table.players, campaign.as_ref())?;
+    let model = crate::models::choose(
+        model_args,
+        campaign.as_ref().and_then(|c| c.model.as_ref()),
+        dir,
+    )?;
     let mut store = super::open_store(dir)?;
     let run = store.begin(&spec.id, &at)?;
     let window = model
