@@ -15,7 +15,11 @@ fn history(total_tokens: usize) -> Vec<Entry> {
     let turns = total_tokens / 100;
     (0..turns)
         .map(|i| {
-            let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
             let mut text = format!("turn {i}: ");
             while text.len() < 400 {
                 text.push_str(line);

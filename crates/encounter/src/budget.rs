@@ -343,7 +343,10 @@ mod tests {
         let history: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].pinned).collect();
         let mut keep_from = history.len();
         while keep_from > 0 {
-            let sum: usize = history[keep_from - 1..].iter().map(|&i| entries[i].tokens).sum();
+            let sum: usize = history[keep_from - 1..]
+                .iter()
+                .map(|&i| entries[i].tokens)
+                .sum();
             if sum > room {
                 break;
             }
