@@ -430,27 +430,9 @@ impl<'a> ContentRuns<'a> {
     /// narration (or a whole sentence of three or four), in the secret's own words, with every
     /// narration sentence that says one.
     fn read_out(&self, secret: &str) -> Option<(String, Vec<usize>)> {
-        let tokens: Vec<Token> = tokenize(secret, 0).collect();
-        let content: Vec<&Token> = tokens.iter().filter(|t| t.content).collect();
-        let mut phrases: Vec<&[&Token]> = content.windows(RUN).collect();
-        for sentence in sentence_spans(secret) {
-            let words: Vec<Token> = tokenize(secret.get(sentence).unwrap_or(""), 0).collect();
-            let n = words.iter().filter(|t| t.content).count();
-            if (3..RUN).contains(&n) {
-                // Find the same n content words in the whole secret's list to borrow them.
-                let stems: Vec<&str> = words
-                    .iter()
-                    .filter(|t| t.content)
-                    .map(|t| t.stem.as_str())
-                    .collect();
-                if let Some(w) = content
-                    .windows(n)
-                    .find(|w| w.iter().map(|t| t.stem.as_str()).eq(stems.iter().copied()))
-                {
-                    phrases.push(w);
-                }
-            }
-        }
+        let secret = Narration::read(secret);
+        let content: Vec<&Token> = secret.tokens.iter().filter(|t| t.content).collect();
+        let phrases = telling_phrases(&content);
         let index = self.index(&phrases);
         let mut first = None;
         let mut sentences = BTreeSet::new();
@@ -458,11 +440,8 @@ impl<'a> ContentRuns<'a> {
             let stems: Vec<&str> = phrase.iter().map(|t| t.stem.as_str()).collect();
             for &at in index.get(stems.as_slice()).into_iter().flatten() {
                 first.get_or_insert_with(|| {
-                    phrase
-                        .iter()
-                        .map(|t| t.word.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    let words: Vec<&str> = phrase.iter().map(|t| t.word.as_str()).collect();
+                    words.join(" ")
                 });
                 let said = self.sentences.get(at..at + stems.len()).unwrap_or(&[]);
                 sentences.extend(said.iter().copied());
@@ -482,6 +461,19 @@ impl<'a> ContentRuns<'a> {
         }
         index
     }
+}
+
+/// The phrases of a secret (its content words, in order) that must not be said: every run of
+/// [`RUN`], and every sentence of three or four content words whole.
+fn telling_phrases<'t>(content: &'t [&'t Token]) -> Vec<&'t [&'t Token]> {
+    let mut phrases: Vec<&[&Token]> = content.windows(RUN).collect();
+    // Content tokens are in sentence order: split them where the sentence changes.
+    for sentence in content.chunk_by(|a, b| a.sentence == b.sentence) {
+        if (3..RUN).contains(&sentence.len()) {
+            phrases.push(sentence);
+        }
+    }
+    phrases
 }
 
 fn pc_decisions(text: &Narration, pcs: &[String]) -> Vec<Leak> {
