@@ -105,7 +105,9 @@ pub struct Leak {
     pub kind: SecretKind,
     /// What leaked, in words the GM can act on (it quotes the secret: never show it to players).
     pub detail: String,
-    /// The sentences that say it (0-based, sentences as split by this module).
+    /// The sentences that say it (0-based, sentences as split by this module). Absent from
+    /// logs written before it existed.
+    #[serde(default)]
     pub sentences: Vec<usize>,
 }
 
@@ -176,6 +178,27 @@ fn sentence_spans(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// [`sentence_spans`] for a secret, often a wrapped YAML block: a line break followed by a
+/// lowercase word continues the sentence ("…the factor, who\nplans to buy…").
+fn secret_sentence_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = Vec::new();
+    for span in sentence_spans(text) {
+        let starts_lowercase = text
+            .get(span.clone())
+            .and_then(|s| s.trim_start().chars().next())
+            .is_some_and(char::is_lowercase);
+        match spans.last_mut() {
+            Some(prev)
+                if starts_lowercase && text.get(..prev.end).is_some_and(|t| t.ends_with('\n')) =>
+            {
+                prev.end = span.end;
+            }
+            _ => spans.push(span),
+        }
+    }
+    spans
+}
+
 /// One word of a text: lowercased, its stem, whether it carries content, and its sentence.
 struct Token {
     word: String,
@@ -195,7 +218,10 @@ struct Narration<'a> {
 
 impl<'a> Narration<'a> {
     fn read(text: &'a str) -> Narration<'a> {
-        let spans = sentence_spans(text);
+        Narration::read_in(text, sentence_spans(text))
+    }
+
+    fn read_in(text: &'a str, spans: Vec<Range<usize>>) -> Narration<'a> {
         let mut tokens = Vec::new();
         let mut by_sentence = Vec::with_capacity(spans.len());
         for (i, span) in spans.iter().enumerate() {
@@ -430,7 +456,7 @@ impl<'a> ContentRuns<'a> {
     /// narration (or a whole sentence of three or four), in the secret's own words, with every
     /// narration sentence that says one.
     fn read_out(&self, secret: &str) -> Option<(String, Vec<usize>)> {
-        let secret = Narration::read(secret);
+        let secret = Narration::read_in(secret, secret_sentence_spans(secret));
         let content: Vec<&Token> = secret.tokens.iter().filter(|t| t.content).collect();
         let phrases = telling_phrases(&content);
         let index = self.index(&phrases);
@@ -522,6 +548,25 @@ mod tests {
     #[test]
     fn stopwords_are_sorted_for_binary_search() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_wrapped_line_of_a_secret_continues_its_sentence() {
+        let text = "SECRET:\nThe smith, who\nplans ahead. She\nknows.\nThe crow";
+        let spans: Vec<&str> = secret_sentence_spans(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                "SECRET:\n",
+                "The smith, who\nplans ahead.",
+                " She\nknows.",
+                "\n",
+                "The crow"
+            ]
+        );
     }
 
     #[test]
@@ -681,6 +726,69 @@ mod tests {
         let json = serde_json::to_value(l).unwrap();
         assert_eq!(json["kind"], "dc");
         assert_eq!(json["sentences"][0], 0);
+        let old: Leak = serde_json::from_str(r#"{"kind":"goal","detail":"x"}"#).unwrap();
+        assert!(old.sentences.is_empty());
+    }
+
+    /// The secrets of `examples/encounters/smithy.yaml`, as the runner gathers them.
+    fn smithy() -> Secrets {
+        let mut s = Secrets::default();
+        s.add_goal("The forge burns again, with the smith's blessing")
+            .add_goal("The guild's hold over the smithy is broken, fairly or otherwise")
+            .add_goal("Someone learns why the smith let the fire die")
+            .add_goal("The crow on the chimney is given a name")
+            .add_dc("calm_smith", 14)
+            .add_dc("read_ledger", 12)
+            .add_dc("relight", 16)
+            .add_note(
+                "SECRET, never say this to the players outright:\nThe smith put out the fire \
+                 herself. The guild's \"debt\" is a forgery by the factor, who\nplans to buy \
+                 the smithy for a pittance once she is ruined. The ledger's third page shows\ntwo \
+                 inks. If the party exposes the forgery, the factor tries to slip out the back; \
+                 the crow\nfollows him. The smith relights the forge only once she believes the \
+                 debt is gone.",
+            );
+        s
+    }
+
+    #[test]
+    fn ordinary_narration_of_the_smithy_passes_and_its_secrets_do_not() {
+        let s = smithy();
+        let pcs = ["Wren".to_string(), "Tamsin Holt".to_string()];
+        for text in [
+            "Brekka snorts and jerks her chin at the cold forge. \"Guild business,\" she \
+             mutters, and spits into the ashes.",
+            "Osric Dale smiles with his mouth only and turns a page of the ledger. Two carters \
+             wait by the door with 3 broken wheels.",
+            "The crow on the chimney caws once, as if it has an opinion about the guild.",
+            "The ledger is thick with figures; something about the third page catches the \
+             lamplight. Wren, what do you do?",
+            "Make a persuasion check when you plead with the smith, Tamsin.",
+            "The forge is cold; nobody has worked the bellows in a week.",
+        ] {
+            assert_eq!(find_leaks(text, &s, &pcs), [], "{text}");
+        }
+        for (text, kind) in [
+            (
+                "Truth is, the smith put out the fire herself.",
+                SecretKind::GmNote,
+            ),
+            ("Calming her is a DC 14 persuasion check.", SecretKind::Dc),
+            (
+                "Osric plans to buy the smithy for a pittance once she is ruined.",
+                SecretKind::GmNote,
+            ),
+            (
+                "If the crow on the chimney were given a name, it might stay.",
+                SecretKind::Goal,
+            ),
+            (
+                "Tamsin decides to trust the factor.",
+                SecretKind::DecidesForPc,
+            ),
+        ] {
+            assert_eq!(kinds(&find_leaks(text, &s, &pcs)), [kind], "{text}");
+        }
     }
 
     // Property tests: secrets from one vocabulary, public narration from another.
