@@ -15,6 +15,7 @@ mod notation;
 mod vocab;
 
 pub use adventure::{Adventure, roll_adventure};
+pub use d20::{D20Check, D20Roll, Natural, roll_d20};
 pub use dice::{roll_dice, roll_seed};
 pub use kernel::{Band, Check, CheckRoll, Edge, band_for, band_probabilities, roll_check};
 pub use lasers::{
