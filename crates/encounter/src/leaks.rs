@@ -34,7 +34,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
-use troupe_validator::gm::decides_for;
+use troupe_validator::gm::{decides_for, named_deeds};
 
 /// Content words in a row that make a note read out. Five content words are about eight to
 /// ten words of prose, as long as `troupe_validator::gm::repeats_note`'s eight raw words.
@@ -506,11 +506,16 @@ fn pc_decisions(text: &Narration, pcs: &[String]) -> Vec<Leak> {
     (0..text.spans.len())
         .filter_map(|i| {
             let sentence = text.sentence_text(i);
-            decides_for(sentence, pcs, true).map(|s| Leak {
-                kind: SecretKind::DecidesForPc,
-                detail: format!("decides what a player character does or feels: \"{s}\""),
-                sentences: vec![i],
-            })
+            // "You" only for feelings and choices: a GM narrating the result of what a player
+            // attempted ("you push the door open") does its job; a named character's deed
+            // ("Zara draws her blaster") is one its player never said.
+            decides_for(sentence, pcs, false)
+                .or_else(|| named_deeds(sentence, pcs))
+                .map(|s| Leak {
+                    kind: SecretKind::DecidesForPc,
+                    detail: format!("decides what a player character does or feels: \"{s}\""),
+                    sentences: vec![i],
+                })
         })
         .collect()
 }
@@ -687,6 +692,12 @@ mod tests {
         assert_eq!(kinds(&l), [SecretKind::DecidesForPc]);
         assert_eq!(l[0].sentences, [1]);
         assert_eq!(leaks("The hatch opens. What do you do?"), []);
+        // Second person narrating a result is the GM's job; deciding a feeling is not.
+        assert_eq!(leaks("You push the hatch open and step through."), []);
+        assert_eq!(
+            kinds(&leaks("You feel afraid.")),
+            [SecretKind::DecidesForPc]
+        );
     }
 
     #[test]

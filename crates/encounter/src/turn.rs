@@ -21,11 +21,18 @@ pub enum GmStep {
 
 /// Everything the players must not learn: goals (when hidden), DCs, notes, NPC memories.
 pub fn secrets(state: &State) -> Secrets {
+    secrets_but(state, None)
+}
+
+/// The secrets, less the goal a reply resolves (its narration may well tell that it is reached).
+fn secrets_but(state: &State, resolved: Option<&str>) -> Secrets {
     let mut s = Secrets::default();
     let spec = &state.spec;
     if spec.goals.hidden {
         for g in spec.goals().chain(&state.extra_goals) {
-            s.add_goal(&g.label);
+            if Some(g.id.as_str()) != resolved {
+                s.add_goal(&g.label);
+            }
         }
     }
     for c in &spec.checks {
@@ -80,7 +87,11 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
         Err(problems) if state.rejected + 1 >= GM_ATTEMPTS => return GmStep::Failed(problems),
         Err(problems) => return GmStep::Events(vec![EncounterEvent::GmRejected { problems }]),
     };
-    let secrets = secrets(state);
+    let resolved = reply.calls.iter().find_map(|c| match c {
+        Call::EncounterResolve { goal, .. } => Some(goal.as_str()),
+        _ => None,
+    });
+    let secrets = secrets_but(state, resolved);
     let pcs: Vec<String> = state.seats.iter().map(|s| s.character.clone()).collect();
     let leaks = find_leaks(&reply.narration, &secrets, &pcs);
     let mut events = Vec::new();

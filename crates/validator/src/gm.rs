@@ -131,13 +131,26 @@ fn ends_of(hay: &[String], needle: &[String]) -> Vec<usize> {
 /// or, with `deeds`, acts: "Zara decides…", "Zara quickly draws…". `you` counts as a character
 /// ("You feel…"). A question asks the players ("What do you think?"): it decides nothing.
 pub fn decides_for(text: &str, names: &[String], deeds: bool) -> Option<String> {
+    decides(text, names, true, deeds)
+}
+
+/// The first sentence where a named character (not `you`) acts, chooses or feels: for GMs who
+/// narrate in the second person, where "you push the door open" tells the result of what a
+/// player attempted, but "Zara draws her blaster" makes Zara do what her player never said.
+pub fn named_deeds(text: &str, names: &[String]) -> Option<String> {
+    decides(text, names, false, true)
+}
+
+fn decides(text: &str, names: &[String], you: bool, deeds: bool) -> Option<String> {
     let mut subjects: Vec<Vec<String>> = names.iter().map(|n| words(n)).collect();
     subjects.extend(
         names
             .iter()
             .filter_map(|n| words(n).into_iter().next().map(|f| vec![f])),
     );
-    subjects.push(vec!["you".to_string()]);
+    if you {
+        subjects.push(vec!["you".to_string()]);
+    }
     subjects.retain(|s| !s.is_empty());
     sentences(text).into_iter().find(|sentence| {
         if sentence.ends_with('?') {
