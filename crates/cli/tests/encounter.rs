@@ -119,13 +119,28 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
     assert!(!out.contains("DC 14") && !out.contains("14"), "{out}");
 
     let log = log(dir.path(), 1);
+    // Two replies re-asked: one refused for its shape (no such tool in the reply schema)
+    // before the engine saw it, one that fit the schema but asked two players to roll at once.
     let rejected = of(&log, "gm_rejected");
-    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected.len(), 2);
+    assert!(
+        rejected[0]["reply"].as_str().unwrap().contains("fireball"),
+        "{}",
+        rejected[0]
+    );
     assert!(
         rejected[0]["problems"][0]
             .as_str()
             .unwrap()
-            .contains("unknown tool `fireball`")
+            .contains("/tools/0"),
+        "{}",
+        rejected[0]
+    );
+    assert!(rejected[1].get("reply").is_none());
+    let problem = rejected[1]["problems"][0].as_str().unwrap();
+    assert!(
+        problem.contains("one skill_check_emit per reply"),
+        "{problem}"
     );
     let leak = of(&log, "leak_caught");
     assert_eq!(leak.len(), 1);
@@ -241,9 +256,14 @@ fn a_run_killed_mid_encounter_resumes_to_the_same_story() {
     run_with(whole.path(), &RUN, MARA);
     let expected = story(&log(whole.path(), 1));
 
-    // Killed once the GM has asked for Mara's roll (13 events), before she rolls.
+    // Killed once the GM has asked for Mara's roll, before she rolls.
+    let full = log(whole.path(), 1);
+    let asked = 1 + full
+        .iter()
+        .position(|e| e["event_type"] == "check_emitted")
+        .unwrap();
     let dir = campaign();
-    let mut child = spawn_paused(dir.path(), "I offer to work the bellows myself\n", 13);
+    let mut child = spawn_paused(dir.path(), "I offer to work the bellows myself\n", asked);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = log(dir.path(), 1);

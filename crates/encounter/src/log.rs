@@ -91,9 +91,13 @@ pub enum EncounterEvent {
         zones: ZoneTokens,
         trimmed: usize,
     },
-    /// A GM reply that failed its checks: re-asked, never shown.
+    /// A GM reply that failed its checks: re-asked, never shown. `reply` is set when the reply
+    /// was refused before the engine saw it (its shape, by the gateway), so no `gm_called`
+    /// records it.
     GmRejected {
         problems: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply: Option<String>,
     },
     /// A narration that told a secret: sent back (or, the second time, withheld).
     LeakCaught {
@@ -292,7 +296,7 @@ impl State {
         match &env.event {
             EncounterEvent::Started { .. } | EncounterEvent::Undone { .. } => {}
             EncounterEvent::GmCalled { .. } | EncounterEvent::PlayerCalled { .. } => {}
-            EncounterEvent::GmRejected { problems } => {
+            EncounterEvent::GmRejected { problems, .. } => {
                 self.rejected += 1;
                 self.sent_back = Some(format!(
                     "Your last reply was not used: {}. Reply again, in full.",

@@ -153,9 +153,15 @@ pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
     ))
 }
 
-/// The schema of the GM's reply.
-pub fn gm_schema() -> serde_json::Value {
-    reply_schema()
+/// The schema of the GM's reply at this table.
+pub fn gm_schema(state: &State) -> serde_json::Value {
+    let (seats, has_scene) = table(state);
+    reply_schema(&Table {
+        spec: &state.spec,
+        extra_goals: &state.extra_goals,
+        seats: &seats,
+        has_scene,
+    })
 }
 
 /// An AI player's system prompt and its turn: only what the table knows.

@@ -30,6 +30,8 @@ use crate::spec::{Goal, Spec};
 
 /// The most tool calls one GM reply may carry.
 pub const MAX_CALLS: usize = 3;
+/// The `check` of a skill check that is none of the prepared ones (it gives its own `dc`).
+pub const OTHER_CHECK: &str = "other";
 /// A skill check's DC must lie in this range.
 pub const DC_RANGE: std::ops::RangeInclusive<i32> = 1..=40;
 
@@ -116,33 +118,95 @@ impl Table<'_> {
     }
 }
 
-/// The JSON schema every GM reply must match (the provider is asked for it; the gateway checks
-/// the shape, [`read_reply`] the meaning).
-pub fn reply_schema() -> Value {
+/// The JSON schema every GM reply must match: each allowed tool with its own arguments, and
+/// the table's players, goals and prepared checks as the only values they take. A provider
+/// that constrains its output (the embedded model's grammar) cannot write an unknown tool or
+/// player; the gateway checks the shape of every reply, [`read_reply`] its meaning.
+pub fn reply_schema(table: &Table) -> Value {
+    let calls: Vec<Value> = table
+        .allowed()
+        .into_iter()
+        .map(|tool| {
+            json!({
+                "type": "object",
+                "properties": {"tool": {"const": tool}, "args": args_schema(tool, table)},
+                "required": ["tool", "args"]
+            })
+        })
+        .collect();
     json!({
         "type": "object",
         "properties": {
-            "narration": {"type": "string"},
+            "narration": {"type": "string", "minLength": 1},
             "facts": {"type": "array", "items": {
                 "type": "object",
                 "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
                 "required": ["key", "value"]
             }},
-            "tools": {"type": "array", "maxItems": MAX_CALLS, "items": {
-                "type": "object",
-                "properties": {"tool": {"type": "string"}, "args": {"type": "object"}},
-                "required": ["tool", "args"]
-            }}
+            "tools": {"type": "array", "maxItems": MAX_CALLS, "items": {"anyOf": calls}}
         },
         "required": ["narration", "tools"]
     })
+}
+
+fn args_schema(tool: &str, table: &Table) -> Value {
+    match tool {
+        "skill_check_emit" => {
+            let players: Vec<&str> = table
+                .seats
+                .iter()
+                .flat_map(|(id, name)| [id.as_str(), name.as_str()])
+                .collect();
+            let mut props = json!({
+                "player": {"enum": players},
+                "what": {"type": "string", "minLength": 1},
+                "dc": {"type": "integer", "minimum": DC_RANGE.start(), "maximum": DC_RANGE.end()},
+                "skill": {"type": "string"},
+                "modifier": {"type": "integer", "minimum": -10, "maximum": 10},
+                "advantage": {"type": "boolean"},
+                "disadvantage": {"type": "boolean"}
+            });
+            // With prepared checks the GM names one (or `other`, with a DC of its own);
+            // without, it gives the DC.
+            let required = if table.spec.checks.is_empty() {
+                json!(["player", "what", "dc"])
+            } else {
+                let mut names: Vec<&str> =
+                    table.spec.checks.iter().map(|c| c.name.as_str()).collect();
+                names.push(OTHER_CHECK);
+                props["check"] = json!({"enum": names});
+                json!(["player", "what", "check"])
+            };
+            json!({"type": "object", "properties": props, "required": required})
+        }
+        "encounter_resolve" => {
+            let goals: Vec<&str> = table
+                .spec
+                .goals()
+                .chain(table.extra_goals)
+                .map(|g| g.id.as_str())
+                .collect();
+            json!({"type": "object", "properties": {
+                "goal": {"enum": goals}, "summary": {"type": "string", "minLength": 1}
+            }, "required": ["goal", "summary"]})
+        }
+        "context_recall" => json!({"type": "object", "properties": {
+            "keys": {"type": "array", "items": {"type": "string"}}
+        }}),
+        "goal_register" => json!({"type": "object", "properties": {
+            "id": {"type": "string", "minLength": 1},
+            "label": {"type": "string", "minLength": 1},
+            "primary": {"type": "boolean"}
+        }, "required": ["id", "label"]}),
+        _ => json!({"type": "object"}),
+    }
 }
 
 /// What each tool takes, for the GM's prompt: one line per allowed tool.
 pub fn describe(tool: &str) -> &'static str {
     match tool {
         "skill_check_emit" => {
-            "skill_check_emit {player, what, check?, dc?, skill?, modifier?, advantage?, disadvantage?}: ask one player for a d20 roll; give `check` (a prepared check's name) or `dc`. The roll comes back to you to narrate."
+            "skill_check_emit {player, what, check?, dc?, skill?, modifier?, advantage?, disadvantage?}: ask one player for a d20 roll; give `check` (a prepared check's name) or `dc` (with `check` other when there are prepared checks). The roll comes back to you to narrate."
         }
         "encounter_resolve" => {
             "encounter_resolve {goal, summary}: the encounter ends with this goal's outcome; summary is what happened, for the record."
@@ -290,7 +354,7 @@ fn read_check(args: &Value, table: &Table) -> Result<CheckCall, String> {
         )
     })?;
     let what = text(args, "what").ok_or("`what` (what the roll is for) is missing")?;
-    let named = text(args, "check");
+    let named = text(args, "check").filter(|c| c != OTHER_CHECK);
     let prepared = match &named {
         Some(n) => Some(table.spec.check(n).ok_or_else(|| {
             let known: Vec<&str> = table.spec.checks.iter().map(|c| c.name.as_str()).collect();
@@ -301,7 +365,11 @@ fn read_check(args: &Value, table: &Table) -> Result<CheckCall, String> {
     let dc = match (int(args, "dc")?, prepared) {
         (_, Some(p)) => p.dc,
         (Some(dc), None) => dc,
-        (None, None) => return Err("give `check` (a prepared check) or `dc`".into()),
+        (None, None) => {
+            return Err(format!(
+                "give `check` (a prepared check) or `dc` (with `check`: \"{OTHER_CHECK}\")"
+            ));
+        }
     };
     if !DC_RANGE.contains(&dc) {
         return Err(format!(

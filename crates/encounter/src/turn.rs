@@ -85,7 +85,12 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
     let reply = match read_reply(json, &table) {
         Ok(r) => r,
         Err(problems) if state.rejected + 1 >= GM_ATTEMPTS => return GmStep::Failed(problems),
-        Err(problems) => return GmStep::Events(vec![EncounterEvent::GmRejected { problems }]),
+        Err(problems) => {
+            return GmStep::Events(vec![EncounterEvent::GmRejected {
+                problems,
+                reply: None,
+            }]);
+        }
     };
     let resolved = reply.calls.iter().find_map(|c| match c {
         Call::EncounterResolve { goal, .. } => Some(goal.as_str()),

@@ -29,9 +29,21 @@ fn started(memories: Vec<NpcMemory>, notes: Option<String>) -> Vec<Envelope> {
         spec.gm_notes = notes;
     }
     let names = vec![
-        Drawn { key: "smith".into(), value: "Brekka Anvilmourn".into(), origin: Origin::Fallback },
-        Drawn { key: "factor".into(), value: "Osric Dale".into(), origin: Origin::Fallback },
-        Drawn { key: "tavern".into(), value: "The Sleeping Anvil".into(), origin: Origin::Fallback },
+        Drawn {
+            key: "smith".into(),
+            value: "Brekka Anvilmourn".into(),
+            origin: Origin::Fallback,
+        },
+        Drawn {
+            key: "factor".into(),
+            value: "Osric Dale".into(),
+            origin: Origin::Fallback,
+        },
+        Drawn {
+            key: "tavern".into(),
+            value: "The Sleeping Anvil".into(),
+            origin: Origin::Fallback,
+        },
     ];
     vec![Envelope {
         seq: 0,
@@ -39,7 +51,10 @@ fn started(memories: Vec<NpcMemory>, notes: Option<String>) -> Vec<Envelope> {
             spec: Box::new(spec),
             scene: None,
             seed: 12,
-            seats: vec![seat("p1", "Mara", SeatKind::Person), seat("alex", "Zara-7", SeatKind::Ai)],
+            seats: vec![
+                seat("p1", "Mara", SeatKind::Person),
+                seat("alex", "Zara-7", SeatKind::Ai),
+            ],
             names,
             memories,
             window: 128_000,
@@ -59,7 +74,9 @@ fn push(events: &mut Vec<Envelope>, new: Vec<EncounterEvent>) -> State {
 fn memory() -> Vec<NpcMemory> {
     vec![NpcMemory {
         npc: "smith".into(),
-        lines: vec!["Brekka remembers the tall android who promised to bring back her hammer".into()],
+        lines: vec![
+            "Brekka remembers the tall android who promised to bring back her hammer".into(),
+        ],
     }]
 }
 
@@ -84,7 +101,10 @@ fn an_ai_players_prompt_holds_only_what_the_table_knows() {
     let mut events = started(memory(), None);
     let state = push(
         &mut events,
-        vec![EncounterEvent::Narrated { text: "The forge is cold.".into(), facts: vec![] }],
+        vec![EncounterEvent::Narrated {
+            text: "The forge is cold.".into(),
+            facts: vec![],
+        }],
     );
     insta::assert_snapshot!(shown(&player_messages(&state, 1).unwrap()));
 }
@@ -95,22 +115,35 @@ fn a_round_goes_open_actions_gm_roll_gm() {
     assert_eq!(fold(&events).unwrap().next(), Next::Open);
     let state = push(
         &mut events,
-        vec![EncounterEvent::Narrated { text: "Cold forge.".into(), facts: vec![] }],
+        vec![EncounterEvent::Narrated {
+            text: "Cold forge.".into(),
+            facts: vec![],
+        }],
     );
     assert_eq!(state.next(), Next::Act(0));
     let state = push(
         &mut events,
         vec![
-            EncounterEvent::PlayerActed { seat: "p1".into(), text: "I offer to help".into() },
-            EncounterEvent::PlayerActed { seat: "alex".into(), text: "I read the ledger".into() },
+            EncounterEvent::PlayerActed {
+                seat: "p1".into(),
+                text: "I offer to help".into(),
+            },
+            EncounterEvent::PlayerActed {
+                seat: "alex".into(),
+                text: "I read the ledger".into(),
+            },
         ],
     );
     assert_eq!((state.next(), state.round), (Next::Gm, 1));
     let reply = json!({"narration": "She looks up. Roll.", "tools": [{"tool": "skill_check_emit",
         "args": {"player": "Mara", "what": "to calm her", "check": "calm_smith"}}]});
-    let GmStep::Events(new) = gm_reply(&state, &reply, "now") else { panic!() };
+    let GmStep::Events(new) = gm_reply(&state, &reply, "now") else {
+        panic!()
+    };
     let state = push(&mut events, new);
-    let Next::Roll(check) = state.next() else { panic!("{:?}", state.next()) };
+    let Next::Roll(check) = state.next() else {
+        panic!("{:?}", state.next())
+    };
     assert_eq!((check.player.as_str(), check.dc), ("p1", 14));
     assert_eq!(undo_point(&events, 2), Some(2));
 }
@@ -121,8 +154,12 @@ fn a_reply_is_rejected_then_fails_after_its_attempts() {
     let state = fold(&events).unwrap();
     let bad = json!({"narration": "Hm.", "tools": [{"tool": "skill_check_emit",
         "args": {"player": "Nobody", "what": "x", "dc": 99}}]});
-    let GmStep::Events(new) = gm_reply(&state, &bad, "now") else { panic!() };
-    assert!(matches!(&new[0], EncounterEvent::GmRejected { problems } if problems[0].contains("no player `Nobody`")));
+    let GmStep::Events(new) = gm_reply(&state, &bad, "now") else {
+        panic!()
+    };
+    assert!(
+        matches!(&new[0], EncounterEvent::GmRejected { problems, .. } if problems[0].contains("no player `Nobody`"))
+    );
     let state = push(&mut events, new.clone());
     let state2 = push(&mut events, new);
     assert_eq!(state.next(), Next::Open);
@@ -134,12 +171,18 @@ fn a_leak_is_sent_back_once_then_withheld() {
     let mut events = started(vec![], None);
     let state = fold(&events).unwrap();
     let leaky = json!({"narration": "The lock is DC 12. Rain falls.", "tools": []});
-    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else { panic!() };
+    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+        panic!()
+    };
     assert_eq!(new.len(), 1);
     let state = push(&mut events, new);
     assert!(state.sent_back.as_deref().unwrap().contains("Rewrite"));
-    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else { panic!() };
-    let EncounterEvent::Narrated { text, .. } = &new[1] else { panic!("{new:?}") };
+    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+        panic!()
+    };
+    let EncounterEvent::Narrated { text, .. } = &new[1] else {
+        panic!("{new:?}")
+    };
     assert_eq!(text, "[withheld] Rain falls.");
 }
 
@@ -148,7 +191,9 @@ fn a_reply_that_resolves_a_goal_may_name_it() {
     let state = fold(&started(vec![], None)).unwrap();
     let reply = json!({"narration": "The forge burns again, with the smith's blessing.",
         "tools": [{"tool": "encounter_resolve", "args": {"goal": "relight_forge", "summary": "Lit."}}]});
-    let GmStep::Events(new) = gm_reply(&state, &reply, "2026-11-24T10:00:00Z") else { panic!() };
+    let GmStep::Events(new) = gm_reply(&state, &reply, "2026-11-24T10:00:00Z") else {
+        panic!()
+    };
     assert!(matches!(&new[1], EncounterEvent::Resolved { file, .. }
         if file == "summaries/smithy-of-the-cold-forge-2026-11-24T10-00-00Z.txt"));
 }

@@ -64,6 +64,26 @@ fn derive(state: &State, live: &[Envelope], i: usize) -> anyhow::Result<Vec<Enco
         return Ok(Vec::new());
     };
     Ok(match &env.event {
+        // Replies the gateway refused for their shape come before the call they belong to:
+        // the prompt and the reply's effects were worked out before any of them was recorded.
+        EncounterEvent::GmRejected { reply: Some(_), .. } => {
+            let mut out: Vec<EncounterEvent> = live
+                .iter()
+                .skip(i)
+                .take_while(|e| {
+                    matches!(e.event, EncounterEvent::GmRejected { reply: Some(_), .. })
+                })
+                .map(|e| e.event.clone())
+                .collect();
+            let called = i + out.len();
+            if matches!(
+                live.get(called).map(|e| &e.event),
+                Some(EncounterEvent::GmCalled { .. })
+            ) {
+                out.extend(derive(state, live, called)?);
+            }
+            out
+        }
         EncounterEvent::GmCalled { call, .. } => {
             let assembled = gm_messages(state)?;
             let mut out = vec![EncounterEvent::GmCalled {
@@ -74,7 +94,10 @@ fn derive(state: &State, live: &[Envelope], i: usize) -> anyhow::Result<Vec<Enco
             let at = resolved_at(live, i + 1);
             match gm_reply(state, &call.json, &at) {
                 GmStep::Events(more) => out.extend(more),
-                GmStep::Failed(problems) => out.push(EncounterEvent::GmRejected { problems }),
+                GmStep::Failed(problems) => out.push(EncounterEvent::GmRejected {
+                    problems,
+                    reply: None,
+                }),
             }
             out
         }

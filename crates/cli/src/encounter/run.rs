@@ -163,20 +163,39 @@ impl Runner {
         let mut req = ChatRequest::new(CallTag::new("gm", "encounter_gm"), messages);
         req.schema = Some(ResponseSchema {
             name: "encounter_gm_reply".to_string(),
-            schema: gm_schema(),
+            schema: gm_schema(&self.state),
         });
         req.max_tokens = 700;
         req.seed = Some(troupe_rules::roll_seed(
             self.state.seed,
             u64::MAX - self.state.seq,
         ));
-        let (call, json) = self.call(req, "gm").await?;
+        let (called, refused) = self.call(req, "gm").await;
+        let mut events: Vec<EncounterEvent> = refused
+            .into_iter()
+            .map(|(reply, problems)| EncounterEvent::GmRejected {
+                problems,
+                reply: Some(reply),
+            })
+            .collect();
+        let (call, json) = match called {
+            Ok(c) => c,
+            Err(e) => {
+                // The shapes the gateway refused are kept: they were model replies.
+                let refused = events.len();
+                self.record(events)?;
+                if refused > 0 {
+                    bail!("{e} (the GM's last {refused} replies did not fit the reply schema)");
+                }
+                return Err(e);
+            }
+        };
         let now = now();
-        let mut events = vec![EncounterEvent::GmCalled {
+        events.push(EncounterEvent::GmCalled {
             call,
             zones: assembled.zones,
             trimmed: assembled.trimmed,
-        }];
+        });
         match gm_reply(&self.state, &json, &now) {
             GmStep::Events(more) => {
                 events.extend(more);
@@ -185,6 +204,7 @@ impl Runner {
             GmStep::Failed(problems) => {
                 events.push(EncounterEvent::GmRejected {
                     problems: problems.clone(),
+                    reply: None,
                 });
                 self.record(events)?;
                 bail!(
@@ -197,12 +217,33 @@ impl Runner {
         }
     }
 
-    async fn call(&self, req: ChatRequest, agent: &str) -> anyhow::Result<(ModelCall, Value)> {
+    /// One model call through the gateway: the call as the log keeps it (or why it failed),
+    /// and each reply the gateway refused for its shape, with the problems, in order.
+    async fn call(
+        &self,
+        req: ChatRequest,
+        agent: &str,
+    ) -> (
+        anyhow::Result<(ModelCall, Value)>,
+        Vec<(String, Vec<String>)>,
+    ) {
         let started = Instant::now();
-        let reply =
-            self.gateway.call(&req, &mut |_| {}).await.map_err(|e| {
-                anyhow::anyhow!("the model failed ({agent}): {e}; the run is saved")
-            })?;
+        let mut refused = Vec::new();
+        let result = self
+            .gateway
+            .call(&req, &mut |a| {
+                if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
+                    refused.push((reply.clone(), vec![error.clone()]));
+                }
+            })
+            .await;
+        let reply = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let e = anyhow::anyhow!("the model failed ({agent}): {e}; the run is saved");
+                return (Err(e), refused);
+            }
+        };
         let json = reply
             .json
             .clone()
@@ -218,7 +259,7 @@ impl Runner {
             tokens_out: u64::from(reply.usage.output_tokens),
             latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
-        Ok((call, json))
+        (Ok((call, json)), refused)
     }
 
     /// One seat's action; false when a person quit.
@@ -239,7 +280,9 @@ impl Runner {
                     schema: player_schema(),
                 });
                 req.max_tokens = 200;
-                let (call, json) = self.call(req, &seat.id).await?;
+                // A player's reply refused for its shape is repaired by the gateway; only the
+                // final one is the player's action.
+                let (call, json) = self.call(req, &seat.id).await.0?;
                 let text = action_text(&json);
                 self.record(vec![
                     EncounterEvent::PlayerCalled { call },

@@ -230,6 +230,9 @@ fn served(events: &[Envelope]) -> Vec<CallTag> {
             EncounterEvent::GmCalled { call, .. } | EncounterEvent::PlayerCalled { call } => {
                 Some(CallTag::new(call.agent.clone(), call.purpose.clone()))
             }
+            EncounterEvent::GmRejected { reply: Some(_), .. } => {
+                Some(CallTag::new("gm", "encounter_gm"))
+            }
             _ => None,
         })
         .collect()
