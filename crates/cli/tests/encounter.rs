@@ -241,6 +241,14 @@ fn spawn_paused(dir: &Path, input: &str, events: usize) -> std::process::Child {
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
+    // A run that never pauses (it waits for a line instead) must not hang the suite.
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status();
+    });
     let stderr = child.stderr.take().unwrap();
     for line in BufReader::new(stderr).lines() {
         if line.unwrap().contains("troupe: paused after") {

@@ -206,7 +206,7 @@ fn args_schema(tool: &str, table: &Table) -> Value {
 pub fn describe(tool: &str) -> &'static str {
     match tool {
         "skill_check_emit" => {
-            "skill_check_emit {player, what, check?, dc?, skill?, modifier?, advantage?, disadvantage?}: ask one player for a d20 roll; give `check` (a prepared check's name) or `dc` (with `check` other when there are prepared checks). The roll comes back to you to narrate."
+            "skill_check_emit {player, what, check?, dc?, skill?, modifier?, advantage?, disadvantage?}: ask one player for a d20 roll; give `check` (a prepared check's name) or `dc` (and `check`: other, when the encounter has prepared checks). The roll comes back to you to narrate."
         }
         "encounter_resolve" => {
             "encounter_resolve {goal, summary}: the encounter ends with this goal's outcome; summary is what happened, for the record."
