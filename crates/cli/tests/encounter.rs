@@ -190,6 +190,22 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
         "{list}"
     );
 
+    // The GM's scorecard.
+    let stats = run_with(dir.path(), &["encounter", "stats", "--json"], "");
+    let card: Value = serde_json::from_str(stats.lines().next().unwrap()).unwrap();
+    assert_eq!(card["refused_by_schema"], 1, "{card}");
+    assert_eq!(card["refused_by_engine"], 1, "{card}");
+    assert_eq!(
+        (card["leaks_caught"].as_u64(), card["rewrites"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (card["rounds"].as_u64(), card["checks"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(card["resolved"], true);
+    assert_eq!(card["gm_turns"], 4, "{card}");
+
     // Replay derives every event again and finds them identical.
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("events replayed, identical"), "{replay}");

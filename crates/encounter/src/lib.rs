@@ -13,6 +13,7 @@ pub mod leaks;
 pub mod log;
 pub mod names;
 pub mod prompt;
+pub mod score;
 pub mod spec;
 pub mod tools;
 pub mod turn;

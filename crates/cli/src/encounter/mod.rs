@@ -54,6 +54,15 @@ pub enum EncounterCommand {
         #[arg(long)]
         run: Option<u32>,
     },
+    /// The GM's scorecard of each run (or --run N): replies refused, leaks caught, rewrites,
+    /// tokens and latency per GM turn
+    Stats {
+        #[arg(long)]
+        run: Option<u32>,
+        /// One JSON object per run instead of the table
+        #[arg(long)]
+        json: bool,
+    },
     /// The specs in a directory (default: the campaign's `encounters/`) with their tally
     List {
         #[arg(long)]
@@ -77,6 +86,7 @@ pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<Exit
         EncounterCommand::Replay { run } => replay::replay(&dir, run),
         EncounterCommand::List { specs } => list(&dir, specs.as_deref()),
         EncounterCommand::Log { run } => log(&dir, run),
+        EncounterCommand::Stats { run, json } => stats(&dir, run, json),
     }
 }
 
@@ -185,6 +195,51 @@ fn log(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let run = run_number(&store, dir, run)?;
     for env in store.events(run)? {
         println!("{}", serde_json::to_string(&env)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stats(dir: &Path, run: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
+    let store = open_store(dir)?;
+    let last = run_number(&store, dir, None)?;
+    let runs: Vec<u32> = match run {
+        Some(n) => vec![n],
+        None => (1..=last).collect(),
+    };
+    if !json {
+        println!(
+            "run  spec                          rounds resolved gm-turns refused(schema/engine) \
+             leaks rewrites withheld checks tokens-in/turn tokens-out/turn median-ms"
+        );
+    }
+    for n in runs {
+        let Some(info) = store.run(n)? else {
+            continue;
+        };
+        let s = troupe_encounter::score::scorecard(&store.events(n)?);
+        if json {
+            let mut v = serde_json::to_value(&s)?;
+            v["run"] = n.into();
+            v["spec"] = info.scene_id.clone().into();
+            println!("{v}");
+            continue;
+        }
+        println!(
+            "{n:>3}  {:<29} {:>6} {:>8} {:>8} {:>10}/{:<11} {:>5} {:>8} {:>8} {:>6} {:>14.0} {:>15.0} {:>9}",
+            info.scene_id,
+            s.rounds,
+            if s.resolved { "yes" } else { "no" },
+            s.gm_turns,
+            s.refused_by_schema,
+            s.refused_by_engine,
+            s.leaks_caught,
+            s.rewrites,
+            s.withheld,
+            s.checks,
+            s.tokens_in_per_gm_turn,
+            s.tokens_out_per_gm_turn,
+            s.median_gm_latency_ms
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

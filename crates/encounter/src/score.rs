@@ -1,0 +1,87 @@
+//! The GM's scorecard of a run, for researchers: how often its replies were refused (by the
+//! reply schema or by the engine's checks), how often its narration leaked and was rewritten
+//! or withheld, and what a GM turn cost in tokens and time.
+
+use serde::Serialize;
+
+use crate::log::{EncounterEvent, Envelope, live};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Scorecard {
+    /// Rounds of player actions begun.
+    pub rounds: u32,
+    pub resolved: bool,
+    /// Replies the GM gave that were shown (after any rewrite).
+    pub gm_turns: u32,
+    /// Model calls the engine received (refused shapes not counted).
+    pub gm_calls: u32,
+    /// Replies refused for their shape by the reply schema (the gateway's repair).
+    pub refused_by_schema: u32,
+    /// Replies that fit the schema but failed the engine's checks of their tools.
+    pub refused_by_engine: u32,
+    /// Narrations that told a secret or decided for a player character.
+    pub leaks_caught: u32,
+    /// Leaking narrations rewritten cleanly after being sent back.
+    pub rewrites: u32,
+    /// Rewrites that leaked again, shown with the leaking sentences withheld.
+    pub withheld: u32,
+    pub checks: u32,
+    pub successes: u32,
+    /// GM calls whose history was trimmed to fit the window.
+    pub trimmed_calls: u32,
+    pub tokens_in_per_gm_turn: f64,
+    pub tokens_out_per_gm_turn: f64,
+    /// Median latency of a GM call, in milliseconds.
+    pub median_gm_latency_ms: u64,
+}
+
+pub fn scorecard(events: &[Envelope]) -> Scorecard {
+    let mut s = Scorecard::default();
+    let (mut tokens_in, mut tokens_out) = (0u64, 0u64);
+    let mut latencies = Vec::new();
+    let mut sent_back = false;
+    let mut seats = 0usize;
+    let mut acted = 0usize;
+    for env in live(events) {
+        match &env.event {
+            EncounterEvent::Started { seats: all, .. } => seats = all.len().max(1),
+            EncounterEvent::GmCalled { call, trimmed, .. } => {
+                s.gm_calls += 1;
+                tokens_in += call.tokens_in;
+                tokens_out += call.tokens_out;
+                latencies.push(call.latency_ms);
+                s.trimmed_calls += u32::from(*trimmed > 0);
+            }
+            EncounterEvent::GmRejected { reply, .. } => match reply {
+                Some(_) => s.refused_by_schema += 1,
+                None => s.refused_by_engine += 1,
+            },
+            EncounterEvent::LeakCaught { withheld, .. } => {
+                s.leaks_caught += 1;
+                s.withheld += u32::from(*withheld);
+                sent_back = !withheld;
+            }
+            EncounterEvent::Narrated { .. } => {
+                s.gm_turns += 1;
+                s.rewrites += u32::from(sent_back);
+                sent_back = false;
+            }
+            EncounterEvent::PlayerActed { .. } => {
+                s.rounds += u32::from(acted % seats == 0);
+                acted += 1;
+            }
+            EncounterEvent::CheckRolled { roll, .. } => {
+                s.checks += 1;
+                s.successes += u32::from(roll.success);
+            }
+            EncounterEvent::Resolved { .. } => s.resolved = true,
+            _ => {}
+        }
+    }
+    let turns = f64::from(s.gm_turns.max(1));
+    s.tokens_in_per_gm_turn = tokens_in as f64 / turns;
+    s.tokens_out_per_gm_turn = tokens_out as f64 / turns;
+    latencies.sort_unstable();
+    s.median_gm_latency_ms = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
+    s
+}
