@@ -27,13 +27,28 @@ fn in_ci() -> bool {
 /// `troupe play local.json --provider local ARGS` in `dir`: it must succeed. Returns its
 /// standard output and the session's log, or None (after a loud notice) when the model file is
 /// missing outside CI; in CI a missing model fails.
+/// Play with the embedded model: `troupe play local.json --provider local ARGS`; its output and
+/// the session's log, or None (with a loud notice) when the model file is missing outside CI.
 fn play_local(dir: &std::path::Path, args: &[&str]) -> Option<(String, Vec<Value>)> {
+    let mut all = vec!["play", "local.json", "--provider", "local"];
+    all.extend(args);
+    let stdout = troupe_local(dir, &all)?;
+    let log = std::fs::read_to_string(dir.join("logs/session-1.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Some((stdout, log))
+}
+
+/// `troupe ARGS` with the embedded model; it must succeed. None (with a loud notice) when the
+/// model file is missing outside CI.
+fn troupe_local(dir: &std::path::Path, args: &[&str]) -> Option<String> {
     let out = Command::cargo_bin("troupe")
         .unwrap()
         .current_dir(dir)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .args(["play", "local.json", "--provider", "local"])
         .args(args)
         .output()
         .unwrap();
@@ -59,12 +74,7 @@ fn play_local(dir: &std::path::Path, args: &[&str]) -> Option<(String, Vec<Value
         out.status.success(),
         "troupe failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    let log = std::fs::read_to_string(dir.join("logs/session-1.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    Some((stdout, log))
+    Some(stdout)
 }
 
 #[test]
@@ -159,4 +169,47 @@ fn an_ai_gm_and_an_ai_player_play_three_turns_with_the_embedded_model() {
         "{}",
         stats["audit"]
     );
+}
+
+/// Seed 003's encounter GM on the embedded model: an all-AI table (two AI players) plays two
+/// rounds of the smithy encounter with replies that fit the reply schema and no failed step.
+#[test]
+fn an_all_ai_encounter_runs_two_rounds_with_the_embedded_model() {
+    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::copy(
+        examples.join("party.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    let spec = examples.join("encounters/smithy.yaml");
+    let spec = spec.to_str().unwrap();
+    let args = [
+        "encounter",
+        "run",
+        spec,
+        "--players",
+        "ai,ai",
+        "--seed",
+        "3",
+        "--max-turns",
+        "2",
+        "--provider",
+        "local",
+    ];
+    let Some(out) = troupe_local(dir.path(), &args) else {
+        return;
+    };
+    assert!(
+        out.contains("stopped after round 2") || out.contains("resolved"),
+        "{out}"
+    );
+    let stats = troupe_local(dir.path(), &["encounter", "stats", "--json"]).unwrap();
+    let card: Value = serde_json::from_str(stats.lines().next().unwrap()).unwrap();
+    // The opening and an answer to each round (at least), every one shown.
+    assert!(card["gm_turns"].as_u64().unwrap() >= 2, "{card}");
+    assert!(card["rounds"].as_u64().unwrap() >= 1, "{card}");
+    let replay = troupe_local(dir.path(), &["encounter", "replay"]).unwrap();
+    assert!(replay.contains("identical"), "{replay}");
 }
