@@ -421,3 +421,57 @@ fn a_lasers_and_feelings_encounter_is_played_through_the_turn_cycle() {
         .count();
     assert_eq!(summaries, 1);
 }
+
+#[test]
+fn with_a_scene_the_gm_acts_through_the_scene_engine_and_the_engine_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("local.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    let spec = examples().join("encounters/mill-raid.yaml");
+    let replies = examples().join("encounters/mill-raid.replay.jsonl");
+    let args = [
+        "encounter",
+        "run",
+        spec.to_str().unwrap(),
+        "--players",
+        "ai",
+        "--seed",
+        "5",
+        "--replay",
+        replies.to_str().unwrap(),
+    ];
+    let out = run_with(dir.path(), &args, "");
+    // The engine moved Old Tam, refused the move to a zone that does not border his (the
+    // players never hear of it), and the encounter resolved.
+    assert!(
+        out.contains("Old Tam moves from the mill yard to the storehouse."),
+        "{out}"
+    );
+    assert!(!out.contains("refused"), "{out}");
+    assert!(out.contains("The encounter is over."), "{out}");
+    let log = log(dir.path(), 1);
+    let acted = of(&log, "scene_acted");
+    assert_eq!(acted.len(), 2);
+    assert_eq!(
+        (acted[0]["applied"].as_bool(), acted[1]["applied"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert!(
+        acted[1]["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("not next to")
+    );
+    // The scene's text is in the log: replay needs no file.
+    assert!(
+        of(&log, "started")[0]["scene"]
+            .as_str()
+            .unwrap()
+            .contains("mill-night")
+    );
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("identical"), "{replay}");
+}

@@ -133,6 +133,8 @@ pub enum EncounterEvent {
     /// A scene engine tool the GM called, and what the engine made of it.
     SceneActed {
         call: troupe_scene::ToolCall,
+        /// Whether the engine applied it (a refused call changes nothing; only the GM hears).
+        applied: bool,
         outcome: String,
     },
     Resolved {
@@ -324,14 +326,18 @@ impl State {
                 self.history.push(Entry::new(Role::User, text, false));
             }
             EncounterEvent::GoalRegistered { goal, .. } => self.extra_goals.push(goal.clone()),
-            EncounterEvent::SceneActed { outcome, call } => {
+            EncounterEvent::SceneActed {
+                outcome,
+                call,
+                applied,
+            } => {
                 self.scene_calls.push(call.clone());
-                self.history.push(Entry::new(
-                    Role::User,
-                    format!("scene engine: {outcome}"),
-                    false,
-                ));
-                self.public.push(outcome.clone());
+                let text = format!("scene engine: {outcome}");
+                self.history.push(Entry::new(Role::User, text, false));
+                // A refused call changed nothing: only the GM hears of it.
+                if *applied {
+                    self.public.push(outcome.clone());
+                }
             }
             EncounterEvent::Resolved { goal, summary, .. } => {
                 self.phase = Phase::Resolved;

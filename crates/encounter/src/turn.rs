@@ -160,16 +160,20 @@ fn recall_after(state: &State, reply: &GmReply, keys: &[String]) -> Vec<(String,
 }
 
 fn scene_event(scene: Option<&mut Scene>, call: &troupe_scene::ToolCall) -> EncounterEvent {
-    let outcome = match scene {
-        None => "there is no scene in this encounter".to_string(),
+    let (applied, outcome) = match scene {
+        None => (
+            false,
+            "refused: there is no scene in this encounter".to_string(),
+        ),
         Some(scene) => match &scene.act("gm", call.clone(), Caller::Gm).event {
-            SceneEvent::ToolApplied { narration, .. } => narration.clone(),
-            SceneEvent::Rejected { reason, .. } => format!("refused: {reason}"),
-            _ => String::new(),
+            SceneEvent::ToolApplied { narration, .. } => (true, narration.clone()),
+            SceneEvent::Rejected { reason, .. } => (false, format!("refused: {reason}")),
+            _ => (false, String::new()),
         },
     };
     EncounterEvent::SceneActed {
         call: call.clone(),
+        applied,
         outcome,
     }
 }

@@ -448,7 +448,9 @@ pub fn shown(state: &State, event: &EncounterEvent) -> Option<String> {
                 if roll.success { "success" } else { "failure" }
             ))
         }
-        EncounterEvent::SceneActed { outcome, .. } => Some(outcome.clone()),
+        EncounterEvent::SceneActed {
+            outcome, applied, ..
+        } => applied.then(|| outcome.clone()),
         EncounterEvent::Resolved { summary, .. } if state.phase == Phase::Resolved => {
             Some(format!("\n== The encounter is over. {summary}"))
         }
