@@ -124,7 +124,12 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
 }
 
 fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<EncounterEvent>, String> {
-    let mut scene = scene(state)?;
+    // The scene is rebuilt from its calls only when this reply calls a scene tool.
+    let mut scene = if reply.calls.iter().any(|c| matches!(c, Call::Scene(_))) {
+        scene(state)?
+    } else {
+        None
+    };
     let mut out = Vec::new();
     for call in &reply.calls {
         out.push(match call {
