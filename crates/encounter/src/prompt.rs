@@ -144,13 +144,15 @@ pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
             roll, facts => facts.join("; "), sent_back => state.sent_back,
         },
     )?;
-    let mut entries = state.history.clone();
-    entries.push(Entry::new(Role::User, turn, true));
-    Ok(assemble(
-        &system,
-        &entries,
-        &Budget::for_window(state.window),
-    ))
+    // The turn's instruction is pinned and comes last. It is added after the assembly, with
+    // its tokens taken from the window first, so the history is not copied to append it.
+    let turn = Entry::new(Role::User, turn, true);
+    let mut budget = Budget::for_window(state.window);
+    budget.window = budget.window.saturating_sub(turn.tokens);
+    let mut assembled = assemble(&system, &state.history, &budget);
+    assembled.zones.pinned += turn.tokens;
+    assembled.messages.push((turn.role, turn.text));
+    Ok(assembled)
 }
 
 /// The schema of the GM's reply at this table.
