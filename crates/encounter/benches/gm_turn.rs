@@ -6,6 +6,8 @@
 //!
 //! `cargo bench -p troupe-encounter --bench gm_turn`
 
+#![allow(clippy::panic)]
+
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};

@@ -67,7 +67,7 @@ pub fn scorecard(events: &[Envelope]) -> Scorecard {
                 sent_back = false;
             }
             EncounterEvent::PlayerActed { .. } => {
-                s.rounds += u32::from(acted % seats == 0);
+                s.rounds += u32::from(acted.is_multiple_of(seats));
                 acted += 1;
             }
             EncounterEvent::CheckRolled { roll, .. } => {

@@ -37,7 +37,7 @@ pub use machine::{
 };
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
-pub use run_store::{EncounterStore, Logged, Run, RunStore, SceneStore};
+pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
 pub use seat::{Answers, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable};

@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS scene_events (
 
 /// One row of the campaign's runs of one kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Run {
+pub struct StoredRun {
     pub number: u32,
     /// The scene's or encounter's id.
     pub scene_id: String,
@@ -193,7 +193,7 @@ impl<E: Logged> RunStore<E> {
         Ok(out)
     }
 
-    pub fn run(&self, number: u32) -> Result<Option<Run>, Error> {
+    pub fn run(&self, number: u32) -> Result<Option<StoredRun>, Error> {
         self.conn
             .query_row(
                 &format!(
@@ -203,7 +203,7 @@ impl<E: Logged> RunStore<E> {
                 ),
                 params![number],
                 |r| {
-                    Ok(Run {
+                    Ok(StoredRun {
                         number: r.get(0)?,
                         scene_id: r.get(1)?,
                         started_at: r.get(2)?,
@@ -217,7 +217,7 @@ impl<E: Logged> RunStore<E> {
     }
 
     /// The latest run, if any.
-    pub fn latest(&self) -> Result<Option<Run>, Error> {
+    pub fn latest(&self) -> Result<Option<StoredRun>, Error> {
         let n: Option<u32> = self
             .conn
             .query_row(
