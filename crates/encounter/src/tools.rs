@@ -10,17 +10,7 @@ pub const ENCOUNTER_TOOLS: &[&str] = &[
 ];
 
 /// The scene engine's tools (seed 004), available only when the spec has a scene.
-pub const SCENE_TOOLS: &[&str] = &[
-    "ask_roll",
-    "attack",
-    "move",
-    "talk",
-    "use_item",
-    "get_info",
-    "narrate_only",
-    "apply_effects",
-    "ask_clarifying",
-];
+pub const SCENE_TOOLS: &[&str] = &troupe_scene::tools::TOOL_NAMES;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

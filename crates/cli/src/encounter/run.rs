@@ -53,8 +53,7 @@ impl Runner {
         dir: PathBuf,
         store: EncounterStore,
         run: u32,
-        gateway: Gateway,
-        model_name: String,
+        model: std::sync::Arc<dyn troupe_llm::ChatModel>,
         max_rounds: Option<u32>,
     ) -> anyhow::Result<Runner> {
         let events = store.events(run)?;
@@ -65,8 +64,8 @@ impl Runner {
             run,
             events,
             state,
-            gateway,
-            model_name,
+            model_name: model.name(),
+            gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
             keyboard: Keyboard::new(),
             max_rounds,
         })

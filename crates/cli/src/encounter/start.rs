@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use troupe_campaign::Campaign;
 use troupe_encounter::log::{EncounterEvent, Envelope, Seat, SeatKind, live};
 use troupe_encounter::names::draw;
-use troupe_llm::{CallTag, ChatModel, Gateway};
+use troupe_llm::{CallTag, ChatModel};
 
 use super::files;
 use super::run::{Runner, Stop, now};
@@ -118,8 +118,13 @@ fn campaign(dir: &Path) -> Option<Campaign> {
     troupe_campaign::load(&file).ok()
 }
 
-fn gateway(model: Arc<dyn ChatModel>) -> Gateway {
-    Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper())
+/// The model: the flags, then the campaign file's `model` block, then the defaults.
+fn choose_model(
+    args: &ModelArgs,
+    campaign: Option<&Campaign>,
+    dir: &Path,
+) -> anyhow::Result<Arc<dyn ChatModel>> {
+    crate::models::choose(args, campaign.and_then(|c| c.model.as_ref()), dir)
 }
 
 pub async fn start(
@@ -146,11 +151,7 @@ pub async fn start(
     }
     let at = now();
     let seats = seats(&table.players, campaign.as_ref())?;
-    let model = crate::models::choose(
-        model_args,
-        campaign.as_ref().and_then(|c| c.model.as_ref()),
-        dir,
-    )?;
+    let model = choose_model(model_args, campaign.as_ref(), dir)?;
     let mut store = super::open_store(dir)?;
     let run = store.begin(&spec.id, &at)?;
     let window = model
@@ -176,14 +177,7 @@ pub async fn start(
     )?;
     files::bump_tally(dir, &spec.id, &at)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = Runner::from_log(
-        dir.to_path_buf(),
-        store,
-        run,
-        gateway(model.clone()),
-        model.name(),
-        table.max_turns,
-    )?;
+    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, model, table.max_turns)?;
     finish(runner.play().await?, run)
 }
 
@@ -196,25 +190,13 @@ pub async fn resume(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
-    let campaign = campaign(dir);
-    let model = crate::models::choose(
-        model_args,
-        campaign.as_ref().and_then(|c| c.model.as_ref()),
-        dir,
-    )?;
+    let model = choose_model(model_args, campaign(dir).as_ref(), dir)?;
     if model.replays_served() {
         // Recorded replies: move past those the log already has.
         let events = store.events(run)?;
         model.skip_served(&served(&events));
     }
-    let mut runner = Runner::from_log(
-        dir.to_path_buf(),
-        store,
-        run,
-        gateway(model.clone()),
-        model.name(),
-        max_turns,
-    )?;
+    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, model, max_turns)?;
     println!("== {} (run {run}, resumed)", runner.state.spec.title);
     for line in runner.state.public.iter().rev().take(3).rev() {
         println!("{line}");
