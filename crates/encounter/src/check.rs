@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use troupe_scene::Problem;
-use troupe_scene::yaml::{Loc, Node, Value, parse};
+use troupe_scene::yaml::{Loc, Node, Report, Value, join, parse};
 
 use crate::names;
 use crate::spec::{
@@ -79,14 +79,6 @@ fn problem(at: Loc, path: &str, message: impl Into<String>) -> Problem {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
 /// A key a `{{placeholder}}` can name: not blank, no spaces, no braces.
 fn is_key(s: &str) -> bool {
     !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c == '{' || c == '}')
@@ -106,11 +98,13 @@ struct Checker<'t> {
     problems: Vec<Problem>,
 }
 
-impl Checker<'_> {
+impl Report for Checker<'_> {
     fn bad(&mut self, at: Loc, path: &str, message: impl Into<String>) {
         self.problems.push(problem(at, path, message));
     }
+}
 
+impl Checker<'_> {
     /// The entries of a mapping, reporting keys outside `allowed` where the key was written.
     fn map<'a>(&mut self, node: &'a Node, path: &str, allowed: &[&str]) -> &'a [(String, Node)] {
         match &node.value {
@@ -138,21 +132,6 @@ impl Checker<'_> {
     fn section(&mut self, node: &Node, path: &str, allowed: &[&str]) -> bool {
         self.map(node, path, allowed);
         matches!(node.value, Value::Map(_) | Value::Null)
-    }
-
-    fn list<'a>(&mut self, node: Option<&'a Node>, path: &str) -> &'a [Node] {
-        match node.map(|n| (&n.value, n.at)) {
-            Some((Value::Seq(items), _)) => items,
-            None | Some((Value::Null, _)) => &[],
-            Some((other, at)) => {
-                self.bad(
-                    at,
-                    path,
-                    format!("must be a list, not {}", other.describe()),
-                );
-                &[]
-            }
-        }
     }
 
     /// Text, or `None` when absent (reported as missing when `required`) or not text.
@@ -204,21 +183,6 @@ impl Checker<'_> {
             .enumerate()
             .filter_map(|(i, n)| self.text(Some(n), n.at, &format!("{path}[{i}]"), true))
             .collect()
-    }
-
-    fn flag(&mut self, node: Option<&Node>, path: &str, default: bool) -> bool {
-        match node.map(|n| (&n.value, n.at)) {
-            None | Some((Value::Null, _)) => default,
-            Some((Value::Bool(b), _)) => *b,
-            Some((other, at)) => {
-                self.bad(
-                    at,
-                    path,
-                    format!("must be true or false, not {}", other.describe()),
-                );
-                default
-            }
-        }
     }
 
     /// A key's own line and column: the text just before its value, read backwards, up to the key

@@ -7,7 +7,7 @@ use std::fmt;
 use crate::effects::Effect;
 use crate::model::{Clock, ContentPrefs, Entity, ItemDef, Kind, SceneDef, Zone};
 use crate::world::{Card, LoreFact, Relation, Truth, World};
-use crate::yaml::{Loc, Node, Value, parse};
+use crate::yaml::{Loc, Node, Report, Value, join, parse};
 
 /// One mistake in a scene file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,15 +103,7 @@ enum RefKind {
     Clock,
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-impl Checker {
+impl Report for Checker {
     fn bad(&mut self, at: Loc, path: &str, message: impl Into<String>) {
         self.problems.push(Problem {
             line: at.line,
@@ -120,7 +112,9 @@ impl Checker {
             message: message.into(),
         });
     }
+}
 
+impl Checker {
     /// The entries of a mapping, reporting keys outside `allowed`.
     fn map<'a>(&mut self, node: &'a Node, path: &str, allowed: &[&str]) -> &'a [(String, Node)] {
         match &node.value {
@@ -142,21 +136,6 @@ impl Checker {
                     node.at,
                     path,
                     format!("must be a mapping, not {}", other.describe()),
-                );
-                &[]
-            }
-        }
-    }
-
-    fn list<'a>(&mut self, node: Option<&'a Node>, path: &str) -> &'a [Node] {
-        match node.map(|n| (&n.value, n.at)) {
-            Some((Value::Seq(items), _)) => items,
-            None | Some((Value::Null, _)) => &[],
-            Some((other, at)) => {
-                self.bad(
-                    at,
-                    path,
-                    format!("must be a list, not {}", other.describe()),
                 );
                 &[]
             }
@@ -214,21 +193,6 @@ impl Checker {
                         range.1,
                         other.describe()
                     ),
-                );
-                default
-            }
-        }
-    }
-
-    fn flag(&mut self, node: Option<&Node>, path: &str, default: bool) -> bool {
-        match node.map(|n| (&n.value, n.at)) {
-            None | Some((Value::Null, _)) => default,
-            Some((Value::Bool(b), _)) => *b,
-            Some((other, at)) => {
-                self.bad(
-                    at,
-                    path,
-                    format!("must be true or false, not {}", other.describe()),
                 );
                 default
             }

@@ -139,3 +139,49 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Map(entries))
     }
 }
+
+/// `path.key` (or `key` at the top): where a value sits, as checkers name it.
+pub fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A checker of a located tree: it reports each mistake at its place and keeps going, so a file
+/// gets all its problems at once. The scene checker and the encounter spec checker share the
+/// readers here; each adds its own.
+pub trait Report {
+    /// Note one mistake.
+    fn bad(&mut self, at: Loc, path: &str, message: impl Into<String>);
+
+    /// A list's items; nothing (reported, unless absent or null) when it is not a list.
+    fn list<'a>(&mut self, node: Option<&'a Node>, path: &str) -> &'a [Node] {
+        match node.map(|n| (&n.value, n.at)) {
+            Some((Value::Seq(items), _)) => items,
+            None | Some((Value::Null, _)) => &[],
+            Some((other, at)) => {
+                self.bad(
+                    at,
+                    path,
+                    format!("must be a list, not {}", other.describe()),
+                );
+                &[]
+            }
+        }
+    }
+
+    /// A true/false value, or `default` when absent (a wrong value is reported).
+    fn flag(&mut self, node: Option<&Node>, path: &str, default: bool) -> bool {
+        match node.map(|n| (&n.value, n.at)) {
+            None | Some((Value::Null, _)) => default,
+            Some((Value::Bool(b), _)) => *b,
+            Some((other, at)) => {
+                let message = format!("must be true or false, not {}", other.describe());
+                self.bad(at, path, message);
+                default
+            }
+        }
+    }
+}
