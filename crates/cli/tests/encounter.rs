@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::Value;
-use support::{examples, troupe};
+use support::{examples, run_with, troupe};
 
 const SPEC: &str = "smithy.yaml";
 /// Mara's lines: her first action, Enter for her roll, her second action.
@@ -47,23 +47,6 @@ const RUN: [&str; 9] = [
     "--replay",
     "encounters/smithy.replay.jsonl",
 ];
-
-/// Run `troupe ARGS` in `dir` with `input` on standard input; it must succeed.
-fn run_with(dir: &Path, args: &[&str], input: &str) -> String {
-    let out = troupe()
-        .current_dir(dir)
-        .args(args)
-        .write_stdin(input)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn log(dir: &Path, run: u32) -> Vec<Value> {
     let out = run_with(dir, &["encounter", "log", "--run", &run.to_string()], "");

@@ -43,7 +43,18 @@ pub fn troupe() -> Command {
 
 /// Run `troupe ARGS` in `dir`; it must succeed. Returns its standard output.
 pub fn run(dir: &Path, args: &[&str]) -> String {
-    let out = troupe().current_dir(dir).args(args).output().unwrap();
+    run_with(dir, args, "")
+}
+
+/// Run `troupe ARGS` in `dir` with `input` on standard input; it must succeed. Returns its
+/// standard output.
+pub fn run_with(dir: &Path, args: &[&str], input: &str) -> String {
+    let out = troupe()
+        .current_dir(dir)
+        .args(args)
+        .write_stdin(input)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "troupe {args:?}\nstdout:\n{}\nstderr:\n{}",
