@@ -153,6 +153,15 @@ pub async fn start(
     let seats = seats(&table.players, campaign.as_ref())?;
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     let mut store = super::open_store(dir)?;
+    if let Some(last) = store.latest()?
+        && !last.ended
+    {
+        eprintln!(
+            "note: encounter run {} ({}) did not finish; `troupe encounter resume --run {}` \
+             continues it. Starting a new run.",
+            last.number, last.scene_id, last.number
+        );
+    }
     let run = store.begin(&spec.id, &at)?;
     let window = model
         .context_tokens()
