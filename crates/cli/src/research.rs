@@ -176,12 +176,18 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
             "flags": flags,
             "scorecard": scorecard,
             "runs": runs,
+            "encounters": crate::encounter::all_scorecards(dir)?,
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
     } else {
         let roster = Roster::from_events(&events);
         let mut text = troupe_report::render_stats(&title, &metrics, &audit, &flags, &roster);
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
+        let encounters = crate::encounter::all_scorecards(dir)?;
+        if !encounters.is_empty() {
+            text.push('\n');
+            text.push_str(&crate::encounter::render_scorecards(&encounters));
+        }
         emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)

@@ -403,6 +403,36 @@ fn a_lasers_and_feelings_encounter_is_played_through_the_turn_cycle() {
         .unwrap()
         .count();
     assert_eq!(summaries, 1);
+
+    // A d20 encounter in the same campaign: `troupe stats` shows the session and, after it,
+    // the encounter runs' scorecards.
+    let smithy = examples().join("encounters/smithy.yaml");
+    let replies = examples().join("encounters/smithy.replay.jsonl");
+    let args = [
+        "encounter",
+        "run",
+        smithy.to_str().unwrap(),
+        "--players",
+        "human:Mara,ai,ai",
+        "--seed",
+        "12",
+        "--replay",
+        replies.to_str().unwrap(),
+    ];
+    run_with(dir.path(), &args, MARA);
+    let stats = run_with(dir.path(), &["stats"], "");
+    assert!(
+        stats.contains("Encounter runs: the GM's scorecard"),
+        "{stats}"
+    );
+    assert!(stats.contains("smithy-of-the-cold-forge"), "{stats}");
+    let json: Value =
+        serde_json::from_str(&run_with(dir.path(), &["stats", "--json"], "")).unwrap();
+    assert_eq!(
+        json["encounters"][0]["rewrites"], 1,
+        "{}",
+        json["encounters"]
+    );
 }
 
 #[test]

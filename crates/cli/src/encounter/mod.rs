@@ -206,42 +206,69 @@ fn stats(dir: &Path, run: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
         Some(n) => vec![n],
         None => (1..=last).collect(),
     };
-    if !json {
-        println!(
-            "run  spec                          rounds resolved gm-turns refused(schema/engine) \
-             leaks rewrites withheld checks tokens-in/turn tokens-out/turn median-ms"
-        );
+    let cards = scorecards(&store, &runs)?;
+    if json {
+        for card in cards {
+            println!("{card}");
+        }
+    } else {
+        print!("{}", render_scorecards(&cards));
     }
-    for n in runs {
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The GM's scorecard of each of these runs, as JSON objects with the run and spec.
+fn scorecards(store: &EncounterStore, runs: &[u32]) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut out = Vec::new();
+    for &n in runs {
         let Some(info) = store.run(n)? else {
             continue;
         };
-        let s = troupe_encounter::score::scorecard(&store.events(n)?);
-        if json {
-            let mut v = serde_json::to_value(&s)?;
-            v["run"] = n.into();
-            v["spec"] = info.scene_id.clone().into();
-            println!("{v}");
-            continue;
-        }
-        println!(
-            "{n:>3}  {:<29} {:>6} {:>8} {:>8} {:>10}/{:<11} {:>5} {:>8} {:>8} {:>6} {:>14.0} {:>15.0} {:>9}",
-            info.scene_id,
-            s.rounds,
-            if s.resolved { "yes" } else { "no" },
-            s.gm_turns,
-            s.refused_by_schema,
-            s.refused_by_engine,
-            s.leaks_caught,
-            s.rewrites,
-            s.withheld,
-            s.checks,
-            s.tokens_in_per_gm_turn,
-            s.tokens_out_per_gm_turn,
-            s.median_gm_latency_ms
-        );
+        let mut v = serde_json::to_value(troupe_encounter::score::scorecard(&store.events(n)?))?;
+        v["run"] = n.into();
+        v["spec"] = info.scene_id.into();
+        out.push(v);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
+}
+
+/// Every encounter run's scorecard in a campaign directory (none when it has no runs), for
+/// `troupe stats`.
+pub fn all_scorecards(dir: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    let store = open_store(dir)?;
+    let last = store.latest()?.map_or(0, |r| r.number);
+    scorecards(&store, &(1..=last).collect::<Vec<_>>())
+}
+
+/// The scorecards as a table.
+pub fn render_scorecards(cards: &[serde_json::Value]) -> String {
+    let mut out = String::from(
+        "Encounter runs: the GM's scorecard\n\
+         run  spec                          rounds resolved gm-turns refused(schema/engine) \
+         leaks rewrites withheld checks tokens-in/turn tokens-out/turn median-ms\n",
+    );
+    for c in cards {
+        let n = |k: &str| c[k].as_u64().unwrap_or(0);
+        let f = |k: &str| c[k].as_f64().unwrap_or(0.0);
+        out.push_str(&format!(
+            "{:>3}  {:<29} {:>6} {:>8} {:>8} {:>10}/{:<11} {:>5} {:>8} {:>8} {:>6} {:>14.0} {:>15.0} {:>9}\n",
+            n("run"),
+            c["spec"].as_str().unwrap_or_default(),
+            n("rounds"),
+            if c["resolved"] == true { "yes" } else { "no" },
+            n("gm_turns"),
+            n("refused_by_schema"),
+            n("refused_by_engine"),
+            n("leaks_caught"),
+            n("rewrites"),
+            n("withheld"),
+            n("checks"),
+            f("tokens_in_per_gm_turn"),
+            f("tokens_out_per_gm_turn"),
+            n("median_gm_latency_ms"),
+        ));
+    }
+    out
 }
 
 fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
