@@ -1,7 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Prints the validator's recall and false-positive rate on the labelled corpus, per split,
-//! with every miss: `cargo run -p troupe-validator --example measure`.
+//! with every miss, then the same on the frozen holdout of issue 18 (`data/holdout.jsonl`), per
+//! category: `cargo run -p troupe-validator --example measure`.
 
+#[path = "../tests/support/holdout.rs"]
+mod holdout;
 #[path = "../tests/support/measure.rs"]
 mod measure;
 
@@ -18,6 +21,7 @@ fn main() {
         splits.push(measure::measure(&fresh, "fresh (not asserted)", |_| true));
     }
     print!("{}", measure::table(&splits, true));
+    print_holdout();
     let start = std::time::Instant::now();
     let rounds = 20;
     for _ in 0..rounds {
@@ -30,4 +34,16 @@ fn main() {
         "\nmean check() time: {per:.1} µs per action ({} actions × {rounds})",
         entries.len()
     );
+}
+
+/// The frozen holdout (issue 18): written before any tuning, measured once per design.
+fn print_holdout() {
+    match holdout::load() {
+        Ok(items) => {
+            let report = holdout::evaluate(&items, holdout::rules);
+            println!("\nfrozen holdout (issue 18, data/holdout.jsonl)\n");
+            print!("{}", holdout::table("rules (today)", &report, true));
+        }
+        Err(e) => eprintln!("{e}"),
+    }
 }
