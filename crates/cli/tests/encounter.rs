@@ -173,6 +173,14 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
         "{list}"
     );
 
+    // Zara-7's overreaching action was sent back once, with the validator's feedback; the
+    // restated one is her action.
+    let sent = of(&log, "action_sent_back");
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0]["text"].as_str().unwrap().contains("confesses"));
+    assert!(!out.contains("confesses"), "{out}");
+    assert!(out.contains("Zara-7: I point at the third page"), "{out}");
+
     // The GM's scorecard.
     let stats = run_with(dir.path(), &["encounter", "stats", "--json"], "");
     let card: Value = serde_json::from_str(stats.lines().next().unwrap()).unwrap();
@@ -188,6 +196,7 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
     );
     assert_eq!(card["resolved"], true);
     assert_eq!(card["gm_turns"], 4, "{card}");
+    assert_eq!(card["actions_sent_back"], 1, "{card}");
 
     // Replay derives every event again and finds them identical.
     let replay = run_with(dir.path(), &["encounter", "replay"], "");

@@ -112,6 +112,13 @@ pub enum EncounterEvent {
     PlayerCalled {
         call: ModelCall,
     },
+    /// An AI player's action that said what happens, sent back once with the validator's
+    /// feedback (the rewrite, whatever it says, is the action: the GM decides the outcome).
+    ActionSentBack {
+        seat: String,
+        text: String,
+        feedback: String,
+    },
     PlayerActed {
         seat: String,
         text: String,
@@ -188,6 +195,8 @@ pub struct State {
     pub rewriting: bool,
     /// Why the GM's last reply was sent back, for the re-ask.
     pub sent_back: Option<String>,
+    /// An AI player's action sent back this turn: (seat, the validator's feedback).
+    pub action_feedback: Option<(String, String)>,
     /// Dice rolled so far (the next roll's seed index).
     pub rolls: u64,
     pub outcome: Option<(String, String)>,
@@ -245,6 +254,7 @@ impl State {
             rejected: 0,
             rewriting: false,
             sent_back: None,
+            action_feedback: None,
             rolls: 0,
             outcome: None,
             scene_calls: Vec::new(),
@@ -318,6 +328,9 @@ impl State {
             }
             EncounterEvent::Narrated { text, facts } => self.narrated(text, facts),
             EncounterEvent::PlayerActed { seat, text } => self.acted_by(seat, text),
+            EncounterEvent::ActionSentBack { seat, feedback, .. } => {
+                self.action_feedback = Some((seat.clone(), feedback.clone()));
+            }
             EncounterEvent::CheckEmitted { check } => self.pending = Some(check.clone()),
             EncounterEvent::CheckRolled { seat, roll } => self.rolled(seat, roll),
             EncounterEvent::Recalled { facts } => {
@@ -364,6 +377,7 @@ impl State {
     }
 
     fn acted_by(&mut self, seat: &str, text: &str) {
+        self.action_feedback = None;
         if self.acted >= self.seats.len() {
             self.acted = 0;
         }

@@ -191,7 +191,15 @@ pub fn player_messages(state: &State, seat: usize) -> Result<Vec<(Role, String)>
     )?;
     let start = state.public.len().saturating_sub(PLAYER_STORY_LINES);
     let story = state.public.get(start..).unwrap_or_default().join("\n");
-    let turn = render("player_turn", context! { story, character => s.character })?;
+    let feedback = state
+        .action_feedback
+        .as_ref()
+        .filter(|(seat_id, _)| *seat_id == s.id)
+        .map(|(_, f)| f.clone());
+    let turn = render(
+        "player_turn",
+        context! { story, character => s.character, feedback },
+    )?;
     Ok(vec![(Role::System, system), (Role::User, turn)])
 }
 

@@ -27,6 +27,8 @@ pub struct Scorecard {
     pub withheld: u32,
     pub checks: u32,
     pub successes: u32,
+    /// AI players' actions sent back for saying what happens.
+    pub actions_sent_back: u32,
     /// GM calls whose history was trimmed to fit the window.
     pub trimmed_calls: u32,
     pub tokens_in_per_gm_turn: f64,
@@ -75,6 +77,7 @@ pub fn scorecard(events: &[Envelope]) -> Scorecard {
                 s.successes += u32::from(roll.success);
             }
             EncounterEvent::Resolved { .. } => s.resolved = true,
+            EncounterEvent::ActionSentBack { .. } => s.actions_sent_back += 1,
             _ => {}
         }
     }

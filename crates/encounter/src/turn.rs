@@ -187,3 +187,37 @@ fn scene_event(scene: Option<&mut Scene>, call: &troupe_scene::ToolCall) -> Enco
 pub fn summary_file(id: &str, now: &str) -> String {
     format!("summaries/{id}-{}.txt", now.replace(':', "-"))
 }
+
+/// An AI player's reply as the table hears it: the attempt, and the words in quotes.
+pub fn action_text(json: &Value) -> String {
+    let action = json["action"].as_str().unwrap_or_default().trim();
+    let dialogue = json["dialogue"].as_str().unwrap_or_default().trim();
+    match (action.is_empty(), dialogue.is_empty()) {
+        (true, true) => "(waits)".to_string(),
+        (false, true) => action.to_string(),
+        (true, false) => format!("\"{dialogue}\""),
+        (false, false) => format!("{action} \"{dialogue}\""),
+    }
+}
+
+/// What an AI player's reply does: its action, or, when it says what happens and has not been
+/// sent back yet this turn, the validator's feedback for one rewrite.
+pub fn player_reply(state: &State, seat: &str, json: &Value) -> EncounterEvent {
+    let text = action_text(json);
+    let verdict = troupe_validator::check(&text);
+    let sent_back = state
+        .action_feedback
+        .as_ref()
+        .is_some_and(|(s, _)| s == seat);
+    if verdict.flagged && !sent_back {
+        return EncounterEvent::ActionSentBack {
+            seat: seat.to_string(),
+            text,
+            feedback: troupe_validator::feedback(&verdict),
+        };
+    }
+    EncounterEvent::PlayerActed {
+        seat: seat.to_string(),
+        text,
+    }
+}

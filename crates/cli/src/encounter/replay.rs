@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use troupe_encounter::log::{EncounterEvent, Envelope, State, live};
 use troupe_encounter::prompt::gm_messages;
-use troupe_encounter::turn::{GmStep, gm_reply};
+use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
 use troupe_rules::d20::{D20Check, roll_d20};
 
-use super::run::{action_text, shown};
+use super::run::shown;
 
 pub fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let store = super::open_store(dir)?;
@@ -103,10 +103,7 @@ fn derive(state: &State, live: &[Envelope], i: usize) -> anyhow::Result<Vec<Enco
         }
         EncounterEvent::PlayerCalled { call } => vec![
             env.event.clone(),
-            EncounterEvent::PlayerActed {
-                seat: call.agent.clone(),
-                text: action_text(&call.json),
-            },
+            player_reply(state, &call.agent, &call.json),
         ],
         EncounterEvent::CheckRolled { seat, .. } => {
             let Some(check) = &state.pending else {

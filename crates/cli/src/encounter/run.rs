@@ -14,7 +14,7 @@ use troupe_encounter::log::{
 };
 use troupe_encounter::prompt::{gm_messages, gm_schema, player_messages, player_schema};
 use troupe_encounter::tools::CheckCall;
-use troupe_encounter::turn::{GmStep, gm_reply};
+use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
 use troupe_engine::EncounterStore;
 use troupe_llm::{CallTag, ChatRequest, Gateway, Message, ResponseSchema};
 use troupe_rules::d20::{D20Check, roll_d20};
@@ -282,14 +282,8 @@ impl Runner {
                 // A player's reply refused for its shape is repaired by the gateway; only the
                 // final one is the player's action.
                 let (call, json) = self.call(req, &seat.id).await.0?;
-                let text = action_text(&json);
-                self.record(vec![
-                    EncounterEvent::PlayerCalled { call },
-                    EncounterEvent::PlayerActed {
-                        seat: seat.id,
-                        text,
-                    },
-                ])?;
+                let reply = player_reply(&self.state, &seat.id, &json);
+                self.record(vec![EncounterEvent::PlayerCalled { call }, reply])?;
                 Ok(true)
             }
             SeatKind::Person => {
@@ -391,18 +385,6 @@ fn message(role: Role, text: &str) -> Message {
         Role::System => Message::system(text),
         Role::User => Message::user(text),
         Role::Assistant => Message::assistant(text),
-    }
-}
-
-/// An AI player's reply as the table hears it: the attempt, and the words in quotes.
-pub fn action_text(json: &Value) -> String {
-    let action = json["action"].as_str().unwrap_or_default().trim();
-    let dialogue = json["dialogue"].as_str().unwrap_or_default().trim();
-    match (action.is_empty(), dialogue.is_empty()) {
-        (true, true) => "(waits)".to_string(),
-        (false, true) => action.to_string(),
-        (true, false) => format!("\"{dialogue}\""),
-        (false, false) => format!("{action} \"{dialogue}\""),
     }
 }
 
