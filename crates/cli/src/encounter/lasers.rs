@@ -41,10 +41,9 @@ pub async fn run(
             campaign.seats.len()
         );
     }
-    let mut humans = Vec::new();
+    // `--players` seats the campaign's characters in file order: a person or an AI each.
     for (seat, entry) in campaign.seats.iter_mut().zip(&table.players) {
         seat.taken_by = if entry.starts_with("human") || entry.starts_with("person") {
-            humans.push(seat.player.agent_id.clone());
             SeatTaker::Human
         } else {
             SeatTaker::Ai
