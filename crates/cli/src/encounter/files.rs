@@ -139,12 +139,12 @@ fn open_memory(dir: &Path) -> anyhow::Result<MemoryStore> {
 /// then what the party's memory says of it, newest first.
 pub fn npc_memories(
     dir: &Path,
-    state_spec: &troupe_encounter::Spec,
+    spec: &troupe_encounter::Spec,
     drawn: &[troupe_encounter::names::Drawn],
 ) -> anyhow::Result<Vec<NpcMemory>> {
     let store = open_memory(dir)?;
     let mut out = Vec::new();
-    for npc in &state_spec.npcs {
+    for npc in &spec.npcs {
         let Some(key) = &npc.memory_key else {
             continue;
         };
