@@ -118,6 +118,30 @@ impl<E: Logged> RunStore<E> {
         })
     }
 
+    /// Open this kind's tables for reading when the directory's `campaign.db` already has them;
+    /// None otherwise (nothing is created: readers like `troupe stats` must not leave a
+    /// `campaign.db` where there was none).
+    pub fn open_existing(campaign_dir: &Path) -> Result<Option<RunStore<E>>, Error> {
+        let path = campaign_dir.join("campaign.db");
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| db(&path, e))?;
+        let has: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+                params![format!("{}_runs", E::KIND)],
+                |r| r.get(0),
+            )
+            .map_err(|e| db(&path, e))?;
+        Ok(has.then_some(RunStore {
+            conn,
+            path,
+            kind: PhantomData,
+        }))
+    }
+
     /// Start a new run; its number.
     pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
         self.conn
@@ -254,5 +278,20 @@ mod tests {
         // The sessions' store opens the same file afterwards and sees no sessions.
         let sessions = crate::Store::open(dir.path()).unwrap();
         assert!(sessions.sessions().unwrap().is_empty());
+    }
+
+    #[test]
+    fn reading_runs_where_there_are_none_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_none());
+        assert!(!dir.path().join("campaign.db").exists());
+        crate::Store::open(dir.path()).unwrap();
+        assert!(
+            crate::EncounterStore::open_existing(dir.path())
+                .unwrap()
+                .is_none()
+        );
+        SceneStore::open(dir.path()).unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
     }
 }

@@ -235,7 +235,9 @@ fn scorecards(store: &EncounterStore, runs: &[u32]) -> anyhow::Result<Vec<serde_
 /// Every encounter run's scorecard in a campaign directory (none when it has no runs), for
 /// `troupe stats`.
 pub fn all_scorecards(dir: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
-    let store = open_store(dir)?;
+    let Some(store) = EncounterStore::open_existing(dir)? else {
+        return Ok(Vec::new());
+    };
     let last = store.latest()?.map_or(0, |r| r.number);
     scorecards(&store, &(1..=last).collect::<Vec<_>>())
 }
