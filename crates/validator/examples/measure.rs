@@ -42,7 +42,7 @@ fn print_holdout() {
         Ok(items) => {
             let report = holdout::evaluate(&items, holdout::rules);
             println!("\nfrozen holdout (issue 18, data/holdout.jsonl)\n");
-            print!("{}", holdout::table("rules (today)", &report, true));
+            print!("{}", holdout::table("design 2: rules v2", &report, true));
         }
         Err(e) => eprintln!("{e}"),
     }

@@ -57,9 +57,48 @@ fn serializes_in_the_documented_shape() {
         "The guard slumps against the wall"
     );
     assert!(json["violations"][0]["reason"].as_str().unwrap().len() > 10);
-    assert_eq!(json.as_object().unwrap().len(), 2);
+    assert_eq!(json["method"], "pattern");
+    assert!(json["confidence"].as_f64().unwrap() > 0.5);
+    assert_eq!(json.as_object().unwrap().len(), 4);
     let back: Verdict = serde_json::from_value(json).unwrap();
     assert_eq!(back, v);
+}
+
+#[test]
+fn verdicts_logged_before_method_and_confidence_still_read() {
+    let old = r#"{"flagged":false,"violations":[]}"#;
+    let v: Verdict = serde_json::from_str(old).unwrap();
+    assert_eq!(v.method, crate::Method::Pattern);
+    assert!(!v.flagged);
+}
+
+#[test]
+fn rules_v2_shapes() {
+    // Results phrased as the action, failures as fact, persisting states, knowledge.
+    for outcome in [
+        "I snap the droid's neck servo.",
+        "I put him down with one shot.",
+        "I miss.",
+        "My blaster jams.",
+        "Mira's spell fizzles out.",
+        "My lie holds up.",
+        "The door to the crypt now stands open.",
+        "The override code is 7-7-alpha.",
+        "The ambassador is lying, and I can tell.",
+        "I find out he was in prison until last year.",
+    ] {
+        assert!(check(outcome).flagged, "{outcome}");
+    }
+    for intent in [
+        "If the orc falls, Brannoc turns on the shaman.",
+        "I try to find out where the pirates are heading.",
+        "I rip open a med-pack and press gauze to Pell's wound.",
+        "I can't shake the feeling that we're being watched.",
+        "Can Brannoc tell if the innkeeper is lying?",
+        "I stumble toward the exit.",
+    ] {
+        assert!(!check(intent).flagged, "{intent}");
+    }
 }
 
 #[test]

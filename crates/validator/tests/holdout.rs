@@ -14,21 +14,22 @@ use holdout::{INTENT_CATEGORIES, Item, OUTCOME_CATEGORIES};
 /// write a new set instead.
 const FROZEN_HASH: u64 = 0xe7c5_649e_e545_8c8a;
 
-// Frozen floor: the "rules" design's figures measured on this set on 2026-11-24, before any
-// tuning on it (BENCHMARKS.md, "Overreach detection on the frozen holdout"). A better design
-// raises these constants; nothing may lower them.
-/// Outcomes caught, overall: 120 of 166 (recall 0.723).
-const FLOOR_OUTCOMES_CAUGHT: usize = 120;
+// Frozen floor: the "rules v2" design's figures (design 2), measured once on this set on
+// 2026-11-24 after it was developed without this set (design 1, "rules", was 120/166 and
+// 3/159; BENCHMARKS.md, "Overreach detection on the frozen holdout"). A better design raises
+// these constants; nothing may lower them.
+/// Outcomes caught, overall: 134 of 166 (recall 0.807).
+const FLOOR_OUTCOMES_CAUGHT: usize = 134;
 /// Intents wrongly flagged, overall: 3 of 159 (0.019).
 const CEILING_INTENTS_FLAGGED: usize = 3;
 /// Outcomes caught per category (at least).
 const FLOOR_CAUGHT_BY_CATEGORY: [(&str, usize); 7] = [
-    ("result_as_action", 11),
-    ("world_state", 18),
-    ("knowledge_gained", 13),
-    ("perception_result", 19),
+    ("result_as_action", 14),
+    ("world_state", 19),
+    ("knowledge_gained", 16),
+    ("perception_result", 20),
     ("npc_reaction", 23),
-    ("failure_as_fact", 15),
+    ("failure_as_fact", 21),
     ("plain_result", 21),
 ];
 /// Intents wrongly flagged per category (at most).
