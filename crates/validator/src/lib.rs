@@ -117,10 +117,11 @@ pub struct Verdict {
     /// What decided the verdict. Verdicts logged before this field existed read as `pattern`.
     #[serde(default)]
     pub method: Method,
-    /// How often a verdict like this one was right on the development sets (0–1); see
+    /// How often a verdict like this one was right on the development sets (0–1; f64, as every
+    /// logged number, so the log and its database copy print it alike); see
     /// [`PATTERN_FLAGGED_CONFIDENCE`]. Old logs without it read as 0.
     #[serde(default)]
-    pub confidence: f32,
+    pub confidence: f64,
 }
 
 /// What decided a verdict (seed 001's `ValidationResult`): today always the rules.
@@ -139,10 +140,10 @@ pub enum Method {
 /// Precision of a `pattern` flag on the development data (corpus, fresh probe and
 /// `data/dev.jsonl`, rules v2): 310 of 312 flagged actions were outcomes. Measured on data the
 /// rules were tuned on, so an upper bound; the frozen holdout figures are in BENCHMARKS.md.
-pub const PATTERN_FLAGGED_CONFIDENCE: f32 = 0.99;
+pub const PATTERN_FLAGGED_CONFIDENCE: f64 = 0.99;
 /// Share of `pattern` passes that were intents on the same data: 308 of 315 (the misses are
 /// facts after a colon and results phrased as a new idiom).
-pub const PATTERN_PASSED_CONFIDENCE: f32 = 0.98;
+pub const PATTERN_PASSED_CONFIDENCE: f64 = 0.98;
 
 /// One piece of outcome language.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
