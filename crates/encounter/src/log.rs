@@ -417,15 +417,15 @@ impl State {
         self.public
             .push(format!("{who} rolls for {what}: {} ({result})", roll.total));
     }
+}
 
-    /// The facts the GM asked for (all when `keys` is empty), in key order.
-    pub fn recall(&self, keys: &[String]) -> Vec<(String, String)> {
-        self.facts
-            .iter()
-            .filter(|(k, _)| keys.is_empty() || keys.iter().any(|q| q.eq_ignore_ascii_case(k)))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    }
+/// The facts the GM asked for (all when `keys` is empty), in key order.
+pub fn recall(facts: &BTreeMap<String, String>, keys: &[String]) -> Vec<(String, String)> {
+    facts
+        .iter()
+        .filter(|(k, _)| keys.is_empty() || keys.iter().any(|q| q.eq_ignore_ascii_case(k)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn or_none(lines: &[String]) -> String {

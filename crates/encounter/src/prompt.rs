@@ -1,6 +1,8 @@
 //! The prompts of an encounter, from the files in `prompts/`: the GM's (its secrets included,
 //! assembled within the budget zones) and each AI player's (only what the table knows).
 
+use std::sync::LazyLock;
+
 use minijinja::{Environment, context};
 use serde::Serialize;
 
@@ -20,22 +22,31 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("player_turn", include_str!("../prompts/player_turn.md")),
 ];
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("prompt template {name}: {message}")]
 pub struct TemplateError {
     pub name: String,
     pub message: String,
 }
 
+/// The templates, parsed once for the process (every GM turn renders two of them).
+static TEMPLATE_ENV: LazyLock<Result<Environment<'static>, TemplateError>> = LazyLock::new(|| {
+    let mut env = Environment::new();
+    for (name, text) in TEMPLATES {
+        env.add_template(name, text).map_err(|e| TemplateError {
+            name: (*name).to_string(),
+            message: format!("{e:#}"),
+        })?;
+    }
+    Ok(env)
+});
+
 fn render(name: &str, ctx: impl Serialize) -> Result<String, TemplateError> {
+    let env = TEMPLATE_ENV.as_ref().map_err(Clone::clone)?;
     let err = |e: minijinja::Error| TemplateError {
         name: name.to_string(),
         message: format!("{e:#}"),
     };
-    let mut env = Environment::new();
-    for (n, t) in TEMPLATES {
-        env.add_template(n, t).map_err(err)?;
-    }
     let text = env
         .get_template(name)
         .map_err(err)?

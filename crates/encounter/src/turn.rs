@@ -157,11 +157,11 @@ fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<Encounte
 
 /// The facts as they stand after this reply settles its own.
 fn recall_after(state: &State, reply: &GmReply, keys: &[String]) -> Vec<(String, String)> {
-    let mut after = state.clone();
+    let mut facts = state.facts.clone();
     for (k, v) in &reply.facts {
-        after.facts.insert(k.clone(), v.clone());
+        facts.insert(k.clone(), v.clone());
     }
-    after.recall(keys)
+    crate::log::recall(&facts, keys)
 }
 
 fn scene_event(scene: Option<&mut Scene>, call: &troupe_scene::ToolCall) -> EncounterEvent {
