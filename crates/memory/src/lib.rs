@@ -16,6 +16,7 @@ pub mod claims;
 mod confidence;
 pub mod extract;
 mod forget;
+pub mod mirror;
 mod model;
 mod retrieve;
 mod store;
@@ -30,6 +31,7 @@ pub use model::{
     Conflict, EntityKind, Episode, Fact, GameTime, MemoryType, NewFact, Reader, RecallKey, Scope,
     Source, TruthLevel,
 };
+pub use mirror::{Changes, MemoryMirror, Snapshot};
 pub use retrieve::{Hit, Query, Signals, formed_at};
 pub use store::{Counts, EntityRecord, MEMORY_SCHEMA_VERSION, Marks, MemoryStore, Stored};
 
@@ -59,6 +61,9 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// The mirror (a graph server) refused a write: it was rolled back, nothing changed.
+    #[error("campaign memory on {target}: {message}")]
+    Mirror { target: String, message: String },
     #[error("embeddings: {0}")]
     Embeddings(String),
 }
