@@ -27,11 +27,11 @@ mod vectors;
 pub use confidence::{
     Age, Corruption, CorruptionType, Rememberer, confidence, corrupt, corruption_probability,
 };
+pub use mirror::{Changes, MemoryMirror, Snapshot};
 pub use model::{
     Conflict, EntityKind, Episode, Fact, GameTime, MemoryType, NewFact, Reader, RecallKey, Scope,
     Source, TruthLevel,
 };
-pub use mirror::{Changes, MemoryMirror, Snapshot};
 pub use retrieve::{Hit, Query, Signals, formed_at};
 pub use store::{Counts, EntityRecord, MEMORY_SCHEMA_VERSION, Marks, MemoryStore, Stored};
 

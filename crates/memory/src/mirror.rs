@@ -301,8 +301,7 @@ fn changes(conn: &Connection, touched: &BTreeMap<(Table, i64), bool>) -> rusqlit
 
 const EPISODES: &str =
     "SELECT rowid, id, session, turn, day, timestamp, speaker, scope, text FROM memory_episodes";
-const ENTITIES: &str =
-    "SELECT id, name, kind, first_session, last_session FROM memory_entities";
+const ENTITIES: &str = "SELECT id, name, kind, first_session, last_session FROM memory_entities";
 const ALIASES: &str = "SELECT rowid, alias, entity FROM memory_aliases";
 const FACTS: &str = "SELECT id, key, text, scope, source, memory_type, importance, rehearsals,
     session, turn, day, speaker, episode_ids, slot, invalid_session, invalid_turn, invalid_day,
@@ -446,7 +445,17 @@ fn write_rows(tx: &Transaction<'_>, s: &Snapshot) -> rusqlite::Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for e in &s.episodes {
-        let row = params![e.row, e.id, e.session, e.turn, e.day, e.timestamp, e.speaker, e.scope, e.text];
+        let row = params![
+            e.row,
+            e.id,
+            e.session,
+            e.turn,
+            e.day,
+            e.timestamp,
+            e.speaker,
+            e.scope,
+            e.text
+        ];
         st.execute(row)?;
     }
     let mut st = tx.prepare_cached(
@@ -454,7 +463,13 @@ fn write_rows(tx: &Transaction<'_>, s: &Snapshot) -> rusqlite::Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for e in &s.entities {
-        st.execute(params![e.id, e.name, e.kind, e.first_session, e.last_session])?;
+        st.execute(params![
+            e.id,
+            e.name,
+            e.kind,
+            e.first_session,
+            e.last_session
+        ])?;
     }
     let mut st =
         tx.prepare_cached("INSERT INTO memory_aliases(rowid, alias, entity) VALUES (?1, ?2, ?3)")?;
@@ -469,7 +484,16 @@ fn write_rows(tx: &Transaction<'_>, s: &Snapshot) -> rusqlite::Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
     for c in &s.conflicts {
-        let row = params![c.id, c.slot, c.old_fact, c.new_fact, c.resolution, c.session, c.turn, c.day];
+        let row = params![
+            c.id,
+            c.slot,
+            c.old_fact,
+            c.new_fact,
+            c.resolution,
+            c.session,
+            c.turn,
+            c.day
+        ];
         st.execute(row)?;
     }
     let mut st = tx.prepare_cached(
