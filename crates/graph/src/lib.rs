@@ -38,6 +38,9 @@ pub enum Error {
     Query { target: String, message: String },
     #[error("{target}: unexpected answer: {message}")]
     Answer { target: String, message: String },
+    /// A migration that would mix two memories, or has nothing to copy.
+    #[error("{target}: {message}")]
+    Refused { target: String, message: String },
     #[error("memory url {url:?}: {message}")]
     Url { url: String, message: String },
     #[error(transparent)]

@@ -30,7 +30,7 @@ pub fn to_graph(store: &MemoryStore, target: &Target, replace: bool) -> Result<R
         .sum();
     if existing > 0 {
         if !replace {
-            return Err(Error::Query {
+            return Err(Error::Refused {
                 target: target.describe(),
                 message: format!(
                     "campaign {:?} already has {existing} nodes there; nothing was copied (--replace deletes them first)",
@@ -53,7 +53,7 @@ pub fn from_graph(target: &Target, store: &mut MemoryStore) -> Result<Report, Er
     let mut client = target.connect(timeout())?;
     let source = schema::load(client.as_mut(), &target.campaign)?;
     if source.is_empty() {
-        return Err(Error::Query {
+        return Err(Error::Refused {
             target: target.describe(),
             message: format!("campaign {:?} has no memory there", target.campaign),
         });
