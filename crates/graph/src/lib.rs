@@ -176,10 +176,13 @@ impl GraphMirror {
 impl MemoryMirror for GraphMirror {
     fn apply(&mut self, changes: &Changes) -> Result<(), String> {
         let statement = schema::write(changes, &self.campaign);
-        self.client
-            .run(&statement)
-            .map(|_| ())
-            .map_err(|e| format!("{e}; the write was rolled back, nothing was kept"))
+        self.client.run(&statement).map(|_| ()).map_err(|e| {
+            // The store's error names the server already.
+            let e = e.to_string();
+            let prefix = format!("{}: ", self.client.describe());
+            let why = e.strip_prefix(&prefix).unwrap_or(&e);
+            format!("{why}; the write was rolled back, nothing was kept")
+        })
     }
 
     fn describe(&self) -> String {
