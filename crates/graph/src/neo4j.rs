@@ -24,7 +24,25 @@ pub struct Neo4j {
 }
 
 impl Neo4j {
+    /// A client with the credentials of `NEO4J_USERNAME` (default `neo4j`) and `NEO4J_PASSWORD`.
     pub fn new(target: &Target, timeout: Duration) -> Result<Neo4j, Error> {
+        let auth = match (
+            std::env::var("NEO4J_USERNAME"),
+            std::env::var("NEO4J_PASSWORD"),
+        ) {
+            (Ok(user), Ok(password)) => Some((user, password)),
+            (Err(_), Ok(password)) => Some(("neo4j".to_string(), password)),
+            _ => None,
+        };
+        Neo4j::with_auth(target, timeout, auth)
+    }
+
+    /// A client with these credentials (user, password), or none.
+    pub fn with_auth(
+        target: &Target,
+        timeout: Duration,
+        auth: Option<(String, String)>,
+    ) -> Result<Neo4j, Error> {
         let describe = target.describe();
         let url = format!(
             "{}/db/{}/query/v2",
@@ -38,14 +56,6 @@ impl Neo4j {
                 target: describe.clone(),
                 message: e.to_string(),
             })?;
-        let auth = match (
-            std::env::var("NEO4J_USERNAME"),
-            std::env::var("NEO4J_PASSWORD"),
-        ) {
-            (Ok(user), Ok(password)) => Some((user, password)),
-            (Err(_), Ok(password)) => Some(("neo4j".to_string(), password)),
-            _ => None,
-        };
         let (jobs, inbox) = mpsc::channel::<Job>();
         let who = describe.clone();
         thread::Builder::new()
