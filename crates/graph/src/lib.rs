@@ -193,7 +193,12 @@ impl MemoryMirror for GraphMirror {
 /// Open a campaign's memory on a graph server: its indexes made sure of, the whole campaign
 /// read into RAM, and every later write kept in the graph too.
 pub fn open(target: &Target) -> Result<MemoryStore, Error> {
-    let mut client = target.connect(timeout())?;
+    open_with(target, timeout())
+}
+
+/// [`open`], with this long for each statement before the server counts as stuck.
+pub fn open_with(target: &Target, timeout: Duration) -> Result<MemoryStore, Error> {
+    let mut client = target.connect(timeout)?;
     schema::ensure_indexes(client.as_mut())?;
     let snapshot = schema::load(client.as_mut(), &target.campaign)?;
     let mut store = MemoryStore::in_memory()?;

