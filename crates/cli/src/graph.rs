@@ -46,9 +46,12 @@ pub fn campaign_name(dir: &Path) -> anyhow::Result<String> {
     file_settings(dir).map(|(name, _)| name)
 }
 
+/// A server's URL and graph, as the campaign file gives them.
+type ServerSettings = (String, Option<String>);
+
 /// The campaign's name and `memory` server settings from the directory's campaign file, read
 /// loosely: commands that only read memory need nothing else from it.
-fn file_settings(dir: &Path) -> anyhow::Result<(String, Option<(String, Option<String>)>)> {
+fn file_settings(dir: &Path) -> anyhow::Result<(String, Option<ServerSettings>)> {
     let fallback = dir
         .canonicalize()
         .ok()

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The campaign memory on a real FalkorDB server, through the `troupe` binary: a session played
 //! with its memory there remembers what the same session remembers in campaign.db; `troupe
 //! memory migrate` copies it there and back; and a server down at the start, killed mid-session

@@ -18,12 +18,12 @@ fn fact(i: usize) -> NewFact {
     let npc = format!("Npc{}", i % 97);
     NewFact {
         text: format!("{npc} was seen near dock {} carrying crate {i}.", i % 13),
-        scope: if i % 5 == 0 {
+        scope: if i.is_multiple_of(5) {
             Scope::Player("alex".into())
         } else {
             Scope::Party
         },
-        source: if i % 3 == 0 {
+        source: if i.is_multiple_of(3) {
             Source::Gm
         } else {
             Source::Player

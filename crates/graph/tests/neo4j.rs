@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The Neo4j backend against a mock of its HTTP query API (no Neo4j server can run here): the
 //! requests troupe sends (path, credentials, statement and JSON parameters), how it reads the
 //! answers (rows, errors), and what it says when the server is down or slow. Whether a real

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! ONE parity suite, run against both backends: the embedded store (campaign.db) and a real
 //! FalkorDB server started here. Each backend gets the same writes through one store, then a
 //! fresh one is opened (a new process would do the same: read campaign.db, or load the graph)

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The write hook: a mirror sees every row a write changed, ids included, and a write it
 //! refuses is rolled back.
 
