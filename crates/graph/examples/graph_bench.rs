@@ -99,6 +99,15 @@ fn main() {
             ms(e_write)
         );
 
+        // The graph backend's copy alone (RAM, no mirror): the share of a write that is not
+        // the server's.
+        let mut ram = MemoryStore::in_memory().unwrap();
+        let r_write = fill_and_time_writes(&mut ram, n);
+        println!(
+            "| {n} | in-memory copy alone (no server) | – | {:.3} ms |",
+            ms(r_write)
+        );
+
         let target = Target::parse(&server.url(&format!("bench{n}")), None, "bench").unwrap();
         let mut g = troupe_graph::open(&target).unwrap();
         let g_write = fill_and_time_writes(&mut g, n);
