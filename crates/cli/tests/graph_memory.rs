@@ -158,6 +158,8 @@ enum Fault {
     Kill,
     /// SIGSTOP it: queries get no answer.
     Stop,
+    /// Drop troupe's connection once, the server staying up.
+    Drop,
 }
 
 /// A TCP proxy in front of the server that counts the GRAPH.QUERY commands passing through
@@ -197,6 +199,11 @@ fn copy(mut from: TcpStream, mut to: TcpStream, trigger: Trigger) {
                 let signal = match fault {
                     Fault::Kill => "-KILL",
                     Fault::Stop => "-STOP",
+                    Fault::Drop => {
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
                 };
                 std::process::Command::new("kill")
                     .args([signal, &pid.to_string()])
@@ -248,8 +255,24 @@ fn queries_of(fdb: &FalkorServer, args: &[&str]) -> usize {
     seen.load(Ordering::SeqCst)
 }
 
-/// Play the demo with the server failing halfway through; returns (stdout, the session log).
+/// Play the demo with the server failing halfway through: (stdout, the session log, the exit
+/// status).
 fn play_with_fault(fault: Fault) -> Option<(String, Vec<Value>, std::process::ExitStatus)> {
+    play_with_fault_in(fault).map(|(out, log, status, _, _, _)| (out, log, status))
+}
+
+type FaultRun = (
+    String,
+    Vec<Value>,
+    std::process::ExitStatus,
+    tempfile::TempDir,
+    String,
+    FalkorServer,
+);
+
+/// [`play_with_fault`], also keeping the campaign's directory, the memory's URL (through the
+/// proxy) and the server alive for more questions.
+fn play_with_fault_in(fault: Fault) -> Option<FaultRun> {
     let fdb = for_test().unwrap()?;
     // Opening the memory (indexes, load) is not mid-session: the fault comes halfway through
     // the writes and recalls after it.
@@ -267,9 +290,10 @@ fn play_with_fault(fault: Fault) -> Option<(String, Vec<Value>, std::process::Ex
     assert!(total > opening + 1, "{opening} {total}");
     let port = proxy(fdb.port, fdb.pid(), opening + (total - opening) / 2, fault);
     let dir = campaign_with(&DEMO);
+    let url = format!("falkordb://127.0.0.1:{port}/raptor");
     let out = play(
         dir.path(),
-        Some(&format!("falkordb://127.0.0.1:{port}/raptor")),
+        Some(&url),
         &[("TROUPE_GRAPH_TIMEOUT_MS", "300")],
     );
     if matches!(fault, Fault::Stop) {
@@ -296,6 +320,9 @@ fn play_with_fault(fault: Fault) -> Option<(String, Vec<Value>, std::process::Ex
         String::from_utf8_lossy(&out.stdout).into_owned(),
         log,
         out.status,
+        dir,
+        url,
+        fdb,
     ))
 }
 
@@ -349,4 +376,38 @@ fn a_stuck_server_times_out_in_the_memory_step_and_play_goes_on() {
         "{failures:?}"
     );
     assert!(!of_type(&log, "session_ended").is_empty());
+}
+
+#[test]
+fn a_connection_lost_once_loses_nothing_the_pending_turns_go_in_at_the_next_trigger() {
+    let Some((stdout, log, status, dir, url, _fdb)) = play_with_fault_in(Fault::Drop) else {
+        return;
+    };
+    assert!(status.success(), "{stdout}");
+    let failures = memory_failures(&log);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("the server closed the connection"),
+        "{}",
+        failures[0]
+    );
+    // Every episode of the session reached the graph all the same: the same as campaign.db
+    // holds after the same session played without a fault.
+    let episodes = |export: &str| -> Vec<String> {
+        export
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "episode")
+            .map(|l| l["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let clean = campaign_with(&DEMO);
+    assert!(play(clean.path(), None, &[]).status.success());
+    let expected = episodes(&export(clean.path(), None));
+    assert!(expected.len() > 10);
+    let mut got = episodes(&export(dir.path(), Some(&url)));
+    let mut want = expected.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
 }
