@@ -31,6 +31,8 @@ pub struct Connection {
 
 /// Nested arrays deeper than this are refused (a reply is never that deep).
 const MAX_DEPTH: usize = 32;
+/// Redis's own limit on one string (512 MB): a longer length is a broken stream, not a value.
+const MAX_BULK: i64 = 512 * 1024 * 1024;
 
 impl Connection {
     pub fn open(address: &str, timeout: Duration) -> Result<Connection, Failure> {
@@ -109,6 +111,9 @@ fn read_reply(r: &mut impl BufRead, depth: usize) -> Result<Reply, Failure> {
             let len = number()?;
             if len < 0 {
                 return Ok(Reply::Bulk(None));
+            }
+            if len > MAX_BULK {
+                return Err(Failure::Protocol(format!("a {len}-byte string in a reply")));
             }
             let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0) + 2];
             r.read_exact(&mut buf).map_err(io_failure)?;
