@@ -401,8 +401,7 @@ impl MemoryStore {
         let mut lent: HashMap<i64, f64> = HashMap::with_capacity(ranked.len());
         for list in by_turn.values_mut() {
             list.sort_by_key(|e| e.0);
-            work.lending_steps += 2 * list.len();
-            lent.extend(borrowings(list));
+            lent.extend(borrowings(list, &mut work.lending_steps));
         }
         for (score, id) in ranked.iter_mut() {
             let borrowed = lent.get(id).copied().unwrap_or(0.0);
@@ -865,20 +864,24 @@ fn speaker_and_recency(q: &Query, ranked: Vec<(f64, i64)>, seen: &Seen) -> Vec<(
 
 /// What each fact of one turn (in the order said) borrows from the best of the others: its
 /// score, halved for each line between them. Two sweeps, one each way, carrying the best
-/// so far: linear in the turn's candidates.
-fn borrowings(turn: &[(i64, f64)]) -> Vec<(i64, f64)> {
+/// so far: linear in the turn's candidates (`steps` counts the lines visited).
+fn borrowings(turn: &[(i64, f64)], steps: &mut usize) -> Vec<(i64, f64)> {
     let mut lent: Vec<(i64, f64)> = turn.iter().map(|e| (e.0, 0.0)).collect();
-    sweep(lent.iter_mut().zip(turn));
-    sweep(lent.iter_mut().zip(turn).rev());
+    sweep(lent.iter_mut().zip(turn), steps);
+    sweep(lent.iter_mut().zip(turn).rev(), steps);
     lent
 }
 
 /// One direction of [`borrowings`]: each line takes the best of the lines already passed,
 /// halved for each line between.
-fn sweep<'a>(lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>) {
+fn sweep<'a>(
+    lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>,
+    steps: &mut usize,
+) {
     // The best the lines passed so far lend to the next line.
     let mut carry = 0.0f64;
     for (out, &(_, score)) in lines {
+        *steps += 1;
         out.1 = out.1.max(carry);
         carry = (carry * NEIGHBOUR_DECAY).max(score);
     }
@@ -1025,7 +1028,12 @@ mod tests {
     #[test]
     fn a_line_borrows_from_the_best_of_its_turn_halved_per_line_between() {
         let turn = [(1, 0.0), (2, 1.0), (3, 0.0), (4, 0.0), (5, 0.25), (6, 0.0)];
-        let lent: Vec<f64> = borrowings(&turn).into_iter().map(|e| e.1).collect();
+        let mut steps = 0;
+        let lent: Vec<f64> = borrowings(&turn, &mut steps)
+            .into_iter()
+            .map(|e| e.1)
+            .collect();
+        assert_eq!(steps, 2 * turn.len());
         // The pairwise definition: the best of score × 0.5^(lines between).
         let pairwise: Vec<f64> = (0..turn.len())
             .map(|i| {
