@@ -204,6 +204,8 @@ fn weight<'a>(s: &'a mut Signals, name: &str) -> Option<&'a mut f64> {
         "speaker" => &mut s.speaker,
         "neighbours" => &mut s.neighbours,
         "recency" => &mut s.recency,
+        "proximity" => &mut s.proximity,
+        "session" => &mut s.session,
         "embeddings" => &mut s.embeddings,
         _ => return None,
     })
@@ -217,6 +219,8 @@ fn signal_names() -> Vec<&'static str> {
         "speaker",
         "neighbours",
         "recency",
+        "proximity",
+        "session",
     ];
     if troupe_memory::EMBEDDINGS_BUILT {
         v.push("embeddings");
@@ -419,8 +423,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let d = Signals::DEFAULT;
     println!(
-        "DEFAULT weights: bm25 {}, entities {}, time {}, speaker {}, neighbours {}, recency {}, embeddings {}",
-        d.bm25, d.entities, d.time, d.speaker, d.neighbours, d.recency, d.embeddings
+        "DEFAULT weights: bm25 {}, entities {}, time {}, speaker {}, neighbours {}, recency {}, proximity {}, session {}, embeddings {}",
+        d.bm25,
+        d.entities,
+        d.time,
+        d.speaker,
+        d.neighbours,
+        d.recency,
+        d.proximity,
+        d.session,
+        d.embeddings
     );
     Ok(())
 }

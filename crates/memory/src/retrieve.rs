@@ -3,24 +3,28 @@
 //! Signals (each can be switched off, for the ablations in `examples/recall.rs`, a generated
 //! campaign, and `examples/locomo.rs`, real long conversations):
 //! - `bm25`: full-text match over fact text (SQLite FTS5 posting lists, Porter stemming, BM25
-//!   computed here with FTS5's statistics); words that only say when ("day 26") are left to
-//!   `time`;
+//!   computed here with FTS5's statistics); words that only say when ("day 26", "on 3 June,
+//!   2023") are left to `time`, and words that only frame a question ("what kind of") dropped;
+//! - `proximity`: added to a fact's BM25, question words said close together in it;
 //! - `entities`: facts linked to an entity the question names (or an alias of it: "the merchant");
 //! - `time`: facts from the session or in-game days the question asks about ("last session",
-//!   "on day 26", "three sessions ago"): it puts that time's facts forward and lifts every
-//!   candidate from then;
+//!   "on day 26", "three sessions ago", or a calendar date matched against the episodes'
+//!   timestamps: "on 3 June, 2023", "in May 2023"): it puts that time's facts forward and lifts
+//!   every candidate from then;
 //! - `speaker`: lifts candidates said by someone the question names ("what did Bea say…"),
 //!   after the neighbours have lent, so the line that asked lends to the named one's answer;
 //! - `neighbours`: the best candidates bring in the three lines each side of them in their
 //!   turn, and each fact borrows from the best of its turn, halved per line between (pronouns,
 //!   answers to a question, split evidence); linear in the candidates;
+//! - `session`: every candidate lifted by how well its session as a whole answers (a little:
+//!   an answer told over several lines of one conversation);
 //! - `recency`: when the question leans to the present ("now", "still", "at the moment") the
 //!   newest candidates first, to the beginning ("first", "originally") the oldest; otherwise
 //!   newer and more important facts first, gently;
 //! - `embeddings` (feature `embeddings`): cosine similarity of MiniLM sentence vectors of the
 //!   question and each candidate; in a small memory it also puts forward the nearest facts.
 //!
-//! `time`, `speaker`, `neighbours` and `recency` only reorder what the text (or the entities)
+//! `time`, `speaker`, `neighbours`, `proximity`, `session` and `recency` only reorder what the text (or the entities)
 //! found: alone they find nothing, by design.
 
 use std::collections::{HashMap, HashSet};
@@ -29,7 +33,10 @@ use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{FACT_SELECT, scope_list};
-use crate::text::{Lean, TimeRef, fts_query, lean, normalise_name, query_words, time_ref, words};
+use crate::text::{
+    DateRef, Lean, TimeRef, date_ref, fts_query, lean, normalise_name, query_words, time_ref,
+    timestamp_date, words,
+};
 use crate::{Age, Error, Fact, GameTime, MemoryStore, Reader, confidence};
 
 /// Which signals the ranker uses, and how much each weighs.
@@ -41,6 +48,12 @@ pub struct Signals {
     pub speaker: f64,
     pub neighbours: f64,
     pub recency: f64,
+    /// Question words said close together in a fact, added to its BM25 (before normalising).
+    #[serde(default)]
+    pub proximity: f64,
+    /// A candidate's session as a whole: the sum of its best candidates (see `focus_sessions`).
+    #[serde(default)]
+    pub session: f64,
     /// Cosine similarity of MiniLM sentence vectors (feature `embeddings`, with an embedder
     /// attached; otherwise it finds nothing).
     pub embeddings: f64,
@@ -54,7 +67,9 @@ impl Signals {
     /// dev recall@10 0.619 → 0.608 at 0.2, 0.551 at 0.5); it stays built for aliases ("the
     /// old merchant") and the ablation. `embeddings` (1.0, chosen on the same half with the
     /// other weights fixed) counts only in a build with the feature and an embedder attached;
-    /// elsewhere it adds nothing.
+    /// elsewhere it adds nothing. `proximity` and `session`, and `speaker`, `neighbours`
+    /// retuned, were chosen on two real conversations (LoCoMo 26 and 41) and checked on three
+    /// others and on the generated dev half (BENCHMARKS.md "Recall on real conversations").
     pub const DEFAULT: Signals = Signals {
         bm25: 1.0,
         entities: 0.0,
@@ -62,6 +77,8 @@ impl Signals {
         speaker: 1.0,
         neighbours: 0.75,
         recency: 0.3,
+        proximity: 1.0,
+        session: 0.1,
         embeddings: 1.0,
     };
 
@@ -73,6 +90,8 @@ impl Signals {
         speaker: 0.0,
         neighbours: 0.0,
         recency: 0.0,
+        proximity: 0.0,
+        session: 0.0,
         embeddings: 0.0,
     };
 
@@ -89,6 +108,8 @@ impl Signals {
             "speaker" => s.speaker = 1.0,
             "neighbours" => s.neighbours = 1.0,
             "recency" => s.recency = 1.0,
+            "proximity" => s.proximity = 1.0,
+            "session" => s.session = 1.0,
             "embeddings" => s.embeddings = 1.0,
             _ => return None,
         }
@@ -175,6 +196,8 @@ const NEIGHBOUR_SOURCES: usize = 5;
 const NEIGHBOUR_SPAN: usize = 3;
 /// How much less a fact borrows from a turn-mate for each line between them.
 const NEIGHBOUR_DECAY: f64 = 0.5;
+/// How many of a session's best candidates make its score for the session focus.
+const SESSION_BEST: usize = 3;
 /// The recency prior's share when the question does not lean to a time.
 const PRIOR: f64 = 1.0;
 /// BM25's parameters. FTS5 sets k1 = 1.2; 0.8 (a repeated word counts for less) was better on
@@ -216,9 +239,19 @@ impl MemoryStore {
         let s = q.signals;
         let filter = self.visibility(q);
         let mut seen = Seen::default();
+        // A calendar date ("on 3 June, 2023") belongs to the time signal, not the text.
+        let dated = if s.time > 0.0 {
+            date_ref(&q.text)
+        } else {
+            None
+        };
         let mut values: HashMap<i64, Values> = HashMap::new();
         if s.bm25 > 0.0 {
-            for (id, v) in self.bm25(&query_words(&q.text), &filter, &mut seen)? {
+            let mut qw = query_words(&q.text);
+            if let Some((_, named)) = &dated {
+                qw.retain(|w| !named.contains(w));
+            }
+            for (id, v) in self.bm25(&qw, s.proximity, &filter, &mut seen)? {
                 values.entry(id).or_default().bm25 = v;
             }
         }
@@ -237,6 +270,18 @@ impl MemoryStore {
                 values.entry(id).or_default();
             }
         }
+        let held = match &dated {
+            Some((date, _)) => self.sessions_held_on(*date, &values, &seen)?,
+            None => Vec::new(),
+        };
+        // A day names one session: all of it comes forward, as "session 4" does.
+        if dated.as_ref().is_some_and(|d| d.0.day.is_some()) {
+            for n in &held {
+                for id in self.time_candidates(TimeRef::Session(*n), &filter, &mut seen)? {
+                    values.entry(id).or_default();
+                }
+            }
+        }
         #[cfg(feature = "embeddings")]
         if s.embeddings > 0.0 {
             self.embedding_values(&q.text, &filter, &mut seen, &mut values)?;
@@ -244,12 +289,15 @@ impl MemoryStore {
         if values.is_empty() {
             return Ok(Vec::new());
         }
-        mark_time(when, &seen, &mut values);
+        mark_time(when, &held, &seen, &mut values);
         let mut ranked = content(q, &values);
         if s.neighbours > 0.0 {
             self.lend_to_neighbours(&mut ranked, s.neighbours, &filter, &mut seen, work)?;
         }
         work.fetched = seen.fetched;
+        if s.session > 0.0 {
+            focus_sessions(&mut ranked, s.session, &seen);
+        }
         let ranked = speaker_and_recency(q, ranked, &seen);
         self.hits(q, ranked)
     }
@@ -315,6 +363,46 @@ impl MemoryStore {
             .collect();
         seen.fetch(self, &ids, filter)?;
         Ok(ids)
+    }
+
+    /// The sessions among the candidates' that were held on a calendar date (their episodes'
+    /// timestamps): one lookup per session, through the first episode of one of its facts.
+    fn sessions_held_on(
+        &self,
+        date: DateRef,
+        values: &HashMap<i64, Values>,
+        seen: &Seen,
+    ) -> Result<Vec<u32>, Error> {
+        let mut sessions: HashMap<u32, i64> = HashMap::new();
+        for id in values.keys() {
+            if let Some(Some(m)) = seen.meta.get(id) {
+                sessions.entry(m.session).or_insert(*id);
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT e.timestamp FROM memory_facts f
+                 JOIN memory_episodes e ON e.id = json_extract(f.episode_ids, '$[0]')
+                 WHERE f.id = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut held = Vec::new();
+        for (session, fact) in sessions {
+            let ts: Option<String> = stmt
+                .query_row([fact], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.err(e))?;
+            if ts
+                .as_deref()
+                .and_then(timestamp_date)
+                .is_some_and(|d| date.matches(d))
+            {
+                held.push(session);
+            }
+        }
+        held.sort_unstable();
+        Ok(held)
     }
 
     /// Cosine similarity of the question's sentence vector with every candidate (and, in a
@@ -475,6 +563,7 @@ impl MemoryStore {
     fn bm25(
         &self,
         words: &[String],
+        proximity_weight: f64,
         filter: &str,
         seen: &mut Seen,
     ) -> Result<Vec<(i64, f64)>, Error> {
@@ -563,7 +652,8 @@ impl MemoryStore {
                             .max(1) as f64;
                         idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len))
                     })
-                    .sum();
+                    .sum::<f64>()
+                    + proximity_weight * proximity(&tokens, &terms);
                 Some((id, score))
             })
             .collect();
@@ -784,19 +874,22 @@ fn best_first(a: &(f64, i64), b: &(f64, i64)) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(b.1.cmp(&a.1))
 }
 
-/// Lift candidates from the time the question names.
-fn mark_time(when: Option<TimeRef>, seen: &Seen, values: &mut HashMap<i64, Values>) {
-    let Some(when) = when else {
+/// Lift candidates from the time the question names: a session, in-game days, or sessions
+/// held on the calendar date it names (`held`).
+fn mark_time(when: Option<TimeRef>, held: &[u32], seen: &Seen, values: &mut HashMap<i64, Values>) {
+    if when.is_none() && held.is_empty() {
         return;
-    };
+    }
     for (id, v) in values.iter_mut() {
         let Some(Some(m)) = seen.meta.get(id) else {
             continue;
         };
-        let inside = match when {
-            TimeRef::Session(n) => m.session == n,
-            TimeRef::Days(a, b) => m.day.is_some_and(|d| (a..=b).contains(&d)),
-        };
+        let inside = held.contains(&m.session)
+            || match when {
+                Some(TimeRef::Session(n)) => m.session == n,
+                Some(TimeRef::Days(a, b)) => m.day.is_some_and(|d| (a..=b).contains(&d)),
+                None => false,
+            };
         if inside {
             v.time = 1.0;
         }
@@ -874,10 +967,7 @@ fn borrowings(turn: &[(i64, f64)], steps: &mut usize) -> Vec<(i64, f64)> {
 
 /// One direction of [`borrowings`]: each line takes the best of the lines already passed,
 /// halved for each line between.
-fn sweep<'a>(
-    lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>,
-    steps: &mut usize,
-) {
+fn sweep<'a>(lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>, steps: &mut usize) {
     // The best the lines passed so far lend to the next line.
     let mut carry = 0.0f64;
     for (out, &(_, score)) in lines {
@@ -890,6 +980,63 @@ fn sweep<'a>(
 /// A fact's place in the campaign's time, for ordering.
 fn time_key(m: &Meta) -> u64 {
     u64::from(m.session) << 32 | u64::from(m.turn)
+}
+
+/// Different question words said close together ("mental health", "pride parade" against a
+/// line that says "pride" early and "parade" late): the sum, over each pair of consecutive
+/// matches of different words in the text, of the smaller IDF over the squared distance.
+/// Linear in the fact's words.
+fn proximity(tokens: &[String], terms: &[(&str, f64, Vec<i64>)]) -> f64 {
+    let stems: Vec<(&str, f64)> = terms.iter().map(|t| (rough_stem(t.0), t.1)).collect();
+    // The last matched word: (its position, which question word).
+    let mut last: Option<(usize, usize)> = None;
+    let mut bonus = 0.0;
+    for (pos, tok) in tokens.iter().enumerate() {
+        let st = rough_stem(tok);
+        let Some(ti) = stems.iter().position(|s| s.0 == st) else {
+            continue;
+        };
+        if let Some((p, t)) = last
+            && t != ti
+        {
+            let d = (pos - p) as f64;
+            let idf = stems
+                .get(t)
+                .map_or(0.0, |s| s.1)
+                .min(stems.get(ti).map_or(0.0, |s| s.1));
+            bonus += idf / (d * d);
+        }
+        last = Some((pos, ti));
+    }
+    bonus
+}
+
+/// Session focus: every candidate is lifted by how well its session as a whole answers (the
+/// sum of its best `SESSION_BEST` candidates, the best session's sum counting 1). An answer
+/// is often told over several lines of one conversation, and a line of the session that
+/// talked about it beats an equal line of a session that mentioned it once.
+fn focus_sessions(ranked: &mut [(f64, i64)], weight: f64, seen: &Seen) {
+    let mut by_session: HashMap<u32, Vec<f64>> = HashMap::new();
+    for (score, id) in ranked.iter() {
+        if let Some(Some(m)) = seen.meta.get(id) {
+            by_session.entry(m.session).or_default().push(*score);
+        }
+    }
+    let sums: HashMap<u32, f64> = by_session
+        .into_iter()
+        .map(|(session, mut scores)| {
+            scores.sort_by(|a, b| b.total_cmp(a));
+            (session, scores.iter().take(SESSION_BEST).sum::<f64>())
+        })
+        .collect();
+    let best = sums.values().copied().fold(0.0f64, f64::max).max(1e-9);
+    for (score, id) in ranked.iter_mut() {
+        if let Some(Some(m)) = seen.meta.get(id)
+            && *score > 0.0
+        {
+            *score += weight * sums.get(&m.session).copied().unwrap_or(0.0) / best;
+        }
+    }
 }
 
 /// A SQLite varint (as FTS5 writes its statistics): the value and the bytes it took.
