@@ -579,6 +579,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn question_frame_words_are_not_searched() {
+        assert_eq!(
+            query_words("What kind of art does Caroline make?"),
+            vec!["art", "caroline", "make"]
+        );
+    }
+
+    #[test]
     fn calendar_dates_are_read_from_questions_and_timestamps() {
         let d = |t: &str| date_ref(t).map(|r| r.0);
         assert_eq!(
