@@ -956,8 +956,10 @@ fn speaker_and_recency(q: &Query, ranked: Vec<(f64, i64)>, seen: &Seen) -> Vec<(
 }
 
 /// What each fact of one turn (in the order said) borrows from the best of the others: its
-/// score, halved for each line between them. Two sweeps, one each way, carrying the best
-/// so far: linear in the turn's candidates (`steps` counts the lines visited).
+/// score, halved for each candidate between them (lines that are not candidates are not
+/// counted: halving per line said between measured 0.794 → 0.787 on LoCoMo's tuned split).
+/// Two sweeps, one each way, carrying the best so far: linear in the turn's candidates
+/// (`steps` counts the lines visited).
 fn borrowings(turn: &[(i64, f64)], steps: &mut usize) -> Vec<(i64, f64)> {
     let mut lent: Vec<(i64, f64)> = turn.iter().map(|e| (e.0, 0.0)).collect();
     sweep(lent.iter_mut().zip(turn), steps);
@@ -966,7 +968,7 @@ fn borrowings(turn: &[(i64, f64)], steps: &mut usize) -> Vec<(i64, f64)> {
 }
 
 /// One direction of [`borrowings`]: each line takes the best of the lines already passed,
-/// halved for each line between.
+/// halved for each candidate between.
 fn sweep<'a>(lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>, steps: &mut usize) {
     // The best the lines passed so far lend to the next line.
     let mut carry = 0.0f64;
