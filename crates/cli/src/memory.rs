@@ -68,14 +68,14 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             json,
             stdin,
         } => {
-            let store = open(dir)?;
+            let (store, sessions) = open_with_sessions(dir)?;
             let reader = match (agent, character, party) {
                 (Some(a), true, _) => Reader::Character(a),
                 (Some(a), false, _) => Reader::Player(a),
                 (None, _, true) => Reader::Party,
                 (None, _, false) => Reader::All,
             };
-            let now = now(dir, &store)?;
+            let now = now(&sessions, &store)?;
             let ask = |text: &str| -> anyhow::Result<Vec<Hit>> {
                 let mut q = Query::new(text, reader.clone(), now);
                 q.top_k = top_k.max(1);
@@ -186,6 +186,12 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
+    Ok(open_with_sessions(dir)?.0)
+}
+
+/// The campaign's memory and its session store, each opened once (a query process opened the
+/// session store twice: a schema check each, a millisecond of a 5 ms question).
+fn open_with_sessions(dir: &Path) -> anyhow::Result<(MemoryStore, troupe_engine::Store)> {
     let db = dir.join("campaign.db");
     if !db.is_file() {
         bail!(
@@ -195,13 +201,13 @@ fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
         );
     }
     // The session store first: a damaged or locked campaign.db is named with what to do.
-    sessions::create_store(dir)?;
-    MemoryStore::open(&db).map_err(sessions::memory_error)
+    let sessions = sessions::create_store(dir)?;
+    let memory = MemoryStore::open(&db).map_err(sessions::memory_error)?;
+    Ok((memory, sessions))
 }
 
 /// "Now" for ages and "last session": the session being played, or the next one.
-fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
-    let sessions = sessions::open_store(dir)?;
+fn now(sessions: &troupe_engine::Store, store: &MemoryStore) -> anyhow::Result<GameTime> {
     let from_sessions = match sessions.latest_session()? {
         Some(s) if s.ended_reason.is_none() => s.number,
         Some(s) => s.number + 1,
