@@ -740,4 +740,23 @@ mod tests {
         assert_eq!(normalise_name("The Old  Trader"), "old trader");
         assert_eq!(normalise_name("Galvin"), "galvin");
     }
+
+    proptest::proptest! {
+        /// Any text, however odd: a date read from it is a real month and day, and the words
+        /// it names are words of the text.
+        #[test]
+        fn dates_read_from_any_text_are_calendar_dates(text in "\\PC{0,60}( [0-9]{1,4})?( (May|June|Oct\\.|Sept)( [0-9]{1,4},?)?)?( [0-9]{4})?") {
+            if let Some((d, named)) = date_ref(&text) {
+                proptest::prop_assert!((1..=12).contains(&d.month));
+                proptest::prop_assert!(d.day.is_none_or(|x| (1..=31).contains(&x)));
+                let lower = text.to_lowercase();
+                for w in named {
+                    proptest::prop_assert!(lower.contains(&w), "{w} not in {lower}");
+                }
+            }
+            if let Some((_, m, d)) = timestamp_date(&text) {
+                proptest::prop_assert!((1..=12).contains(&m) && (1..=31).contains(&d));
+            }
+        }
+    }
 }
