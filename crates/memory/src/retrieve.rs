@@ -13,6 +13,7 @@
 //!   every candidate from then;
 //! - `speaker`: lifts candidates said by someone the question names ("what did Bea say…"),
 //!   after the neighbours have lent, so the line that asked lends to the named one's answer;
+//!   an AI's own lines are lifted half as much when it recalls (player or character layer);
 //! - `neighbours`: the best candidates bring in the three lines each side of them in their
 //!   turn, and each fact borrows from the best of its turn, halved per line between (pronouns,
 //!   answers to a question, split evidence); linear in the candidates;
@@ -196,6 +197,12 @@ const NEIGHBOUR_SOURCES: usize = 5;
 const NEIGHBOUR_SPAN: usize = 3;
 /// How much less a fact borrows from a turn-mate for each line between them.
 const NEIGHBOUR_DECAY: f64 = 0.5;
+/// How much an AI's own lines are lifted, as a share of a named speaker's lift: a player
+/// remembers its own plan (in play, its plan about the drone ranked under the GM's answer
+/// about the docking bay, which matched no word of the question). Not measured on a
+/// benchmark: neither set is read as an AI (LoCoMo as everyone, the generated set as the
+/// party), so their figures do not move.
+const OWN_LINES: f64 = 0.5;
 /// How many of a session's best candidates make its score for the session focus.
 const SESSION_BEST: usize = 3;
 /// The recency prior's share when the question does not lean to a time.
@@ -937,6 +944,11 @@ fn speaker_and_recency(q: &Query, ranked: Vec<(f64, i64)>, seen: &Seen) -> Vec<(
         (lo, hi.max(lo))
     };
     let max_session = q.now.session.max(1) as f64;
+    // An AI's own lines: the reader is the subject of its recall ("what do I remember of…").
+    let me = match &q.reader {
+        Reader::Player(a) | Reader::Character(a) => Some(a.to_lowercase()),
+        _ => None,
+    };
     ranked
         .into_iter()
         .filter_map(|(content, id)| {
@@ -949,7 +961,12 @@ fn speaker_and_recency(q: &Query, ranked: Vec<(f64, i64)>, seen: &Seen) -> Vec<(
                 None => (f64::from(m.session) / max_session * 0.5 + m.importance * 0.5) * PRIOR,
             };
             let named = m.speaker != "gm" && asked.contains(&m.speaker);
-            let lift = if named { 1.0 + s.speaker } else { 1.0 };
+            let own = me.as_deref() == Some(m.speaker.as_str());
+            let lift = match (named, own) {
+                (true, _) => 1.0 + s.speaker,
+                (false, true) => 1.0 + s.speaker * OWN_LINES,
+                (false, false) => 1.0,
+            };
             Some((content * lift + s.recency * recency, id))
         })
         .collect()
@@ -1344,5 +1361,45 @@ mod tests {
                 .map(String::as_str),
             Some("s2:0")
         );
+    }
+
+    /// An AI recalls its own lines a little more readily than another's equal ones; a reader
+    /// of everything has no "own".
+    #[test]
+    fn an_ai_recalls_its_own_plan_first() {
+        let mut store = MemoryStore::in_memory().unwrap();
+        let line = |id: &str, speaker: &str, text: &str| Episode {
+            id: id.into(),
+            session: 1,
+            turn: 1,
+            day: None,
+            timestamp: String::new(),
+            speaker: speaker.into(),
+            text: text.into(),
+            scope: Scope::Party,
+        };
+        let episodes = [
+            line(
+                "alex-plan",
+                "alex",
+                "We should talk the drone away from the fuel cells.",
+            ),
+            line(
+                "bea-plan",
+                "bea",
+                "We should lure the drone away from the fuel cells.",
+            ),
+        ];
+        extract::import(&mut store, &episodes).unwrap();
+        let first = |reader: Reader| {
+            let mut q = Query::new("the drone and the fuel cells", reader, GameTime::default());
+            q.top_k = 2;
+            store.search(&q).unwrap()[0].fact.episode_ids[0].clone()
+        };
+        assert_eq!(first(Reader::Player("alex".into())), "alex-plan");
+        assert_eq!(first(Reader::Character("Alex".into())), "alex-plan");
+        assert_eq!(first(Reader::Player("bea".into())), "bea-plan");
+        // Read by everyone, the newer of two equal lines comes first.
+        assert_eq!(first(Reader::All), "bea-plan");
     }
 }
