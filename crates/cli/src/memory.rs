@@ -234,11 +234,8 @@ fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
         Some(s) => s.number + 1,
         None => 1,
     };
-    let facts = store
-        .facts(&Reader::All, true)
-        .map_err(sessions::memory_error)?;
-    let from_facts = facts.iter().map(|f| f.at.session + 1).max().unwrap_or(1);
-    let day = facts.iter().filter_map(|f| f.at.day).max();
+    let (session, day) = store.latest().map_err(sessions::memory_error)?;
+    let from_facts = session.map_or(1, |s| s + 1);
     Ok(GameTime {
         session: from_sessions.max(from_facts),
         turn: 0,

@@ -46,6 +46,8 @@ fn signal_names() -> Vec<&'static str> {
         "speaker",
         "neighbours",
         "recency",
+        "proximity",
+        "session",
     ];
     if troupe_memory::EMBEDDINGS_BUILT {
         v.push("embeddings");
@@ -61,6 +63,8 @@ fn weight<'a>(s: &'a mut Signals, name: &str) -> Option<&'a mut f64> {
         "speaker" => &mut s.speaker,
         "neighbours" => &mut s.neighbours,
         "recency" => &mut s.recency,
+        "proximity" => &mut s.proximity,
+        "session" => &mut s.session,
         "embeddings" => &mut s.embeddings,
         _ => return None,
     })
@@ -298,13 +302,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let d = Signals::DEFAULT;
     println!(
-        "DEFAULT weights: bm25 {}, entities {}, time {}, speaker {}, neighbours {}, recency {}{}",
+        "DEFAULT weights: bm25 {}, entities {}, time {}, speaker {}, neighbours {}, recency {}, proximity {}, session {}{}",
         d.bm25,
         d.entities,
         d.time,
         d.speaker,
         d.neighbours,
         d.recency,
+        d.proximity,
+        d.session,
         {
             #[cfg(feature = "embeddings")]
             {

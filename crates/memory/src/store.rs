@@ -121,7 +121,9 @@ pub struct Counts {
 pub struct MemoryStore {
     pub(crate) conn: Connection,
     path: PathBuf,
-    /// Known speakers (lowercase), for "who said" questions; kept up to date on write.
+    /// Speakers (lowercase) written through this handle, or all of them after a forget. Not
+    /// read at open: that was a scan of every fact per process (20 ms at 100k facts), and
+    /// retrieval reads the speakers of its candidates instead. Nothing reads it today.
     pub(crate) speakers: Vec<String>,
     /// Sentence embeddings, once attached (feature `embeddings`).
     #[cfg(feature = "embeddings")]
@@ -192,7 +194,7 @@ impl MemoryStore {
              COMMIT;"
         ))
         .map_err(|e| db(&path, e))?;
-        let mut store = MemoryStore {
+        let store = MemoryStore {
             conn,
             path,
             speakers: Vec::new(),
@@ -200,7 +202,6 @@ impl MemoryStore {
             embedder: None,
             mirror: None,
         };
-        store.refresh_speakers()?;
         Ok(store)
     }
 

@@ -170,6 +170,10 @@ pub fn content_words(text: &str) -> Vec<String> {
     out
 }
 
+/// Words that frame a question rather than say what it asks ("what kind of art", "is she
+/// likely to"): as text they match small talk ("your kind words"). Not stopwords elsewhere.
+const QUESTION_FRAME: &[&str] = &["kind", "kinds", "likely", "sort", "type", "types"];
+
 /// The words of a question worth searching the text for: its content words without the ones
 /// that only say when ("day 26", "session 18", "three sessions ago"): those are the time
 /// signal's, and as text they match every "Day 26:" log line instead of the answer.
@@ -189,7 +193,8 @@ pub fn query_words(text: &str) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     for (i, w) in ws.iter().enumerate() {
-        if w.len() > 1 && !is_stopword(w) && !when(i) && !out.contains(w) {
+        let frame = QUESTION_FRAME.contains(&w.as_str());
+        if w.len() > 1 && !is_stopword(w) && !frame && !when(i) && !out.contains(w) {
             out.push(w.clone());
         }
     }
@@ -380,6 +385,133 @@ pub enum TimeRef {
     Days(u32, u32),
 }
 
+/// A calendar date a question names ("on 3 June, 2023", "October 13, 2023", "in May 2023"):
+/// the real-world date a session was played (or a conversation held), kept as each episode's
+/// timestamp. Days and years are optional; the month is not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DateRef {
+    pub year: Option<i32>,
+    pub month: u32,
+    pub day: Option<u32>,
+}
+
+impl DateRef {
+    /// Whether a session held on `(year, month, day)` is the one named.
+    pub fn matches(&self, (year, month, day): (i32, u32, u32)) -> bool {
+        self.month == month
+            && self.year.is_none_or(|y| y == year)
+            && self.day.is_none_or(|d| d == day)
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The month a word names: a capitalised full name ("May", not the verb "may"), or its first
+/// three letters ("Oct", "Sept" too).
+fn month_of(word: &str) -> Option<u32> {
+    if !is_capitalised(word) {
+        return None;
+    }
+    let w = word.to_lowercase();
+    let w = w.strip_suffix('.').unwrap_or(&w);
+    MONTHS.iter().zip(1..).find_map(|(m, n)| {
+        let short = m.get(..3).unwrap_or(m);
+        (*m == w || w == short || (n == 9 && w == "sept")).then_some(n)
+    })
+}
+
+/// A day of the month as written beside a month name ("13", "13th", "3rd").
+fn day_of(word: &str) -> Option<u32> {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let rest = word.get(digits.len()..).unwrap_or("");
+    if !matches!(rest, "" | "st" | "nd" | "rd" | "th") {
+        return None;
+    }
+    digits.parse().ok().filter(|d| (1..=31).contains(d))
+}
+
+fn year_of(word: &str) -> Option<i32> {
+    (word.len() == 4)
+        .then(|| word.parse().ok())
+        .flatten()
+        .filter(|y| (1900..=2200).contains(y))
+}
+
+/// The calendar date a text names, if any, and the words that name it (lowercase, to be
+/// left out of the text search: "June" or "2023" as words match small talk, not the day).
+pub fn date_ref(text: &str) -> Option<(DateRef, Vec<String>)> {
+    let ws: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    (0..ws.len()).find_map(|i| date_at(&ws, i))
+}
+
+/// The date named by a month at word `i`, with the day and year written beside it.
+fn date_at(ws: &[&str], i: usize) -> Option<(DateRef, Vec<String>)> {
+    let word = ws.get(i)?;
+    let month = month_of(word)?;
+    let at = |j: Option<usize>| j.and_then(|j| ws.get(j)).copied();
+    let mut named = vec![word.to_lowercase()];
+    let mut day = None;
+    let mut after = i + 1;
+    if let Some(w) = at(i.checked_sub(1)).filter(|w| day_of(w).is_some()) {
+        day = day_of(w);
+        named.push(w.to_lowercase());
+    } else if let Some(w) = at(Some(i + 1)).filter(|w| day_of(w).is_some()) {
+        day = day_of(w);
+        named.push(w.to_lowercase());
+        after = i + 2;
+    }
+    let year = at(Some(after)).and_then(year_of);
+    if let Some(y) = year {
+        named.push(y.to_string());
+    }
+    // "May I…", "March on": these two are words too; alone they name no date.
+    if matches!(month, 3 | 5) && day.is_none() && year.is_none() {
+        return None;
+    }
+    Some((DateRef { year, month, day }, named))
+}
+
+/// The date a timestamp names: ISO ("2023-05-08T13:56:00Z") or written out ("1:56 pm on
+/// 8 May, 2023"); `None` when it names no full date.
+pub fn timestamp_date(ts: &str) -> Option<(i32, u32, u32)> {
+    let iso = || -> Option<(i32, u32, u32)> {
+        let mut parts = ts.get(..10)?.split('-');
+        let y = parts.next()?.parse().ok()?;
+        let m = parts
+            .next()?
+            .parse()
+            .ok()
+            .filter(|m| (1..=12).contains(m))?;
+        let d = parts
+            .next()?
+            .parse()
+            .ok()
+            .filter(|d| (1..=31).contains(d))?;
+        Some((y, m, d))
+    };
+    iso().or_else(|| {
+        let (d, _) = date_ref(ts)?;
+        Some((d.year?, d.month, d.day?))
+    })
+}
+
 /// Read a time reference from a question, relative to the current session and day.
 pub fn time_ref(question: &str, now_session: u32, now_day: Option<u32>) -> Option<TimeRef> {
     let ws = words(question);
@@ -445,6 +577,65 @@ pub fn time_ref(question: &str, now_session: u32, now_day: Option<u32>) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn question_frame_words_are_not_searched() {
+        assert_eq!(
+            query_words("What kind of art does Caroline make?"),
+            vec!["art", "caroline", "make"]
+        );
+    }
+
+    #[test]
+    fn calendar_dates_are_read_from_questions_and_timestamps() {
+        let d = |t: &str| date_ref(t).map(|r| r.0);
+        assert_eq!(
+            d("What painting did she show on October 13, 2023?"),
+            Some(DateRef {
+                year: Some(2023),
+                month: 10,
+                day: Some(13)
+            })
+        );
+        assert_eq!(
+            d("What did Maria start, as mentioned on 3 June, 2023?"),
+            Some(DateRef {
+                year: Some(2023),
+                month: 6,
+                day: Some(3)
+            })
+        );
+        assert_eq!(
+            d("What did John host in May 2023?"),
+            Some(DateRef {
+                year: Some(2023),
+                month: 5,
+                day: None
+            })
+        );
+        assert_eq!(
+            d("When did she go camping in June?").map(|r| r.month),
+            Some(6)
+        );
+        // "may" the verb, "march" the verb, and a lowercase month are not dates.
+        assert_eq!(d("What may the captain march on?"), None);
+        assert_eq!(d("Where did they go?"), None);
+        let (sept, named) = date_ref("on the 3rd of Sept. 2023").unwrap();
+        assert_eq!((sept.month, sept.day, sept.year), (9, None, Some(2023)));
+        assert_eq!(named, vec!["sept".to_string(), "2023".to_string()]);
+        assert_eq!(d("May I ask what happened in March?"), None);
+        assert_eq!(timestamp_date("1:56 pm on 8 May, 2023"), Some((2023, 5, 8)));
+        assert_eq!(timestamp_date("2026-11-24T13:48:43Z"), Some((2026, 11, 24)));
+        assert_eq!(timestamp_date("turn 4"), None);
+        assert_eq!(timestamp_date("Überall 😀 ş"), None);
+        let june = DateRef {
+            year: None,
+            month: 6,
+            day: None,
+        };
+        assert!(june.matches((2023, 6, 27)));
+        assert!(!june.matches((2023, 7, 3)));
+    }
 
     #[test]
     fn stopwords_are_sorted_for_binary_search() {
@@ -548,5 +739,24 @@ mod tests {
     fn names_normalise_without_articles() {
         assert_eq!(normalise_name("The Old  Trader"), "old trader");
         assert_eq!(normalise_name("Galvin"), "galvin");
+    }
+
+    proptest::proptest! {
+        /// Any text, however odd: a date read from it is a real month and day, and the words
+        /// it names are words of the text.
+        #[test]
+        fn dates_read_from_any_text_are_calendar_dates(text in "\\PC{0,60}( [0-9]{1,4})?( (May|June|Oct\\.|Sept)( [0-9]{1,4},?)?)?( [0-9]{4})?") {
+            if let Some((d, named)) = date_ref(&text) {
+                proptest::prop_assert!((1..=12).contains(&d.month));
+                proptest::prop_assert!(d.day.is_none_or(|x| (1..=31).contains(&x)));
+                let lower = text.to_lowercase();
+                for w in named {
+                    proptest::prop_assert!(lower.contains(&w), "{w} not in {lower}");
+                }
+            }
+            if let Some((_, m, d)) = timestamp_date(&text) {
+                proptest::prop_assert!((1..=12).contains(&m) && (1..=31).contains(&d));
+            }
+        }
     }
 }
