@@ -1,6 +1,7 @@
 //! `troupe`: AI players at a Lasers & Feelings table.
 
 mod commands;
+mod detector;
 mod display;
 mod encounter;
 mod info;
@@ -209,6 +210,7 @@ struct CampaignDir {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    detector::register();
     let result = match cli.command {
         Command::Check { file, dir } => {
             sessions::campaign_file(file.as_deref(), dir.path.as_deref())

@@ -96,7 +96,10 @@
 #![deny(clippy::indexing_slicing)]
 
 pub mod gm;
+#[cfg(feature = "model")]
+pub mod learned;
 mod lex;
+pub mod opinion;
 
 use std::sync::LazyLock;
 
@@ -172,6 +175,9 @@ pub enum ViolationKind {
     FutureNarration,
     /// A result stated as a state: "the door is unlocked", "he's down".
     PassiveResult,
+    /// The learned second opinion reads the excerpt as stating what happens (the rules found
+    /// nothing they know).
+    JudgedOutcome,
 }
 
 impl ViolationKind {
@@ -194,6 +200,9 @@ impl ViolationKind {
             }
             Self::PassiveResult => {
                 "States a result as already true; the GM decides whether it happened."
+            }
+            Self::JudgedOutcome => {
+                "Reads as saying what happens, not what is attempted; the GM decides results."
             }
         }
     }
@@ -1525,8 +1534,90 @@ fn analyze(text: &str) -> Vec<Finding> {
     findings
 }
 
-/// Checks one action for outcome language.
+/// Checks one action for outcome language: the rules, then, when they find nothing and a
+/// second opinion is registered ([`opinion`]), the learned classifier.
 pub fn check(text: &str) -> Verdict {
+    let rules = check_rules(text);
+    match opinion::opinion() {
+        Some(o) if !rules.flagged && !text.trim().is_empty() => judge(text, rules, o),
+        _ => rules,
+    }
+}
+
+/// The outcome probability above which the second opinion flags an action the rules passed.
+/// Chosen on data the rules and the classifier were not trained on (BENCHMARKS.md, issue 18).
+pub const JUDGED_THRESHOLD: f64 = 0.5;
+
+/// The second opinion on an action the rules passed. A classifier that fails leaves the rules'
+/// verdict.
+fn judge(text: &str, rules: Verdict, o: &dyn opinion::SecondOpinion) -> Verdict {
+    let pieces = sentence_spans(text);
+    let mut texts = vec![text];
+    if pieces.len() > 1 {
+        texts.extend(pieces.iter().copied());
+    }
+    let Ok(p) = o.outcome_probabilities(&texts) else {
+        return rules;
+    };
+    let whole = p.first().copied().unwrap_or(0.0);
+    if whole < JUDGED_THRESHOLD {
+        return Verdict {
+            flagged: false,
+            violations: Vec::new(),
+            method: Method::Hybrid,
+            confidence: 1.0 - whole,
+        };
+    }
+    // Point at the sentence that reads most like a result (the whole text when it is one).
+    let excerpt = pieces
+        .iter()
+        .zip(p.iter().skip(1))
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map_or(text, |(s, _)| *s);
+    Verdict {
+        flagged: true,
+        violations: vec![Violation {
+            kind: ViolationKind::JudgedOutcome,
+            excerpt: excerpt.to_string(),
+            reason: ViolationKind::JudgedOutcome.reason().to_string(),
+        }],
+        method: Method::Hybrid,
+        confidence: whole,
+    }
+}
+
+/// The sentences of a text, as slices of it (ends at `.`, `!`, `?` or `;` followed by a space,
+/// and at line breaks), trimmed; empty ones dropped.
+fn sentence_spans(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_space = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        let end = match c {
+            '.' | '!' | '?' | ';' if next_space => Some(i + c.len_utf8()),
+            '\n' => Some(i),
+            _ => None,
+        };
+        if let Some(end) = end {
+            if let Some(s) = text
+                .get(start..end)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                out.push(s);
+            }
+            start = end;
+        }
+    }
+    if let Some(s) = text.get(start..).map(str::trim).filter(|s| !s.is_empty()) {
+        out.push(s);
+    }
+    out
+}
+
+/// The rules alone (design 2), whatever second opinion is registered.
+pub fn check_rules(text: &str) -> Verdict {
     let violations: Vec<Violation> = analyze(text)
         .into_iter()
         .map(|f| Violation {
@@ -1654,6 +1745,9 @@ pub fn auto_correct(text: &str) -> Correction {
         }
     }
     removed.reverse();
+    if let Some(o) = opinion::opinion() {
+        cur = judged_pass(cur, o, &mut removed);
+    }
     let text_out = if removed.is_empty() {
         text.to_string()
     } else {
@@ -1669,6 +1763,52 @@ pub fn auto_correct(text: &str) -> Correction {
         removed,
         reads_as_action,
     }
+}
+
+/// Removes what the second opinion still reads as a result: its most result-like sentence while
+/// more than one is left, then a lone "I …"/"We …" sentence becomes an attempt ("I vent the
+/// droid" → "I try to vent the droid").
+fn judged_pass(
+    mut cur: String,
+    o: &dyn opinion::SecondOpinion,
+    removed: &mut Vec<String>,
+) -> String {
+    for _ in 0..8 {
+        let verdict = judge(&cur, check_rules(&cur), o);
+        let Some(v) = verdict.violations.first().filter(|_| verdict.flagged) else {
+            break;
+        };
+        if sentence_spans(&cur).len() > 1 {
+            removed.push(v.excerpt.clone());
+            cur = tidy(&cur.replacen(&v.excerpt, "", 1));
+            continue;
+        }
+        if let Some(attempt) = as_attempt(&cur) {
+            removed.push(cur.clone());
+            cur = attempt;
+        }
+        break;
+    }
+    cur
+}
+
+/// "I vent the droid." → "I try to vent the droid."; `None` unless the text opens with I or we
+/// and a plain verb.
+fn as_attempt(text: &str) -> Option<String> {
+    let t = text.trim_start();
+    let (subject, rest) = t.split_once(' ')?;
+    if !matches!(subject, "I" | "We" | "i" | "we") {
+        return None;
+    }
+    let verb = rest.split_whitespace().next()?.to_lowercase();
+    if has(MODALS, &verb)
+        || AUX.contains(&verb.as_str())
+        || verb.ends_with("ed")
+        || matches!(verb.as_str(), "try" | "attempt")
+    {
+        return None;
+    }
+    Some(format!("{subject} try to {rest}"))
 }
 
 /// Whether unflagged text still says what the speaker does: a clause led by the speaker with a
@@ -1729,6 +1869,9 @@ pub fn feedback(verdict: &Verdict) -> String {
             }
             ViolationKind::PassiveResult => {
                 "don't state the result; say what you do to bring it about"
+            }
+            ViolationKind::JudgedOutcome => {
+                "say what your character tries and stop before anything happens"
             }
         };
         out.push_str(&format!("- \"{}\": {}\n", v.excerpt.trim(), how));
