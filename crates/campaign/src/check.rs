@@ -9,8 +9,8 @@ use troupe_rules::{
 };
 
 use crate::{
-    Campaign, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING, ModelSettings,
-    PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
+    Campaign, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING, MemoryServer,
+    ModelSettings, PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
 };
 
 const ROOT_FIELDS: &[&str] = &[
@@ -26,7 +26,7 @@ const ROOT_FIELDS: &[&str] = &[
 ];
 const GM_FIELDS: &[&str] = &["seat", "model", "scenario"];
 const SCENARIO_FIELDS: &[&str] = &["text", "notes"];
-const MEMORY_FIELDS: &[&str] = &["extraction"];
+const MEMORY_FIELDS: &[&str] = &["extraction", "backend", "url", "graph"];
 const PARTY_FIELDS: &[&str] = &["ship_name", "ship_strengths", "ship_problem"];
 const MODEL_FIELDS: &[&str] = &[
     "provider",
@@ -348,9 +348,9 @@ impl Checker {
                 x
             }
         };
-        let memory_extraction = match obj.get("memory") {
-            None | Some(Value::Null) => Some(true),
-            Some(v) => self.memory(v),
+        let (memory_extraction, memory_server) = match obj.get("memory") {
+            None | Some(Value::Null) => (Some(true), Ok(None)),
+            Some(v) => (self.memory(v), self.memory_server(v)),
         };
 
         Some(Campaign {
@@ -361,6 +361,7 @@ impl Checker {
             model: model.ok()?,
             corruption_strength: corruption_strength?,
             memory_extraction: memory_extraction?,
+            memory_server: memory_server.ok()?,
             gm: gm?,
         })
     }
@@ -429,7 +430,7 @@ impl Checker {
             v,
             "memory",
             MEMORY_FIELDS,
-            "must be an object with an optional extraction (true or false)",
+            "must be an object with optional extraction (true or false), backend, url and graph",
         )?;
         match obj.get("extraction") {
             None | Some(Value::Null) => Some(true),
@@ -441,6 +442,40 @@ impl Checker {
                     "must be true (draw facts from free text with the model; the default) or false (store each episode as one fact)",
                 );
                 None
+            }
+        }
+    }
+
+    /// Where the memory lives: `backend` sqlite (the default: campaign.db), or falkordb or
+    /// neo4j with the server's `url` and an optional `graph`.
+    fn memory_server(&mut self, v: &Value) -> Result<Option<MemoryServer>, ()> {
+        let Some(obj) = v.as_object() else {
+            return Ok(None);
+        };
+        let backend = self.optional_string(obj, "memory", "backend")?;
+        let url = self.optional_string(obj, "memory", "url")?;
+        let graph = self.optional_string(obj, "memory", "graph")?;
+        match backend.as_deref() {
+            None | Some("sqlite") if url.is_none() => Ok(None),
+            Some(b @ ("falkordb" | "neo4j")) => match url {
+                Some(url) => Ok(Some(MemoryServer {
+                    backend: b.to_string(),
+                    url,
+                    graph,
+                })),
+                None => {
+                    self.bad("memory.url".into(), &Value::Null, "is required with backend falkordb or neo4j: the server's address, e.g. redis://localhost:6379 or http://localhost:7474");
+                    Err(())
+                }
+            },
+            _ => {
+                let v = obj.get("backend").unwrap_or(&Value::Null);
+                self.bad(
+                    "memory.backend".into(),
+                    v,
+                    "must be sqlite (campaign.db; the default), falkordb or neo4j (with url)",
+                );
+                Err(())
             }
         }
     }

@@ -51,9 +51,25 @@ pub struct Campaign {
     /// model at each storage step (default on); off stores each episode as one fact.
     #[serde(default = "on")]
     pub memory_extraction: bool,
+    /// `memory.backend` falkordb or neo4j in the file: the memory lives on that graph server
+    /// instead of in campaign.db.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_server: Option<MemoryServer>,
     /// `gm` in the file: who runs the game (default: a person).
     #[serde(default)]
     pub gm: GmSettings,
+}
+
+/// A graph server holding the campaign's memory (`memory` block of the campaign file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryServer {
+    /// `falkordb` or `neo4j`.
+    pub backend: String,
+    /// `redis://host:6379` (FalkorDB) or `http://host:7474` (Neo4j).
+    pub url: String,
+    /// FalkorDB's graph or Neo4j's database, when the URL names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<String>,
 }
 
 /// Who runs the game, and with what.

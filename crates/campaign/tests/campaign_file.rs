@@ -510,3 +510,46 @@ fn memory_extraction_is_on_unless_the_file_turns_it_off() {
     let p = only_problem(&v);
     assert!(p.contains("did you mean \"extraction\"?"), "{p}");
 }
+
+#[test]
+fn memory_can_live_on_a_graph_server_named_by_backend_and_url() {
+    let mut v = valid();
+    assert_eq!(
+        parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .memory_server,
+        None
+    );
+    v["memory"] =
+        json!({"backend": "falkordb", "url": "redis://localhost:6379", "graph": "raptor"});
+    let c = parse(&v.to_string(), "campaign.json").unwrap();
+    let server = c.memory_server.unwrap();
+    assert_eq!(
+        (
+            server.backend.as_str(),
+            server.url.as_str(),
+            server.graph.as_deref()
+        ),
+        ("falkordb", "redis://localhost:6379", Some("raptor"))
+    );
+    assert!(c.memory_extraction);
+    v["memory"] = json!({"backend": "sqlite"});
+    assert_eq!(
+        parse(&v.to_string(), "campaign.json")
+            .unwrap()
+            .memory_server,
+        None
+    );
+    v["memory"] = json!({"backend": "neo4j"});
+    let p = only_problem(&v);
+    assert!(
+        p.contains("memory.url") && p.contains("is required with backend falkordb or neo4j"),
+        "{p}"
+    );
+    v["memory"] = json!({"backend": "mongo", "url": "x"});
+    let p = only_problem(&v);
+    assert!(
+        p.contains("memory.backend = \"mongo\": must be sqlite"),
+        "{p}"
+    );
+}

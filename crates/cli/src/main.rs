@@ -4,6 +4,7 @@ mod commands;
 mod detector;
 mod display;
 mod encounter;
+mod graph;
 mod info;
 mod keyboard;
 mod log_players;
@@ -39,6 +40,10 @@ struct Cli {
     /// subcommand's own `--campaign`, so every command reads it from there.
     #[command(flatten)]
     dir: CampaignDir,
+    /// Keep the campaign memory on a graph server instead of campaign.db:
+    /// falkordb://HOST:PORT/GRAPH (or redis://…) or http://HOST:7474/DATABASE (Neo4j)
+    #[arg(long, value_name = "URL", global = true)]
+    memory_url: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -211,6 +216,9 @@ struct CampaignDir {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
+    if let Some(url) = cli.memory_url.clone() {
+        graph::set_url(url);
+    }
     let result = match cli.command {
         Command::Check { file, dir } => {
             sessions::campaign_file(file.as_deref(), dir.path.as_deref())

@@ -54,6 +54,25 @@ pub enum MemoryCommand {
     },
     /// Counts, and every contradiction settled so far with both sources
     Stats,
+    /// Copy the memory from campaign.db to a graph server (--to), or from one back into an
+    /// empty campaign.db (--from); the copy is read back and checked row by row, and a sample
+    /// of recalls asked of both
+    Migrate {
+        /// falkordb://HOST:PORT/GRAPH (or redis://…) or http://HOST:7474/DATABASE (Neo4j)
+        #[arg(
+            long,
+            value_name = "URL",
+            required_unless_present = "from",
+            conflicts_with = "from"
+        )]
+        to: Option<String>,
+        /// Copy back from this server into campaign.db (whose memory must be empty)
+        #[arg(long, value_name = "URL")]
+        from: Option<String>,
+        /// With --to: delete what the graph already holds of this campaign first
+        #[arg(long)]
+        replace: bool,
+    },
 }
 
 pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
@@ -131,8 +150,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             // The campaign's own store first, so a campaign started by an import can be played.
             let _lock = sessions::CampaignLock::take(dir)?;
             sessions::create_store(dir)?;
-            let mut store =
-                MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error)?;
+            let mut store = crate::graph::open_memory(dir, None)?;
             let n = extract::import(&mut store, &episodes).map_err(sessions::memory_error)?;
             let c = store.counts().map_err(sessions::memory_error)?;
             println!(
@@ -160,6 +178,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        MemoryCommand::Migrate { to, from, replace } => migrate(dir, to, from, replace),
         MemoryCommand::Stats => {
             let store = open(dir)?;
             let c = store.counts().map_err(sessions::memory_error)?;
@@ -186,6 +205,9 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
+    if crate::graph::server_of(dir, None)?.is_some() {
+        return crate::graph::open_memory(dir, None);
+    }
     let db = dir.join("campaign.db");
     if !db.is_file() {
         bail!(
@@ -201,8 +223,13 @@ fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
 
 /// "Now" for ages and "last session": the session being played, or the next one.
 fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
-    let sessions = sessions::open_store(dir)?;
-    let from_sessions = match sessions.latest_session()? {
+    // A memory on a graph server may have no campaign.db beside it.
+    let latest = match sessions::open_store(dir) {
+        Ok(sessions) => sessions.latest_session()?,
+        Err(_) if !dir.join("campaign.db").is_file() => None,
+        Err(e) => return Err(e),
+    };
+    let from_sessions = match latest {
         Some(s) if s.ended_reason.is_none() => s.number,
         Some(s) => s.number + 1,
         None => 1,
@@ -264,4 +291,47 @@ fn print_hits(out: &mut impl Write, hits: &[Hit]) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// `troupe memory migrate`: campaign.db to a graph server, or back.
+fn migrate(
+    dir: &Path,
+    to: Option<String>,
+    from: Option<String>,
+    replace: bool,
+) -> anyhow::Result<ExitCode> {
+    let _lock = sessions::CampaignLock::take(dir)?;
+    let name = crate::graph::campaign_name(dir)?;
+    let target = |url: &str| {
+        troupe_graph::Target::parse(url, None, &name).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let (report, wrote) = match (to, from) {
+        (Some(url), _) => {
+            let store = open(dir)?;
+            let t = target(&url)?;
+            let r = troupe_graph::migrate::to_graph(&store, &t, replace)
+                .map_err(|e| crate::graph::graph_error(&e))?;
+            (r, t.describe())
+        }
+        (None, Some(url)) => {
+            sessions::create_store(dir)?;
+            let mut store =
+                MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error)?;
+            let r = troupe_graph::migrate::from_graph(&target(&url)?, &mut store)
+                .map_err(|e| crate::graph::graph_error(&e))?;
+            (r, dir.join("campaign.db").display().to_string())
+        }
+        (None, None) => bail!("say where to: --to URL, or --from URL to copy back"),
+    };
+    let counts: Vec<String> = report
+        .counts
+        .iter()
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+    println!(
+        "Copied campaign {name:?} to {wrote}: {}. Checked: every row read back equal, {} sample recalls answered the same.",
+        counts.join(", "),
+        report.recalls_compared
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -16,7 +16,6 @@ use troupe_engine::{
 };
 use troupe_engine::{CampaignMemory, StoreMemory};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
-use troupe_memory::MemoryStore;
 use troupe_rules::roll_seed;
 
 use crate::keyboard::Keyboard;
@@ -66,8 +65,7 @@ pub fn table(
 
 /// The campaign's memory, in its `campaign.db`.
 pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
-    let db = dir.join("campaign.db");
-    let store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
+    let store = crate::graph::open_memory(dir, Some(campaign))?;
     Ok(Box::new(StoreMemory::new(
         store,
         campaign.corruption_strength,

@@ -756,17 +756,14 @@ impl Table {
     /// each with the memory source that carries its truth level: canon as the GM's word,
     /// soft-canon as imported notes, improv as a character's interpretation.
     fn remember(&self, deltas: &[troupe_scene::WorldDelta]) -> anyhow::Result<usize> {
-        use troupe_memory::{
-            EntityKind, Episode, GameTime, MemoryStore, MemoryType, NewFact, Scope, Source,
-        };
+        use troupe_memory::{EntityKind, Episode, GameTime, MemoryType, NewFact, Scope, Source};
         // The sessions' schema first: the memory lives beside it in campaign.db.
         let sessions = crate::sessions::create_store(&self.dir)?;
         let session = sessions
             .latest_session()
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .map_or(1, |s| s.number);
-        let mut store =
-            MemoryStore::open(&self.dir.join("campaign.db")).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut store = crate::graph::open_memory(&self.dir, None)?;
         let state = &self.scene.state;
         let at = GameTime {
             session,

@@ -231,8 +231,8 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     let undone = store.mark_undone(number, from_seq)?;
     // What the undone turns put into memory goes too; resume remembers them as replayed.
     let from_turn = live[index].turn_number.max(1);
-    let forgotten = troupe_memory::MemoryStore::open(&dir.join("campaign.db"))
-        .and_then(|mut m| m.forget_from(number, from_turn))
+    let forgotten = crate::graph::open_memory(dir, None)?
+        .forget_from(number, from_turn)
         .map_err(memory_error)?;
 
     // Record the undo itself, in the database and its mirror.

@@ -41,7 +41,7 @@ impl MemoryStore {
             rusqlite::params![session, from_turn],
         )
         .map_err(db)?;
-        tx.commit().map_err(db)?;
+        crate::mirror::commit(tx, &path, &mut self.mirror)?;
         self.refresh_speakers()?;
         Ok(n)
     }

@@ -16,6 +16,7 @@ pub mod claims;
 mod confidence;
 pub mod extract;
 mod forget;
+pub mod mirror;
 mod model;
 mod retrieve;
 mod store;
@@ -26,6 +27,7 @@ mod vectors;
 pub use confidence::{
     Age, Corruption, CorruptionType, Rememberer, confidence, corrupt, corruption_probability,
 };
+pub use mirror::{Changes, MemoryMirror, Snapshot};
 pub use model::{
     Conflict, EntityKind, Episode, Fact, GameTime, MemoryType, NewFact, Reader, RecallKey, Scope,
     Source, TruthLevel,
@@ -59,6 +61,9 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// The mirror (a graph server) refused a write: it was rolled back, nothing changed.
+    #[error("campaign memory on {target}: {message}")]
+    Mirror { target: String, message: String },
     #[error("embeddings: {0}")]
     Embeddings(String),
 }

@@ -126,6 +126,8 @@ pub struct MemoryStore {
     /// Sentence embeddings, once attached (feature `embeddings`).
     #[cfg(feature = "embeddings")]
     pub(crate) embedder: Option<std::sync::Arc<troupe_embed::Embedder>>,
+    /// Where every write is also kept, when attached (a graph server).
+    pub(crate) mirror: Option<crate::mirror::Attached>,
 }
 
 pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
@@ -196,6 +198,7 @@ impl MemoryStore {
             speakers: Vec::new(),
             #[cfg(feature = "embeddings")]
             embedder: None,
+            mirror: None,
         };
         store.refresh_speakers()?;
         Ok(store)
@@ -257,7 +260,7 @@ impl MemoryStore {
             out.push(insert_fact(&tx, &path, f, &mut entities)?);
         }
         entities.flush(&tx, &path)?;
-        tx.commit().map_err(|e| db(&path, e))?;
+        crate::mirror::commit(tx, &path, &mut self.mirror)?;
         for (f, s) in facts.iter().zip(&out) {
             if !s.inserted {
                 continue;
@@ -283,7 +286,7 @@ impl MemoryStore {
             )
             .map_err(|e| db(&path, e))?;
         }
-        tx.commit().map_err(|e| db(&path, e))
+        crate::mirror::commit(tx, &path, &mut self.mirror)
     }
 
     /// Count one recall of these facts by `key`'s reader at `key`'s turn, once: the same recall
@@ -307,7 +310,7 @@ impl MemoryStore {
                 .map_err(|e| db(&path, e))?;
             }
         }
-        tx.commit().map_err(|e| db(&path, e))
+        crate::mirror::commit(tx, &path, &mut self.mirror)
     }
 
     /// Take back what `key`'s recall counted, so that recall can run again from the memory as
@@ -328,7 +331,7 @@ impl MemoryStore {
             args,
         )
         .map_err(|e| db(&path, e))?;
-        tx.commit().map_err(|e| db(&path, e))
+        crate::mirror::commit(tx, &path, &mut self.mirror)
     }
 
     pub fn fact(&self, id: i64) -> Result<Option<Fact>, Error> {
@@ -583,7 +586,7 @@ impl MemoryStore {
             .map_err(|e| db(&path, e))?;
         }
         entities.flush(&tx, &path)?;
-        tx.commit().map_err(|e| db(&path, e))
+        crate::mirror::commit(tx, &path, &mut self.mirror)
     }
 
     pub fn counts(&self) -> Result<Counts, Error> {

@@ -132,7 +132,7 @@ pub fn write_summary_of(
 }
 
 fn open_memory(dir: &Path) -> anyhow::Result<MemoryStore> {
-    MemoryStore::open(&dir.join("campaign.db")).map_err(|e| anyhow::anyhow!("campaign memory: {e}"))
+    crate::graph::open_memory(dir, None)
 }
 
 /// What each NPC with a memory key remembers of earlier encounters: its own memories first,
