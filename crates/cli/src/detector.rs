@@ -1,5 +1,5 @@
 //! The overreach check's learned second opinion (issue 18): registered for every command, loaded
-//! at the first action the rules pass. `TROUPE_DETECTOR=pattern` leaves the rules alone.
+//! at the first action checked. `TROUPE_DETECTOR=pattern` leaves the rules alone.
 
 /// The environment variable that chooses the detector: `hybrid` (the default) or `pattern`.
 pub const ENV: &str = "TROUPE_DETECTOR";

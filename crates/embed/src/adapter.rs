@@ -84,3 +84,61 @@ pub fn extra(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+    use super::*;
+
+    fn file(tensors: &[(&str, Vec<f32>, &[usize])]) -> Vec<u8> {
+        let map: HashMap<String, Tensor> = tensors
+            .iter()
+            .map(|(n, v, s)| {
+                let t = Tensor::from_vec(v.clone(), *s, &Device::Cpu).unwrap();
+                ((*n).to_string(), t)
+            })
+            .collect();
+        let path = std::env::temp_dir().join(format!("adapter-{}.st", std::process::id()));
+        candle_core::safetensors::save(&map, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        bytes
+    }
+
+    fn values(t: &Tensor) -> Vec<f32> {
+        t.flatten_all().unwrap().to_vec1().unwrap()
+    }
+
+    #[test]
+    fn a_lora_pair_adds_its_product_and_other_tensors_replace() {
+        let base = file(&[
+            ("bert.l.weight", vec![1.0, 0.0, 0.0, 1.0], &[2, 2]),
+            ("bert.l.bias", vec![0.5, 0.5], &[2]),
+        ]);
+        let adapter = file(&[
+            ("l.lora_a", vec![1.0, 2.0], &[1, 2]),
+            ("l.lora_b", vec![3.0, 4.0], &[2, 1]),
+            ("l.bias", vec![9.0, 8.0], &[2]),
+            ("head.weight", vec![7.0], &[1]),
+        ]);
+        let w = adapted(&base, &adapter, &Device::Cpu).unwrap();
+        // [[1,0],[0,1]] + [3,4]ᵀ·[1,2] = [[4,6],[4,9]]
+        assert_eq!(values(&w["bert.l.weight"]), [4.0, 6.0, 4.0, 9.0]);
+        assert_eq!(values(&w["bert.l.bias"]), [9.0, 8.0]);
+        assert!(!w.contains_key("head.weight") && !w.contains_key("bert.head.weight"));
+        let head = extra(&adapter, &["head.weight"]).unwrap();
+        assert_eq!(head["head.weight"], (vec![1], vec![7.0]));
+    }
+
+    #[test]
+    fn a_mismatched_or_orphaned_tensor_is_an_error() {
+        let base = file(&[("l.weight", vec![1.0, 0.0, 0.0, 1.0], &[2, 2])]);
+        let wrong_shape = file(&[("l.weight", vec![1.0], &[1])]);
+        let err = adapted(&base, &wrong_shape, &Device::Cpu).unwrap_err();
+        assert!(err.to_string().contains("the base has [2, 2]"), "{err}");
+        let orphan = file(&[("l.lora_a", vec![1.0, 2.0], &[1, 2])]);
+        let err = adapted(&base, &orphan, &Device::Cpu).unwrap_err();
+        assert!(err.to_string().contains("has no l.lora_b"), "{err}");
+        assert!(extra(&base, &["head.weight"]).is_err());
+    }
+}

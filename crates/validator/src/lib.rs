@@ -4,7 +4,10 @@
 //! reads one action and reports every place where it narrates a result; [`auto_correct`] cuts
 //! the result out and keeps the intent; [`feedback`] turns a verdict into a retry instruction.
 //!
-//! Pure Rust, no models, a few microseconds per action.
+//! The rules are pure Rust, a few microseconds per action. With the `model` feature a program
+//! can add a learned second opinion (a fine-tuned sentence encoder, ~13 ms an action): see
+//! [`check`], [`opinion`] and [`learned`]; the rules alone miss about a third of the results
+//! written in words they were not tuned on (BENCHMARKS.md, issue 18).
 //!
 //! # How it reads an action
 //!
@@ -120,14 +123,16 @@ pub struct Verdict {
     /// What decided the verdict. Verdicts logged before this field existed read as `pattern`.
     #[serde(default)]
     pub method: Method,
-    /// How often a verdict like this one was right on the development sets (0–1; f64, as every
-    /// logged number, so the log and its database copy print it alike); see
-    /// [`PATTERN_FLAGGED_CONFIDENCE`]. Old logs without it read as 0.
+    /// How sure the verdict is (0–1; f64, as every logged number, so the log and its database
+    /// copy print it alike): for `pattern`, how often such a verdict was right on the development
+    /// sets ([`PATTERN_FLAGGED_CONFIDENCE`]); for `hybrid`, the classifier's probability of the
+    /// verdict it gives (of an outcome when flagged, of an intent when passed; a rules flag the
+    /// classifier doubts carries its low probability). Old logs without it read as 0.
     #[serde(default)]
     pub confidence: f64,
 }
 
-/// What decided a verdict (seed 001's `ValidationResult`): today always the rules.
+/// What decided a verdict (seed 001's `ValidationResult`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
@@ -136,7 +141,7 @@ pub enum Method {
     Pattern,
     /// A chat model's judgement.
     Llm,
-    /// The rules, with a model's second opinion on a borderline case.
+    /// The rules and the learned classifier together ([`check`] says how they combine).
     Hybrid,
 }
 
@@ -175,8 +180,8 @@ pub enum ViolationKind {
     FutureNarration,
     /// A result stated as a state: "the door is unlocked", "he's down".
     PassiveResult,
-    /// The learned second opinion reads the excerpt as stating what happens (the rules found
-    /// nothing they know).
+    /// The learned classifier reads the action as stating what happens (the rules found nothing
+    /// they know); the excerpt is its most result-like sentence.
     JudgedOutcome,
 }
 
@@ -1534,56 +1539,84 @@ fn analyze(text: &str) -> Vec<Finding> {
     findings
 }
 
-/// Checks one action for outcome language: the rules, then, when they find nothing and a
-/// second opinion is registered ([`opinion`]), the learned classifier.
+/// Checks one action for outcome language: the rules, and, when a second opinion is registered
+/// ([`opinion`]), the learned classifier over the whole action. Together (`hybrid`) they flag
+/// it when the classifier's outcome probability reaches [`JUDGED_THRESHOLD`], or when the rules
+/// flag it and that probability is not below [`OVERRULE_BELOW`].
 pub fn check(text: &str) -> Verdict {
     let rules = check_rules(text);
     match opinion::opinion() {
-        Some(o) if !rules.flagged && !text.trim().is_empty() => judge(text, rules, o),
+        Some(o) if !text.trim().is_empty() => judge(text, rules, o),
         _ => rules,
     }
 }
 
-/// The outcome probability above which the second opinion flags an action the rules passed.
-/// Chosen on data the rules and the classifier were not trained on (BENCHMARKS.md, issue 18).
-pub const JUDGED_THRESHOLD: f64 = 0.5;
+/// The outcome probability at or above which the classifier flags an action the rules passed.
+/// Chosen on sentences neither was tuned on (BENCHMARKS.md, issue 18, design 3).
+pub const JUDGED_THRESHOLD: f64 = 0.7;
 
-/// The second opinion on an action the rules passed. A classifier that fails leaves the rules'
-/// verdict.
+/// The outcome probability below which the classifier overrules the rules' flag. The rules'
+/// false alarms are plans and conditionals they misparse ("If I win, the ship is mine"), which
+/// the classifier reads as intent with near certainty; a real result it doubts this much is
+/// rare (BENCHMARKS.md, issue 18, design 3).
+pub const OVERRULE_BELOW: f64 = 0.01;
+
+/// The rules and the classifier together: the action is flagged when the classifier is fairly
+/// sure it states a result, or when the rules flag it and the classifier does not all but rule
+/// that out. A classifier that fails leaves the rules' verdict.
 fn judge(text: &str, rules: Verdict, o: &dyn opinion::SecondOpinion) -> Verdict {
-    let pieces = sentence_spans(text);
-    let mut texts = vec![text];
-    if pieces.len() > 1 {
-        texts.extend(pieces.iter().copied());
-    }
-    let Ok(p) = o.outcome_probabilities(&texts) else {
+    let Some(p) = o
+        .outcome_probabilities(&[text])
+        .ok()
+        .and_then(|p| p.first().copied())
+    else {
         return rules;
     };
-    let whole = p.first().copied().unwrap_or(0.0);
-    if whole < JUDGED_THRESHOLD {
+    if rules.flagged && p >= OVERRULE_BELOW {
+        // The rules say where; the classifier says how sure.
+        return Verdict {
+            method: Method::Hybrid,
+            confidence: p,
+            ..rules
+        };
+    }
+    if p < JUDGED_THRESHOLD {
         return Verdict {
             flagged: false,
             violations: Vec::new(),
             method: Method::Hybrid,
-            confidence: 1.0 - whole,
+            confidence: 1.0 - p,
         };
     }
-    // Point at the sentence that reads most like a result (the whole text when it is one).
-    let excerpt = pieces
-        .iter()
-        .zip(p.iter().skip(1))
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map_or(text, |(s, _)| *s);
     Verdict {
         flagged: true,
         violations: vec![Violation {
             kind: ViolationKind::JudgedOutcome,
-            excerpt: excerpt.to_string(),
+            excerpt: most_result_like(text, o).to_string(),
             reason: ViolationKind::JudgedOutcome.reason().to_string(),
         }],
         method: Method::Hybrid,
-        confidence: whole,
+        confidence: p,
     }
+}
+
+/// The sentence of a flagged action that reads most like a result (the whole text when it is
+/// one sentence, or when the classifier fails on the pieces).
+fn most_result_like<'t>(text: &'t str, o: &dyn opinion::SecondOpinion) -> &'t str {
+    let pieces = sentence_spans(text);
+    if pieces.len() < 2 {
+        return text;
+    }
+    o.outcome_probabilities(&pieces)
+        .ok()
+        .and_then(|p| {
+            pieces
+                .iter()
+                .zip(p)
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(s, _)| *s)
+        })
+        .unwrap_or(text)
 }
 
 /// The sentences of a text, as slices of it (ends at `.`, `!`, `?` or `;` followed by a space,
@@ -1775,7 +1808,12 @@ fn judged_pass(
 ) -> String {
     for _ in 0..8 {
         let verdict = judge(&cur, check_rules(&cur), o);
-        let Some(v) = verdict.violations.first().filter(|_| verdict.flagged) else {
+        // What the rules still flag they could not cut; only the classifier's finding is ours.
+        let Some(v) = verdict
+            .violations
+            .first()
+            .filter(|v| verdict.flagged && v.kind == ViolationKind::JudgedOutcome)
+        else {
             break;
         };
         if sentence_spans(&cur).len() > 1 {

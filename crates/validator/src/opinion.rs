@@ -1,4 +1,4 @@
-//! A learned second opinion on actions the rules let through (issue 18, design 3).
+//! A learned second opinion beside the rules (issue 18, design 3).
 //!
 //! The rules are precise but miss outcomes phrased in words they do not know ("I ventilate the
 //! droid", "the evidence locker is empty now"). A sentence classifier fine-tuned on labelled
@@ -36,7 +36,7 @@ pub enum Status {
     Unavailable(String),
 }
 
-/// Registers the loader of the second opinion. Later checks that the rules pass ask it.
+/// Registers the loader of the second opinion. Later checks ask it (see [`crate::check`]).
 pub fn use_second_opinion(loader: Loader) {
     if let Ok(mut slot) = LOADER.lock() {
         *slot = Some(loader);

@@ -1,13 +1,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! The learned second opinion's seam, with a stand-in classifier: it is asked only when the
-//! rules pass, it decides with `hybrid` and its probability, it points at the sentence that
-//! reads as a result, auto-correct removes or rewrites what it flags, and a failing classifier
-//! leaves the rules' verdict. (The real classifier: `tests/learned.rs`.)
+//! The learned second opinion's seam, with a stand-in classifier: it flags what the rules pass
+//! when it is sure enough, overrules the rules only when it is all but certain, decides with
+//! `hybrid` and its probability, points at the sentence that reads as a result, auto-correct
+//! removes or rewrites what it flags, and a failing classifier leaves the rules' verdict. (The
+//! real classifier: `tests/learned.rs`.)
 
 use troupe_validator::opinion::{self, SecondOpinion, Status};
 use troupe_validator::{Method, ViolationKind, auto_correct, check};
 
-/// Reads "ventilate"/"vents" as a result unless the text says "try to"; fails on "ERR".
+/// Reads "ventilate"/"vents" as a result unless the text says "try to", anything with "win" as
+/// certainly intent, "kill" as doubtful; fails on "ERR".
 struct StandIn;
 
 impl SecondOpinion for StandIn {
@@ -20,7 +22,15 @@ impl SecondOpinion for StandIn {
             .map(|t| {
                 let result =
                     (t.contains("ventilate") || t.contains("vents")) && !t.contains("try to");
-                if result { 0.9 } else { 0.2 }
+                if result {
+                    0.9
+                } else if t.contains("win") {
+                    0.001
+                } else if t.contains("kill") {
+                    0.05
+                } else {
+                    0.2
+                }
             })
             .collect())
     }
@@ -35,11 +45,21 @@ fn registered() {
 }
 
 #[test]
-fn the_rules_decide_what_they_flag_and_the_classifier_the_rest() {
+fn the_rules_flag_unless_overruled_and_the_classifier_judges_the_rest() {
     registered();
     let ruled = check("I kill the goblin.");
-    assert!(ruled.flagged);
-    assert_eq!(ruled.method, Method::Pattern);
+    assert!(
+        ruled.flagged,
+        "a doubtful classifier does not overrule the rules"
+    );
+    assert_eq!(ruled.method, Method::Hybrid);
+    assert_eq!(ruled.confidence, 0.05);
+    assert_ne!(ruled.violations[0].kind, ViolationKind::JudgedOutcome);
+    assert!(troupe_validator::check_rules("If I win, the ship is mine.").flagged);
+    let overruled = check("If I win, the ship is mine.");
+    assert!(!overruled.flagged, "a near-certain classifier overrules");
+    assert_eq!(overruled.method, Method::Hybrid);
+    assert!((overruled.confidence - 0.999).abs() < 1e-9);
 
     let judged = check("I ventilate the droid with my repeater.");
     assert!(judged.flagged);
