@@ -1,6 +1,7 @@
 //! `troupe`: AI players at a Lasers & Feelings table.
 
 mod commands;
+mod detector;
 mod display;
 mod encounter;
 mod graph;
@@ -214,6 +215,7 @@ struct CampaignDir {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    detector::register();
     if let Some(url) = cli.memory_url.clone() {
         graph::set_url(url);
     }

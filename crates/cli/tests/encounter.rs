@@ -232,6 +232,7 @@ fn the_smith_remembers_the_first_run_in_the_second() {
 fn spawn_paused(dir: &Path, input: &str, events: usize) -> std::process::Child {
     use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir)
         .args(RUN)
         .env_remove("OPENAI_API_KEY")

@@ -305,6 +305,7 @@ fn troupe_read_only(dir: &Path, target: &Path, args: &[&str]) -> Option<Output> 
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        .env("TROUPE_DETECTOR", "pattern")
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(99), "the read-only mount failed");
@@ -364,6 +365,7 @@ fn play_limited(dir: &Path, bytes: usize) -> Output {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        .env("TROUPE_DETECTOR", "pattern")
         .output()
         .unwrap()
 }

@@ -247,6 +247,7 @@ impl Run {
 fn play(dir: &Path, mock: &MockApi) -> Run {
     let started = Instant::now();
     let out = Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")

@@ -197,6 +197,7 @@ struct Person {
 impl Person {
     fn start(dir: &Path, args: &[&str]) -> Person {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+            .env("TROUPE_DETECTOR", "pattern")
             .current_dir(dir)
             .args(args)
             .env_remove("OPENAI_API_KEY")

@@ -19,6 +19,7 @@
 //! A directory named by the caller or by `TROUPE_EMBED_MODEL` must hold the model: when it does
 //! not, loading fails at once rather than quietly using another model.
 
+pub mod adapter;
 mod bert;
 
 use std::path::{Path, PathBuf};
@@ -112,10 +113,17 @@ impl Embedder {
     /// loads it: about 90 MB read into memory.
     pub fn load(dir: Option<&Path>) -> Result<Embedder, Error> {
         let dir = find_model_dir(dir)?;
-        Self::load_from(&dir)
+        Self::load_from(&dir, None)
     }
 
-    fn load_from(dir: &Path) -> Result<Embedder, Error> {
+    /// Loads the model as [`Embedder::load`] does, with a fine-tuned `adapter` (safetensors
+    /// bytes, see [`adapter`]) applied to its weights.
+    pub fn load_adapted(dir: Option<&Path>, adapter: &[u8]) -> Result<Embedder, Error> {
+        let dir = find_model_dir(dir)?;
+        Self::load_from(&dir, Some(adapter))
+    }
+
+    fn load_from(dir: &Path, adapter: Option<&[u8]>) -> Result<Embedder, Error> {
         let read = |name: &str| {
             std::fs::read_to_string(dir.join(name))
                 .map_err(|e| load_err(dir, format_args!("cannot read {name}: {e}")))
@@ -129,8 +137,12 @@ impl Embedder {
         let weights = std::fs::read(dir.join("model.safetensors"))
             .map_err(|e| load_err(dir, format_args!("cannot read model.safetensors: {e}")))?;
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| load_err(dir, format_args!("model.safetensors: {e}")))?;
+        let vb = match adapter {
+            None => VarBuilder::from_buffered_safetensors(weights, DType::F32, &device),
+            Some(bytes) => adapter::adapted(&weights, bytes, &device)
+                .map(|tensors| VarBuilder::from_tensors(tensors, DType::F32, &device)),
+        }
+        .map_err(|e| load_err(dir, format_args!("model.safetensors: {e}")))?;
         let model = Bert::load(vb, &config)
             .map_err(|e| load_err(dir, format_args!("model.safetensors: {e}")))?;
 

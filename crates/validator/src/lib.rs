@@ -4,7 +4,10 @@
 //! reads one action and reports every place where it narrates a result; [`auto_correct`] cuts
 //! the result out and keeps the intent; [`feedback`] turns a verdict into a retry instruction.
 //!
-//! Pure Rust, no models, a few microseconds per action.
+//! The rules are pure Rust, a few microseconds per action. With the `model` feature a program
+//! can add a learned second opinion (a fine-tuned sentence encoder, ~13 ms an action): see
+//! [`check`], [`opinion`] and [`learned`]; the rules alone miss about a third of the results
+//! written in words they were not tuned on (BENCHMARKS.md, issue 18).
 //!
 //! # How it reads an action
 //!
@@ -96,7 +99,10 @@
 #![deny(clippy::indexing_slicing)]
 
 pub mod gm;
+#[cfg(feature = "model")]
+pub mod learned;
 mod lex;
+pub mod opinion;
 
 use std::sync::LazyLock;
 
@@ -117,14 +123,16 @@ pub struct Verdict {
     /// What decided the verdict. Verdicts logged before this field existed read as `pattern`.
     #[serde(default)]
     pub method: Method,
-    /// How often a verdict like this one was right on the development sets (0–1; f64, as every
-    /// logged number, so the log and its database copy print it alike); see
-    /// [`PATTERN_FLAGGED_CONFIDENCE`]. Old logs without it read as 0.
+    /// How sure the verdict is (0–1; f64, as every logged number, so the log and its database
+    /// copy print it alike): for `pattern`, how often such a verdict was right on the development
+    /// sets ([`PATTERN_FLAGGED_CONFIDENCE`]); for `hybrid`, the classifier's probability of the
+    /// verdict it gives (of an outcome when flagged, of an intent when passed; a rules flag the
+    /// classifier doubts carries its low probability). Old logs without it read as 0.
     #[serde(default)]
     pub confidence: f64,
 }
 
-/// What decided a verdict (seed 001's `ValidationResult`): today always the rules.
+/// What decided a verdict (seed 001's `ValidationResult`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
@@ -133,7 +141,7 @@ pub enum Method {
     Pattern,
     /// A chat model's judgement.
     Llm,
-    /// The rules, with a model's second opinion on a borderline case.
+    /// The rules and the learned classifier together ([`check`] says how they combine).
     Hybrid,
 }
 
@@ -172,6 +180,9 @@ pub enum ViolationKind {
     FutureNarration,
     /// A result stated as a state: "the door is unlocked", "he's down".
     PassiveResult,
+    /// The learned classifier reads the action as stating what happens (the rules found nothing
+    /// they know); the excerpt is its most result-like sentence.
+    JudgedOutcome,
 }
 
 impl ViolationKind {
@@ -194,6 +205,9 @@ impl ViolationKind {
             }
             Self::PassiveResult => {
                 "States a result as already true; the GM decides whether it happened."
+            }
+            Self::JudgedOutcome => {
+                "Reads as saying what happens, not what is attempted; the GM decides results."
             }
         }
     }
@@ -1525,8 +1539,118 @@ fn analyze(text: &str) -> Vec<Finding> {
     findings
 }
 
-/// Checks one action for outcome language.
+/// Checks one action for outcome language: the rules, and, when a second opinion is registered
+/// ([`opinion`]), the learned classifier over the whole action. Together (`hybrid`) they flag
+/// it when the classifier's outcome probability reaches [`JUDGED_THRESHOLD`], or when the rules
+/// flag it and that probability is not below [`OVERRULE_BELOW`].
 pub fn check(text: &str) -> Verdict {
+    let rules = check_rules(text);
+    match opinion::opinion() {
+        Some(o) if !text.trim().is_empty() => judge(text, rules, o),
+        _ => rules,
+    }
+}
+
+/// The outcome probability at or above which the classifier flags an action the rules passed.
+/// Chosen on sentences neither was tuned on (BENCHMARKS.md, issue 18, design 3).
+pub const JUDGED_THRESHOLD: f64 = 0.7;
+
+/// The outcome probability below which the classifier overrules the rules' flag. The rules'
+/// false alarms are plans and conditionals they misparse ("If I win, the ship is mine"), which
+/// the classifier reads as intent with near certainty; a real result it doubts this much is
+/// rare (BENCHMARKS.md, issue 18, design 3).
+pub const OVERRULE_BELOW: f64 = 0.01;
+
+/// The rules and the classifier together: the action is flagged when the classifier is fairly
+/// sure it states a result, or when the rules flag it and the classifier does not all but rule
+/// that out. A classifier that fails leaves the rules' verdict.
+fn judge(text: &str, rules: Verdict, o: &dyn opinion::SecondOpinion) -> Verdict {
+    let Some(p) = o
+        .outcome_probabilities(&[text])
+        .ok()
+        .and_then(|p| p.first().copied())
+    else {
+        return rules;
+    };
+    if rules.flagged && p >= OVERRULE_BELOW {
+        // The rules say where; the classifier says how sure.
+        return Verdict {
+            method: Method::Hybrid,
+            confidence: p,
+            ..rules
+        };
+    }
+    if p < JUDGED_THRESHOLD {
+        return Verdict {
+            flagged: false,
+            violations: Vec::new(),
+            method: Method::Hybrid,
+            confidence: 1.0 - p,
+        };
+    }
+    Verdict {
+        flagged: true,
+        violations: vec![Violation {
+            kind: ViolationKind::JudgedOutcome,
+            excerpt: most_result_like(text, o).to_string(),
+            reason: ViolationKind::JudgedOutcome.reason().to_string(),
+        }],
+        method: Method::Hybrid,
+        confidence: p,
+    }
+}
+
+/// The sentence of a flagged action that reads most like a result (the whole text when it is
+/// one sentence, or when the classifier fails on the pieces).
+fn most_result_like<'t>(text: &'t str, o: &dyn opinion::SecondOpinion) -> &'t str {
+    let pieces = sentence_spans(text);
+    if pieces.len() < 2 {
+        return text;
+    }
+    o.outcome_probabilities(&pieces)
+        .ok()
+        .and_then(|p| {
+            pieces
+                .iter()
+                .zip(p)
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(s, _)| *s)
+        })
+        .unwrap_or(text)
+}
+
+/// The sentences of a text, as slices of it (ends at `.`, `!`, `?` or `;` followed by a space,
+/// and at line breaks), trimmed; empty ones dropped.
+fn sentence_spans(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_space = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        let end = match c {
+            '.' | '!' | '?' | ';' if next_space => Some(i + c.len_utf8()),
+            '\n' => Some(i),
+            _ => None,
+        };
+        if let Some(end) = end {
+            if let Some(s) = text
+                .get(start..end)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+            {
+                out.push(s);
+            }
+            start = end;
+        }
+    }
+    if let Some(s) = text.get(start..).map(str::trim).filter(|s| !s.is_empty()) {
+        out.push(s);
+    }
+    out
+}
+
+/// The rules alone (design 2), whatever second opinion is registered.
+pub fn check_rules(text: &str) -> Verdict {
     let violations: Vec<Violation> = analyze(text)
         .into_iter()
         .map(|f| Violation {
@@ -1654,6 +1778,9 @@ pub fn auto_correct(text: &str) -> Correction {
         }
     }
     removed.reverse();
+    if let Some(o) = opinion::opinion() {
+        cur = judged_pass(cur, o, &mut removed);
+    }
     let text_out = if removed.is_empty() {
         text.to_string()
     } else {
@@ -1669,6 +1796,57 @@ pub fn auto_correct(text: &str) -> Correction {
         removed,
         reads_as_action,
     }
+}
+
+/// Removes what the second opinion still reads as a result: its most result-like sentence while
+/// more than one is left, then a lone "I …"/"We …" sentence becomes an attempt ("I vent the
+/// droid" → "I try to vent the droid").
+fn judged_pass(
+    mut cur: String,
+    o: &dyn opinion::SecondOpinion,
+    removed: &mut Vec<String>,
+) -> String {
+    for _ in 0..8 {
+        let verdict = judge(&cur, check_rules(&cur), o);
+        // What the rules still flag they could not cut; only the classifier's finding is ours.
+        let Some(v) = verdict
+            .violations
+            .first()
+            .filter(|v| verdict.flagged && v.kind == ViolationKind::JudgedOutcome)
+        else {
+            break;
+        };
+        if sentence_spans(&cur).len() > 1 {
+            removed.push(v.excerpt.clone());
+            cur = tidy(&cur.replacen(&v.excerpt, "", 1));
+            continue;
+        }
+        if let Some(attempt) = as_attempt(&cur) {
+            removed.push(cur.clone());
+            cur = attempt;
+        }
+        break;
+    }
+    cur
+}
+
+/// "I vent the droid." → "I try to vent the droid."; `None` unless the text opens with I or we
+/// and a plain verb.
+fn as_attempt(text: &str) -> Option<String> {
+    let t = text.trim_start();
+    let (subject, rest) = t.split_once(' ')?;
+    if !matches!(subject, "I" | "We" | "i" | "we") {
+        return None;
+    }
+    let verb = rest.split_whitespace().next()?.to_lowercase();
+    if has(MODALS, &verb)
+        || AUX.contains(&verb.as_str())
+        || verb.ends_with("ed")
+        || matches!(verb.as_str(), "try" | "attempt")
+    {
+        return None;
+    }
+    Some(format!("{subject} try to {rest}"))
 }
 
 /// Whether unflagged text still says what the speaker does: a clause led by the speaker with a
@@ -1729,6 +1907,9 @@ pub fn feedback(verdict: &Verdict) -> String {
             }
             ViolationKind::PassiveResult => {
                 "don't state the result; say what you do to bring it about"
+            }
+            ViolationKind::JudgedOutcome => {
+                "say what your character tries and stop before anything happens"
             }
         };
         out.push_str(&format!("- \"{}\": {}\n", v.excerpt.trim(), how));
