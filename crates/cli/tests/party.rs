@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The party end to end: four AI players through the real binary, a scripted GM with whispers
 //! and an OOC interjection, recorded replies that agree at once (turn 1), by a majority (turn 2)
-//! and never (turn 3: five rounds, then a forced vote).
+//! and never (turn 3: the second round changes no one's stance, so the party votes without
+//! the three rounds that would repeat it).
 
 use std::path::Path;
 
@@ -202,7 +203,7 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         .collect();
     assert_eq!(
         settled,
-        vec![(1, "unanimous", 1), (2, "majority", 1), (3, "vote", 5)]
+        vec![(1, "unanimous", 1), (2, "majority", 1), (3, "vote", 2)]
     );
     let t2 = consensus.iter().find(|e| e["turn_number"] == 2).unwrap();
     assert_eq!(t2["proposer"], "sam");
@@ -212,8 +213,14 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         .filter(|e| e["turn_number"] == 3 && e["outcome"] == "conflicted")
         .count();
     assert_eq!(
-        conflicted, 5,
-        "five rounds without agreement before the vote"
+        conflicted, 2,
+        "two rounds with the same stances, then the vote (not five)"
+    );
+    let stalled = of_type(&log, "discussion_stalled");
+    assert_eq!(stalled.len(), 1, "the log says why the discussion ended");
+    assert_eq!(
+        (&stalled[0]["turn_number"], &stalled[0]["round"]),
+        (&json!(3), &json!(3))
     );
     let vote = consensus.iter().find(|e| e["outcome"] == "vote").unwrap();
     assert_eq!(
