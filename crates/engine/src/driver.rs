@@ -1252,3 +1252,54 @@ fn seat_note_event(note: SeatNote) -> Event {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use troupe_agents::{Outcome, Stance};
+
+    use super::round_changed_nothing;
+    use crate::session::{ConsensusRecord, OocEntry, Turn};
+
+    fn round(n: u32, proposer: &str, stances: &[(&str, Stance)]) -> ConsensusRecord {
+        let positions: BTreeMap<String, Stance> =
+            stances.iter().map(|(a, s)| (a.to_string(), *s)).collect();
+        ConsensusRecord {
+            round: n,
+            outcome: Outcome::Conflicted,
+            plan: Some(format!("{proposer}'s plan")),
+            proposer: Some(proposer.into()),
+            positions,
+            dissent: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_round_that_changes_no_stance_stalls_the_discussion() {
+        use Stance::{Agree, Disagree, Neutral};
+        let split = [("alex", Agree), ("sam", Disagree)];
+        let mut t = Turn::default();
+        t.consensus.push(round(1, "alex", &split));
+        assert!(!round_changed_nothing(&t), "one round has nothing to compare");
+        t.consensus.push(round(2, "alex", &split));
+        assert!(round_changed_nothing(&t));
+        // The GM spoke after round 2: the party hears it out.
+        t.ooc.push(OocEntry {
+            round: 2,
+            agent: None,
+            message: "Air is running out".into(),
+            stance: None,
+            on: None,
+            proposal: None,
+            directive: None,
+        });
+        assert!(!round_changed_nothing(&t));
+        t.ooc.clear();
+        // A stance moved, or the leading plan changed hands: the talk goes on.
+        t.consensus.push(round(3, "alex", &[("alex", Agree), ("sam", Neutral)]));
+        assert!(!round_changed_nothing(&t));
+        t.consensus.push(round(4, "sam", &[("alex", Agree), ("sam", Neutral)]));
+        assert!(!round_changed_nothing(&t));
+    }
+}
