@@ -107,7 +107,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.threads = std::env::var("TROUPE_THREADS")
         .ok()
         .and_then(|t| t.parse().ok());
-    opts.sequences = Some(8);
+    // TROUPE_SEQUENCES: the sequences of the context (default 8, for the batch table).
+    opts.sequences = Some(
+        std::env::var("TROUPE_SEQUENCES")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(8),
+    );
     let model = std::sync::Arc::new(LocalModel::load(&opts)?);
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     let info = model.info().clone();
