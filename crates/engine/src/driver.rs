@@ -1281,7 +1281,10 @@ mod tests {
         let split = [("alex", Agree), ("sam", Disagree)];
         let mut t = Turn::default();
         t.consensus.push(round(1, "alex", &split));
-        assert!(!round_changed_nothing(&t), "one round has nothing to compare");
+        assert!(
+            !round_changed_nothing(&t),
+            "one round has nothing to compare"
+        );
         t.consensus.push(round(2, "alex", &split));
         assert!(round_changed_nothing(&t));
         // The GM spoke after round 2: the party hears it out.
@@ -1297,9 +1300,11 @@ mod tests {
         assert!(!round_changed_nothing(&t));
         t.ooc.clear();
         // A stance moved, or the leading plan changed hands: the talk goes on.
-        t.consensus.push(round(3, "alex", &[("alex", Agree), ("sam", Neutral)]));
+        t.consensus
+            .push(round(3, "alex", &[("alex", Agree), ("sam", Neutral)]));
         assert!(!round_changed_nothing(&t));
-        t.consensus.push(round(4, "sam", &[("alex", Agree), ("sam", Neutral)]));
+        t.consensus
+            .push(round(4, "sam", &[("alex", Agree), ("sam", Neutral)]));
         assert!(!round_changed_nothing(&t));
     }
 }

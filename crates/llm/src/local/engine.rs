@@ -141,12 +141,7 @@ impl Engine<'_> {
             )));
             return;
         };
-        match self.start(slot, job, prompt) {
-            Ok(call) => self.slots[slot].call = Some(call),
-            Err((job, e)) => {
-                let _ = job.reply.send(Err(e));
-            }
-        }
+        self.slots[slot].call = self.start(slot, job, prompt);
     }
 
     /// The rendered, tokenized prompt, checked against one sequence's context.
@@ -204,13 +199,9 @@ impl Engine<'_> {
     }
 
     /// Prepares the slot's stream for `prompt` (keeping or copying the longest cached prefix)
-    /// and builds the call's samplers.
-    fn start(
-        &mut self,
-        slot: usize,
-        job: Job,
-        prompt: Vec<LlamaToken>,
-    ) -> Result<Call, (Job, ProviderError)> {
+    /// and builds the call's samplers; answers the job with the error when its schema has no
+    /// grammar.
+    fn start(&mut self, slot: usize, job: Job, prompt: Vec<LlamaToken>) -> Option<Call> {
         self.clock += 1;
         self.slots[slot].last_used = self.clock;
         let keep = prompt.len() - 1; // the last prompt token is always evaluated, for logits
@@ -230,12 +221,15 @@ impl Engine<'_> {
             (Some(schema), false) => {
                 match self.grammar(&schema.name, &schema.schema, req.max_tokens) {
                     Ok(g) => Some(g),
-                    Err(e) => return Err((job, e)),
+                    Err(e) => {
+                        let _ = job.reply.send(Err(e));
+                        return None;
+                    }
                 }
             }
             _ => None,
         };
-        Ok(Call {
+        Some(Call {
             chain: chain(req, self.model.n_vocab()),
             grammar,
             started: Instant::now(),

@@ -87,7 +87,7 @@ fn request(i: usize) -> ChatRequest {
     );
     req.max_tokens = 40;
     // Grammar and no grammar; a seed, no seed (derived from the prompt), and greedy.
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         req.schema = Some(action_schema());
     }
     match i % 3 {
