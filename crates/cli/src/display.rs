@@ -350,6 +350,9 @@ impl Observer for Story {
                     player_name(s, vote)
                 )
             }
+            Event::DiscussionStalled { .. } => {
+                "[OOC] the last round changed no one's stance: the party votes".to_string()
+            }
             Event::DiscussionTimedOut { elapsed_ms, .. } => format!(
                 "[OOC] time is up ({:.0} s): the party votes",
                 *elapsed_ms as f64 / 1000.0

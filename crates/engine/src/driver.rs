@@ -60,27 +60,53 @@ pub struct Table {
     pub discussion_limit: DiscussionLimit,
 }
 
-/// The discussion's time limit: the clock (seed 001: two minutes), or — in a replay — the
-/// rounds the recorded session ran out of time before, so the replay takes the same path.
+/// When the discussion stops before its last round: live, on the clock (seed 001: two
+/// minutes) or when a round changed no one's stance; in a replay, before the rounds the
+/// recorded session stopped before, so the replay takes the same path (a log written before
+/// the stall rule existed has no stalls, and replays with none).
 #[derive(Clone, Debug)]
 pub enum DiscussionLimit {
     Clock(std::time::Duration),
-    /// (turn, round) pairs from the recording's `discussion_timed_out` events.
-    Recorded(Vec<(u32, u32)>),
+    Recorded {
+        /// (turn, round) pairs from the recording's `discussion_timed_out` events.
+        timed_out: Vec<(u32, u32)>,
+        /// (turn, round) pairs from its `discussion_stalled` events.
+        stalled: Vec<(u32, u32)>,
+    },
 }
 
 impl DiscussionLimit {
     pub fn recorded(events: &[Envelope]) -> Self {
-        DiscussionLimit::Recorded(
+        let pairs = |timeout: bool| -> Vec<(u32, u32)> {
             events
                 .iter()
                 .filter_map(|e| match e.event {
-                    Event::DiscussionTimedOut { round, .. } => Some((e.turn_number, round)),
+                    Event::DiscussionTimedOut { round, .. } if timeout => {
+                        Some((e.turn_number, round))
+                    }
+                    Event::DiscussionStalled { round } if !timeout => Some((e.turn_number, round)),
                     _ => None,
                 })
-                .collect(),
-        )
+                .collect()
+        };
+        DiscussionLimit::Recorded {
+            timed_out: pairs(true),
+            stalled: pairs(false),
+        }
     }
+}
+
+/// Whether the last discussion round left the leading plan and every stance as the round
+/// before it did, with no word from the GM in between.
+fn round_changed_nothing(t: &crate::session::Turn) -> bool {
+    let [.., before, last] = t.consensus.as_slice() else {
+        return false;
+    };
+    let gm_spoke = t
+        .ooc
+        .iter()
+        .any(|m| m.agent.is_none() && m.round == last.round);
+    !gm_spoke && before.proposer == last.proposer && before.positions == last.positions
 }
 
 /// When the model does not say and the campaign does not either.
@@ -689,6 +715,11 @@ impl<'a> Driver<'a> {
                 elapsed_ms,
             });
         }
+        if let Some(CallSpec::Discussion { round, .. }) = specs.first()
+            && self.discussion_stalled(*round)
+        {
+            return self.append(Event::DiscussionStalled { round: *round });
+        }
         // A person's decisions first, one after another (a hot seat shares one terminal).
         let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
             .into_iter()
@@ -839,9 +870,21 @@ impl<'a> Driver<'a> {
                 let elapsed = (self.clock.now() - started).to_std().ok()?;
                 (elapsed >= *limit).then_some(elapsed.as_millis() as u64)
             }
-            DiscussionLimit::Recorded(list) => list
+            DiscussionLimit::Recorded { timed_out, .. } => timed_out
                 .contains(&(self.session.turn_number, round))
                 .then_some(0),
+        }
+    }
+
+    /// Before a round from the third on: whether the round before changed nothing (the same
+    /// leading plan, every stance as it was, and the GM said nothing in between), so that
+    /// more rounds would only repeat themselves.
+    fn discussion_stalled(&self, round: u32) -> bool {
+        match &self.table.discussion_limit {
+            DiscussionLimit::Clock(_) => round >= 3 && round_changed_nothing(&self.session.turn),
+            DiscussionLimit::Recorded { stalled, .. } => {
+                stalled.contains(&(self.session.turn_number, round))
+            }
         }
     }
 
@@ -1066,6 +1109,7 @@ fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> V
         Phase::Discussion => {
             let t = &s.turn;
             if t.timed_out.is_some()
+                || t.stalled.is_some()
                 || t.consensus.len() as u32 >= troupe_agents::consensus::MAX_DISCUSSION_ROUNDS
             {
                 // The GM casts the vote: for the plan named, else the one leading.
@@ -1206,5 +1250,61 @@ fn seat_note_event(note: SeatNote) -> Event {
             sent_back,
             kept,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use troupe_agents::{Outcome, Stance};
+
+    use super::round_changed_nothing;
+    use crate::session::{ConsensusRecord, OocEntry, Turn};
+
+    fn round(n: u32, proposer: &str, stances: &[(&str, Stance)]) -> ConsensusRecord {
+        let positions: BTreeMap<String, Stance> =
+            stances.iter().map(|(a, s)| (a.to_string(), *s)).collect();
+        ConsensusRecord {
+            round: n,
+            outcome: Outcome::Conflicted,
+            plan: Some(format!("{proposer}'s plan")),
+            proposer: Some(proposer.into()),
+            positions,
+            dissent: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_round_that_changes_no_stance_stalls_the_discussion() {
+        use Stance::{Agree, Disagree, Neutral};
+        let split = [("alex", Agree), ("sam", Disagree)];
+        let mut t = Turn::default();
+        t.consensus.push(round(1, "alex", &split));
+        assert!(
+            !round_changed_nothing(&t),
+            "one round has nothing to compare"
+        );
+        t.consensus.push(round(2, "alex", &split));
+        assert!(round_changed_nothing(&t));
+        // The GM spoke after round 2: the party hears it out.
+        t.ooc.push(OocEntry {
+            round: 2,
+            agent: None,
+            message: "Air is running out".into(),
+            stance: None,
+            on: None,
+            proposal: None,
+            directive: None,
+        });
+        assert!(!round_changed_nothing(&t));
+        t.ooc.clear();
+        // A stance moved, or the leading plan changed hands: the talk goes on.
+        t.consensus
+            .push(round(3, "alex", &[("alex", Agree), ("sam", Neutral)]));
+        assert!(!round_changed_nothing(&t));
+        t.consensus
+            .push(round(4, "sam", &[("alex", Agree), ("sam", Neutral)]));
+        assert!(!round_changed_nothing(&t));
     }
 }

@@ -326,6 +326,12 @@ pub enum Event {
         round: u32,
         elapsed_ms: u64,
     },
+    /// The last two rounds left every stance and the leading plan as they were: more talk
+    /// would not converge, so the party votes before this round (seed 001's 5 rounds and 2
+    /// minutes stay the upper bound).
+    DiscussionStalled {
+        round: u32,
+    },
     /// A player's ballot in a forced vote, and what it says if outvoted.
     VoteCast {
         agent: String,

@@ -442,7 +442,8 @@ fn discussion(s: &Session, agents: &[String]) -> Step {
     // Every seat's model failed for good: more rounds would only ask the GM to interject into
     // silence, so the discussion ends with no plan.
     let nobody_left = agents.iter().all(|a| s.skipped(phase, a));
-    if t.timed_out.is_some() || held >= MAX_DISCUSSION_ROUNDS || nobody_left {
+    let ended = t.timed_out.is_some() || t.stalled.is_some();
+    if ended || held >= MAX_DISCUSSION_ROUNDS || nobody_left {
         if proposals.is_empty() {
             // Nobody put a plan forward: each player keeps its own directive.
             return no_plan(held);

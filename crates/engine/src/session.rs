@@ -117,6 +117,9 @@ pub struct Turn {
     pub discussion_started: Option<DateTime<Utc>>,
     /// The round the discussion ran out of time before.
     pub timed_out: Option<u32>,
+    /// The round the discussion stopped before because the one ahead of it changed nothing.
+    #[serde(default)]
+    pub stalled: Option<u32>,
     /// Forced-vote ballots: agent → (plan's proposer, remark).
     pub votes: BTreeMap<String, (String, Option<String>)>,
     pub memory_stored: bool,
@@ -516,6 +519,7 @@ impl Session {
                 dissent: dissent.clone(),
             }),
             Event::DiscussionTimedOut { round, .. } => t.timed_out = Some(*round),
+            Event::DiscussionStalled { round } => t.stalled = Some(*round),
             Event::VoteCast {
                 agent,
                 vote,

@@ -452,6 +452,10 @@ impl Transcript {
                 "*The discussion ran out of time before round {round} ({:.0} s): the party votes.*",
                 *elapsed_ms as f64 / 1000.0
             )),
+            Event::DiscussionStalled { round } => self.block(&format!(
+                "*Round {} changed no one's stance: the party votes instead of a round {round}.*",
+                round.saturating_sub(1)
+            )),
             Event::VoteCast {
                 agent,
                 vote,

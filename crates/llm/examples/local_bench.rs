@@ -7,7 +7,8 @@
 //! The model is the argument, else `TROUPE_MODEL`; `TROUPE_THREADS` sets the CPU threads. Prints, as medians over RUNS (default 7):
 //! the memory bandwidth and the generation limit it implies, prompt and generation speed, the
 //! speed of schema-constrained generation against free generation of the same request, and the
-//! time to first token with and without the cached system prompt.
+//! time to first token with and without the cached system prompt; then the throughput of calls
+//! decoded together, at batch sizes 1, 2, 4 and 8 (`--batch-only` skips everything else).
 
 use std::time::Instant;
 
@@ -99,13 +100,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .or_else(|| std::env::var("TROUPE_MODEL").ok())
         .ok_or("give the GGUF path as the first argument or in TROUPE_MODEL")?;
     let runs: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(7).max(1);
+    let batch_only = std::env::args().any(|a| a == "--batch-only");
 
     let started = Instant::now();
     let mut opts = LocalOptions::new(&path);
     opts.threads = std::env::var("TROUPE_THREADS")
         .ok()
         .and_then(|t| t.parse().ok());
-    let model = LocalModel::load(&opts)?;
+    // TROUPE_SEQUENCES: the sequences of the context (default 8, for the batch table).
+    opts.sequences = Some(
+        std::env::var("TROUPE_SEQUENCES")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(8),
+    );
+    let model = std::sync::Arc::new(LocalModel::load(&opts)?);
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     let info = model.info().clone();
     let gbps = bandwidth(info.threads, 5);
@@ -125,6 +134,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "memory read bandwidth: {gbps:.1} GB/s -> generation limit {limit:.0} tokens/s (file bytes per token)"
     );
 
+    if batch_only {
+        return batches(&model, runs).await;
+    }
     // Prompt processing: a long prompt, evaluated from an empty cache each time.
     let long_user = format!("{}\n{}", SCENE, "The corridor hums. ".repeat(80));
     let mut pp = Vec::new();
@@ -206,5 +218,53 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         con_m / free_m.max(1e-9) * 100.0
     );
     println!("constrained replies that were JSON objects: {valid}/{runs}");
+    batches(&model, runs).await
+}
+
+/// Generated tokens per second of B calls decoded together (B = 1, 2, 4, 8): the same prose
+/// prompt (cached) with a different seed each, so every sequence writes its own text. The
+/// time is the wall time from the first call sent to the last reply.
+async fn batches(
+    model: &std::sync::Arc<LocalModel>,
+    runs: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut prose = request(
+        SYSTEM,
+        "Describe, in detail and at length, the engine room of The Raptor: every machine, sound and smell.",
+        128,
+        None,
+    );
+    model.generate(&prose, false, false).await?;
+    println!(
+        "\ncalls decoded together (128-token prose replies, prompt cached), medians over {runs} runs:"
+    );
+    println!("| batch | tokens/s, all sequences | tokens/s per sequence | wall time |");
+    println!("|---:|---:|---:|---:|");
+    for b in [1usize, 2, 4, 8] {
+        let (mut total, mut walls) = (Vec::new(), Vec::new());
+        for run in 0..runs {
+            let started = Instant::now();
+            let handles: Vec<_> = (0..b)
+                .map(|i| {
+                    prose.seed = Some((run * 8 + i) as u64);
+                    let (m, r) = (std::sync::Arc::clone(model), prose.clone());
+                    tokio::spawn(async move { m.generate(&r, false, false).await })
+                })
+                .collect();
+            let mut tokens = 0u32;
+            for h in handles {
+                tokens += h.await??.timings.generated_tokens;
+            }
+            let wall = started.elapsed().as_secs_f64();
+            total.push(f64::from(tokens) / wall);
+            walls.push(wall);
+        }
+        let t = median(total);
+        println!(
+            "| {b} | {t:.1} | {:.1} | {:.2} s |",
+            t / b as f64,
+            median(walls)
+        );
+    }
     Ok(())
 }

@@ -901,6 +901,14 @@ impl Report<'_> {
                 ),
                 none,
             ),
+            "discussion_stalled" => (
+                "PARTY",
+                format!(
+                    "Round {} changed no one's stance: the party votes",
+                    num(e, "round").saturating_sub(1)
+                ),
+                none,
+            ),
             "directive" => (
                 "P2C",
                 format!(

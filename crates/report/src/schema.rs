@@ -55,6 +55,10 @@ pub const EVENT_TYPES: &[(&str, &str)] = &[
         "discussion_timed_out",
         "the discussion ran out of time: the party votes",
     ),
+    (
+        "discussion_stalled",
+        "a discussion round changed no one's stance: the party votes",
+    ),
     ("vote_cast", "a player's ballot in a forced vote"),
     ("directive", "a player's instruction to its character (P2C)"),
     (

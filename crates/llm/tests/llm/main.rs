@@ -7,5 +7,7 @@ mod support;
 
 mod gateway;
 mod ladder;
+#[cfg(feature = "local")]
+mod local_batch;
 mod replay;
 mod wire;
