@@ -57,12 +57,14 @@ pub(crate) fn adapted(
     Ok(weights)
 }
 
-/// The adapter's tensors that are not part of the base model (a head, say), as f32 rows:
-/// name → (shape, values).
+/// A tensor read out of an adapter: its shape and its values, row-major, as f32.
+pub type Values = (Vec<usize>, Vec<f32>);
+
+/// The adapter's tensors that are not part of the base model (a head, say), by name.
 pub fn extra(
     adapter: &[u8],
     names: &[&str],
-) -> std::result::Result<HashMap<String, (Vec<usize>, Vec<f32>)>, crate::Error> {
+) -> std::result::Result<HashMap<String, Values>, crate::Error> {
     let tensors = candle_core::safetensors::load_buffer(adapter, &Device::Cpu).map_err(|e| {
         crate::Error::Inference {
             reason: format!("adapter: {e}"),
