@@ -219,7 +219,9 @@ impl Engine<'_> {
             .max(1);
         let grammar = match (&req.schema, job.unconstrained) {
             (Some(schema), false) => {
-                match self.grammar(&schema.name, &schema.schema, req.max_tokens) {
+                // The grammar fits the budget the call really has, which a long prompt shrinks.
+                let budget = u32::try_from(max_tokens).unwrap_or(u32::MAX);
+                match self.grammar(&schema.name, &schema.schema, budget) {
                     Ok(g) => Some(g),
                     Err(e) => {
                         let _ = job.reply.send(Err(e));

