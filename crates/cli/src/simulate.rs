@@ -371,9 +371,6 @@ fn execute(run: &Run, exe: &Path, play_args: &[String], threads: usize) -> Outco
     }
 }
 
-/// `threads` is each run's share of the cores for the embedded model, unless the user set
-/// TROUPE_THREADS: llama.cpp's threads spin while they wait for each other, so two runs with
-/// a thread per core each on the same cores run far slower than one.
 fn spawn(
     run: &Run,
     exe: &Path,
@@ -386,6 +383,20 @@ fn spawn(
     let out_path = run.dir.join("stdout.log");
     let out = std::fs::File::create(&out_path)
         .with_context(|| format!("could not create {}", out_path.display()))?;
+    let user_threads = std::env::var_os(crate::models::THREADS_VAR).is_some();
+    play_command(run, exe, play_args, (!user_threads).then_some(threads))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .with_context(|| format!("could not start {}", exe.display()))
+}
+
+/// The `troupe play` command of one run. `threads`, when given, is the run's share of the
+/// cores for the embedded model (None when the user set TROUPE_THREADS, which the child
+/// inherits): llama.cpp's threads spin while they wait for each other, so two runs with a
+/// thread per core each on the same cores run far slower than one.
+fn play_command(run: &Run, exe: &Path, play_args: &[String], threads: Option<usize>) -> Command {
     let mut cmd = Command::new(exe);
     cmd.arg("play")
         .arg(&run.campaign)
@@ -393,7 +404,7 @@ fn spawn(
         .arg(&run.dir)
         .arg("--seed")
         .arg(run.seed.to_string());
-    if std::env::var_os(crate::models::THREADS_VAR).is_none() {
+    if let Some(threads) = threads {
         cmd.env(crate::models::THREADS_VAR, threads.to_string());
     }
     if let Some(model) = &run.model {
@@ -401,12 +412,8 @@ fn spawn(
     } else if let Some(file) = campaign_replay(run, play_args) {
         cmd.arg("--replay").arg(file);
     }
-    cmd.args(play_args)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .status()
-        .with_context(|| format!("could not start {}", exe.display()))
+    cmd.args(play_args);
+    cmd
 }
 
 /// The campaign's own recorded replies, named by their original path, when nothing else
@@ -568,6 +575,10 @@ fn run_all(
 /// Each of `jobs` runs at once gets an equal share of the cores (at least one thread).
 fn threads_per_run(jobs: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    share_of_cores(cores, jobs)
+}
+
+fn share_of_cores(cores: usize, jobs: usize) -> usize {
     (cores / jobs.max(1)).max(1)
 }
 
@@ -740,6 +751,30 @@ mod tests {
             out: PathBuf::from("runs"),
             play_args: Vec::new(),
         }
+    }
+
+    /// What issue 20 measured: two runs with two spinning threads each on two cores run far
+    /// slower than one, so each run gets its share, and a user's own TROUPE_THREADS wins.
+    #[test]
+    fn each_run_gets_its_share_of_the_cores_unless_the_user_chose() {
+        assert_eq!(share_of_cores(2, 1), 2);
+        assert_eq!(share_of_cores(2, 2), 1);
+        assert_eq!(share_of_cores(2, 8), 1);
+        assert_eq!(share_of_cores(8, 3), 2);
+        let run = &plan(&args(&["party.json"], "3", &[]))[0];
+        let env = |cmd: &Command| -> Vec<(String, Option<String>)> {
+            cmd.get_envs()
+                .map(|(k, v)| {
+                    let v = v.map(|v| v.to_string_lossy().into_owned());
+                    (k.to_string_lossy().into_owned(), v)
+                })
+                .collect()
+        };
+        let shared = play_command(run, Path::new("troupe"), &[], Some(1));
+        let var = crate::models::THREADS_VAR.to_string();
+        assert_eq!(env(&shared), [(var, Some("1".to_string()))]);
+        let inherited = play_command(run, Path::new("troupe"), &[], None);
+        assert!(env(&inherited).is_empty());
     }
 
     #[test]

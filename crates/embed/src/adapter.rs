@@ -100,7 +100,12 @@ mod tests {
                 ((*n).to_string(), t)
             })
             .collect();
-        let path = std::env::temp_dir().join(format!("adapter-{}.st", std::process::id()));
+        // One name per call: the tests run in parallel threads of one process, and a shared
+        // name let one test remove the file another was reading (seen in CI).
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("adapter-{}-{call}.st", std::process::id());
+        let path = std::env::temp_dir().join(name);
         candle_core::safetensors::save(&map, &path).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         let _ = std::fs::remove_file(&path);
@@ -113,7 +118,10 @@ mod tests {
 
     #[test]
     fn a_lora_pair_adds_its_product_and_other_tensors_replace() {
+        // A checkpoint whose names carry the `bert.` prefix, as the shipped model's do; the
+        // adapter's names never do.
         let base = file(&[
+            ("bert.embeddings.word_embeddings.weight", vec![0.0], &[1, 1]),
             ("bert.l.weight", vec![1.0, 0.0, 0.0, 1.0], &[2, 2]),
             ("bert.l.bias", vec![0.5, 0.5], &[2]),
         ]);
