@@ -44,6 +44,15 @@ pub fn binaries() -> Option<(PathBuf, PathBuf)> {
     })
 }
 
+/// Why a started server is not usable.
+enum Failed {
+    /// Another server has the port, or ours exited (as it does when it cannot bind): another
+    /// port may work.
+    PortTaken(String),
+    /// Nothing answered in time: another port would not help.
+    Silent,
+}
+
 impl FalkorServer {
     /// Start a server; Err says why none could be started.
     ///
@@ -69,11 +78,15 @@ impl FalkorServer {
                 .spawn()
                 .map_err(|e| format!("{}: {e}", server.display()))?;
             let mut s = FalkorServer { child, port };
-            match s.wait_until_ours() {
+            let failed = match s.wait_until_ours() {
                 Ok(()) => return Ok(s),
-                Err(e) => {
-                    s.stop();
-                    last = format!("{}: {e}", server.display());
+                Err(failed) => failed,
+            };
+            s.stop();
+            match failed {
+                Failed::PortTaken(e) => last = format!("{}: {e}", server.display()),
+                Failed::Silent => {
+                    return Err("the FalkorDB server did not answer within 20 s".into());
                 }
             }
         }
@@ -81,25 +94,26 @@ impl FalkorServer {
     }
 
     /// Waits until this child answers on its port (20 s at most).
-    fn wait_until_ours(&mut self) -> Result<(), String> {
+    fn wait_until_ours(&mut self) -> Result<(), Failed> {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(pid) = self.answering_pid() {
                 return if pid == self.child.id() {
                     Ok(())
                 } else {
-                    Err(format!(
+                    Err(Failed::PortTaken(format!(
                         "port {} is another server's (pid {pid})",
                         self.port
-                    ))
+                    )))
                 };
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("exited: {status}"));
+                // Most likely it could not bind the port: another server took it.
+                return Err(Failed::PortTaken(format!("exited: {status}")));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        Err("the FalkorDB server did not answer within 20 s".into())
+        Err(Failed::Silent)
     }
 
     /// The process id of the server answering on this port (`INFO server`).
