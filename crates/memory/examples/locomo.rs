@@ -17,8 +17,9 @@
 //! prepended, k1 1.2, b 0.75), computed here in the same run.
 //!
 //! The conversations are split: `TUNED` are the ones the ranker was tuned on; the others were
-//! only measured. `LOCOMO_TRY="neighbours=0.5,speaker=2"` adds a row with the shipped weights
-//! changed; `LOCOMO_SPLIT=tuned` prints that split only; `LOCOMO_MISSES=tuned` lists the
+//! only measured. `LOCOMO_TRY="neighbours=0.5,speaker=2;recency=0"` adds a row for each
+//! `;`-separated change of the shipped weights; `LOCOMO_ABLATION=0` leaves out the rows of each
+//! signal alone and without; `LOCOMO_SPLIT=tuned` prints that split only; `LOCOMO_MISSES=tuned` lists the
 //! questions the shipped ranker misses there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -230,13 +231,14 @@ fn signal_names() -> Vec<&'static str> {
 
 fn configs(try_spec: &str) -> Result<Vec<(String, Signals)>, Box<dyn std::error::Error>> {
     let mut out = vec![("BM25 alone".to_string(), Signals::BM25_ONLY)];
-    for name in signal_names().into_iter().skip(1) {
+    let ablation = std::env::var("LOCOMO_ABLATION").map_or(true, |v| v != "0");
+    for name in signal_names().into_iter().skip(1).filter(|_| ablation) {
         if let Some(s) = Signals::only(name) {
             out.push((format!("{name} alone"), s));
         }
     }
     out.push(("**fusion (DEFAULT)**".into(), Signals::DEFAULT));
-    for name in signal_names() {
+    for name in signal_names().into_iter().filter(|_| ablation) {
         let mut s = Signals::DEFAULT;
         let Some(w) = weight(&mut s, name) else {
             continue;
@@ -249,13 +251,13 @@ fn configs(try_spec: &str) -> Result<Vec<(String, Signals)>, Box<dyn std::error:
             out.push((format!("fusion with {name} (0.5)"), s));
         }
     }
-    if !try_spec.is_empty() {
+    for spec in try_spec.split(';').filter(|p| !p.is_empty()) {
         let mut tried = Signals::DEFAULT;
-        for part in try_spec.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or("LOCOMO_TRY: name=weight,…")?;
+        for part in spec.split(',').filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or("LOCOMO_TRY: name=weight,…;…")?;
             *weight(&mut tried, k).ok_or(format!("LOCOMO_TRY: unknown signal {k}"))? = v.parse()?;
         }
-        out.push((format!("try {try_spec}"), tried));
+        out.push((format!("try {spec}"), tried));
     }
     Ok(out)
 }
