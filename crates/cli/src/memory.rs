@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
 use troupe_memory::extract;
+use troupe_engine::Store;
 use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
 
 use crate::sessions;
@@ -87,14 +88,14 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             json,
             stdin,
         } => {
-            let store = open(dir)?;
+            let (sessions, store) = open(dir)?;
             let reader = match (agent, character, party) {
                 (Some(a), true, _) => Reader::Character(a),
                 (Some(a), false, _) => Reader::Player(a),
                 (None, _, true) => Reader::Party,
                 (None, _, false) => Reader::All,
             };
-            let now = now(dir, &store)?;
+            let now = now(sessions.as_ref(), &store)?;
             let ask = |text: &str| -> anyhow::Result<Vec<Hit>> {
                 let mut q = Query::new(text, reader.clone(), now);
                 q.top_k = top_k.max(1);
@@ -164,7 +165,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Export { output } => {
-            let store = open(dir)?;
+            let (_sessions, store) = open(dir)?;
             let lines = extract::export(&store).map_err(sessions::memory_error)?;
             let mut text = lines.join("\n");
             text.push('\n');
@@ -180,7 +181,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
         }
         MemoryCommand::Migrate { to, from, replace } => migrate(dir, to, from, replace),
         MemoryCommand::Stats => {
-            let store = open(dir)?;
+            let (_sessions, store) = open(dir)?;
             let c = store.counts().map_err(sessions::memory_error)?;
             println!(
                 "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
@@ -204,11 +205,21 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
-    if crate::graph::server_of(dir, None)?.is_some() {
-        return crate::graph::open_memory(dir, None);
-    }
+/// A campaign's memory, with its session store when it has one (a memory on a graph server may
+/// have no campaign.db beside it). Both stay open for the whole command: campaign.db is a WAL
+/// database, and each time its last connection closes SQLite checkpoints it and deletes the
+/// `-wal` and `-shm` files that the next open makes again (opening it three times in turn was
+/// most of a question's fixed cost: BENCHMARKS.md, "A question's cost").
+fn open(dir: &Path) -> anyhow::Result<(Option<Store>, MemoryStore)> {
     let db = dir.join("campaign.db");
+    if crate::graph::server_of(dir, None)?.is_some() {
+        let sessions = if db.is_file() {
+            Some(sessions::create_store(dir)?)
+        } else {
+            None
+        };
+        return Ok((sessions, crate::graph::open_memory(dir, None)?));
+    }
     if !db.is_file() {
         bail!(
             "there is no campaign memory in {} (no campaign.db): play a session there, or `troupe memory import NOTES.jsonl --campaign {}`",
@@ -217,17 +228,16 @@ fn open(dir: &Path) -> anyhow::Result<MemoryStore> {
         );
     }
     // The session store first: a damaged or locked campaign.db is named with what to do.
-    sessions::create_store(dir)?;
-    MemoryStore::open(&db).map_err(sessions::memory_error)
+    let sessions = sessions::create_store(dir)?;
+    let memory = MemoryStore::open(&db).map_err(sessions::memory_error)?;
+    Ok((Some(sessions), memory))
 }
 
 /// "Now" for ages and "last session": the session being played, or the next one.
-fn now(dir: &Path, store: &MemoryStore) -> anyhow::Result<GameTime> {
-    // A memory on a graph server may have no campaign.db beside it.
-    let latest = match sessions::open_store(dir) {
-        Ok(sessions) => sessions.latest_session()?,
-        Err(_) if !dir.join("campaign.db").is_file() => None,
-        Err(e) => return Err(e),
+fn now(sessions: Option<&Store>, store: &MemoryStore) -> anyhow::Result<GameTime> {
+    let latest = match sessions {
+        Some(s) => s.latest_session()?,
+        None => None,
     };
     let from_sessions = match latest {
         Some(s) if s.ended_reason.is_none() => s.number,
@@ -304,7 +314,7 @@ fn migrate(
     };
     let (report, wrote) = match (to, from) {
         (Some(url), _) => {
-            let store = open(dir)?;
+            let (_sessions, store) = open(dir)?;
             let t = target(&url)?;
             let r = troupe_graph::migrate::to_graph(&store, &t, replace)
                 .map_err(|e| crate::graph::graph_error(&e))?;
