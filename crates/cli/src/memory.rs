@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
-use troupe_memory::extract;
 use troupe_engine::Store;
+use troupe_memory::extract;
 use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
 
 use crate::sessions;

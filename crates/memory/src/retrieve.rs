@@ -785,8 +785,10 @@ impl MemoryStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-        self.query_facts(&format!("{FACT_SELECT} WHERE f.id IN ({list})"), [])
+        self.query_facts(
+            &format!("{FACT_SELECT} WHERE f.id IN rarray(?1)"),
+            [crate::store::id_array(ids)],
+        )
     }
 
     /// Entities the question names, by any of their known names (one to three words).
@@ -826,23 +828,24 @@ struct Seen {
 impl Seen {
     /// Read what the ranker needs of these facts (those not read yet), under the filter.
     fn fetch(&mut self, store: &MemoryStore, ids: &[i64], filter: &str) -> Result<(), Error> {
-        let todo: Vec<String> = ids
+        let todo: Vec<i64> = ids
             .iter()
+            .copied()
             .filter(|id| !self.meta.contains_key(id))
-            .map(i64::to_string)
             .collect();
         if todo.is_empty() {
             return Ok(());
         }
         self.fetched += todo.len();
+        // The ids go in as one array parameter, not as SQL text: a list of 300 ids written
+        // out was parsed anew at every call (a tenth of a question's CPU at 100k facts).
         let sql = format!(
             "SELECT f.id, f.session, f.turn, f.importance, lower(f.speaker), f.text, f.day
-             FROM memory_facts f WHERE f.id IN ({}) {filter}",
-            todo.join(",")
+             FROM memory_facts f WHERE f.id IN rarray(?1) {filter}"
         );
-        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.err(e))?;
+        let mut stmt = store.conn.prepare_cached(&sql).map_err(|e| store.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([crate::store::id_array(&todo)], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     Meta {

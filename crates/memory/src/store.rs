@@ -99,6 +99,18 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
 );
 ";
 
+/// Ids as one SQL parameter, for `… IN rarray(?1)`: the statement stays the same whatever the
+/// list, so it is parsed once and cached, where ids written into the SQL made every call a new
+/// statement.
+pub(crate) fn id_array(ids: &[i64]) -> std::rc::Rc<Vec<rusqlite::types::Value>> {
+    std::rc::Rc::new(
+        ids.iter()
+            .copied()
+            .map(rusqlite::types::Value::from)
+            .collect(),
+    )
+}
+
 /// What storing a fact did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stored {
@@ -162,6 +174,8 @@ impl MemoryStore {
     }
 
     fn prepare(conn: Connection, path: PathBuf) -> Result<MemoryStore, Error> {
+        // `rarray(?)`: a list of ids bound as one parameter (see `id_array`).
+        rusqlite::vtab::array::load_module(&conn).map_err(|e| db(&path, e))?;
         let has_meta: bool = conn
             .query_row(
                 "SELECT COUNT(*) FROM sqlite_master WHERE name = 'memory_meta'",
