@@ -208,8 +208,8 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
 /// A campaign's memory, with its session store when it has one (a memory on a graph server may
 /// have no campaign.db beside it). Both stay open for the whole command: campaign.db is a WAL
 /// database, and each time its last connection closes SQLite checkpoints it and deletes the
-/// `-wal` and `-shm` files that the next open makes again (opening it three times in turn was
-/// most of a question's fixed cost: BENCHMARKS.md, "A question's cost").
+/// `-wal` and `-shm` files that the next open makes again (opening it three times in turn cost
+/// 6–9% of a question's CPU at 100k facts: BENCHMARKS.md, "A question's cost").
 fn open(dir: &Path) -> anyhow::Result<(Option<Store>, MemoryStore)> {
     let db = dir.join("campaign.db");
     if crate::graph::server_of(dir, None)?.is_some() {

@@ -19,8 +19,8 @@
 //! The conversations are split: `TUNED` are the ones the ranker was tuned on; the others were
 //! only measured. `LOCOMO_TRY="neighbours=0.5,speaker=2;recency=0"` adds a row for each
 //! `;`-separated change of the shipped weights; `LOCOMO_ABLATION=0` leaves out the rows of each
-//! signal alone and without; `LOCOMO_SPLIT=tuned` prints that split only; `LOCOMO_MISSES=tuned` lists the
-//! questions the shipped ranker misses there.
+//! signal alone and without; `LOCOMO_SPLIT=tuned` prints that split only;
+//! `LOCOMO_MISSES=tuned` lists the questions the shipped ranker misses there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
