@@ -239,6 +239,7 @@ pub fn import(store: &mut MemoryStore, episodes: &[Episode]) -> Result<usize, Er
     for chunk in items.chunks(5_000) {
         n += store_episodes(store, chunk)?;
     }
+    store.optimize_text_index()?;
     Ok(n)
 }
 
@@ -303,6 +304,34 @@ mod tests {
         let a = aliases_in("İİİİ the trader Vos nods. THE smuggler Vos waits.");
         assert!(a.contains(&("Vos".into(), "trader".into())), "{a:?}");
         assert!(a.contains(&("Vos".into(), "smuggler".into())), "{a:?}");
+    }
+
+    /// An import of three transactions' worth leaves the text index merged: merging it again
+    /// changes nothing (without the merge it would shrink the index's segment lists).
+    #[test]
+    fn an_import_leaves_the_text_index_in_one_piece() {
+        let mut store = MemoryStore::in_memory().unwrap();
+        let episodes: Vec<Episode> = (0..10_001)
+            .map(|i| Episode {
+                id: format!("n{i}"),
+                session: 1 + i / 2_000,
+                turn: 0,
+                day: None,
+                timestamp: String::new(),
+                speaker: ["alex", "bo", "cy"][i as usize % 3].into(),
+                text: format!("Note {i}: the crate of {} reached dock {}.", i % 97, i % 13),
+                scope: crate::Scope::Party,
+            })
+            .collect();
+        assert_eq!(import(&mut store, &episodes).unwrap(), 10_001);
+        let index_rows = |s: &MemoryStore| -> i64 {
+            s.conn
+                .query_row("SELECT COUNT(*) FROM memory_fts_idx", [], |r| r.get(0))
+                .unwrap()
+        };
+        let imported = index_rows(&store);
+        store.optimize_text_index().unwrap();
+        assert_eq!(index_rows(&store), imported);
     }
 
     #[test]
