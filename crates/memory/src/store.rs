@@ -225,7 +225,7 @@ impl MemoryStore {
 
     /// Merges the full-text index into one segment (FTS5's `optimize`). A bulk import leaves it
     /// in many (at least one a transaction), and every word a question searches is looked up in
-    /// each of them: at 100k imported facts merging costs 0.5 s once and saves a tenth of every
+    /// each of them: at 100k imported facts merging costs 0.5 s once and saves 3–10% of every
     /// question's CPU after it (BENCHMARKS.md, "A question's cost"). Play does not call it:
     /// facts come a turn at a time, and FTS5's automatic merging keeps the segments few.
     pub fn optimize_text_index(&self) -> Result<(), Error> {
