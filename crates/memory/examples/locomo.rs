@@ -231,14 +231,18 @@ fn signal_names() -> Vec<&'static str> {
 
 fn configs(try_spec: &str) -> Result<Vec<(String, Signals)>, Box<dyn std::error::Error>> {
     let mut out = vec![("BM25 alone".to_string(), Signals::BM25_ONLY)];
-    let ablation = std::env::var("LOCOMO_ABLATION").map_or(true, |v| v != "0");
-    for name in signal_names().into_iter().skip(1).filter(|_| ablation) {
+    // The signals whose rows (alone, and the fusion without each) are printed.
+    let ablated = match std::env::var("LOCOMO_ABLATION").as_deref() {
+        Ok("0") => Vec::new(),
+        _ => signal_names(),
+    };
+    for &name in ablated.iter().skip(1) {
         if let Some(s) = Signals::only(name) {
             out.push((format!("{name} alone"), s));
         }
     }
     out.push(("**fusion (DEFAULT)**".into(), Signals::DEFAULT));
-    for name in signal_names().into_iter().filter(|_| ablation) {
+    for &name in &ablated {
         let mut s = Signals::DEFAULT;
         let Some(w) = weight(&mut s, name) else {
             continue;

@@ -146,22 +146,19 @@ impl MemoryStore {
 
     /// Cosine similarity of the question with each of these facts (those with a vector).
     pub(crate) fn cosines(&self, q: &[f32], ids: &[i64]) -> Result<HashMap<i64, f64>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT fact, vec FROM memory_vectors WHERE fact IN rarray(?1)")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([crate::store::id_array(ids)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .map_err(|e| self.err(e))?;
         let mut out = HashMap::new();
-        for chunk in ids.chunks(500) {
-            let list = chunk
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
-            let sql = format!("SELECT fact, vec FROM memory_vectors WHERE fact IN ({list})");
-            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
-                .map_err(|e| self.err(e))?;
-            for row in rows {
-                let (id, blob) = row.map_err(|e| self.err(e))?;
-                out.insert(id, f64::from(cosine(q, &from_blob(&blob))));
-            }
+        for row in rows {
+            let (id, blob) = row.map_err(|e| self.err(e))?;
+            out.insert(id, f64::from(cosine(q, &from_blob(&blob))));
         }
         Ok(out)
     }
