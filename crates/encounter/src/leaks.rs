@@ -55,6 +55,10 @@ pub enum SecretKind {
     GmNote,
     /// An NPC's private memory.
     NpcMemory,
+    /// A prepared check's note (often what success reveals), before that check has succeeded.
+    CheckNote,
+    /// An NPC's persona: told through how the NPC acts and speaks, never pasted.
+    Persona,
     /// Not a secret, checked in the same pass: the narration decides what a player character
     /// does or feels.
     DecidesForPc,
@@ -64,9 +68,14 @@ pub enum SecretKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Secrets {
     goals: Vec<String>,
+    goal_ids: Vec<String>,
     dcs: Vec<(String, i32)>,
+    /// (check name, skill) of each DC, to catch a DC said beside the check it belongs to.
+    dc_names: Vec<(String, Option<String>)>,
     notes: Vec<String>,
+    check_notes: Vec<(String, String)>,
     memories: Vec<(String, String)>,
+    personas: Vec<(String, String)>,
 }
 
 impl Secrets {
@@ -76,9 +85,44 @@ impl Secrets {
         self
     }
 
+    /// A hidden goal's id: an internal name the players must not see either.
+    pub fn add_goal_id(&mut self, id: impl Into<String>) -> &mut Self {
+        self.goal_ids.push(id.into());
+        self
+    }
+
     /// The DC of the check named `check_name`.
     pub fn add_dc(&mut self, check_name: impl Into<String>, dc: i32) -> &mut Self {
         self.dcs.push((check_name.into(), dc));
+        self
+    }
+
+    /// The DC of the check named `check_name` (with its skill): also caught when the number is
+    /// said beside the check's name or skill ("Persuasion: 14").
+    pub fn add_check_dc(
+        &mut self,
+        check_name: impl Into<String>,
+        skill: Option<String>,
+        dc: i32,
+    ) -> &mut Self {
+        let name = check_name.into();
+        self.dc_names.push((name.clone(), skill));
+        self.add_dc(name, dc)
+    }
+
+    /// A prepared check's note, secret until that check has succeeded.
+    pub fn add_check_note(
+        &mut self,
+        check_name: impl Into<String>,
+        note: impl Into<String>,
+    ) -> &mut Self {
+        self.check_notes.push((check_name.into(), note.into()));
+        self
+    }
+
+    /// How `npc_name` is played: shown through play, never read out.
+    pub fn add_persona(&mut self, npc_name: impl Into<String>, text: impl Into<String>) -> &mut Self {
+        self.personas.push((npc_name.into(), text.into()));
         self
     }
 
@@ -109,6 +153,10 @@ pub struct Leak {
     /// logs written before it existed.
     #[serde(default)]
     pub sentences: Vec<usize>,
+    /// Where in the reply, when not in the narration: a tool argument the players see
+    /// (`skill_check_emit.what`, `encounter_resolve.summary`). `sentences` are then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
 /// Every leak in `narration`: secrets, and sentences deciding for one of `pcs` (names).
@@ -116,6 +164,18 @@ pub fn find_leaks(narration: &str, secrets: &Secrets, pcs: &[String]) -> Vec<Lea
     let text = Narration::read(narration);
     let mut leaks = secret_leaks(&text, secrets);
     leaks.extend(pc_decisions(&text, pcs));
+    leaks
+}
+
+/// The secrets `text` tells: for a tool argument the players see (no check of who decides
+/// what, that is the narration's). Each leak names `place`, and no sentences.
+pub fn find_secrets(text: &str, secrets: &Secrets, place: &str) -> Vec<Leak> {
+    let mut leaks = secret_leaks(&Narration::read(text), secrets);
+    for leak in &mut leaks {
+        leak.sentences.clear();
+        leak.place = Some(place.to_string());
+        leak.detail = format!("in {place}: {}", leak.detail);
+    }
     leaks
 }
 
@@ -226,7 +286,7 @@ impl<'a> Narration<'a> {
         let mut by_sentence = Vec::with_capacity(spans.len());
         for (i, span) in spans.iter().enumerate() {
             let start = tokens.len();
-            tokens.extend(tokenize(text.get(span.clone()).unwrap_or(""), i));
+            tokens.extend(words_of(text.get(span.clone()).unwrap_or(""), i));
             by_sentence.push(start..tokens.len());
         }
         Narration {
@@ -266,6 +326,52 @@ fn tokenize(text: &str, sentence: usize) -> impl Iterator<Item = Token> + '_ {
         })
 }
 
+/// The words of `text` with numbers written out in words turned into digits ("fifteen" →
+/// "15", "twenty-one" → "21"), so a secret said either way reads the same.
+fn words_of(text: &str, sentence: usize) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    let mut tokens = tokenize(text, sentence).peekable();
+    while let Some(token) = tokens.next() {
+        let Some(n) = number_word(&token.word) else {
+            out.push(token);
+            continue;
+        };
+        let unit = tokens
+            .peek()
+            .and_then(|t| number_word(&t.word))
+            .filter(|u| n >= 20 && n % 10 == 0 && (1..10).contains(u));
+        let value = match unit {
+            Some(u) => {
+                tokens.next();
+                n + u
+            }
+            None => n,
+        };
+        out.push(Token {
+            word: value.to_string(),
+            stem: value.to_string(),
+            content: true,
+            sentence,
+        });
+    }
+    out
+}
+
+/// A number from zero to ninety written as a word.
+fn number_word(word: &str) -> Option<u32> {
+    const UNITS: [&str; 20] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+        "eighteen", "nineteen",
+    ];
+    const TENS: [&str; 8] = [
+        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    let unit = UNITS.iter().position(|u| *u == word);
+    let tens = TENS.iter().position(|t| *t == word).map(|i| (i + 2) * 10);
+    unit.or(tens).and_then(|n| u32::try_from(n).ok())
+}
+
 /// English function words: not content. Sorted, for binary search.
 const STOPWORDS: &[&str] = &[
     "a", "about", "after", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been",
@@ -301,49 +407,89 @@ fn stem(word: &str) -> String {
 
 fn secret_leaks(text: &Narration, secrets: &Secrets) -> Vec<Leak> {
     let mut leaks = goal_leaks(text, &secrets.goals);
-    leaks.extend(dc_leaks(text, &secrets.dcs));
+    leaks.extend(goal_id_leaks(text, &secrets.goal_ids));
+    leaks.extend(dc_leaks(text, secrets));
     let runs = ContentRuns::of(text);
-    for note in &secrets.notes {
-        if let Some((phrase, sentences)) = runs.read_out(note) {
+    let mut read_out = |kind, secret: &str, run, what: String| {
+        // A persona is how an NPC is played: a short sentence of it ("Smiles with his mouth
+        // only") is what the GM should show; only a long run of it is pasted.
+        let short = kind != SecretKind::Persona;
+        if let Some((phrase, sentences)) = runs.read_out(secret, run, short) {
             leaks.push(Leak {
-                kind: SecretKind::GmNote,
-                detail: format!("the GM notes: \"{phrase}\""),
+                kind,
+                detail: format!("{what}: \"{phrase}\""),
                 sentences,
+                place: None,
             });
         }
+    };
+    for note in &secrets.notes {
+        read_out(SecretKind::GmNote, note, RUN, "the GM notes".into());
+    }
+    for (check, note) in &secrets.check_notes {
+        let what = format!("the note of the check \"{check}\" (not yet succeeded)");
+        read_out(SecretKind::CheckNote, note, CHECK_NOTE_RUN, what);
     }
     for (npc, memory) in &secrets.memories {
-        if let Some((phrase, sentences)) = runs.read_out(memory) {
-            leaks.push(Leak {
-                kind: SecretKind::NpcMemory,
-                detail: format!("{npc}'s private memory: \"{phrase}\""),
-                sentences,
-            });
-        }
+        read_out(SecretKind::NpcMemory, memory, RUN, format!("{npc}'s private memory"));
+    }
+    for (npc, persona) in &secrets.personas {
+        read_out(SecretKind::Persona, persona, RUN, format!("{npc}'s persona"));
     }
     leaks
+}
+
+/// Content words in a row that read a check's note out: one fewer than [`RUN`], since a note
+/// is short and says exactly what a success reveals ("the debt was doubled by a forged entry").
+pub const CHECK_NOTE_RUN: usize = RUN - 1;
+
+/// Sentence `i` and the next, as one run of words: a secret split across a full stop.
+fn pair<'t>(text: &'t Narration, i: usize) -> Vec<&'t Token> {
+    text.sentence(i)
+        .iter()
+        .chain(text.sentence(i + 1))
+        .collect()
 }
 
 fn goal_leaks(text: &Narration, goals: &[String]) -> Vec<Leak> {
     goals
         .iter()
         .filter_map(|label| {
-            let sentences: Vec<usize> = (0..text.spans.len())
-                .filter(|&i| says_goal(text.sentence(i), label))
-                .collect();
+            let label_words = words_of(label, 0);
+            let sentences = sentences_saying(text, |words, one| {
+                says_goal(words, &label_words, one)
+            });
             (!sentences.is_empty()).then(|| Leak {
                 kind: SecretKind::Goal,
                 detail: format!("the hidden goal \"{}\"", label.trim()),
                 sentences,
+                place: None,
             })
         })
         .collect()
 }
 
-/// The label word for word (two or more content words), or 80 % of its distinct content
-/// words (three or more) in `sentence`.
-fn says_goal(sentence: &[Token], label: &str) -> bool {
-    let label: Vec<Token> = tokenize(label, 0).collect();
+/// The sentences that say something by `says` (given the words and whether they are one
+/// sentence), alone or with the next sentence (a secret split across a full stop).
+fn sentences_saying(text: &Narration, says: impl Fn(&[&Token], bool) -> bool) -> Vec<usize> {
+    let count = text.spans.len();
+    let alone: Vec<bool> = (0..count)
+        .map(|i| says(&text.sentence(i).iter().collect::<Vec<_>>(), true))
+        .collect();
+    let mut out = BTreeSet::new();
+    for (i, &said) in alone.iter().enumerate() {
+        if said {
+            out.insert(i);
+        } else if i + 1 < count && !alone.get(i + 1).copied().unwrap_or(false) && says(&pair(text, i), false) {
+            out.extend([i, i + 1]);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The label word for word (two or more content words), its content words in any order
+/// within one sentence (two), or 80 % of its distinct content words (three or more).
+fn says_goal(words: &[&Token], label: &[Token], one_sentence: bool) -> bool {
     let mut content: Vec<&str> = label
         .iter()
         .filter(|t| t.content)
@@ -354,41 +500,128 @@ fn says_goal(sentence: &[Token], label: &str) -> bool {
     if content.len() < 2 {
         return false;
     }
-    let words: Vec<&str> = sentence.iter().map(|t| t.word.as_str()).collect();
+    let said: Vec<&str> = words.iter().map(|t| t.word.as_str()).collect();
     let wanted: Vec<&str> = label.iter().map(|t| t.word.as_str()).collect();
-    if words.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
+    if said.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
         return true;
     }
     let present = content
         .iter()
-        .filter(|c| sentence.iter().any(|t| t.stem == **c))
+        .filter(|c| words.iter().any(|t| t.stem == **c))
         .count();
-    content.len() >= 3 && present * 5 >= content.len() * 4
+    match content.len() {
+        2 => one_sentence && present == 2,
+        n => present * 5 >= n * 4,
+    }
 }
 
-fn dc_leaks(text: &Narration, dcs: &[(String, i32)]) -> Vec<Leak> {
+/// A hidden goal's id said as it is ("relight_forge", any case) or as its words in a row
+/// ("relight the forge" does not count: only "relight forge").
+fn goal_id_leaks(text: &Narration, ids: &[String]) -> Vec<Leak> {
+    ids.iter()
+        .filter_map(|id| {
+            let parts = words_of(&split_identifier(id), 0);
+            if parts.len() < 2 {
+                return None;
+            }
+            let wanted: Vec<&str> = parts.iter().map(|t| t.word.as_str()).collect();
+            let sentences = sentences_saying(text, |words, _| {
+                let said: Vec<&str> = words.iter().map(|t| t.word.as_str()).collect();
+                said.windows(wanted.len()).any(|w| w == wanted.as_slice())
+            });
+            (!sentences.is_empty()).then(|| Leak {
+                kind: SecretKind::Goal,
+                detail: format!("the hidden goal id \"{id}\""),
+                sentences,
+                place: None,
+            })
+        })
+        .collect()
+}
+
+/// An identifier's words: `relight_forge`, `relight-forge` and `relightForge` are
+/// "relight forge".
+fn split_identifier(id: &str) -> String {
+    let mut out = String::with_capacity(id.len() + 4);
+    let mut prev_lower = false;
+    for c in id.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.push(if c.is_alphanumeric() { c } else { ' ' });
+    }
+    out
+}
+
+fn dc_leaks(text: &Narration, secrets: &Secrets) -> Vec<Leak> {
     let mut leaks: Vec<Leak> = Vec::new();
-    for i in 0..text.spans.len() {
-        let words: Vec<&str> = text.sentence(i).iter().map(|t| t.word.as_str()).collect();
-        for n in stated_dcs(&words) {
-            let detail = match dcs.iter().find(|(_, dc)| i64::from(*dc) == n) {
-                Some((check, _)) => format!("DC {n} (the DC of the check \"{check}\")"),
-                None => format!("a DC of {n}"),
-            };
-            match leaks.iter_mut().find(|l| l.detail == detail) {
-                Some(leak) => leak.sentences.push(i),
-                None => leaks.push(Leak {
-                    kind: SecretKind::Dc,
-                    detail,
-                    sentences: vec![i],
-                }),
+    let mut add = |n: i64, sentences: &[usize]| {
+        let detail = match secrets.dcs.iter().find(|(_, dc)| i64::from(*dc) == n) {
+            Some((check, _)) => format!("DC {n} (the DC of the check \"{check}\")"),
+            None => format!("a DC of {n}"),
+        };
+        match leaks.iter_mut().find(|l| l.detail == detail) {
+            Some(leak) => leak.sentences.extend(sentences),
+            None => leaks.push(Leak {
+                kind: SecretKind::Dc,
+                detail,
+                sentences: sentences.to_vec(),
+                place: None,
+            }),
+        }
+    };
+    let count = text.spans.len();
+    let alone: Vec<Vec<i64>> = (0..count)
+        .map(|i| {
+            let words: Vec<&Token> = text.sentence(i).iter().collect();
+            dcs_said(&words, secrets)
+        })
+        .collect();
+    for (i, found) in alone.iter().enumerate() {
+        for &n in found {
+            add(n, &[i]);
+        }
+        // Split across a full stop: "The difficulty? Fifteen."
+        if i + 1 < count {
+            let next = alone.get(i + 1).map_or(&[][..], Vec::as_slice);
+            for n in dcs_said(&pair(text, i), secrets) {
+                if !found.contains(&n) && !next.contains(&n) {
+                    add(n, &[i, i + 1]);
+                }
             }
         }
     }
     for leak in &mut leaks {
+        leak.sentences.sort_unstable();
         leak.sentences.dedup();
     }
     leaks
+}
+
+/// The DCs `words` state: numbers said as a difficulty, and a spec's DC beside the name or
+/// skill of its own check ("calm the smith: 14", "Persuasion, 14").
+fn dcs_said(words: &[&Token], secrets: &Secrets) -> Vec<i64> {
+    let plain: Vec<&str> = words.iter().map(|t| t.word.as_str()).collect();
+    let mut found = stated_dcs(&plain);
+    for ((name, skill), (_, dc)) in secrets.dc_names.iter().zip(&secrets.dcs) {
+        let n = i64::from(*dc);
+        if found.contains(&n) || !plain.iter().any(|w| number(w) == Some(n)) {
+            continue;
+        }
+        let named = |label: &str| {
+            let stems: Vec<String> = words_of(&split_identifier(label), 0)
+                .into_iter()
+                .filter(|t| t.content)
+                .map(|t| t.stem)
+                .collect();
+            !stems.is_empty() && stems.iter().all(|s| words.iter().any(|t| &t.stem == s))
+        };
+        if named(name) || skill.as_deref().is_some_and(named) {
+            found.push(n);
+        }
+    }
+    found
 }
 
 /// Words that ask for a roll: "you *need* a 15", "*roll* 15 or more".
@@ -409,7 +642,10 @@ fn stated_dcs(words: &[&str]) -> Vec<i64> {
         let before = words.get(i.saturating_sub(4)..i).unwrap_or(&[]);
         let prev = |k: usize| i.checked_sub(k).and_then(|j| words.get(j)).copied();
         let next = |k: usize| words.get(i + k).copied();
-        let after_dc = matches!(prev(1), Some("dc" | "dcs"));
+        let is_dc = |w: &&str| matches!(*w, "dc" | "dcs");
+        // "DC 15", "the DC is 15", "15 is the DC", "a 15 DC".
+        let after_dc = before.iter().any(is_dc)
+            || words.get(i + 1..(i + 4).min(words.len())).is_some_and(|a| a.iter().any(is_dc));
         let difficulty = before.iter().any(|b| b.starts_with("difficult"))
             || before.windows(2).any(|p| p == ["target", "number"]);
         let threshold =
@@ -455,10 +691,10 @@ impl<'a> ContentRuns<'a> {
     /// Whether `secret` is read out: its first run of [`RUN`] content words found in the
     /// narration (or a whole sentence of three or four), in the secret's own words, with every
     /// narration sentence that says one.
-    fn read_out(&self, secret: &str) -> Option<(String, Vec<usize>)> {
+    fn read_out(&self, secret: &str, run: usize, short: bool) -> Option<(String, Vec<usize>)> {
         let secret = Narration::read_in(secret, secret_sentence_spans(secret));
         let content: Vec<&Token> = secret.tokens.iter().filter(|t| t.content).collect();
-        let phrases = telling_phrases(&content);
+        let phrases = telling_phrases(&content, run, short);
         let index = self.index(&phrases);
         let mut first = None;
         let mut sentences = BTreeSet::new();
@@ -490,12 +726,20 @@ impl<'a> ContentRuns<'a> {
 }
 
 /// The phrases of a secret (its content words, in order) that must not be said: every run of
-/// [`RUN`], and every sentence of three or four content words whole.
-fn telling_phrases<'t>(content: &'t [&'t Token]) -> Vec<&'t [&'t Token]> {
-    let mut phrases: Vec<&[&Token]> = content.windows(RUN).collect();
+/// `run` ([`RUN`] for notes), and with `short` every sentence of three content words up to
+/// `run` whole.
+fn telling_phrases<'t>(
+    content: &'t [&'t Token],
+    run: usize,
+    short: bool,
+) -> Vec<&'t [&'t Token]> {
+    let mut phrases: Vec<&[&Token]> = content.windows(run).collect();
+    if !short {
+        return phrases;
+    }
     // Content tokens are in sentence order: split them where the sentence changes.
     for sentence in content.chunk_by(|a, b| a.sentence == b.sentence) {
-        if (3..RUN).contains(&sentence.len()) {
+        if (3..run).contains(&sentence.len()) {
             phrases.push(sentence);
         }
     }
@@ -515,6 +759,7 @@ fn pc_decisions(text: &Narration, pcs: &[String]) -> Vec<Leak> {
                     kind: SecretKind::DecidesForPc,
                     detail: format!("decides what a player character does or feels: \"{s}\""),
                     sentences: vec![i],
+                    place: None,
                 })
         })
         .collect()
@@ -727,6 +972,7 @@ mod tests {
             kind: SecretKind::Goal,
             detail: String::new(),
             sentences: vec![99],
+            place: None,
         }];
         assert_eq!(withhold("Fog.", &stale, &s), "Fog.");
     }
@@ -870,10 +1116,58 @@ mod tests {
     #[derive(Clone, Debug)]
     enum Planted {
         Goal(String),
+        GoalId(String),
         Dc(i32, usize),
         Note(String),
+        CheckNote(String),
         Memory(String),
+        Persona(String),
     }
+
+    /// How the model says a secret it was given (issue 33): as it is, in capitals, with its
+    /// words in another order, with numbers in words, split across two sentences.
+    #[derive(Clone, Copy, Debug)]
+    enum Form {
+        Verbatim,
+        Capitals,
+        Reordered,
+        Spelled,
+        Split,
+    }
+
+    fn form() -> impl Strategy<Value = Form> {
+        prop_oneof![
+            Just(Form::Verbatim),
+            Just(Form::Capitals),
+            Just(Form::Reordered),
+            Just(Form::Spelled),
+            Just(Form::Split),
+        ]
+    }
+
+    const NUMBER_WORDS: &[&str] = &[
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+        "eighteen", "nineteen",
+    ];
+    const TENS_WORDS: &[&str] = &["twenty", "thirty"];
+
+    fn spelled(n: i32) -> String {
+        let n = n.clamp(0, 39) as usize;
+        match n {
+            0..20 => NUMBER_WORDS[n].to_string(),
+            _ if n % 10 == 0 => TENS_WORDS[n / 10 - 2].to_string(),
+            _ => format!("{}-{}", TENS_WORDS[n / 10 - 2], NUMBER_WORDS[n % 10]),
+        }
+    }
+
+    /// The DC phrasings the forms use: "{}" is the number; `Reordered` puts it first.
+    const DC_REORDERED: &[&str] = &["{} is the DC", "a {} DC", "the DC here is {}"];
+    const DC_SPLIT: &[&str] = &[
+        "That lock has a DC. It is {}",
+        "The difficulty is steep. {}",
+        "You will need to roll. {} or better",
+    ];
 
     const DC_PHRASES: &[&str] = &[
         "DC {}",
@@ -886,9 +1180,12 @@ mod tests {
     fn planted() -> impl Strategy<Value = Planted> {
         prop_oneof![
             distinct_secret_words(3..7).prop_map(Planted::Goal),
+            distinct_secret_words(2..4).prop_map(|w| Planted::GoalId(w.replace(' ', "_"))),
             (1i32..40, 0..DC_PHRASES.len()).prop_map(|(n, p)| Planted::Dc(n, p)),
             words_from(SECRET_WORDS, 3..16).prop_map(Planted::Note),
+            words_from(SECRET_WORDS, 3..16).prop_map(Planted::CheckNote),
             words_from(SECRET_WORDS, 3..16).prop_map(Planted::Memory),
+            words_from(SECRET_WORDS, RUN..16).prop_map(Planted::Persona),
         ]
     }
 
@@ -897,28 +1194,80 @@ mod tests {
             let mut s = Secrets::default();
             match self {
                 Planted::Goal(g) => s.add_goal(g.clone()),
+                Planted::GoalId(id) => s.add_goal_id(id.clone()),
                 Planted::Dc(n, _) => s.add_dc("check", *n),
                 Planted::Note(t) => s.add_note(t.clone()),
+                Planted::CheckNote(t) => s.add_check_note("pick_lock", t.clone()),
                 Planted::Memory(t) => s.add_npc_memory("Grell", t.clone()),
+                Planted::Persona(t) => s.add_persona("Grell", t.clone()),
             };
             s
         }
 
         fn said(&self) -> String {
-            match self {
-                Planted::Goal(t) | Planted::Note(t) | Planted::Memory(t) => t.clone(),
-                Planted::Dc(n, p) => DC_PHRASES[*p].replace("{}", &n.to_string()),
+            self.said_as(Form::Verbatim)
+        }
+
+        /// The secret as the model says it in `form`. Only a goal's label can be reordered
+        /// (a note is caught when read out, not when its words are shuffled) and only a DC is
+        /// a number; the other forms say those as they are.
+        fn said_as(&self, form: Form) -> String {
+            let text = match (self, form) {
+                (Planted::Dc(n, p), Form::Verbatim | Form::Capitals) => {
+                    DC_PHRASES[*p].replace("{}", &n.to_string())
+                }
+                (Planted::Dc(n, p), Form::Spelled) => DC_PHRASES[*p].replace("{}", &spelled(*n)),
+                (Planted::Dc(n, p), Form::Reordered) => {
+                    DC_REORDERED[p % DC_REORDERED.len()].replace("{}", &n.to_string())
+                }
+                (Planted::Dc(n, p), Form::Split) => {
+                    DC_SPLIT[p % DC_SPLIT.len()].replace("{}", &spelled(*n))
+                }
+                (Planted::Goal(t), Form::Reordered) => {
+                    t.split(' ').rev().collect::<Vec<_>>().join(" ")
+                }
+                (Planted::GoalId(id), Form::Verbatim | Form::Capitals) => id.clone(),
+                (Planted::GoalId(id), _) => id.replace('_', " "),
+                (
+                    Planted::Goal(t)
+                    | Planted::Note(t)
+                    | Planted::CheckNote(t)
+                    | Planted::Memory(t)
+                    | Planted::Persona(t),
+                    Form::Split,
+                ) => split_in_two(t),
+                (
+                    Planted::Goal(t)
+                    | Planted::Note(t)
+                    | Planted::CheckNote(t)
+                    | Planted::Memory(t)
+                    | Planted::Persona(t),
+                    _,
+                ) => t.clone(),
+            };
+            match form {
+                Form::Capitals => text.to_uppercase(),
+                _ => text,
             }
         }
 
         fn kind(&self) -> SecretKind {
             match self {
-                Planted::Goal(_) => SecretKind::Goal,
+                Planted::Goal(_) | Planted::GoalId(_) => SecretKind::Goal,
                 Planted::Dc(..) => SecretKind::Dc,
                 Planted::Note(_) => SecretKind::GmNote,
+                Planted::CheckNote(_) => SecretKind::CheckNote,
                 Planted::Memory(_) => SecretKind::NpcMemory,
+                Planted::Persona(_) => SecretKind::Persona,
             }
         }
+    }
+
+    /// "a b. c d": the words split across a full stop after the first half.
+    fn split_in_two(text: &str) -> String {
+        let words: Vec<&str> = text.split(' ').collect();
+        let half = words.len() / 2;
+        format!("{}. {}", words[..half].join(" "), words[half..].join(" "))
     }
 
     /// The narration with the secret said inside sentence `at` (or as a sentence of its own).
@@ -956,6 +1305,37 @@ mod tests {
             prop_assert!(out.contains("[withheld]"));
         }
 
+        /// Issue 33: every secret field, planted in every form, in the narration or in a
+        /// tool argument the players see, is found; withholding leaves no form of it.
+        #[test]
+        fn a_secret_in_any_form_is_found_and_withheld_wherever_players_would_see_it(
+            public in public_narration(),
+            secret in planted(),
+            form in form(),
+            at: usize,
+            in_argument: bool,
+        ) {
+            let s = secret.secrets();
+            let said = secret.said_as(form);
+            let text = plant(&public, &said, at, false);
+            let found = if in_argument {
+                find_secrets(&text, &s, "skill_check_emit.what")
+            } else {
+                find_leaks(&text, &s, &pcs())
+            };
+            prop_assert!(kinds(&found).contains(&secret.kind()), "{text}: {found:?}");
+            let out = withhold(&text, if in_argument { &[] } else { &found }, &s);
+            prop_assert_eq!(find_leaks(&out, &s, &pcs()), vec![], "{}", out);
+            // A DC's words around the number are not secret ("the difficulty is steep"):
+            // its check is that no DC is stated any more, above.
+            if !matches!(secret, Planted::Dc(..)) {
+                let lower = out.to_lowercase();
+                for part in said.to_lowercase().split(". ") {
+                    prop_assert!(!lower.contains(part), "{part} in {out}");
+                }
+            }
+        }
+
         #[test]
         fn public_narration_is_never_flagged(
             public in public_narration(),
@@ -965,8 +1345,11 @@ mod tests {
         ) {
             let mut s = Secrets::default();
             for g in goals { s.add_goal(g); }
-            for n in &notes { s.add_note(n.clone()); s.add_npc_memory("Grell", n.clone()); }
-            for dc in dcs { s.add_dc("check", dc); }
+            for n in &notes {
+                s.add_note(n.clone()).add_npc_memory("Grell", n.clone());
+                s.add_check_note("pick_lock", n.clone()).add_persona("Grell", n.clone());
+            }
+            for dc in dcs { s.add_check_dc("pick_lock", Some("lockpicking".into()), dc); }
             let text = public.join(" ");
             prop_assert_eq!(find_leaks(&text, &s, &pcs()), vec![], "{}", text);
             prop_assert_eq!(withhold(&text, &[], &s), text);
@@ -984,7 +1367,7 @@ mod tests {
             let mut s = Secrets::default();
             s.add_goal(label).add_note(note.clone()).add_npc_memory(pc.clone(), note).add_dc(pc.clone(), dc);
             let found = find_leaks(&text, &s, &[pc]);
-            let stale = Leak { kind: SecretKind::Goal, detail: String::new(), sentences };
+            let stale = Leak { kind: SecretKind::Goal, detail: String::new(), sentences, place: None };
             let out = withhold(&text, &[found, vec![stale]].concat(), &s);
             prop_assert_eq!(secret_leaks(&Narration::read(&out), &s), vec![]);
         }

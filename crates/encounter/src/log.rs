@@ -199,6 +199,8 @@ pub struct State {
     pub action_feedback: Option<(String, String)>,
     /// Dice rolled so far (the next roll's seed index).
     pub rolls: u64,
+    /// The prepared checks rolled with success: their notes may now reach the players.
+    pub succeeded: std::collections::BTreeSet<String>,
     pub outcome: Option<(String, String)>,
     /// The scene tools the GM called, in order (the scene is their fold, see `turn::scene`).
     pub scene_calls: Vec<troupe_scene::ToolCall>,
@@ -256,6 +258,7 @@ impl State {
             sent_back: None,
             action_feedback: None,
             rolls: 0,
+            succeeded: std::collections::BTreeSet::new(),
             outcome: None,
             scene_calls: Vec::new(),
             seq: 0,
@@ -399,7 +402,13 @@ impl State {
 
     fn rolled(&mut self, seat: &str, roll: &D20Roll) {
         self.rolls += 1;
-        let what = self.pending.take().map(|p| p.what).unwrap_or_default();
+        let pending = self.pending.take();
+        if let Some(check) = pending.as_ref().and_then(|p| p.check.clone())
+            && roll.success
+        {
+            self.succeeded.insert(check);
+        }
+        let what = pending.map(|p| p.what).unwrap_or_default();
         let who = self
             .seat(seat)
             .map_or(seat.to_string(), |s| s.character.clone());

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use troupe_scene::{Caller, Scene, SceneEvent};
 
-use crate::leaks::{Secrets, find_leaks, withhold};
+use crate::leaks::{Secrets, find_leaks, find_secrets, withhold};
 use crate::log::{EncounterEvent, GM_ATTEMPTS, State};
 use crate::names::npc_name;
 use crate::tools::{Call, GmReply, Table, read_reply};
@@ -19,7 +19,8 @@ pub enum GmStep {
     Failed(Vec<String>),
 }
 
-/// Everything the players must not learn: goals (when hidden), DCs, notes, NPC memories.
+/// Everything the players must not learn: goals (when hidden: labels and ids), DCs, the notes
+/// of checks not yet succeeded, GM notes, NPC memories and personas.
 pub fn secrets(state: &State) -> Secrets {
     secrets_but(state, None)
 }
@@ -31,15 +32,24 @@ fn secrets_but(state: &State, resolved: Option<&str>) -> Secrets {
     if spec.goals.hidden {
         for g in spec.goals().chain(&state.extra_goals) {
             if Some(g.id.as_str()) != resolved {
-                s.add_goal(&g.label);
+                s.add_goal(&g.label).add_goal_id(&g.id);
             }
         }
     }
     for c in &spec.checks {
-        s.add_dc(&c.name, c.dc);
+        s.add_check_dc(&c.name, c.skill.clone(), c.dc);
+        match &c.note {
+            Some(note) if !state.succeeded.contains(&c.name) => {
+                s.add_check_note(&c.name, note);
+            }
+            _ => {}
+        }
     }
     if let Some(n) = &spec.gm_notes {
         s.add_note(n);
+    }
+    for npc in &spec.npcs {
+        s.add_persona(npc_name(npc, &state.names), &npc.persona);
     }
     for m in &state.memories {
         let name = spec
@@ -98,9 +108,12 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
     });
     let secrets = secrets_but(state, resolved);
     let pcs: Vec<String> = state.seats.iter().map(|s| s.character.clone()).collect();
-    let leaks = find_leaks(&reply.narration, &secrets, &pcs);
+    let mut leaks = find_leaks(&reply.narration, &secrets, &pcs);
+    for (place, text) in shown_arguments(&reply.calls) {
+        leaks.extend(find_secrets(text, &secrets, place));
+    }
     let mut events = Vec::new();
-    let mut narration = reply.narration.clone();
+    let mut reply = reply;
     if !leaks.is_empty() {
         let withheld = state.rewriting;
         events.push(EncounterEvent::LeakCaught {
@@ -110,10 +123,11 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
         if !withheld {
             return GmStep::Events(events);
         }
-        narration = withhold(&reply.narration, &leaks, &secrets);
+        reply.narration = withhold(&reply.narration, &leaks, &secrets);
+        withhold_arguments(&mut reply.calls, &secrets);
     }
     events.push(EncounterEvent::Narrated {
-        text: narration,
+        text: reply.narration.clone(),
         facts: reply.facts.clone(),
     });
     match tool_events(state, &reply, now) {
@@ -121,6 +135,32 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
         Err(problem) => return GmStep::Failed(vec![problem]),
     }
     GmStep::Events(events)
+}
+
+/// The tool arguments the players see, with where they are: what a roll is for (on screen and
+/// in the story), and the resolution's summary (on screen, in the summary file and in memory).
+fn shown_arguments(calls: &[Call]) -> Vec<(&'static str, &str)> {
+    calls
+        .iter()
+        .filter_map(|c| match c {
+            Call::SkillCheckEmit(check) => Some(("skill_check_emit.what", check.what.as_str())),
+            Call::EncounterResolve { summary, .. } => {
+                Some(("encounter_resolve.summary", summary.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The arguments of [`shown_arguments`] with every sentence that tells a secret withheld.
+fn withhold_arguments(calls: &mut [Call], secrets: &Secrets) {
+    for call in calls {
+        match call {
+            Call::SkillCheckEmit(check) => check.what = withhold(&check.what, &[], secrets),
+            Call::EncounterResolve { summary, .. } => *summary = withhold(summary, &[], secrets),
+            _ => {}
+        }
+    }
 }
 
 fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<EncounterEvent>, String> {

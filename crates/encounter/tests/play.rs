@@ -186,6 +186,100 @@ fn a_leak_is_sent_back_once_then_withheld() {
     assert_eq!(text, "[withheld] Rain falls.");
 }
 
+/// Issue 33: a GM that repeats a prepared check's note every reply. The note is sent back,
+/// then withheld, round after round, until that check has succeeded; then it may be told.
+#[test]
+fn a_checks_note_reaches_the_players_only_after_the_check_succeeds() {
+    let mut events = started(vec![], None);
+    let note = "Success shows the debt was doubled by a forged entry.";
+    let leaky = json!({"narration": format!("Rain falls. {note}"), "tools": []});
+    let mut state = fold(&events).unwrap();
+    for _ in 0..2 {
+        let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+            panic!()
+        };
+        assert!(matches!(&new[0], EncounterEvent::LeakCaught { leaks, .. }
+            if leaks[0].kind == troupe_encounter::leaks::SecretKind::CheckNote));
+        state = push(&mut events, new);
+    }
+    assert_eq!(state.public, ["GM: Rain falls. [withheld]"]);
+    // The check is asked for and succeeds.
+    let ask = json!({"narration": "Zara, read it.", "tools": [{"tool": "skill_check_emit",
+        "args": {"player": "alex", "what": "to read the ledger", "check": "read_ledger"}}]});
+    let GmStep::Events(new) = gm_reply(&state, &ask, "now") else {
+        panic!()
+    };
+    push(&mut events, new);
+    let roll = troupe_rules::d20::D20Roll {
+        dice: vec![18],
+        kept: 18,
+        total: 18,
+        dc: 12,
+        success: true,
+        natural: None,
+    };
+    let state = push(
+        &mut events,
+        vec![EncounterEvent::CheckRolled {
+            seat: "alex".into(),
+            roll,
+        }],
+    );
+    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+        panic!()
+    };
+    let state = push(&mut events, new);
+    assert_eq!(
+        state.public.last().unwrap(),
+        &format!("GM: Rain falls. {note}")
+    );
+}
+
+/// What a roll is for and a resolution's summary are shown to the players: a DC or a hidden
+/// goal in them, in any form, is caught like one in the narration, and withheld the second time.
+#[test]
+fn secrets_in_the_tool_arguments_players_see_are_caught() {
+    let mut events = started(vec![], None);
+    let mut state = fold(&events).unwrap();
+    let leaky = json!({"narration": "She looks up.", "tools": [{"tool": "skill_check_emit",
+        "args": {"player": "Mara", "what": "to calm her. It is a fourteen DC", "check": "calm_smith"}}]});
+    for round in 0..2 {
+        let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+            panic!()
+        };
+        let EncounterEvent::LeakCaught { leaks, withheld } = &new[0] else {
+            panic!("{new:?}")
+        };
+        assert_eq!(leaks[0].place.as_deref(), Some("skill_check_emit.what"));
+        assert_eq!(*withheld, round == 1);
+        state = push(&mut events, new);
+    }
+    let Next::Roll(check) = state.next() else {
+        panic!("{:?}", state.next())
+    };
+    assert_eq!(check.what, "to calm her. [withheld]");
+}
+
+/// Hidden goals by label and by id, reordered or spelled differently, are leaks.
+#[test]
+fn a_hidden_goal_by_id_or_in_other_words_is_a_leak() {
+    let state = fold(&started(vec![], None)).unwrap();
+    for narration in [
+        "The crow waits. Maybe you should befriend_the_crow.",
+        "BEFRIEND THE CROW, someone whispers.",
+        "A name, given to the crow on the chimney, would please it.",
+        "Somebody here learns it. Why did the smith let the fire die?",
+    ] {
+        let GmStep::Events(new) = gm_reply(&state, &json!({"narration": narration}), "now") else {
+            panic!()
+        };
+        assert!(
+            matches!(&new[0], EncounterEvent::LeakCaught { .. }),
+            "{narration}: {new:?}"
+        );
+    }
+}
+
 #[test]
 fn a_reply_that_resolves_a_goal_may_name_it() {
     let state = fold(&started(vec![], None)).unwrap();

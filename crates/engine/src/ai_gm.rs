@@ -4,7 +4,8 @@
 //!
 //! It runs the game by the rulebook: the prompts carry the GM advice; the checks catch an
 //! outcome that goes against the dice, a narration that decides what a character does or
-//! feels, and a private note read out, and send the text back once for a rewrite.
+//! feels, and a private note read out, and send the text back once for a rewrite. A note still
+//! read out in the rewrite is withheld (`[withheld]`) before anyone sees it.
 
 use std::collections::BTreeSet;
 
@@ -14,7 +15,7 @@ use troupe_agents::{ActionDecl, GmCall, GmPurpose, GmView, PromptSet};
 use troupe_llm::Gateway;
 use troupe_rules::RollResult;
 use troupe_validator::Verdict;
-use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note};
+use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
 
 use crate::{Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, SeatNote};
 
@@ -128,12 +129,24 @@ fn said_aloud(v: &GmView, text: &str, deeds: bool) -> Option<Finding> {
             text.to_string(),
         ));
     }
-    let notes = v
-        .scenario
+    note_read_out(v, text)
+}
+
+/// The GM's private notes of the scenario (the premise, `scenario.text`, is not secret).
+fn notes(v: &GmView) -> Vec<String> {
+    v.scenario
         .as_ref()
         .map(|s| s.notes.clone())
-        .unwrap_or_default();
-    repeats_note(text, &notes).map(|phrase| {
+        .unwrap_or_default()
+}
+
+/// `text` with every sentence that reads a private note out withheld.
+fn kept_secret(v: &GmView, text: &str) -> String {
+    withhold_notes(text, &notes(v))
+}
+
+fn note_read_out(v: &GmView, text: &str) -> Option<Finding> {
+    repeats_note(text, &notes(v)).map(|phrase| {
         (
             "private_note_verbatim",
             format!(
@@ -161,6 +174,7 @@ impl GmSeat for AiGm {
             |text| said_aloud(&view, text, true),
         )
         .await
+        .map(|text| kept_secret(&view, &text))
     }
 
     async fn answer_questions(
@@ -176,6 +190,7 @@ impl GmSeat for AiGm {
             |answers| said_aloud(&view, &answers.join("\n"), false),
         )
         .await
+        .map(|answers| answers.iter().map(|a| kept_secret(&view, a)).collect())
         .map(Answers::Answered)
     }
 
@@ -201,7 +216,7 @@ impl GmSeat for AiGm {
         self.decide(
             |p, _| p.gm_ruling(&view, agent),
             GmPurpose::read_ruling,
-            |_| None,
+            |r| note_read_out(&view, &r.reason),
         )
         .await
         .map(|r| {
@@ -212,7 +227,9 @@ impl GmSeat for AiGm {
                     expert: r.expert,
                 }
             } else {
-                Ruling::NoRoll { note: r.reason }
+                Ruling::NoRoll {
+                    note: kept_secret(&view, &r.reason),
+                }
             }
         })
     }
@@ -235,6 +252,7 @@ impl GmSeat for AiGm {
             |text| said_aloud(&view, text, false),
         )
         .await
+        .map(|text| kept_secret(&view, &text))
     }
 
     async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
@@ -251,7 +269,8 @@ impl GmSeat for AiGm {
                 },
             )
             .await;
-        reply.map(|o| {
+        reply.map(|mut o| {
+            o.outcome = kept_secret(&view, &o.outcome);
             // With a turn limit the session plays its turns; without, the GM may stop here.
             if o.end_session && v.last_turn.is_none() {
                 self.ending =

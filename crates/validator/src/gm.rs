@@ -192,21 +192,76 @@ pub fn contradicts_dice(text: &str, successes: &[u32]) -> Option<String> {
 /// Words of a note read out in a row: the phrase, when eight words of a note (or a whole note
 /// of four to seven words) appear in `text` as they are in the note.
 pub fn repeats_note(text: &str, notes: &[String]) -> Option<String> {
-    const RUN: usize = 8;
     let ws = words(text);
     notes.iter().find_map(|note| {
-        let nw = words(note);
-        let run = if nw.len() >= RUN {
-            RUN
-        } else if nw.len() >= 4 {
-            nw.len()
-        } else {
-            return None;
-        };
-        nw.windows(run)
+        note_phrases(note)
+            .into_iter()
             .find(|phrase| !ends_of(&ws, phrase).is_empty())
             .map(|phrase| phrase.join(" "))
     })
+}
+
+/// The phrases of a note that read it out: every run of eight words, or the whole note when it
+/// has four to seven.
+fn note_phrases(note: &str) -> Vec<Vec<String>> {
+    const RUN: usize = 8;
+    let nw = words(note);
+    let run = match nw.len() {
+        n if n >= RUN => RUN,
+        n if n >= 4 => n,
+        _ => return Vec::new(),
+    };
+    nw.windows(run).map(<[String]>::to_vec).collect()
+}
+
+/// `text` with every sentence that carries part of a note read out (see [`repeats_note`])
+/// replaced by `[withheld]`: what a GM's twice-flagged text becomes before anyone sees it.
+pub fn withhold_notes(text: &str, notes: &[String]) -> String {
+    // Each word of the text, with the sentence it is in.
+    let spans = sentence_spans(text);
+    let mut ws: Vec<String> = Vec::new();
+    let mut at: Vec<usize> = Vec::new();
+    for (i, span) in spans.iter().enumerate() {
+        let sentence_words = words(text.get(span.clone()).unwrap_or(""));
+        at.extend(std::iter::repeat_n(i, sentence_words.len()));
+        ws.extend(sentence_words);
+    }
+    let mut blank = std::collections::BTreeSet::new();
+    for phrase in notes.iter().flat_map(|n| note_phrases(n)) {
+        for end in ends_of(&ws, &phrase) {
+            let start = end - phrase.len();
+            blank.extend(at.get(start..end).unwrap_or(&[]).iter().copied());
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, span) in spans.into_iter().enumerate() {
+        let sentence = text.get(span).unwrap_or("");
+        if blank.contains(&i) {
+            let body = sentence.trim();
+            out.push_str(sentence.replacen(body, "[withheld]", 1).as_str());
+        } else {
+            out.push_str(sentence);
+        }
+    }
+    out
+}
+
+/// Byte ranges of the sentences of `text`, covering it, each ending after its `.`, `!`, `?` or
+/// line break.
+fn sentence_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?' | '\n') {
+            let end = i + c.len_utf8();
+            spans.push(start..end);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        spans.push(start..text.len());
+    }
+    spans
 }
 
 #[cfg(test)]
@@ -215,6 +270,22 @@ mod tests {
 
     fn names() -> Vec<String> {
         vec!["Zara Voss".to_string(), "Okonkwo".to_string()]
+    }
+
+    #[test]
+    fn a_note_read_out_twice_is_withheld_sentence_by_sentence() {
+        let notes = vec![
+            "The captain of the station is secretly working for the Hive Armada.".to_string(),
+        ];
+        let text = "Rain falls. Word is, THE CAPTAIN of the station is secretly working for \
+                    the Hive Armada! The bell rings.";
+        let out = withhold_notes(text, &notes);
+        assert_eq!(out, "Rain falls. [withheld] The bell rings.");
+        assert_eq!(repeats_note(&out, &notes), None);
+        // A run split across a full stop blanks both halves.
+        let split = "The captain of the station. Is secretly working for the Hive Armada.";
+        assert_eq!(withhold_notes(split, &notes), "[withheld] [withheld]");
+        assert_eq!(withhold_notes("Nothing here.", &notes), "Nothing here.");
     }
 
     #[test]
