@@ -89,6 +89,7 @@ impl PromptSet {
     pub fn embedded() -> Self {
         let mut env = Environment::new();
         env.set_trim_blocks(false);
+        env.add_filter("a", with_article);
         for (name, source) in EMBEDDED {
             // The embedded templates are tested to compile, so this cannot fail at run time.
             let _ = env.add_template(name, source);
@@ -165,9 +166,45 @@ fn tidy(text: &str) -> String {
     out.trim().to_string()
 }
 
+/// `{{ word | a }}`: the word with its indefinite article, "an Android", "a Savvy", "an
+/// Intrepid", "a Hot-Shot". By the first letter, with the usual exceptions of sound
+/// ("a Unique", "a One-eyed", "an Honest").
+fn with_article(word: String) -> String {
+    let lower = word.trim().to_lowercase();
+    let vowel_letter = lower.starts_with(['a', 'e', 'i', 'o', 'u']);
+    let sounds_like_you = ["uni", "use", "usu", "eu", "one", "once"]
+        .iter()
+        .any(|p| lower.starts_with(p));
+    let silent_h = ["honest", "honor", "honour", "hour", "heir"]
+        .iter()
+        .any(|p| lower.starts_with(p));
+    let article = if (vowel_letter && !sounds_like_you) || silent_h {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {word}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn styles_get_the_article_their_sound_needs() {
+        for (style, said) in [
+            ("Android", "an Android"),
+            ("Alien", "an Alien"),
+            ("Intrepid", "an Intrepid"),
+            ("Savvy", "a Savvy"),
+            ("Hot-Shot", "a Hot-Shot"),
+            ("Dangerous", "a Dangerous"),
+            ("Unique", "a Unique"),
+            ("Honest", "an Honest"),
+        ] {
+            assert_eq!(with_article(style.to_string()), said);
+        }
+    }
 
     #[test]
     fn every_embedded_template_compiles() {

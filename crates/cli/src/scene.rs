@@ -103,13 +103,22 @@ struct Planner {
 struct ModelLink {
     gateway: troupe_llm::Gateway,
     runtime: tokio::runtime::Runtime,
+    /// Calls made and not yet in the scene's log: (agent, purpose, the gateway's attempts).
+    calls: std::cell::RefCell<Vec<(String, String, Vec<serde_json::Value>)>>,
 }
 
 impl ModelLink {
+    /// One call; its attempts are kept for the log (see [`Table::log_model_calls`]), failed
+    /// ones included.
     fn ask(&self, req: &troupe_llm::ChatRequest) -> anyhow::Result<troupe_llm::GatewayReply> {
-        self.runtime
-            .block_on(self.gateway.call(req, &mut |_| {}))
-            .map_err(|e| anyhow::anyhow!("the model failed: {e}"))
+        let mut attempts = Vec::new();
+        let reply = self.runtime.block_on(self.gateway.call(req, &mut |a| {
+            attempts.push(serde_json::to_value(&a).unwrap_or_default());
+        }));
+        self.calls
+            .borrow_mut()
+            .push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
+        reply.map_err(|e| anyhow::anyhow!("the model failed: {e}"))
     }
 }
 
@@ -132,7 +141,8 @@ impl Planner {
 
 /// The AI at the player's seat: a name and a goal from the campaign file (or plain defaults).
 struct AiPlayer {
-    name: String,
+    /// The campaign's player's name, when there is one.
+    name: Option<String>,
     goal: String,
     lines_left: u32,
 }
@@ -144,9 +154,7 @@ impl AiPlayer {
             .and_then(|(file, _)| troupe_campaign::load(&file).ok())
             .and_then(|c| c.seats.into_iter().next());
         AiPlayer {
-            name: seat
-                .as_ref()
-                .map_or_else(|| "the player".to_string(), |s| s.player.name.clone()),
+            name: seat.as_ref().map(|s| s.player.name.clone()),
             goal: seat.map_or_else(
                 || "play the character well and move the scene on".to_string(),
                 |s| s.player.player_goal,
@@ -168,7 +176,11 @@ impl ModelLink {
             .enable_all()
             .build()
             .context("could not start the async runtime")?;
-        Ok(ModelLink { gateway, runtime })
+        Ok(ModelLink {
+            gateway,
+            runtime,
+            calls: std::cell::RefCell::default(),
+        })
     }
 }
 
@@ -188,11 +200,14 @@ impl Planner {
         ai.lines_left -= 1;
         use troupe_llm::{CallTag, ChatRequest, Message};
         let actor = state.current_actor();
+        let who = match &ai.name {
+            Some(name) => format!("You are {name}, a player"),
+            None => "You are a player".to_string(),
+        };
         let system = format!(
-            "You are {}, a player at a tabletop table, speaking for {}. Your goal: {}. The scene's \
+            "{who} at a tabletop role-playing game, speaking for {}. Your goal: {}. The scene's \
              goal: {}. Say in one short sentence what your character tries next (move, talk, \
              attack, use an item, sneak, look). State what you try, never what happens.",
-            ai.name,
             state.name_of(actor),
             ai.goal,
             state.goal
@@ -530,11 +545,11 @@ fn shown(event: &SceneEvent) -> Option<String> {
             from.as_str(),
             to.as_str()
         )),
-        SceneEvent::SceneEnded { deltas } => Some(format!(
-            "The scene ends. {} change{} go to the world.",
-            deltas.len(),
-            if deltas.len() == 1 { "" } else { "s" }
-        )),
+        SceneEvent::SceneEnded { deltas } => Some(match deltas.len() {
+            0 => "The scene ends. Nothing changes in the world.".to_string(),
+            1 => "The scene ends. 1 change goes to the world.".to_string(),
+            n => format!("The scene ends. {n} changes go to the world."),
+        }),
         SceneEvent::NarrationPolished {
             text,
             refused: None,
@@ -543,7 +558,9 @@ fn shown(event: &SceneEvent) -> Option<String> {
         SceneEvent::NarrationPolished {
             refused: Some(why), ..
         } => Some(format!("(the model's rewrite was not used: {why})")),
-        SceneEvent::SceneStarted { .. } | SceneEvent::PlannerReplied { .. } => None,
+        SceneEvent::SceneStarted { .. }
+        | SceneEvent::PlannerReplied { .. }
+        | SceneEvent::ModelCalled { .. } => None,
     }
 }
 
@@ -602,6 +619,8 @@ impl Table {
     /// for the planner.
     fn line(&mut self, line: &str) -> anyhow::Result<()> {
         let before = self.scene.events.len();
+        // The AI player's call that wrote this line comes first.
+        self.log_model_calls();
         let state = &self.scene.state;
         match line
             .split_once(' ')
@@ -638,6 +657,7 @@ impl Table {
             _ => {
                 let actor = state.current_actor().to_string();
                 let (call, reply) = self.planner.plan(state, &actor, line)?;
+                self.log_model_calls();
                 if let Some((model, reply)) = reply {
                     self.scene.planner_replied(line, &model, reply);
                 }
@@ -670,10 +690,22 @@ impl Table {
             Some(SceneEvent::ToolApplied { narration, .. }) if applied => narration.clone(),
             _ => return Ok(()),
         };
-        if let Some((model, text)) = self.planner.polish(&self.scene.state, &narration)? {
+        let polished = self.planner.polish(&self.scene.state, &narration)?;
+        self.log_model_calls();
+        if let Some((model, text)) = polished {
             self.scene.polish(&model, &text);
         }
         Ok(())
+    }
+
+    /// Append the model calls made since the last time to the scene's log.
+    fn log_model_calls(&mut self) {
+        let Some(link) = &self.planner.link else {
+            return;
+        };
+        for (agent, purpose, attempts) in link.calls.borrow_mut().drain(..) {
+            self.scene.model_called(&agent, &purpose, attempts);
+        }
     }
 
     fn promote(&mut self, rest: &str) {

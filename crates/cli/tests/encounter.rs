@@ -203,6 +203,60 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
     assert!(replay.contains("events replayed, identical"), "{replay}");
 }
 
+/// Issue 33, through the binary: a GM model that repeats its preparation. The ledger check's
+/// note is sent back, then withheld, and reaches the screen only after the check succeeds; a
+/// DC said in words in what the roll is for never reaches the screen.
+#[test]
+fn a_checks_note_and_a_dc_in_words_never_reach_the_players_before_play_earns_them() {
+    let dir = campaign();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/smithy-leaky.replay.jsonl"),
+        dir.path().join("encounters/leaky.replay.jsonl"),
+    )
+    .unwrap();
+    let args = [
+        "encounter",
+        "run",
+        "encounters/smithy.yaml",
+        "--players",
+        "ai",
+        "--seed",
+        "12",
+        "--replay",
+        "encounters/leaky.replay.jsonl",
+    ];
+    let out = run_with(dir.path(), &args, "");
+    let note = "debt was doubled by a forged entry";
+    let (before, after) = out.split_once("rolls d20").expect(&out);
+    assert!(!before.to_lowercase().contains(note), "{out}");
+    assert!(before.contains("GM: Rain needles the shutters. [withheld] What do you do?"), "{out}");
+    assert!(!before.contains("twelve") && !before.contains("12"), "{out}");
+    assert!(before.contains("for a d20 roll: to read the ledger"), "{out}");
+    assert!(after.contains(note), "{out}");
+
+    let log = log(dir.path(), 1);
+    let caught: Vec<(String, bool)> = of(&log, "leak_caught")
+        .iter()
+        .map(|e| (e["leaks"][0]["kind"].as_str().unwrap().to_string(), e["withheld"] == true))
+        .collect();
+    assert_eq!(
+        caught,
+        [
+            ("check_note".to_string(), false),
+            ("check_note".to_string(), true),
+            ("dc".to_string(), false),
+        ]
+    );
+    // What the AI player was shown is in the log (issue 29), and never held the note.
+    let calls = of(&log, "player_called");
+    assert!(!calls.is_empty());
+    for call in calls {
+        let shown = call["call"]["attempts"][0]["messages"].to_string();
+        assert!(shown.contains("What does Zara-7 attempt now?"), "{call}");
+        assert!(!shown.to_lowercase().contains(note), "{call}");
+    }
+}
+
 #[test]
 fn the_smith_remembers_the_first_run_in_the_second() {
     let dir = campaign();

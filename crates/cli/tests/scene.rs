@@ -310,4 +310,20 @@ fn an_ai_player_speaks_for_the_character() {
         out.contains("troupe scene resume"),
         "it stops after two lines:\n{out}"
     );
+    // Every call the AI player made is in the log with what it was shown (issue 29).
+    let calls: Vec<serde_json::Value> = stored_events(dir.path())
+        .iter()
+        .filter(|(_, b)| b.contains("\"event_type\":\"model_called\""))
+        .map(|(_, b)| serde_json::from_str(b).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for call in &calls {
+        assert_eq!(call["purpose"], "scene_player");
+        let attempt = &call["attempts"][0];
+        let shown = attempt["messages"].to_string();
+        assert!(shown.contains("speaking for Wren"), "{attempt}");
+        assert!(attempt["reply"].as_str().unwrap().starts_with("I "), "{attempt}");
+    }
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
 }

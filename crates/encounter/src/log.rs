@@ -68,6 +68,12 @@ pub struct ModelCall {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub latency_ms: u64,
+    /// Every attempt of the call as the model gateway records it for every game (the whole
+    /// request's messages, the reply, tokens, latency, the attempt's number, errors, retries
+    /// and structured-output fallbacks): what the model was shown, for the audit. Absent from
+    /// logs written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -51,6 +51,14 @@ pub enum SceneEvent {
         model: String,
         reply: serde_json::Value,
     },
+    /// A model call made for the scene (the AI player's line, the planner, the polish): every
+    /// attempt as the model gateway records it for every game (the request's messages, the
+    /// reply, tokens, latency, errors), so the log shows what each model was shown.
+    ModelCalled {
+        agent: String,
+        purpose: String,
+        attempts: Vec<serde_json::Value>,
+    },
     /// A model's rewrite of the narration of event `of`, and whether it kept to the facts
     /// (`refused` says why not; the template stands then).
     NarrationPolished {
@@ -133,6 +141,7 @@ fn apply(state: &mut State, registry: &Registry, env: &Envelope) -> Result<(), E
         SceneEvent::Rejected { .. }
         | SceneEvent::Undone { .. }
         | SceneEvent::PlannerReplied { .. }
+        | SceneEvent::ModelCalled { .. }
         | SceneEvent::NarrationPolished { .. } => {}
         SceneEvent::Noted { card, text } => state.world.note(card, text),
         SceneEvent::TruthChanged {
@@ -267,6 +276,20 @@ impl Scene {
         self.events.last().ok_or(Error::NotStarted)
     }
 
+    /// Record a model call (its attempts) before what it led to.
+    pub fn model_called(
+        &mut self,
+        agent: &str,
+        purpose: &str,
+        attempts: Vec<serde_json::Value>,
+    ) -> &Envelope {
+        self.push(SceneEvent::ModelCalled {
+            agent: agent.to_string(),
+            purpose: purpose.to_string(),
+            attempts,
+        })
+    }
+
     /// Record a model planner's reply before the call it led to.
     pub fn planner_replied(
         &mut self,
@@ -385,6 +408,11 @@ fn rerun<'a>(scene: &'a mut Scene, event: &SceneEvent) -> Result<&'a Envelope, E
         SceneEvent::NarrationPolished { model, text, .. } => {
             scene.polish(model, text).ok_or(Error::NotStarted)?
         }
+        SceneEvent::ModelCalled {
+            agent,
+            purpose,
+            attempts,
+        } => scene.model_called(agent, purpose, attempts.clone()),
         SceneEvent::Noted { card, text } => scene.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..

@@ -168,7 +168,7 @@ fn sensed(
             format!("Ways on: {}.", list(exits, "none")),
         ],
         Topic::Listen => vec![format!(
-            "{who} listens in {zone} and hears {}.",
+            "{who} listens and hears {}.",
             if here.is_empty() {
                 "nothing close".to_string()
             } else {

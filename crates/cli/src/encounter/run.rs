@@ -228,12 +228,14 @@ impl Runner {
     ) {
         let started = Instant::now();
         let mut refused = Vec::new();
+        let mut attempts = Vec::new();
         let result = self
             .gateway
             .call(&req, &mut |a| {
                 if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
                     refused.push((reply.clone(), vec![error.clone()]));
                 }
+                attempts.push(serde_json::to_value(&a).unwrap_or(Value::Null));
             })
             .await;
         let reply = match result {
@@ -257,6 +259,7 @@ impl Runner {
             tokens_in: u64::from(reply.usage.input_tokens),
             tokens_out: u64::from(reply.usage.output_tokens),
             latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            attempts,
         };
         (Ok((call, json)), refused)
     }
