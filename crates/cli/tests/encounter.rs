@@ -257,6 +257,55 @@ fn a_checks_note_and_a_dc_in_words_never_reach_the_players_before_play_earns_the
     }
 }
 
+/// Issue 33: a person at an encounter has the table's commands, and an action of theirs that
+/// says what happens is explained; they may send it as it is (never rewritten, never blocked).
+#[test]
+fn a_person_at_an_encounter_has_table_commands_and_is_told_of_an_overreach() {
+    let dir = campaign();
+    let input = "/help\n/info\n/whisper the factor pocketed a coin\n/dance\n\
+                 I offer to work the bellows myself\n\n\
+                 I punch the factor and he falls down unconscious\n\n";
+    let out = run_with(dir.path(), &RUN, input);
+    assert!(out.contains("Commands: /info"), "{out}");
+    assert!(out.contains("You play Mara."), "{out}");
+    assert!(out.contains("(whispered to the GM)"), "{out}");
+    assert!(out.contains("(no command /dance here; /help lists them)"), "{out}");
+    assert!(!out.contains("pocketed a coin"), "a whisper is not shown: {out}");
+    assert!(out.contains("Rephrase it, or press Enter to send it as it is"), "{out}");
+    assert!(out.contains("The encounter is over."), "{out}");
+
+    let log = log(dir.path(), 1);
+    let whispered = of(&log, "whispered");
+    assert_eq!(whispered.len(), 1);
+    assert_eq!(whispered[0]["text"], "the factor pocketed a coin");
+    let mara: Vec<&str> = of(&log, "player_acted")
+        .iter()
+        .filter(|e| e["seat"] != "alex" && e["seat"] != "sam")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        mara,
+        [
+            "I offer to work the bellows myself",
+            "I punch the factor and he falls down unconscious"
+        ],
+        "no command was played as an action; the flagged one was sent as it was"
+    );
+    let sent_back = of(&log, "action_sent_back");
+    assert!(
+        sent_back.iter().any(|e| e["text"] == "I punch the factor and he falls down unconscious"),
+        "{sent_back:?}"
+    );
+    // The GM heard the whisper in its next prompt.
+    let gm = of(&log, "gm_called");
+    assert!(
+        gm.iter().any(|e| e.to_string().contains("pocketed a coin")),
+        "the GM's prompt holds the whisper"
+    );
+    let replay = run_with(dir.path(), &["encounter", "replay", "--run", "1"], "");
+    assert!(replay.contains("identical"), "{replay}");
+}
+
 #[test]
 fn the_smith_remembers_the_first_run_in_the_second() {
     let dir = campaign();

@@ -62,6 +62,9 @@ pub enum SecretKind {
     /// Not a secret, checked in the same pass: the narration decides what a player character
     /// does or feels.
     DecidesForPc,
+    /// Not a secret either: the narration tells an effect (a defeat, harm) that the scene
+    /// engine did not apply.
+    NotInScene,
 }
 
 /// The secrets of one encounter, as plain text (no dependency on the spec's types).
@@ -177,6 +180,24 @@ pub fn find_secrets(text: &str, secrets: &Secrets, place: &str) -> Vec<Leak> {
         leak.detail = format!("in {place}: {}", leak.detail);
     }
     leaks
+}
+
+/// The sentences of `narration` for which `claim` finds something the scene engine does not
+/// hold (see `troupe_scene::narrator::unbacked`), as leaks of kind [`SecretKind::NotInScene`].
+pub fn scene_claims(narration: &str, claim: impl Fn(&str) -> Option<String>) -> Vec<Leak> {
+    sentence_spans(narration)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, span)| {
+            let sentence = narration.get(span)?;
+            claim(sentence).map(|why| Leak {
+                kind: SecretKind::NotInScene,
+                detail: format!("\"{}\": {why}", sentence.trim()),
+                sentences: vec![i],
+                place: None,
+            })
+        })
+        .collect()
 }
 
 /// `narration` with every sentence named by `leaks` replaced by `[withheld]`.

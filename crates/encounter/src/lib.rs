@@ -17,5 +17,6 @@ pub mod score;
 pub mod spec;
 pub mod tools;
 pub mod turn;
+pub mod view;
 
 pub use spec::Spec;

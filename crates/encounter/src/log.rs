@@ -129,6 +129,11 @@ pub enum EncounterEvent {
         seat: String,
         text: String,
     },
+    /// A person's private word to the GM (`/whisper`): the GM hears it, nobody else does.
+    Whispered {
+        seat: String,
+        text: String,
+    },
     CheckEmitted {
         check: CheckCall,
     },
@@ -337,6 +342,13 @@ impl State {
             }
             EncounterEvent::Narrated { text, facts } => self.narrated(text, facts),
             EncounterEvent::PlayerActed { seat, text } => self.acted_by(seat, text),
+            EncounterEvent::Whispered { seat, text } => {
+                let who = self
+                    .seat(seat)
+                    .map_or(seat.clone(), |s| s.character.clone());
+                let text = format!("(whispered to you alone by {who}'s player: {text})");
+                self.history.push(Entry::new(Role::User, text, false));
+            }
             EncounterEvent::ActionSentBack { seat, feedback, .. } => {
                 self.action_feedback = Some((seat.clone(), feedback.clone()));
             }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use troupe_scene::{Caller, Scene, SceneEvent};
 
-use crate::leaks::{Secrets, find_leaks, find_secrets, withhold};
+use crate::leaks::{Leak, Secrets, find_leaks, find_secrets, scene_claims, withhold};
 use crate::log::{EncounterEvent, GM_ATTEMPTS, State};
 use crate::names::npc_name;
 use crate::tools::{Call, GmReply, Table, read_reply};
@@ -112,8 +112,16 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
     for (place, text) in shown_arguments(&reply.calls) {
         leaks.extend(find_secrets(text, &secrets, place));
     }
+    let (tools, after) = match tool_events(state, &reply, now) {
+        Ok(t) => t,
+        Err(problem) => return GmStep::Failed(vec![problem]),
+    };
+    if let Some(scene) = after {
+        leaks.extend(unbacked_claims(&reply.narration, &scene, &tools));
+    }
     let mut events = Vec::new();
     let mut reply = reply;
+    let mut tools = tools;
     if !leaks.is_empty() {
         let withheld = state.rewriting;
         events.push(EncounterEvent::LeakCaught {
@@ -125,16 +133,36 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
         }
         reply.narration = withhold(&reply.narration, &leaks, &secrets);
         withhold_arguments(&mut reply.calls, &secrets);
+        // A withheld argument changes what the tools record.
+        tools = match tool_events(state, &reply, now) {
+            Ok((more, _)) => more,
+            Err(problem) => return GmStep::Failed(vec![problem]),
+        };
     }
     events.push(EncounterEvent::Narrated {
         text: reply.narration.clone(),
         facts: reply.facts.clone(),
     });
-    match tool_events(state, &reply, now) {
-        Ok(more) => events.extend(more),
-        Err(problem) => return GmStep::Failed(vec![problem]),
-    }
+    events.extend(tools);
     GmStep::Events(events)
+}
+
+/// What the narration tells that the scene (as this reply's tools left it) does not hold.
+fn unbacked_claims(narration: &str, scene: &Scene, tools: &[EncounterEvent]) -> Vec<Leak> {
+    let applied: Vec<String> = tools
+        .iter()
+        .filter_map(|e| match e {
+            EncounterEvent::SceneActed {
+                applied: true,
+                outcome,
+                ..
+            } => Some(outcome.clone()),
+            _ => None,
+        })
+        .collect();
+    scene_claims(narration, |sentence| {
+        troupe_scene::narrator::unbacked(sentence, &scene.state, &applied)
+    })
 }
 
 /// The tool arguments the players see, with where they are: what a roll is for (on screen and
@@ -163,13 +191,13 @@ fn withhold_arguments(calls: &mut [Call], secrets: &Secrets) {
     }
 }
 
-fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<EncounterEvent>, String> {
-    // The scene is rebuilt from its calls only when this reply calls a scene tool.
-    let mut scene = if reply.calls.iter().any(|c| matches!(c, Call::Scene(_))) {
-        scene(state)?
-    } else {
-        None
-    };
+/// The events of the reply's tools, and the scene as they leave it (when there is one).
+fn tool_events(
+    state: &State,
+    reply: &GmReply,
+    now: &str,
+) -> Result<(Vec<EncounterEvent>, Option<Scene>), String> {
+    let mut scene = scene(state)?;
     let mut out = Vec::new();
     for call in &reply.calls {
         out.push(match call {
@@ -192,7 +220,7 @@ fn tool_events(state: &State, reply: &GmReply, now: &str) -> Result<Vec<Encounte
             Call::Scene(call) => scene_event(scene.as_mut(), call),
         });
     }
-    Ok(out)
+    Ok((out, scene))
 }
 
 /// The facts as they stand after this reply settles its own.

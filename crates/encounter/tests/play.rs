@@ -280,6 +280,50 @@ fn a_hidden_goal_by_id_or_in_other_words_is_a_leak() {
     }
 }
 
+/// Issue 33: with a scene, the engine holds the truth. A narration that tells a defeat the
+/// engine did not apply is sent back like a leak, and withheld if it comes back the same.
+#[test]
+fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
+    let spec = troupe_encounter::check::check(include_str!(
+        "../../../examples/encounters/mill-raid.yaml"
+    ))
+    .unwrap();
+    let scene = include_str!("../../../examples/mill.scene.yaml").to_string();
+    let mut events = vec![Envelope {
+        seq: 0,
+        event: EncounterEvent::Started {
+            spec: Box::new(spec),
+            scene: Some(scene),
+            seed: 3,
+            seats: vec![seat("wren", "Wren", SeatKind::Person)],
+            names: vec![],
+            memories: vec![],
+            window: 128_000,
+            at: "2026-11-24T00:00:00Z".into(),
+        },
+    }];
+    let mut state = fold(&events).unwrap();
+    let dead = json!({"narration": "Rain on the road. Vesk the smuggler falls dead in the yard.", "tools": []});
+    for round in 0..2 {
+        let GmStep::Events(new) = gm_reply(&state, &dead, "now") else {
+            panic!()
+        };
+        let EncounterEvent::LeakCaught { leaks, withheld } = &new[0] else {
+            panic!("{new:?}")
+        };
+        assert_eq!(leaks[0].kind, troupe_encounter::leaks::SecretKind::NotInScene);
+        assert!(leaks[0].detail.contains("9/9 hit points"), "{}", leaks[0].detail);
+        assert_eq!(*withheld, round == 1);
+        state = push(&mut events, new);
+    }
+    assert_eq!(state.public, ["GM: Rain on the road. [withheld]"]);
+    let calm = json!({"narration": "Vesk the smuggler watches the yard.", "tools": []});
+    let GmStep::Events(new) = gm_reply(&state, &calm, "now") else {
+        panic!()
+    };
+    assert!(matches!(&new[0], EncounterEvent::Narrated { .. }), "{new:?}");
+}
+
 #[test]
 fn a_reply_that_resolves_a_goal_may_name_it() {
     let state = fold(&started(vec![], None)).unwrap();

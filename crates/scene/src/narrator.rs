@@ -4,7 +4,7 @@
 use troupe_rules::Band;
 
 use crate::exec::Fact;
-use crate::model::ContentPrefs;
+use crate::model::{ContentPrefs, State};
 use crate::tools::Topic;
 
 pub const MAX_SENTENCES: usize = 3;
@@ -273,6 +273,33 @@ fn contradiction(facts: &[Fact], lower: &str) -> Result<(), PolishRejected> {
 }
 
 #[cfg(test)]
+mod unbacked_tests {
+    use super::*;
+
+    fn mill() -> State {
+        let text = include_str!("../../../examples/mill.scene.yaml");
+        let def = crate::check(text).unwrap_or_else(|p| panic!("{p:?}"));
+        crate::Scene::start(def, 1).state
+    }
+
+    #[test]
+    fn a_defeat_or_harm_the_engine_did_not_deal_is_named() {
+        let state = mill();
+        let said = |s: &str, applied: &[&str]| {
+            let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
+            unbacked(s, &state, &applied)
+        };
+        assert!(said("The hound yelps and dies.", &[]).unwrap().contains("the mill hound"));
+        assert!(said("Old Tam collapses, unconscious.", &[]).is_some());
+        assert!(said("Vesk takes 4 damage.", &[]).is_some());
+        assert_eq!(said("Vesk takes 4 damage.", &["Wren hits Vesk for 4."]), None);
+        assert_eq!(said("The hound snarls at the mill road.", &[]), None);
+        assert_eq!(said("Wren has 12 hit points left.", &[]), None);
+        assert_eq!(said("The dead leaves stir in the yard.", &[]), None);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use troupe_rules::{CheckRoll, band_for};
@@ -344,4 +371,87 @@ mod tests {
         ));
         assert!(check("Wren slips and the wall wins.").is_ok());
     }
+}
+
+/// Words that tell a person is out of the fight.
+const DEFEAT_WORDS: &[&str] = &[
+    "collapses", "dead", "defeated", "died", "dies", "killed", "lifeless", "slain",
+    "unconscious",
+];
+/// Words that tell hit points were lost or won.
+const HARM_WORDS: &[&str] = &["damage", "heals", "hp", "points", "wound", "wounds"];
+/// Words of a name that do not name anyone on their own.
+const TITLES: &[&str] = &["captain", "lady", "lord", "mister", "old", "sir", "the", "young"];
+
+/// What one sentence of a GM's narration claims that the scene engine does not hold (issue 33:
+/// the model proposes, the engine decides): a person out of the fight whom `state` (the scene
+/// after the reply's own tools) has standing, or a number of hit points or damage that neither
+/// `applied` (the engine's narration of what the reply's tools did) nor anyone's hit points
+/// say. None when the sentence keeps to the facts.
+pub fn unbacked(sentence: &str, state: &State, applied: &[String]) -> Option<String> {
+    let lower = sentence.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.iter().any(|w| DEFEAT_WORDS.contains(w)) {
+        let standing = state
+            .entities
+            .values()
+            .filter(|e| e.kind.is_person() && e.alive())
+            .find(|e| named(&words, &e.name));
+        if let Some(e) = standing {
+            return Some(format!(
+                "it tells {} is out of the fight, but the scene engine has {} standing at {}/{} \
+                 hit points: deal harm with a tool, then narrate what the engine says",
+                e.name, e.name, e.hp, e.max_hp
+            ));
+        }
+    }
+    if words.iter().any(|w| HARM_WORDS.contains(w)) {
+        let known = |n: i32| {
+            applied.iter().any(|a| numbers(a).contains(&n))
+                || state.entities.values().any(|e| e.hp == n || e.max_hp == n)
+        };
+        if let Some(n) = numbers(&lower).into_iter().find(|n| !known(*n)) {
+            return Some(format!(
+                "it tells {n} points of harm or healing that the scene engine did not deal"
+            ));
+        }
+    }
+    None
+}
+
+/// `name` among `words`: whole, or by the word a narration calls it by: a proper name's
+/// capitalised words ("Vesk the smuggler": Vesk; "Old Tam": Tam), a common noun's head ("the
+/// mill hound": hound).
+fn named(words: &[&str], name: &str) -> bool {
+    let parts: Vec<&str> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let lower: Vec<String> = parts.iter().map(|w| w.to_lowercase()).collect();
+    if !lower.is_empty() && words.windows(lower.len()).any(|w| w == lower.as_slice()) {
+        return true;
+    }
+    let common = parts
+        .first()
+        .is_some_and(|w| w.chars().next().is_some_and(char::is_lowercase));
+    let callers: Vec<String> = if common {
+        lower.last().cloned().into_iter().collect()
+    } else {
+        parts
+            .iter()
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .map(|w| w.to_lowercase())
+            .filter(|w| !TITLES.contains(&w.as_str()))
+            .collect()
+    };
+    callers.iter().any(|c| words.contains(&c.as_str()))
+}
+
+fn numbers(text: &str) -> Vec<i32> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect()
 }

@@ -25,6 +25,13 @@ use crate::keyboard::Keyboard;
 /// How often a person is asked again for a line that is not one (an empty action, a roll typed
 /// as something else) before the table moves on without it.
 pub const PERSON_ATTEMPTS: u32 = 3;
+/// How many table commands a person may type in one prompt before the table moves on.
+const PERSON_COMMANDS: u32 = 20;
+
+const ENCOUNTER_HELP: &str = "Say what your character attempts (\"I offer to work the \
+bellows\"): the GM decides what happens. Commands: /info (your character, the place, who is \
+here, the story lately), /whisper TEXT (a word to the GM alone), /help (this), /quit (stop; \
+`troupe encounter resume` continues). When the GM asks for a roll: Enter or /roll.";
 
 pub struct Runner {
     pub dir: PathBuf,
@@ -290,8 +297,7 @@ impl Runner {
                 Ok(true)
             }
             SeatKind::Person => {
-                let prompt = format!("{}, what do you attempt?", who(&seat));
-                let Some(text) = self.person_line(&prompt, false).await else {
+                let Some(text) = self.person_action(&seat).await? else {
                     return Ok(false);
                 };
                 let text = if text.is_empty() {
@@ -306,6 +312,74 @@ impl Runner {
                 Ok(true)
             }
         }
+    }
+
+    /// A person's action: table commands (`/help`, `/info`, `/whisper`) are answered and the
+    /// question asked again; an action that says what happens is explained, and the person
+    /// rephrases it or sends it as it is for the GM to rule on (never rewritten for them).
+    /// None when they quit or the input ended.
+    async fn person_action(
+        &mut self,
+        seat: &troupe_encounter::log::Seat,
+    ) -> anyhow::Result<Option<String>> {
+        let prompt = format!("{}, what do you attempt?", who(seat));
+        for _ in 0..PERSON_COMMANDS {
+            let Some(line) = self.person_line(&prompt, false).await else {
+                return Ok(None);
+            };
+            if line.starts_with('/') {
+                self.table_command(seat, &line)?;
+                continue;
+            }
+            let verdict = troupe_validator::check(&line);
+            if !verdict.flagged {
+                return Ok(Some(line));
+            }
+            let feedback = troupe_validator::feedback(&verdict);
+            println!("({feedback})");
+            let again = "Rephrase it, or press Enter to send it as it is for the GM to rule on: ";
+            let Some(rephrased) = self.keyboard.line(again).await else {
+                return Ok(None);
+            };
+            self.record(vec![EncounterEvent::ActionSentBack {
+                seat: seat.id.clone(),
+                text: line.clone(),
+                feedback,
+            }])?;
+            let rephrased = rephrased.trim();
+            return Ok(Some(if rephrased.is_empty() {
+                line
+            } else {
+                rephrased.to_string()
+            }));
+        }
+        Ok(Some(String::new()))
+    }
+
+    /// `/help`, `/info`, `/whisper TEXT` at an encounter (`/quit` is read by the caller).
+    fn table_command(
+        &mut self,
+        seat: &troupe_encounter::log::Seat,
+        line: &str,
+    ) -> anyhow::Result<()> {
+        let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match command {
+            "/help" => println!("{ENCOUNTER_HELP}"),
+            "/info" => {
+                let info = troupe_encounter::view::seat_info(&self.state, &seat.id);
+                println!("{}", info.unwrap_or_default());
+            }
+            "/whisper" if !rest.trim().is_empty() => {
+                self.record(vec![EncounterEvent::Whispered {
+                    seat: seat.id.clone(),
+                    text: rest.trim().to_string(),
+                }])?;
+                println!("(whispered to the GM)");
+            }
+            "/whisper" => println!("(usage: /whisper TEXT: a word to the GM alone)"),
+            other => println!("(no command {other} here; /help lists them)"),
+        }
+        Ok(())
     }
 
     /// A line from a person: None when they quit or the input ended. With `roll`, Enter and
