@@ -322,7 +322,10 @@ fn an_ai_player_speaks_for_the_character() {
         let attempt = &call["attempts"][0];
         let shown = attempt["messages"].to_string();
         assert!(shown.contains("speaking for Wren"), "{attempt}");
-        assert!(attempt["reply"].as_str().unwrap().starts_with("I "), "{attempt}");
+        assert!(
+            attempt["reply"].as_str().unwrap().starts_with("I "),
+            "{attempt}"
+        );
     }
     let replay = run_ok(dir.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");

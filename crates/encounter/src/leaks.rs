@@ -124,7 +124,11 @@ impl Secrets {
     }
 
     /// How `npc_name` is played: shown through play, never read out.
-    pub fn add_persona(&mut self, npc_name: impl Into<String>, text: impl Into<String>) -> &mut Self {
+    pub fn add_persona(
+        &mut self,
+        npc_name: impl Into<String>,
+        text: impl Into<String>,
+    ) -> &mut Self {
         self.personas.push((npc_name.into(), text.into()));
         self
     }
@@ -170,10 +174,13 @@ pub fn find_leaks(narration: &str, secrets: &Secrets, pcs: &[String]) -> Vec<Lea
     leaks
 }
 
-/// The secrets `text` tells: for a tool argument the players see (no check of who decides
-/// what, that is the narration's). Each leak names `place`, and no sentences.
+/// The secrets `text` tells: for a tool argument the players see. Each leak names `place`, and
+/// no sentences. Not checked there: who decides what (the narration's matter), and NPCs'
+/// memories and personas: those bind how the narration tells the story, and a resolution's
+/// summary may well retell an earlier run the party lived through, as an NPC remembers it.
 pub fn find_secrets(text: &str, secrets: &Secrets, place: &str) -> Vec<Leak> {
     let mut leaks = secret_leaks(&Narration::read(text), secrets);
+    leaks.retain(|l| !matches!(l.kind, SecretKind::NpcMemory | SecretKind::Persona));
     for leak in &mut leaks {
         leak.sentences.clear();
         leak.place = Some(place.to_string());
@@ -360,7 +367,7 @@ fn words_of(text: &str, sentence: usize) -> Vec<Token> {
         let unit = tokens
             .peek()
             .and_then(|t| number_word(&t.word))
-            .filter(|u| n >= 20 && n % 10 == 0 && (1..10).contains(u));
+            .filter(|u| n >= 20 && n.is_multiple_of(10) && (1..10).contains(u));
         let value = match unit {
             Some(u) => {
                 tokens.next();
@@ -381,9 +388,26 @@ fn words_of(text: &str, sentence: usize) -> Vec<Token> {
 /// A number from zero to ninety written as a word.
 fn number_word(word: &str) -> Option<u32> {
     const UNITS: [&str; 20] = [
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-        "eighteen", "nineteen",
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
     ];
     const TENS: [&str; 8] = [
         "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
@@ -452,10 +476,20 @@ fn secret_leaks(text: &Narration, secrets: &Secrets) -> Vec<Leak> {
         read_out(SecretKind::CheckNote, note, CHECK_NOTE_RUN, what);
     }
     for (npc, memory) in &secrets.memories {
-        read_out(SecretKind::NpcMemory, memory, RUN, format!("{npc}'s private memory"));
+        read_out(
+            SecretKind::NpcMemory,
+            memory,
+            RUN,
+            format!("{npc}'s private memory"),
+        );
     }
     for (npc, persona) in &secrets.personas {
-        read_out(SecretKind::Persona, persona, RUN, format!("{npc}'s persona"));
+        read_out(
+            SecretKind::Persona,
+            persona,
+            RUN,
+            format!("{npc}'s persona"),
+        );
     }
     leaks
 }
@@ -477,9 +511,8 @@ fn goal_leaks(text: &Narration, goals: &[String]) -> Vec<Leak> {
         .iter()
         .filter_map(|label| {
             let label_words = words_of(label, 0);
-            let sentences = sentences_saying(text, |words, one| {
-                says_goal(words, &label_words, one)
-            });
+            let sentences =
+                sentences_saying(text, |words, one| says_goal(words, &label_words, one));
             (!sentences.is_empty()).then(|| Leak {
                 kind: SecretKind::Goal,
                 detail: format!("the hidden goal \"{}\"", label.trim()),
@@ -501,7 +534,10 @@ fn sentences_saying(text: &Narration, says: impl Fn(&[&Token], bool) -> bool) ->
     for (i, &said) in alone.iter().enumerate() {
         if said {
             out.insert(i);
-        } else if i + 1 < count && !alone.get(i + 1).copied().unwrap_or(false) && says(&pair(text, i), false) {
+        } else if i + 1 < count
+            && !alone.get(i + 1).copied().unwrap_or(false)
+            && says(&pair(text, i), false)
+        {
             out.extend([i, i + 1]);
         }
     }
@@ -666,7 +702,9 @@ fn stated_dcs(words: &[&str]) -> Vec<i64> {
         let is_dc = |w: &&str| matches!(*w, "dc" | "dcs");
         // "DC 15", "the DC is 15", "15 is the DC", "a 15 DC".
         let after_dc = before.iter().any(is_dc)
-            || words.get(i + 1..(i + 4).min(words.len())).is_some_and(|a| a.iter().any(is_dc));
+            || words
+                .get(i + 1..(i + 4).min(words.len()))
+                .is_some_and(|a| a.iter().any(is_dc));
         let difficulty = before.iter().any(|b| b.starts_with("difficult"))
             || before.windows(2).any(|p| p == ["target", "number"]);
         let threshold =
@@ -749,11 +787,7 @@ impl<'a> ContentRuns<'a> {
 /// The phrases of a secret (its content words, in order) that must not be said: every run of
 /// `run` ([`RUN`] for notes), and with `short` every sentence of three content words up to
 /// `run` whole.
-fn telling_phrases<'t>(
-    content: &'t [&'t Token],
-    run: usize,
-    short: bool,
-) -> Vec<&'t [&'t Token]> {
+fn telling_phrases<'t>(content: &'t [&'t Token], run: usize, short: bool) -> Vec<&'t [&'t Token]> {
     let mut phrases: Vec<&[&Token]> = content.windows(run).collect();
     if !short {
         return phrases;
@@ -1167,9 +1201,26 @@ mod tests {
     }
 
     const NUMBER_WORDS: &[&str] = &[
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-        "eighteen", "nineteen",
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
     ];
     const TENS_WORDS: &[&str] = &["twenty", "thirty"];
 
@@ -1177,7 +1228,7 @@ mod tests {
         let n = n.clamp(0, 39) as usize;
         match n {
             0..20 => NUMBER_WORDS[n].to_string(),
-            _ if n % 10 == 0 => TENS_WORDS[n / 10 - 2].to_string(),
+            _ if n.is_multiple_of(10) => TENS_WORDS[n / 10 - 2].to_string(),
             _ => format!("{}-{}", TENS_WORDS[n / 10 - 2], NUMBER_WORDS[n % 10]),
         }
     }
@@ -1339,6 +1390,9 @@ mod tests {
             let s = secret.secrets();
             let said = secret.said_as(form);
             let text = plant(&public, &said, at, false);
+            // Memories and personas bind the narration only (see `find_secrets`).
+            let in_argument = in_argument
+                && !matches!(secret, Planted::Memory(_) | Planted::Persona(_));
             let found = if in_argument {
                 find_secrets(&text, &s, "skill_check_emit.what")
             } else {

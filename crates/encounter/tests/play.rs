@@ -284,10 +284,9 @@ fn a_hidden_goal_by_id_or_in_other_words_is_a_leak() {
 /// engine did not apply is sent back like a leak, and withheld if it comes back the same.
 #[test]
 fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
-    let spec = troupe_encounter::check::check(include_str!(
-        "../../../examples/encounters/mill-raid.yaml"
-    ))
-    .unwrap();
+    let spec =
+        troupe_encounter::check::check(include_str!("../../../examples/encounters/mill-raid.yaml"))
+            .unwrap();
     let scene = include_str!("../../../examples/mill.scene.yaml").to_string();
     let mut events = vec![Envelope {
         seq: 0,
@@ -311,8 +310,15 @@ fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
         let EncounterEvent::LeakCaught { leaks, withheld } = &new[0] else {
             panic!("{new:?}")
         };
-        assert_eq!(leaks[0].kind, troupe_encounter::leaks::SecretKind::NotInScene);
-        assert!(leaks[0].detail.contains("9/9 hit points"), "{}", leaks[0].detail);
+        assert_eq!(
+            leaks[0].kind,
+            troupe_encounter::leaks::SecretKind::NotInScene
+        );
+        assert!(
+            leaks[0].detail.contains("9/9 hit points"),
+            "{}",
+            leaks[0].detail
+        );
         assert_eq!(*withheld, round == 1);
         state = push(&mut events, new);
     }
@@ -321,7 +327,10 @@ fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
     let GmStep::Events(new) = gm_reply(&state, &calm, "now") else {
         panic!()
     };
-    assert!(matches!(&new[0], EncounterEvent::Narrated { .. }), "{new:?}");
+    assert!(
+        matches!(&new[0], EncounterEvent::Narrated { .. }),
+        "{new:?}"
+    );
 }
 
 #[test]

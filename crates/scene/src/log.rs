@@ -306,10 +306,15 @@ impl Scene {
         })
     }
 
-    /// Offer a model's rewrite of the last event's narration: checked against that event's
-    /// facts and recorded, used or refused.
+    /// Offer a model's rewrite of the last event's narration (model calls aside): checked
+    /// against that event's facts and recorded, used or refused.
     pub fn polish(&mut self, model: &str, text: &str) -> Option<&Envelope> {
-        let last = self.events.last()?;
+        // The polish's own model call is recorded before it: look past it.
+        let last = self
+            .events
+            .iter()
+            .rev()
+            .find(|e| !matches!(e.event, SceneEvent::ModelCalled { .. }))?;
         let SceneEvent::ToolApplied {
             facts, narration, ..
         } = &last.event

@@ -289,10 +289,17 @@ mod unbacked_tests {
             let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
             unbacked(s, &state, &applied)
         };
-        assert!(said("The hound yelps and dies.", &[]).unwrap().contains("the mill hound"));
+        assert!(
+            said("The hound yelps and dies.", &[])
+                .unwrap()
+                .contains("the mill hound")
+        );
         assert!(said("Old Tam collapses, unconscious.", &[]).is_some());
         assert!(said("Vesk takes 4 damage.", &[]).is_some());
-        assert_eq!(said("Vesk takes 4 damage.", &["Wren hits Vesk for 4."]), None);
+        assert_eq!(
+            said("Vesk takes 4 damage.", &["Wren hits Vesk for 4."]),
+            None
+        );
         assert_eq!(said("The hound snarls at the mill road.", &[]), None);
         assert_eq!(said("Wren has 12 hit points left.", &[]), None);
         assert_eq!(said("The dead leaves stir in the yard.", &[]), None);
@@ -375,13 +382,22 @@ mod tests {
 
 /// Words that tell a person is out of the fight.
 const DEFEAT_WORDS: &[&str] = &[
-    "collapses", "dead", "defeated", "died", "dies", "killed", "lifeless", "slain",
+    "collapses",
+    "dead",
+    "defeated",
+    "died",
+    "dies",
+    "killed",
+    "lifeless",
+    "slain",
     "unconscious",
 ];
 /// Words that tell hit points were lost or won.
 const HARM_WORDS: &[&str] = &["damage", "heals", "hp", "points", "wound", "wounds"];
 /// Words of a name that do not name anyone on their own.
-const TITLES: &[&str] = &["captain", "lady", "lord", "mister", "old", "sir", "the", "young"];
+const TITLES: &[&str] = &[
+    "captain", "lady", "lord", "mister", "old", "sir", "the", "young",
+];
 
 /// What one sentence of a GM's narration claims that the scene engine does not hold (issue 33:
 /// the model proposes, the engine decides): a person out of the fight whom `state` (the scene

@@ -274,9 +274,8 @@ mod tests {
 
     #[test]
     fn a_note_read_out_twice_is_withheld_sentence_by_sentence() {
-        let notes = vec![
-            "The captain of the station is secretly working for the Hive Armada.".to_string(),
-        ];
+        let notes =
+            vec!["The captain of the station is secretly working for the Hive Armada.".to_string()];
         let text = "Rain falls. Word is, THE CAPTAIN of the station is secretly working for \
                     the Hive Armada! The bell rings.";
         let out = withhold_notes(text, &notes);
