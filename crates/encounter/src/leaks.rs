@@ -123,6 +123,16 @@ impl Secrets {
         self
     }
 
+    /// The secrets a tool argument is checked for (see [`find_secrets`]): all but NPCs'
+    /// memories and personas.
+    pub fn for_arguments(&self) -> Secrets {
+        Secrets {
+            memories: Vec::new(),
+            personas: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// How `npc_name` is played: shown through play, never read out.
     pub fn add_persona(
         &mut self,

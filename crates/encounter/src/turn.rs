@@ -132,7 +132,7 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
             return GmStep::Events(events);
         }
         reply.narration = withhold(&reply.narration, &leaks, &secrets);
-        withhold_arguments(&mut reply.calls, &secrets);
+        withhold_arguments(&mut reply.calls, &secrets.for_arguments());
         // A withheld argument changes what the tools record.
         tools = match tool_events(state, &reply, now) {
             Ok((more, _)) => more,
