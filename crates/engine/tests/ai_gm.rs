@@ -141,6 +141,30 @@ async fn a_rewrite_that_is_flagged_too_is_kept_and_marked_kept() {
     );
 }
 
+/// Issue 33: the scenario's notes are the GM's secret. A narration that reads one out is sent
+/// back; if the rewrite reads it out again, the sentences that do are withheld, not kept.
+#[tokio::test]
+async fn a_private_note_read_out_twice_is_withheld_not_kept() {
+    let leak = "The drone will stand down for anyone who offers it a power cell. What do you do?";
+    let again =
+        "Dust drifts. THE DRONE WILL STAND DOWN FOR ANYONE WHO OFFERS IT a cell! What do you do?";
+    let mut seat = gm(vec![narration(leak), narration(again)]);
+    let reply = seat.narrate(&view()).await;
+    assert_eq!(
+        reply,
+        GmReply::Answer("Dust drifts. [withheld] What do you do?".to_string())
+    );
+    assert_eq!(
+        tags(&seat.take_notes()),
+        [
+            "call:gm_narration",
+            "flag:private_note_verbatim:true:false",
+            "call:gm_narration",
+            "flag:private_note_verbatim:false:true"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn an_outcome_of_clean_success_after_no_successes_is_caught() {
     let mut v = view();
