@@ -1,6 +1,6 @@
 //! The walk over a campaign file's JSON that collects every problem instead of stopping at one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
 
 use serde_json::{Map, Value};
@@ -9,8 +9,9 @@ use troupe_rules::{
 };
 
 use crate::{
-    Campaign, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING, MemoryServer,
-    ModelSettings, PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat, SeatTaker, Ship,
+    Campaign, CharacterProfile, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING,
+    MemoryServer, ModelSettings, PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat,
+    SeatTaker, Ship,
 };
 
 const ROOT_FIELDS: &[&str] = &[
@@ -23,7 +24,9 @@ const ROOT_FIELDS: &[&str] = &[
     "corruption_strength",
     "memory",
     "gm",
+    "profiles",
 ];
+const PROFILE_FIELDS: &[&str] = &["pronouns", "class", "ancestry", "level", "backstory"];
 const GM_FIELDS: &[&str] = &["seat", "model", "scenario"];
 const SCENARIO_FIELDS: &[&str] = &["text", "notes"];
 const MEMORY_FIELDS: &[&str] = &["extraction", "backend", "url", "graph"];
@@ -348,6 +351,7 @@ impl Checker {
                 x
             }
         };
+        let profiles = self.profiles(obj);
         let (memory_extraction, memory_server) = match obj.get("memory") {
             None | Some(Value::Null) => (Some(true), Ok(None)),
             Some(v) => (self.memory(v), self.memory_server(v)),
@@ -363,6 +367,60 @@ impl Checker {
             memory_extraction: memory_extraction?,
             memory_server: memory_server.ok()?,
             gm: gm?,
+            profiles: profiles?,
+        })
+    }
+
+    /// `profiles`: an object of character name → profile (every field optional).
+    fn profiles(&mut self, obj: &Map<String, Value>) -> Option<BTreeMap<String, CharacterProfile>> {
+        let Some(v) = obj.get("profiles").filter(|v| !v.is_null()) else {
+            return Some(BTreeMap::new());
+        };
+        let rule = "must be an object of character name → profile, e.g. {\"Mara\": {\"pronouns\": \"she/her\"}}";
+        let Some(map) = v.as_object() else {
+            self.bad("profiles".into(), v, rule);
+            return None;
+        };
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for (name, p) in map {
+            match self.profile(p, &join("profiles", name)) {
+                Some(profile) => {
+                    out.insert(name.clone(), profile);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn profile(&mut self, v: &Value, path: &str) -> Option<CharacterProfile> {
+        let expected = "must be an object with any of pronouns, class, ancestry, level, backstory";
+        let obj = self.object(v, path, PROFILE_FIELDS, expected)?;
+        let pronouns = self.optional_string(obj, path, "pronouns");
+        let class = self.optional_string(obj, path, "class");
+        let ancestry = self.optional_string(obj, path, "ancestry");
+        let backstory = self.optional_string(obj, path, "backstory");
+        let level = match obj.get("level") {
+            None | Some(Value::Null) => Ok(None),
+            Some(l) => match l.as_u64().filter(|n| (1..=30).contains(n)) {
+                Some(n) => u32::try_from(n).map(Some).map_err(|_| ()),
+                None => {
+                    self.bad(
+                        join(path, "level"),
+                        l,
+                        "must be a whole number from 1 to 30",
+                    );
+                    Err(())
+                }
+            },
+        };
+        Some(CharacterProfile {
+            pronouns: pronouns.ok()?,
+            class: class.ok()?,
+            ancestry: ancestry.ok()?,
+            level: level.ok()?,
+            backstory: backstory.ok()?,
         })
     }
 

@@ -58,6 +58,61 @@ pub struct Campaign {
     /// `gm` in the file: who runs the game (default: a person).
     #[serde(default)]
     pub gm: GmSettings,
+    /// `profiles` in the file (seed 003's character registry): who each character at an
+    /// encounter's table is, keyed by the character's name (a person's name when they play
+    /// themselves).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub profiles: std::collections::BTreeMap<String, CharacterProfile>,
+}
+
+/// A character's profile for a game master: the pronouns above all, and what the seed's
+/// character registry holds. Every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CharacterProfile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pronouns: Option<String>,
+    /// Class or role ("ranger", "ship's engineer").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ancestry: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backstory: Option<String>,
+}
+
+impl CharacterProfile {
+    /// One line for a prompt or a sheet: "she/her; half-elf ranger, level 3. Raised by smugglers."
+    pub fn describe(&self) -> String {
+        let what: Vec<&str> = [self.ancestry.as_deref(), self.class.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut who: Vec<String> = Vec::new();
+        if let Some(p) = &self.pronouns {
+            who.push(p.clone());
+        }
+        let mut kind = what.join(" ");
+        if let Some(level) = self.level {
+            kind = if kind.is_empty() {
+                format!("level {level}")
+            } else {
+                format!("{kind}, level {level}")
+            };
+        }
+        if !kind.is_empty() {
+            who.push(kind);
+        }
+        let mut line = who.join("; ");
+        if let Some(b) = &self.backstory {
+            if !line.is_empty() {
+                line.push_str(". ");
+            }
+            line.push_str(b.trim());
+        }
+        line
+    }
 }
 
 /// A graph server holding the campaign's memory (`memory` block of the campaign file).

@@ -553,3 +553,33 @@ fn memory_can_live_on_a_graph_server_named_by_backend_and_url() {
         "{p}"
     );
 }
+
+/// Seed 003's character registry: a profile per character, every field optional; a bad one
+/// names the field and what it must be.
+#[test]
+fn profiles_are_optional_and_each_mistake_is_named() {
+    let mut v = valid();
+    v["profiles"] = json!({
+        "Zara-7": {"pronouns": "she/her", "class": "engineer", "level": 3},
+        "Mara": {"pronouns": "they/them", "ancestry": "half-elf", "backstory": "Raised by smugglers."}
+    });
+    let c = parse(&v.to_string(), "campaign.json").unwrap();
+    assert_eq!(c.profiles["Zara-7"].describe(), "she/her; engineer, level 3");
+    assert_eq!(
+        c.profiles["Mara"].describe(),
+        "they/them; half-elf. Raised by smugglers."
+    );
+    v["profiles"] = json!({"Mara": {"pronoun": "they", "level": 99}});
+    let found = problems(&v);
+    assert!(
+        found.iter().any(|p| p.contains("profiles.Mara.pronoun")
+            && p.contains("did you mean \"pronouns\"")),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("profiles.Mara.level") && p.contains("1 to 30")),
+        "{found:#?}"
+    );
+    v["profiles"] = json!(["Mara"]);
+    assert!(only_problem(&v).contains("character name → profile"));
+}

@@ -273,12 +273,17 @@ fn a_checks_note_and_a_dc_in_words_never_reach_the_players_before_play_earns_the
 #[test]
 fn a_person_at_an_encounter_has_table_commands_and_is_told_of_an_overreach() {
     let dir = campaign();
+    // Seed 003's character registry: Mara's profile, for the GM and her sheet.
+    let file = dir.path().join("campaign.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    c["profiles"] = serde_json::json!({"Mara": {"pronouns": "they/them", "class": "ranger"}});
+    std::fs::write(&file, c.to_string()).unwrap();
     let input = "/help\n/info\n/whisper the factor pocketed a coin\n/dance\n\
                  I offer to work the bellows myself\n\n\
                  I punch the factor and he falls down unconscious\n\n";
     let out = run_with(dir.path(), &RUN, input);
     assert!(out.contains("Commands: /info"), "{out}");
-    assert!(out.contains("You play Mara."), "{out}");
+    assert!(out.contains("You play Mara.\n  they/them; ranger"), "{out}");
     assert!(out.contains("(whispered to the GM)"), "{out}");
     assert!(
         out.contains("(no command /dance here; /help lists them)"),
@@ -318,8 +323,13 @@ fn a_person_at_an_encounter_has_table_commands_and_is_told_of_an_overreach() {
             .any(|e| e["text"] == "I punch the factor and he falls down unconscious"),
         "{sent_back:?}"
     );
-    // The GM heard the whisper in its next prompt.
+    // The GM heard the whisper in its next prompt, and knows Mara's pronouns.
     let gm = of(&log, "gm_called");
+    assert!(
+        gm[0].to_string().contains("Mara (id p1, played by Mara): they/them; ranger"),
+        "{}",
+        gm[0]
+    );
     assert!(
         gm.iter().any(|e| e.to_string().contains("pocketed a coin")),
         "the GM's prompt holds the whisper"

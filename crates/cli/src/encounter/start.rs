@@ -71,7 +71,33 @@ pub fn seats(players: &[String], campaign: Option<&Campaign>) -> anyhow::Result<
     if out.is_empty() {
         bail!("--players names nobody: the table needs at least one player");
     }
+    if let Some(c) = campaign {
+        for seat in &mut out {
+            with_profile(seat, &c.profiles);
+        }
+    }
     Ok(out)
+}
+
+/// The seat's character's profile from the campaign (`profiles`, by character name, any
+/// case), first in what the GM and the table read about them: pronouns above all.
+fn with_profile(
+    seat: &mut Seat,
+    profiles: &std::collections::BTreeMap<String, troupe_campaign::CharacterProfile>,
+) {
+    let Some(profile) = profiles
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(&seat.character))
+        .map(|(_, p)| p.describe())
+        .filter(|p| !p.is_empty())
+    else {
+        return;
+    };
+    seat.about = if seat.about.is_empty() {
+        profile
+    } else {
+        format!("{profile}; {}", seat.about)
+    };
 }
 
 fn person(i: usize, name: &str) -> Seat {
