@@ -564,7 +564,10 @@ fn profiles_are_optional_and_each_mistake_is_named() {
         "Mara": {"pronouns": "they/them", "ancestry": "half-elf", "backstory": "Raised by smugglers."}
     });
     let c = parse(&v.to_string(), "campaign.json").unwrap();
-    assert_eq!(c.profiles["Zara-7"].describe(), "she/her; engineer, level 3");
+    assert_eq!(
+        c.profiles["Zara-7"].describe(),
+        "she/her; engineer, level 3"
+    );
     assert_eq!(
         c.profiles["Mara"].describe(),
         "they/them; half-elf. Raised by smugglers."
@@ -577,7 +580,9 @@ fn profiles_are_optional_and_each_mistake_is_named() {
         "{found:#?}"
     );
     assert!(
-        found.iter().any(|p| p.contains("profiles.Mara.level") && p.contains("1 to 30")),
+        found
+            .iter()
+            .any(|p| p.contains("profiles.Mara.level") && p.contains("1 to 30")),
         "{found:#?}"
     );
     v["profiles"] = json!(["Mara"]);

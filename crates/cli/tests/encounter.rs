@@ -326,7 +326,9 @@ fn a_person_at_an_encounter_has_table_commands_and_is_told_of_an_overreach() {
     // The GM heard the whisper in its next prompt, and knows Mara's pronouns.
     let gm = of(&log, "gm_called");
     assert!(
-        gm[0].to_string().contains("Mara (id p1, played by Mara): they/them; ranger"),
+        gm[0]
+            .to_string()
+            .contains("Mara (id p1, played by Mara): they/them; ranger"),
         "{}",
         gm[0]
     );
@@ -434,6 +436,49 @@ fn a_run_killed_mid_encounter_resumes_to_the_same_story() {
     assert_eq!(story(&log(dir.path(), 1)), expected);
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("identical"), "{replay}");
+}
+
+/// Issue 33: a person joins a running encounter (`resume --join`): the join is in the log,
+/// the table hears of it, and the newcomer acts from their turn in the round on.
+#[test]
+fn a_person_joins_a_running_encounter_and_acts_in_the_round() {
+    let dir = campaign();
+    let out = run_with(dir.path(), &RUN, "/quit\n");
+    assert!(!out.contains("The encounter is over."), "{out}");
+    let out = run_with(
+        dir.path(),
+        &[
+            "encounter",
+            "resume",
+            "--join",
+            "human:Kit",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+        "I offer to work the bellows myself\nI hold the lantern up for the smith\n",
+    );
+    assert!(out.contains("Kit joins the table, playing Kit."), "{out}");
+    assert!(out.contains("Kit, what do you attempt?"), "{out}");
+    let log = log(dir.path(), 1);
+    let joined = of(&log, "seat_joined");
+    assert_eq!(joined.len(), 1);
+    assert_eq!(joined[0]["seat"]["id"], "p4");
+    assert!(
+        of(&log, "player_acted")
+            .iter()
+            .any(|e| e["seat"] == "p4" && e["text"] == "I hold the lantern up for the smith"),
+        "{out}"
+    );
+    // Joining twice as the same AI player is refused with a clear error.
+    let refused = troupe()
+        .current_dir(dir.path())
+        .args(["encounter", "resume", "--join", "ai:alex", "--replay"])
+        .arg("encounters/smithy.replay.jsonl")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("already at this table"), "{err}");
 }
 
 #[test]

@@ -129,6 +129,10 @@ pub enum EncounterEvent {
         seat: String,
         text: String,
     },
+    /// Someone took a seat at the running table: they act from their turn in the round on.
+    SeatJoined {
+        seat: Seat,
+    },
     /// A person's private word to the GM (`/whisper`): the GM hears it, nobody else does.
     Whispered {
         seat: String,
@@ -342,6 +346,15 @@ impl State {
             }
             EncounterEvent::Narrated { text, facts } => self.narrated(text, facts),
             EncounterEvent::PlayerActed { seat, text } => self.acted_by(seat, text),
+            EncounterEvent::SeatJoined { seat } => {
+                let line = format!(
+                    "{} joins the table, playing {}.",
+                    seat.player, seat.character
+                );
+                self.public.push(line.clone());
+                self.history.push(Entry::new(Role::User, line, false));
+                self.seats.push(seat.clone());
+            }
             EncounterEvent::Whispered { seat, text } => {
                 let who = self
                     .seat(seat)

@@ -35,6 +35,11 @@ pub enum EncounterCommand {
         /// Stop (saved) before this round of player actions
         #[arg(long)]
         max_turns: Option<u32>,
+        /// Someone joins the running encounter: `human:NAME` (a person at this terminal) or
+        /// `ai` / `ai:AGENT` (the campaign's next AI player); repeat for several. They act
+        /// from their turn in the current round on.
+        #[arg(long = "join", value_name = "SEAT")]
+        join: Vec<String>,
         #[command(flatten)]
         model: crate::models::ModelArgs,
     },
@@ -80,8 +85,9 @@ pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<Exit
         EncounterCommand::Resume {
             run,
             max_turns,
+            join,
             model,
-        } => crate::block_on(start::resume(&dir, run, max_turns, &model)),
+        } => crate::block_on(start::resume(&dir, run, max_turns, &join, &model)),
         EncounterCommand::Undo { run } => undo(&dir, run),
         EncounterCommand::Replay { run } => replay::replay(&dir, run),
         EncounterCommand::List { specs } => list(&dir, specs.as_deref()),

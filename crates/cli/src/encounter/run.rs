@@ -314,6 +314,11 @@ impl Runner {
         }
     }
 
+    /// Someone takes a seat at the running table (`troupe encounter resume --join`).
+    pub fn join(&mut self, seat: troupe_encounter::log::Seat) -> anyhow::Result<()> {
+        self.record(vec![EncounterEvent::SeatJoined { seat }])
+    }
+
     /// A person's action: table commands (`/help`, `/info`, `/whisper`) are answered and the
     /// question asked again; an action that says what happens is explained, and the person
     /// rephrases it or sends it as it is for the GM to rule on (never rewritten for them).

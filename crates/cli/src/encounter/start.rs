@@ -220,6 +220,7 @@ pub async fn resume(
     dir: &Path,
     run: Option<u32>,
     max_turns: Option<u32>,
+    join: &[String],
     model_args: &ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
@@ -236,7 +237,55 @@ pub async fn resume(
     for line in runner.state.public.iter().rev().take(3).rev() {
         println!("{line}");
     }
+    for seat in joining(join, &runner.state.seats, campaign(dir).as_ref())? {
+        println!(
+            "{} joins the table, playing {}.",
+            seat.player, seat.character
+        );
+        runner.join(seat)?;
+    }
     finish(runner.play().await?, run)
+}
+
+/// The seats of `--join`, numbered after those at the table: the seated are seated again first
+/// (the campaign's AI players by id), so `ai` takes the next AI player nobody plays yet.
+fn joining(
+    join: &[String],
+    seated: &[Seat],
+    campaign: Option<&Campaign>,
+) -> anyhow::Result<Vec<Seat>> {
+    let in_campaign =
+        |id: &str| campaign.is_some_and(|c| c.seats.iter().any(|s| s.player.agent_id == id));
+    let again = seated.iter().map(|s| match s.kind {
+        SeatKind::Ai if in_campaign(&s.id) => format!("ai:{}", s.id),
+        _ => "human".to_string(),
+    });
+    for entry in join {
+        let agent = entry.trim().strip_prefix("ai:").unwrap_or_default();
+        if let Some(s) = seated.iter().find(|s| !agent.is_empty() && s.id == agent) {
+            bail!(
+                "--join {entry}: {} ({}) is already at this table",
+                s.player,
+                s.character
+            );
+        }
+    }
+    let all: Vec<String> = again.chain(join.iter().cloned()).collect();
+    let mut seats = seats(&all, campaign).context("--join")?;
+    let new = seats.split_off(seated.len());
+    let mut out: Vec<Seat> = Vec::new();
+    for seat in new {
+        let taken = seated.iter().chain(&out).any(|s| s.id == seat.id);
+        if taken {
+            bail!(
+                "--join: {} ({}) is already at this table",
+                seat.player,
+                seat.character
+            );
+        }
+        out.push(seat);
+    }
+    Ok(out)
 }
 
 /// The model calls a run's live events already answered, in order.
