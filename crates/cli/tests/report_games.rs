@@ -23,7 +23,10 @@ const MARA: &str = "I offer to work the <b>bellows</b> myself <img src=x onerror
 /// The encounter of `tests/encounter.rs`, with an AI player named `HOSTILE`.
 fn play_encounter(d: &Path) {
     let party = std::fs::read_to_string(examples().join("party.json")).unwrap();
-    let renamed = party.replace("\"player_name\": \"Alex\"", &format!("\"player_name\": \"{HOSTILE}\""));
+    let renamed = party.replace(
+        "\"player_name\": \"Alex\"",
+        &format!("\"player_name\": \"{HOSTILE}\""),
+    );
     assert_ne!(party, renamed);
     std::fs::write(d.join("campaign.json"), renamed).unwrap();
     std::fs::create_dir_all(d.join("encounters")).unwrap();
@@ -134,8 +137,14 @@ fn section<'a>(html: &'a str, id: &str) -> &'a str {
 }
 
 fn assert_escaped(html: &str) {
-    assert!(!html.contains("<img"), "markup from the log reached the page");
-    assert!(!html.contains("<b>bellows"), "a person's markup reached the page");
+    assert!(
+        !html.contains("<img"),
+        "markup from the log reached the page"
+    );
+    assert!(
+        !html.contains("<b>bellows"),
+        "a person's markup reached the page"
+    );
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
     assert!(html.contains("&lt;b&gt;bellows&lt;/b&gt;"));
 }
@@ -149,15 +158,19 @@ fn a_campaign_of_all_three_games_is_reported_in_one_page() {
     play_scene(d);
 
     let out = run(d, &["report", "-o", "report.html"]);
-    assert!(
-        out.contains("session 1, 1 encounter run, 1 scene"),
-        "{out}"
-    );
+    assert!(out.contains("session 1, 1 encounter run, 1 scene"), "{out}");
     assert!(out.contains("log complete"), "{out}");
     let html = std::fs::read_to_string(d.join("report.html")).unwrap();
     assert_escaped(&html);
     // The sessions' sections and the games' sections, in one page.
-    for id in ["summary", "consensus", "dice", "encounters", "scenes", "transcript"] {
+    for id in [
+        "summary",
+        "consensus",
+        "dice",
+        "encounters",
+        "scenes",
+        "transcript",
+    ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "no section {id}");
     }
 
@@ -176,11 +189,18 @@ fn a_campaign_of_all_three_games_is_reported_in_one_page() {
     for e in &log {
         let anchor = format!("id=\"encounter1-ev-{}\"", e["seq"]);
         if e["event_type"] != "started" {
-            assert!(enc.contains(&anchor), "{} is not in the report", e["event_type"]);
+            assert!(
+                enc.contains(&anchor),
+                "{} is not in the report",
+                e["event_type"]
+            );
         }
     }
     // What each model was shown: the GM's request is in the page.
-    let gm_calls: Vec<&Value> = log.iter().filter(|e| e["event_type"] == "gm_called").collect();
+    let gm_calls: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["event_type"] == "gm_called")
+        .collect();
     let shown = gm_calls[0]["call"]["attempts"][0]["messages"][0]["content"]
         .as_str()
         .unwrap();
@@ -199,7 +219,12 @@ fn a_campaign_of_all_three_games_is_reported_in_one_page() {
     let enc_calls = calls(&stats, "encounter");
     let logged = log
         .iter()
-        .filter(|e| matches!(e["event_type"].as_str(), Some("gm_called" | "player_called")))
+        .filter(|e| {
+            matches!(
+                e["event_type"].as_str(),
+                Some("gm_called" | "player_called")
+            )
+        })
         .count();
     assert_eq!(enc_calls["calls"], logged);
     assert!(enc_calls["attempts"].as_u64().unwrap() >= logged as u64);
@@ -216,7 +241,10 @@ fn a_campaign_of_all_three_games_is_reported_in_one_page() {
 
     // --all: the same games beside every session.
     let out = run(d, &["report", "--all", "-o", "all.html"]);
-    assert!(out.contains("campaign, 1 session, 1 encounter run, 1 scene"), "{out}");
+    assert!(
+        out.contains("campaign, 1 session, 1 encounter run, 1 scene"),
+        "{out}"
+    );
     let all = std::fs::read_to_string(d.join("all.html")).unwrap();
     assert!(all.contains("id=\"encounters\"") && all.contains("id=\"scenes\""));
     // A session asked for by number is that session alone.
@@ -237,10 +265,16 @@ fn a_campaign_of_only_encounters_and_scenes_is_reported_instead_of_failing() {
     assert_escaped(&html);
     assert!(html.contains("id=\"encounters\""));
     assert!(html.contains("No Lasers &amp; Feelings sessions in this campaign yet"));
-    assert!(!html.contains("id=\"consensus\""), "no empty session sections");
+    assert!(
+        !html.contains("id=\"consensus\""),
+        "no empty session sections"
+    );
 
     play_scene(d);
-    for args in [&["report", "-o", "r.html"][..], &["report", "--all", "-o", "r.html"]] {
+    for args in [
+        &["report", "-o", "r.html"][..],
+        &["report", "--all", "-o", "r.html"],
+    ] {
         let out = run(d, args);
         assert!(out.contains("1 encounter run, 1 scene"), "{args:?}: {out}");
     }
@@ -251,7 +285,10 @@ fn a_campaign_of_only_encounters_and_scenes_is_reported_instead_of_failing() {
     let stats = stats_json(d, &[]);
     assert_eq!(calls(&stats, "scene")["calls"], 2);
     let text = run(d, &["stats"]);
-    assert!(text.contains("encounter calls / attempts / with request"), "{text}");
+    assert!(
+        text.contains("encounter calls / attempts / with request"),
+        "{text}"
+    );
     let out = troupe().current_dir(d).args(["log"]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -274,10 +311,22 @@ fn the_games_report_in_a_real_browser_shows_markup_as_text() {
     let page = d.join("games.html");
 
     let dom = dom(&browser, &page);
-    assert!(dom.contains("Encounter run 1"), "the page did not load:\n{dom}");
-    assert!(!dom.contains("<img"), "the browser made an element of a name");
-    assert!(!dom.contains("data-pwned=\"1\""), "a script from the log ran");
-    assert!(dom.contains("setAttribute('data-pwned',1)"), "the action is shown as text");
+    assert!(
+        dom.contains("Encounter run 1"),
+        "the page did not load:\n{dom}"
+    );
+    assert!(
+        !dom.contains("<img"),
+        "the browser made an element of text from the log"
+    );
+    assert!(
+        !dom.contains("data-pwned=\"1\""),
+        "a script from the log ran"
+    );
+    assert!(
+        dom.contains("setAttribute('data-pwned',1)"),
+        "the action is shown as text"
+    );
     assert!(dom.contains("&lt;img src=x onerror=alert(1)&gt;"));
 
     let png = d.join("games.png");
@@ -293,6 +342,9 @@ fn the_games_report_in_a_real_browser_shows_markup_as_text() {
         ("the scene engine", [0x3a, 0x7d, 0x5c]),
     ] {
         let n = pixels_of(&rgb, colour);
-        assert!(n >= 300, "{tag}: {n} pixels of its tag's colour in the screenshot");
+        assert!(
+            n >= 300,
+            "{tag}: {n} pixels of its tag's colour in the screenshot"
+        );
     }
 }

@@ -190,19 +190,33 @@ mod tests {
             )],
             scenes: vec![run(
                 Game::Scene,
-                vec![json!({"seq": 3, "event_type": "model_called", "agent": "wren",
-                  "purpose": "scene_player", "attempts": [shown(1, None), shown(2, Some("x"))]})],
+                vec![
+                    json!({"seq": 3, "event_type": "model_called", "agent": "wren",
+                  "purpose": "scene_player", "attempts": [shown(1, None), shown(2, Some("x"))]}),
+                ],
             )],
         };
         let (calls, gaps) = audit_calls(&sessions, &games);
         let games: Vec<&str> = calls.iter().map(|c| c.game.as_str()).collect();
         assert_eq!(games, ["lasers_and_feelings", "encounter", "scene"]);
-        assert_eq!((calls[0].calls, calls[0].attempts, calls[0].answered), (1, 2, 1));
-        assert_eq!((calls[1].calls, calls[1].attempts, calls[1].with_request), (2, 1, 1));
+        assert_eq!(
+            (calls[0].calls, calls[0].attempts, calls[0].answered),
+            (1, 2, 1)
+        );
+        assert_eq!(
+            (calls[1].calls, calls[1].attempts, calls[1].with_request),
+            (2, 1, 1)
+        );
         assert_eq!(calls[1].tokens_in, 10);
-        assert_eq!((calls[2].calls, calls[2].attempts, calls[2].answered), (1, 2, 1));
+        assert_eq!(
+            (calls[2].calls, calls[2].attempts, calls[2].answered),
+            (1, 2, 1)
+        );
         assert_eq!(gaps.len(), 1, "{gaps:?}");
         assert_eq!(gaps[0].seq, 2);
-        assert!(gaps[0].what.contains("ai1's encounter_action call"), "{gaps:?}");
+        assert!(
+            gaps[0].what.contains("ai1's encounter_action call"),
+            "{gaps:?}"
+        );
     }
 }

@@ -143,7 +143,9 @@ fn pre(v: &Value) -> String {
 fn attempts(summary: &str, attempts: &[Value]) -> String {
     let mut body = String::new();
     if attempts.is_empty() {
-        body.push_str("<p class=\"bad\">No attempt records: what the model was shown is not in the log.</p>");
+        body.push_str(
+            "<p class=\"bad\">No attempt records: what the model was shown is not in the log.</p>",
+        );
     }
     for a in attempts {
         let u = a.get("usage").unwrap_or(&Value::Null);
@@ -230,7 +232,11 @@ fn encounter_run(o: &mut String, run: &GameRun) {
         esc(&run.id),
         esc(&run.started_at),
         started.map_or(0, |e| num(e, "seed")),
-        if run.ended { "resolved" } else { "not resolved" },
+        if run.ended {
+            "resolved"
+        } else {
+            "not resolved"
+        },
         if run.undone > 0 {
             format!(" · {} events taken back by undo", run.undone)
         } else {
@@ -297,7 +303,11 @@ fn scorecard(o: &mut String, scores: Option<&Value>) {
     card(o, &n("actions_sent_back"), "AI players' actions sent back");
     card(
         o,
-        &format!("{} / {}", f("tokens_in_per_gm_turn"), f("tokens_out_per_gm_turn")),
+        &format!(
+            "{} / {}",
+            f("tokens_in_per_gm_turn"),
+            f("tokens_out_per_gm_turn")
+        ),
         "tokens in / out per GM reply",
     );
     card(
@@ -379,17 +389,29 @@ fn encounter_event(
         "narrated" => ("GM", quote(s(e, "text")), facts(e)),
         "player_acted" => (
             "IC",
-            format!("<b>{}</b>{}", esc(&seats.character(s(e, "seat"))), quote(s(e, "text"))),
+            format!(
+                "<b>{}</b>{}",
+                esc(&seats.character(s(e, "seat"))),
+                quote(s(e, "text"))
+            ),
             none,
         ),
-        "check_emitted" => ("DICE", none, check(e.get("check").unwrap_or(&Value::Null))),
+        "check_emitted" => (
+            "DICE",
+            none,
+            check(e.get("check").unwrap_or(&Value::Null), seats),
+        ),
         "check_rolled" => rolled(e, seats, pending),
         "leak_caught" => ("LEAK", none, leaks(e)),
         "gm_rejected" => ("LOG", none, rejected(e)),
         "action_sent_back" => ("LOG", none, sent_back(e, seats)),
         "gm_called" | "player_called" => ("LOG", none, model_call(e)),
         "scene_acted" => scene_acted(e),
-        "recalled" => ("LOG", none, format!("<b>The GM recalled</b>{}", list(pairs(e, "facts")))),
+        "recalled" => (
+            "LOG",
+            none,
+            format!("<b>The GM recalled</b>{}", list(pairs(e, "facts"))),
+        ),
         "goal_registered" => ("LOG", none, goal(e)),
         "resolved" => resolved(e),
         other => ("LOG", none, details(other, &pre(e))),
@@ -404,10 +426,10 @@ fn facts(e: &Value) -> String {
     format!("<b>Facts settled</b>{}", list(f))
 }
 
-fn check(c: &Value) -> String {
+fn check(c: &Value, seats: &Seats) -> String {
     format!(
         "<b>Check</b> for {}: DC {}{}, modifier {}, {}{}",
-        esc(s(c, "player")),
+        esc(&seats.character(s(c, "player"))),
         num(c, "dc"),
         opt(c, "skill").map_or_else(String::new, |k| format!(" ({})", esc(k))),
         c.get("modifier").and_then(Value::as_i64).unwrap_or(0),
@@ -461,10 +483,18 @@ fn leaks(e: &Value) -> String {
 fn rejected(e: &Value) -> String {
     let mut o = format!(
         "<b class=\"bad\">GM reply refused</b>{}",
-        list(array(e, "problems").iter().filter_map(Value::as_str).map(String::from))
+        list(
+            array(e, "problems")
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+        )
     );
     if let Some(reply) = opt(e, "reply") {
-        o.push_str(&details("the refused reply", &format!("<pre>{}</pre>", esc(reply))));
+        o.push_str(&details(
+            "the refused reply",
+            &format!("<pre>{}</pre>", esc(reply)),
+        ));
     }
     o
 }
@@ -488,14 +518,21 @@ fn model_call(e: &Value) -> String {
         num(c, "tokens_in"),
         num(c, "tokens_out"),
         array(c, "attempts").len(),
-        if array(c, "attempts").len() == 1 { "" } else { "s" }
+        if array(c, "attempts").len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     );
     attempts(&summary, array(c, "attempts"))
 }
 
 fn scene_acted(e: &Value) -> (&'static str, String, String) {
     let applied = e.get("applied").and_then(Value::as_bool).unwrap_or(false);
-    let call = details("the GM's tool call", &pre(e.get("call").unwrap_or(&Value::Null)));
+    let call = details(
+        "the GM's tool call",
+        &pre(e.get("call").unwrap_or(&Value::Null)),
+    );
     if applied {
         ("SCENE", quote(s(e, "outcome")), call)
     } else {
@@ -597,13 +634,22 @@ fn scene_event(
         "scene_started" => return None,
         "tool_applied" => {
             let narration = polished.get(&seq(e)).copied().unwrap_or(s(e, "narration"));
-            let said = format!("<b>{}&gt;</b> {}{}", who(e), esc(s(e, "input")), quote(narration));
+            let said = format!(
+                "<b>{}&gt;</b> {}{}",
+                who(e),
+                esc(s(e, "input")),
+                quote(narration)
+            );
             ("SCENE", said, tool_call(e))
         }
         "rejected" => (
             "LOG",
             format!("<b>{}&gt;</b> {}", who(e), esc(s(e, "input"))),
-            format!("<b class=\"bad\">Refused</b>: {}{}", esc(s(e, "reason")), tool_call(e)),
+            format!(
+                "<b class=\"bad\">Refused</b>: {}{}",
+                esc(s(e, "reason")),
+                tool_call(e)
+            ),
         ),
         "model_called" => {
             let summary = format!(
@@ -611,18 +657,43 @@ fn scene_event(
                 s(e, "purpose"),
                 s(e, "agent"),
                 array(e, "attempts").len(),
-                if array(e, "attempts").len() == 1 { "" } else { "s" }
+                if array(e, "attempts").len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             );
             ("LOG", none, attempts(&summary, array(e, "attempts")))
         }
         "planner_replied" => (
             "LOG",
             none,
-            details(&format!("the planner ({}) answered", s(e, "model")), &pre(e.get("reply")?)),
+            details(
+                &format!("the planner ({}) answered", s(e, "model")),
+                &pre(e.get("reply")?),
+            ),
         ),
         "narration_polished" => polish(e)?,
-        "noted" => ("NOTE", none, format!("<b>GM note</b> on {}{}", esc(s(e, "card")), quote(s(e, "text")))),
-        "truth_changed" => ("NOTE", none, esc(&format!("{} fact {}: {} → {}", s(e, "card"), num(e, "index"), s(e, "from"), s(e, "to")))),
+        "noted" => (
+            "NOTE",
+            none,
+            format!(
+                "<b>GM note</b> on {}{}",
+                esc(s(e, "card")),
+                quote(s(e, "text"))
+            ),
+        ),
+        "truth_changed" => (
+            "NOTE",
+            none,
+            esc(&format!(
+                "{} fact {}: {} → {}",
+                s(e, "card"),
+                num(e, "index"),
+                s(e, "from"),
+                s(e, "to")
+            )),
+        ),
         "scene_ended" => (
             "PARTY",
             "<b>The scene ended</b>".to_string(),
@@ -704,7 +775,12 @@ mod tests {
         let html = crate::render_report("t", &[], &games);
         assert!(!html.contains("<img"), "unescaped markup in the report");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
-        for anchor in ["encounter1-ev-1", "encounter1-ev-3", "scene1-ev-1", "scene1-ev-2"] {
+        for anchor in [
+            "encounter1-ev-1",
+            "encounter1-ev-3",
+            "scene1-ev-1",
+            "scene1-ev-2",
+        ] {
             assert!(html.contains(&format!("id=\"{anchor}\"")), "{anchor}");
         }
         assert!(html.contains("Leak caught"));

@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
 use crate::flags::FlagKind;
+use crate::games::Games;
+use crate::games_html;
 use crate::metrics::{PairCounts, leader};
 use crate::scorecard::{runs, scorecard};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
-use crate::games::Games;
-use crate::games_html;
 use crate::{Audit, Flag, Metrics, audit_with_games, flags, metrics};
 
 pub(crate) const CSS: &str = r#"
@@ -127,26 +127,38 @@ impl Report<'_> {
             .campaign
             .clone()
             .unwrap_or_else(|| "troupe".into());
-        let played = [
-            format!(
-                "{} session{}",
-                m.sessions.len(),
-                if m.sessions.len() == 1 { "" } else { "s" }
-            ),
-            games.describe(),
-        ]
-        .into_iter()
-        .filter(|p| !p.is_empty() && (p != "0 sessions" || games.is_empty()))
-        .collect::<Vec<_>>()
-        .join(" · ");
         let _ = write!(
             self.o,
-            "<h1>{}</h1><p class=\"sub\">{} · {played} · {} events · GM {}</p>",
+            "<h1>{}</h1><p class=\"sub\">{}</p>",
             esc(&campaign),
-            esc(title),
-            events.len(),
-            esc(self.roster.gm.as_deref().unwrap_or("unknown"))
+            esc(&self.subtitle(title, events, games, m))
         );
+    }
+
+    /// What the report covers: its title, the sessions, the games, the events and the GM.
+    fn subtitle(&self, title: &str, events: &[Value], games: &Games, m: &Metrics) -> String {
+        let n = m.sessions.len();
+        let mut parts = vec![title.to_string()];
+        if !events.is_empty() || games.is_empty() {
+            parts.push(format!("{n} session{}", if n == 1 { "" } else { "s" }));
+        }
+        if !games.is_empty() && !title.contains(&games.describe()) {
+            parts.push(games.describe());
+        }
+        let run_events: usize = games
+            .encounters
+            .iter()
+            .chain(&games.scenes)
+            .map(|r| r.events.len())
+            .sum();
+        parts.push(format!("{} events", events.len() + run_events));
+        if !events.is_empty() {
+            parts.push(format!(
+                "GM {}",
+                self.roster.gm.as_deref().unwrap_or("unknown")
+            ));
+        }
+        parts.join(" · ")
     }
 
     /// The Lasers & Feelings sessions' sections, before their transcript.

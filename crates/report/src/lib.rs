@@ -22,9 +22,9 @@ mod text;
 
 pub use audit::{Audit, Gap, PHASE_EDGES, audit, audit_with_games};
 pub use calls::{GameCalls, RunGap};
-pub use games::{Game, GameRun, Games, load_games};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
+pub use games::{Game, GameRun, Games, load_games};
 pub use html::{render_html, render_report};
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,

@@ -248,7 +248,11 @@ pub fn render_stats(
             let _ = writeln!(o, "    session {}, event {}: {}", g.session, g.seq, g.what);
         }
         for g in audit.run_gaps.iter().take(10) {
-            let _ = writeln!(o, "    {:?} run {}, event {}: {}", g.game, g.run, g.seq, g.what);
+            let _ = writeln!(
+                o,
+                "    {:?} run {}, event {}: {}",
+                g.game, g.run, g.seq, g.what
+            );
         }
     }
 

@@ -12,10 +12,15 @@ pub fn chromium() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|p| p.is_file())
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+    .find(|p| p.is_file())
 }
 
 pub fn in_ci() -> bool {
@@ -94,7 +99,11 @@ pub fn screenshot(browser: &Path, html: &Path, png: &Path, size: (u32, u32)) -> 
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
     let channels = info.line_size / info.width as usize;
-    assert!(channels >= 3, "a colour screenshot, not {:?}", info.color_type);
+    assert!(
+        channels >= 3,
+        "a colour screenshot, not {:?}",
+        info.color_type
+    );
     buf[..info.line_size * info.height as usize]
         .chunks(channels)
         .flat_map(|px| px[..3].to_vec())
