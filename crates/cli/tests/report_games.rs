@@ -129,11 +129,10 @@ fn calls<'a>(stats: &'a Value, game: &str) -> &'a Value {
 
 /// What a report section holds: from its heading to the next section's.
 fn section<'a>(html: &'a str, id: &str) -> &'a str {
-    let start = html
-        .find(&format!("<h2 id=\"{id}\""))
+    let (_, rest) = html
+        .split_once(&format!("<h2 id=\"{id}\""))
         .unwrap_or_else(|| panic!("no section {id}"));
-    let rest = &html[start + 4..];
-    &rest[..rest.find("<h2 ").unwrap_or(rest.len())]
+    rest.split("<h2 ").next().unwrap()
 }
 
 fn assert_escaped(html: &str) {
