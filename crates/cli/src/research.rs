@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
-use troupe_report::{Roster, Scope};
+use troupe_report::{Games, Roster, Scope};
 
 /// What a command looks at: a session (the latest by default) or, with --all, every session.
 pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scope> {
@@ -24,7 +24,11 @@ pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scop
             let known = troupe_report::session_numbers(dir)?;
             match known.last() {
                 Some(&n) => Ok(Scope::Session(n)),
-                None => bail!("no sessions have been played in {} yet", dir.display()),
+                None => bail!(
+                    "no sessions have been played in {} yet{}",
+                    dir.display(),
+                    games_hint(dir)
+                ),
             }
         }
     }
@@ -135,9 +139,35 @@ pub fn log(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The events a research command reads, and what to call them: a session, a campaign, or a
-/// batch of campaign directories (the `--out` of `troupe simulate`), read whole.
-fn read(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<(String, Vec<Value>)> {
+/// What a campaign without sessions has instead, for the error that says it has none.
+fn games_hint(dir: &Path) -> String {
+    match troupe_report::load_games(dir) {
+        Ok(games) if !games.is_empty() => format!(
+            "; it has {} (`troupe report` shows them, `troupe encounter log` lists an encounter's events)",
+            games.describe()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The campaign's encounter runs and scenes, each encounter run with its GM's scorecard.
+fn games(dir: &Path) -> anyhow::Result<Games> {
+    let mut games = troupe_report::load_games(dir)?;
+    for card in crate::encounter::all_scorecards(dir)? {
+        games.attach_scorecard(card);
+    }
+    Ok(games)
+}
+
+/// The events a research command reads, what to call them, and the encounter runs and scenes
+/// beside them: a session (the games beside it unless a session number was asked for), a
+/// campaign, a campaign that has played only encounters and scenes, or a batch of campaign
+/// directories (the `--out` of `troupe simulate`), read whole.
+fn read(
+    dir: &Path,
+    session: Option<u32>,
+    all: bool,
+) -> anyhow::Result<(String, Vec<Value>, Games)> {
     if troupe_report::is_batch(dir) {
         if let Some(n) = session {
             bail!(
@@ -152,19 +182,32 @@ fn read(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<(String, 
             dir.display(),
             if runs == 1 { "" } else { "s" }
         );
-        return Ok((title, events));
+        return Ok((title, events, Games::default()));
+    }
+    // A damaged campaign.db is named as such (what to do included), not as a raw SQLite error.
+    troupe_engine::Store::check_readable(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let games = match session {
+        Some(_) => Games::default(),
+        None => games(dir)?,
+    };
+    if !games.is_empty() && troupe_report::session_numbers(dir)?.is_empty() {
+        return Ok((format!("campaign, {}", games.describe()), Vec::new(), games));
     }
     let scope = scope(dir, session, all)?;
     let events = load(dir, scope, false)?;
-    Ok((title(scope, &events), events))
+    let mut title = title(scope, &events);
+    if !games.is_empty() {
+        title = format!("{title}, {}", games.describe());
+    }
+    Ok((title, events, games))
 }
 
 /// `troupe stats`: the metrics, the log audit, the flags and the scorecard per model, as text
 /// or JSON.
 pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let (title, events) = read(dir, session, all)?;
+    let (title, events, games) = read(dir, session, all)?;
     let metrics = troupe_report::metrics(&events);
-    let audit = troupe_report::audit(&events);
+    let audit = troupe_report::audit_with_games(&events, &games);
     let flags = troupe_report::flags(&events);
     let scorecard = troupe_report::scorecard(&events);
     let runs = troupe_report::runs(&events);
@@ -200,22 +243,28 @@ pub fn report(
     all: bool,
     output: &Path,
 ) -> anyhow::Result<ExitCode> {
-    let (title, events) = read(dir, session, all)?;
-    let html = troupe_report::render_html(&title, &events);
+    let (title, events, games) = read(dir, session, all)?;
+    let html = troupe_report::render_report(&title, &events, &games);
     std::fs::write(output, &html)
         .with_context(|| format!("could not write the report to {}", output.display()))?;
     let flags = troupe_report::flags(&events);
-    let audit = troupe_report::audit(&events);
+    let audit = troupe_report::audit_with_games(&events, &games);
+    let run_events: usize = games
+        .encounters
+        .iter()
+        .chain(&games.scenes)
+        .map(|r| r.events.len())
+        .sum();
     println!(
         "Report on {title}: {} ({} KB, {} events, {} flagged for review, log {})",
         output.display(),
         html.len().div_ceil(1024),
-        events.len(),
+        events.len() + run_events,
         flags.len(),
         if audit.complete() {
             "complete".to_string()
         } else {
-            format!("has {} gaps", audit.gaps.len())
+            format!("has {} gaps", audit.gaps.len() + audit.run_gaps.len())
         }
     );
     Ok(ExitCode::SUCCESS)

@@ -18,7 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::calls::{GameCalls, RunGap, audit_calls};
 use crate::ev::{agent, num, opt, s, seq, session, ty};
+use crate::games::Games;
 
 /// The AI decisions and the model-call purpose each one comes from.
 const DECISIONS: &[(&str, &str)] = &[
@@ -128,12 +130,23 @@ pub struct Audit {
     /// Actions that needed no verdict: the GM wrote them, or the log ended first.
     pub actions_exempt: u32,
     pub gaps: Vec<Gap>,
+    /// The model calls of each game in the log: the sessions', the encounters', the scenes'.
+    pub games: Vec<GameCalls>,
+    /// What the encounters' and scenes' logs lack (a call without the request it was shown).
+    pub run_gaps: Vec<RunGap>,
 }
 
 impl Audit {
     pub fn complete(&self) -> bool {
-        self.gaps.is_empty()
+        self.gaps.is_empty() && self.run_gaps.is_empty()
     }
+}
+
+/// The audit of the sessions' events and of the encounter runs' and scenes' model calls.
+pub fn audit_with_games(events: &[Value], games: &Games) -> Audit {
+    let mut a = audit(events);
+    (a.games, a.run_gaps) = audit_calls(events, games);
+    a
 }
 
 /// Audit one or more sessions' standing events (in log order, undone events left out).

@@ -8,13 +8,15 @@ use serde_json::Value;
 
 use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
 use crate::flags::FlagKind;
+use crate::games::Games;
+use crate::games_html;
 use crate::metrics::{PairCounts, leader};
 use crate::scorecard::{runs, scorecard};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
-use crate::{Audit, Flag, Metrics, audit, flags, metrics};
+use crate::{Audit, Flag, Metrics, audit_with_games, flags, metrics};
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;background:#fafafa;margin:0}
 main{max-width:1180px;margin:0 auto;padding:24px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 10px;border-bottom:2px solid #ddd;padding-bottom:4px}
@@ -32,7 +34,7 @@ th{background:#f1f1f1}
 .row{display:grid;grid-template-columns:96px minmax(0,1fr) minmax(0,1fr);gap:12px;padding:6px 0;border-top:1px solid #f0f0f0}
 .row:target,.flagged{background:#fff6d6}
 .tag{font:600 11px/1.6 ui-monospace,monospace;border-radius:4px;padding:1px 6px;height:fit-content;text-align:center;color:#fff}
-.GM{background:#555}.IC{background:#3b6fd8}.OOC{background:#b44bc4}.P2C{background:#2aa3b8}.DICE{background:#c9a227}.NOTE{background:#999}.PARTY{background:#e0703a}.LOG{background:#7a7a7a}
+.GM{background:#555}.IC{background:#3b6fd8}.OOC{background:#b44bc4}.P2C{background:#2aa3b8}.DICE{background:#c9a227}.NOTE{background:#999}.PARTY{background:#e0703a}.LOG{background:#7a7a7a}.LEAK{background:#b3261e}.SCENE{background:#3a7d5c}
 .said blockquote{margin:2px 0;padding-left:10px;border-left:3px solid #ddd}
 .mind details{background:#f7f5fb;border-radius:6px;padding:4px 8px;margin-bottom:4px}
 .mind summary{cursor:pointer;color:#6a3d9a;font-size:13px}
@@ -44,16 +46,22 @@ a{color:#2557b7}
 
 /// The report for these events (one session or a campaign, in log order).
 pub fn render_html(title: &str, events: &[Value]) -> String {
+    render_report(title, events, &Games::default())
+}
+
+/// The report on the sessions' events and on the campaign's encounter runs and scenes. With
+/// no sessions' events, the Lasers & Feelings sections are left out.
+pub fn render_report(title: &str, events: &[Value], games: &Games) -> String {
     let roster = Roster::from_events(events);
     let m = metrics(events);
     let fl = flags(events);
-    let au = audit(events);
+    let au = audit_with_games(events, games);
     let mut r = Report {
         o: String::new(),
         roster: &roster,
         multi: m.sessions.len() > 1,
     };
-    r.page(title, events, &m, &fl, &au);
+    r.page(title, events, games, &m, &fl, &au);
     r.o
 }
 
@@ -80,10 +88,38 @@ impl Report<'_> {
         }
     }
 
-    fn page(&mut self, title: &str, events: &[Value], m: &Metrics, fl: &[Flag], au: &Audit) {
+    fn page(
+        &mut self,
+        title: &str,
+        events: &[Value],
+        games: &Games,
+        m: &Metrics,
+        fl: &[Flag],
+        au: &Audit,
+    ) {
+        self.head(title, events, games, m);
+        if events.is_empty() {
+            games_html::nav(&mut self.o, games);
+            games_html::summary(&mut self.o, games, au);
+        } else {
+            self.nav(games);
+            self.seats();
+            self.summary(m, fl, au);
+            games_html::calls_audit(&mut self.o, au);
+            self.sessions(events, m, fl);
+        }
+        games_html::encounters(&mut self.o, &games.encounters);
+        games_html::scenes(&mut self.o, &games.scenes);
+        if !events.is_empty() {
+            self.transcript(events, fl);
+        }
+        self.w("</main></body></html>\n");
+    }
+
+    fn head(&mut self, title: &str, events: &[Value], games: &Games, m: &Metrics) {
         let _ = write!(
             self.o,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title><style>{CSS}</style></head><body><main>",
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;\"><title>{}</title><style>{CSS}</style></head><body><main>",
             esc(title)
         );
         let campaign = self
@@ -93,17 +129,40 @@ impl Report<'_> {
             .unwrap_or_else(|| "troupe".into());
         let _ = write!(
             self.o,
-            "<h1>{}</h1><p class=\"sub\">{} · {} session{} · {} events · GM {}</p>",
+            "<h1>{}</h1><p class=\"sub\">{}</p>",
             esc(&campaign),
-            esc(title),
-            m.sessions.len(),
-            if m.sessions.len() == 1 { "" } else { "s" },
-            events.len(),
-            esc(self.roster.gm.as_deref().unwrap_or("unknown"))
+            esc(&self.subtitle(title, events, games, m))
         );
-        self.nav();
-        self.seats();
-        self.summary(m, fl, au);
+    }
+
+    /// What the report covers: its title, the sessions, the games, the events and the GM.
+    fn subtitle(&self, title: &str, events: &[Value], games: &Games, m: &Metrics) -> String {
+        let n = m.sessions.len();
+        let mut parts = vec![title.to_string()];
+        if !events.is_empty() || games.is_empty() {
+            parts.push(format!("{n} session{}", if n == 1 { "" } else { "s" }));
+        }
+        if !games.is_empty() && !title.contains(&games.describe()) {
+            parts.push(games.describe());
+        }
+        let run_events: usize = games
+            .encounters
+            .iter()
+            .chain(&games.scenes)
+            .map(|r| r.events.len())
+            .sum();
+        parts.push(format!("{} events", events.len() + run_events));
+        if !events.is_empty() {
+            parts.push(format!(
+                "GM {}",
+                self.roster.gm.as_deref().unwrap_or("unknown")
+            ));
+        }
+        parts.join(" · ")
+    }
+
+    /// The Lasers & Feelings sessions' sections, before their transcript.
+    fn sessions(&mut self, events: &[Value], m: &Metrics, fl: &[Flag]) {
         self.per_turn(m);
         self.validation(m);
         self.consensus(m);
@@ -113,12 +172,12 @@ impl Report<'_> {
         self.scorecard(events);
         self.flags(fl);
         self.latency(m);
-        self.transcript(events, fl);
-        self.w("</main></body></html>\n");
     }
 
-    fn nav(&mut self) {
-        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · <a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
+    fn nav(&mut self, games: &Games) {
+        self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · ");
+        self.w(&games_html::nav_links(games));
+        self.w("<a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
     }
 
     fn seats(&mut self) {
@@ -1283,7 +1342,7 @@ fn list(items: &[String]) -> String {
     o
 }
 
-fn details(summary: &str, body: &str) -> String {
+pub(crate) fn details(summary: &str, body: &str) -> String {
     format!(
         "<details><summary>{}</summary>{body}</details>",
         esc(summary)

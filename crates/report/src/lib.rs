@@ -7,8 +7,11 @@
 //! missing fields count as absent).
 
 mod audit;
+mod calls;
 mod ev;
 mod flags;
+mod games;
+mod games_html;
 mod html;
 mod metrics;
 mod schema;
@@ -17,10 +20,12 @@ mod source;
 mod svg;
 mod text;
 
-pub use audit::{Audit, Gap, PHASE_EDGES, audit};
+pub use audit::{Audit, Gap, PHASE_EDGES, audit, audit_with_games};
+pub use calls::{GameCalls, RunGap};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
-pub use html::render_html;
+pub use games::{Game, GameRun, Games, load_games};
+pub use html::{render_html, render_report};
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
     metrics,
@@ -55,6 +60,16 @@ pub enum Error {
     CorruptRow {
         path: String,
         session: u32,
+        seq: u64,
+        message: String,
+    },
+    #[error(
+        "{path}: {game} run {run}, event {seq} is not valid JSON ({message}); the database is damaged there"
+    )]
+    CorruptRunRow {
+        path: String,
+        game: &'static str,
+        run: u32,
         seq: u64,
         message: String,
     },

@@ -27,14 +27,14 @@ fn mirror_path(dir: &Path, n: u32) -> PathBuf {
     dir.join("logs").join(format!("session-{n}.jsonl"))
 }
 
-fn store_err(path: &Path, e: rusqlite::Error) -> Error {
+pub(crate) fn store_err(path: &Path, e: rusqlite::Error) -> Error {
     Error::Store {
         path: path.display().to_string(),
         message: e.to_string(),
     }
 }
 
-fn open_db(dir: &Path) -> Result<Option<Connection>, Error> {
+pub(crate) fn open_db(dir: &Path) -> Result<Option<Connection>, Error> {
     let path = db_path(dir);
     if !path.is_file() {
         return Ok(None);
@@ -50,6 +50,11 @@ fn open_db(dir: &Path) -> Result<Option<Connection>, Error> {
 pub fn session_numbers(dir: &Path) -> Result<Vec<u32>, Error> {
     if let Some(conn) = open_db(dir)? {
         let path = db_path(dir);
+        // A campaign that has played only encounters or scenes has a campaign.db without the
+        // sessions' tables: no sessions, not an error.
+        if !has_table(&conn, &path, "sessions")? {
+            return Ok(Vec::new());
+        }
         let mut stmt = conn
             .prepare("SELECT number FROM sessions ORDER BY number")
             .map_err(|e| store_err(&path, e))?;
@@ -79,6 +84,16 @@ pub fn session_numbers(dir: &Path) -> Result<Vec<u32>, Error> {
     }
     out.sort_unstable();
     Ok(out)
+}
+
+/// Whether the database has this table.
+pub(crate) fn has_table(conn: &Connection, path: &Path, table: &str) -> Result<bool, Error> {
+    conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        params![table],
+        |r| r.get(0),
+    )
+    .map_err(|e| store_err(path, e))
 }
 
 /// One session's events in log order. Undone events are left out, or, with `include_undone`,

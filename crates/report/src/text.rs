@@ -235,12 +235,24 @@ pub fn render_stats(
             audit.actions, audit.actions_with_verdict, audit.actions_exempt
         ),
     );
+    game_calls(&mut o, audit);
     if audit.complete() {
         row(&mut o, "gaps", "none".into());
     } else {
-        row(&mut o, "gaps", audit.gaps.len().to_string());
+        row(
+            &mut o,
+            "gaps",
+            (audit.gaps.len() + audit.run_gaps.len()).to_string(),
+        );
         for g in audit.gaps.iter().take(10) {
             let _ = writeln!(o, "    session {}, event {}: {}", g.session, g.seq, g.what);
+        }
+        for g in audit.run_gaps.iter().take(10) {
+            let _ = writeln!(
+                o,
+                "    {:?} run {}, event {}: {}",
+                g.game, g.run, g.seq, g.what
+            );
         }
     }
 
@@ -324,6 +336,18 @@ fn one_decimal(v: Option<f64>) -> String {
 
 fn whole(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |v| format!("{v:.0}"))
+}
+
+/// Each game's model calls: calls, attempts, and attempts that keep the request shown.
+fn game_calls(o: &mut String, audit: &Audit) {
+    for g in &audit.games {
+        let key = format!("{} calls / attempts / with request", g.game);
+        let _ = writeln!(
+            o,
+            "  {key:<38} {} / {} / {}",
+            g.calls, g.attempts, g.with_request
+        );
+    }
 }
 
 #[cfg(test)]

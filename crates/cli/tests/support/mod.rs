@@ -78,6 +78,7 @@ pub fn read_log(path: &Path) -> Vec<Value> {
 pub fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
     log.iter().filter(|e| e["event_type"] == t).collect()
 }
+pub mod browser;
 pub mod openai_server;
 
 /// Start `troupe ARGS` in `dir` with a crash-test pause (`TROUPE_PAUSE_AFTER_EVENT` or

@@ -1,0 +1,118 @@
+//! Headless Chromium for the report's browser tests: the page's DOM after it ran (what a reader's
+//! browser made of it, scripts included) and a screenshot decoded to RGB pixels.
+//!
+//! Needs `chromium` (scripts/setup installs it); `TROUPE_CHROMIUM` names another binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn chromium() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("TROUPE_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+    .find(|p| p.is_file())
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// The browser, or None after saying why the test is skipped (a missing browser fails in CI).
+pub fn browser_or_skip(test: &str) -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        let msg = format!(
+            "chromium is not installed: {test} cannot run (scripts/setup installs it; TROUPE_CHROMIUM names another binary)"
+        );
+        assert!(!in_ci(), "{msg}");
+        eprintln!("\n*** SKIPPED: {msg} ***\n");
+    }
+    found
+}
+
+/// Run headless Chromium on a local file with these extra arguments, within two minutes; its
+/// standard output. (Written to a file: a page's DOM fills a pipe nobody reads while waiting.)
+fn headless(browser: &Path, html: &Path, extra: &[String]) -> Vec<u8> {
+    let profile = tempfile::tempdir().unwrap();
+    let out_path = profile.path().join("stdout");
+    let stdout = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", html.display()))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not start {}: {e}", browser.display()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("chromium took over two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "chromium exited with {status}");
+    std::fs::read(out_path).unwrap()
+}
+
+/// The page's DOM as the browser holds it once loaded (after any script on it ran).
+pub fn dom(browser: &Path, html: &Path) -> String {
+    String::from_utf8(headless(browser, html, &["--dump-dom".into()])).unwrap()
+}
+
+/// A screenshot of the page at this size, kept at `png` and decoded to RGB rows.
+pub fn screenshot(browser: &Path, html: &Path, png: &Path, size: (u32, u32)) -> Vec<u8> {
+    headless(
+        browser,
+        html,
+        &[
+            format!("--screenshot={}", png.display()),
+            format!("--window-size={},{}", size.0, size.1),
+        ],
+    );
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(std::fs::read(png).unwrap()));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.line_size / info.width as usize;
+    assert!(
+        channels >= 3,
+        "a colour screenshot, not {:?}",
+        info.color_type
+    );
+    buf[..info.line_size * info.height as usize]
+        .chunks(channels)
+        .flat_map(|px| px[..3].to_vec())
+        .collect()
+}
+
+/// How many pixels are within a few levels of this colour.
+pub fn pixels_of(rgb: &[u8], colour: [u8; 3]) -> usize {
+    rgb.chunks(3)
+        .filter(|px| px.iter().zip(colour).all(|(x, y)| x.abs_diff(y) <= 8))
+        .count()
+}
