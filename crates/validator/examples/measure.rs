@@ -3,9 +3,9 @@
 //! with every miss, then the same on the frozen holdout of issue 18 (`data/holdout.jsonl`), per
 //! category: `cargo run -p troupe-validator --example measure`.
 
-#[path = "../tests/support/holdout.rs"]
+#[path = "../tests/validator/support/holdout.rs"]
 mod holdout;
-#[path = "../tests/support/measure.rs"]
+#[path = "../tests/validator/support/measure.rs"]
 mod measure;
 
 fn main() {

@@ -3,7 +3,10 @@
 //! when it is sure enough, overrules the rules only when it is all but certain, decides with
 //! `hybrid` and its probability, points at the sentence that reads as a result, auto-correct
 //! removes or rewrites what it flags, and a failing classifier leaves the rules' verdict. (The
-//! real classifier: `tests/learned.rs`.)
+//! real classifier: `tests/validator/learned.rs`.)
+//!
+//! Its own test binary, not a module of `tests/validator/`: it registers the stand-in as this
+//! process's second opinion (loaded once per process), and `learned.rs` there registers the real one.
 
 use troupe_validator::opinion::{self, SecondOpinion, Status};
 use troupe_validator::{Method, ViolationKind, auto_correct, check};

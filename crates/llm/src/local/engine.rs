@@ -4,7 +4,7 @@
 //! Each sequence lives in its own KV stream (`kv_unified = false`) and attention is computed
 //! without flash attention, so a sequence's keys and values sit at the same cell indices, and
 //! each of its logits is computed by the same arithmetic in the same order, whatever else is
-//! in the batch: a reply is the reply the call would get alone. `tests/local_batch.rs` checks
+//! in the batch: a reply is the reply the call would get alone. `tests/llm/local_batch.rs` checks
 //! it against the real model.
 //!
 //! Prompt prefixes are reused twice over: a sequence keeps the tokens of its previous call in

@@ -1,0 +1,27 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Integration tests of the `troupe` binary: each module drives the real binary (spawned as
+//! its own process) through one area. One test binary for the crate, so the suite links once
+//! (issue 29); shared helpers in `support`.
+
+mod support;
+
+mod detector;
+mod durable;
+mod e2e;
+mod encounter;
+mod extraction;
+mod graph_memory;
+mod hostile;
+mod http;
+mod local_model;
+mod memory;
+mod model_faults;
+mod nasty_input;
+mod party;
+mod reliability;
+mod report_games;
+mod report_screenshot;
+mod research;
+mod scene;
+mod seats;
+mod simulate;

@@ -1,0 +1,332 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `troupe scene` through the binary: a scripted scene of more than ten turns using every tool,
+//! killed with SIGKILL in the middle and resumed, ends with the same log byte for byte as an
+//! uninterrupted run; replay reproduces it; the world knowledge gets the scene's deltas; and
+//! `scene check` reports every mistake with its line and column.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+use crate::support;
+use support::{copy_examples, examples, troupe};
+
+fn scene_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_examples(dir.path(), &["mill.scene.yaml", "mill.player.yaml"]);
+    dir
+}
+
+const PLAY: [&str; 7] = [
+    "scene",
+    "play",
+    "mill.scene.yaml",
+    "--player-script",
+    "mill.player.yaml",
+    "--seed",
+    "7",
+];
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = troupe().current_dir(dir).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stdout
+}
+
+/// The run's events as stored: (seq, body).
+fn stored_events(dir: &Path) -> Vec<(u64, String)> {
+    let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT seq, body FROM scene_events WHERE run = 1 ORDER BY seq")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn a_scripted_scene_survives_sigkill_and_replays_byte_for_byte() {
+    let baseline = scene_dir();
+    let out = run_ok(baseline.path(), &PLAY);
+    for tool in [
+        "ask_roll",
+        "attack",
+        "move",
+        "talk",
+        "use_item",
+        "get_info",
+        "narrate_only",
+        "apply_effects",
+        "ask_clarifying",
+    ] {
+        assert!(
+            out.contains(&format!("[{tool}]")),
+            "{tool} never ran:\n{out}"
+        );
+    }
+    assert!(out.contains("(undone: events from"), "{out}");
+    assert!(
+        out.contains("Wren — 12/12 hp"),
+        "/state shows the character:\n{out}"
+    );
+    let want = stored_events(baseline.path());
+    let turns = want
+        .iter()
+        .filter(|(_, b)| b.contains("\"event_type\":\"tool_applied\""))
+        .count();
+    assert!(turns >= 10, "only {turns} tool calls");
+
+    // The same scene, killed after its sixth event (mid-scene) and resumed.
+    let crashed = scene_dir();
+    let mut child = std::process::Command::cargo_bin("troupe")
+        .unwrap()
+        .env("TROUPE_DETECTOR", "pattern")
+        .current_dir(crashed.path())
+        .args(PLAY)
+        .env("TROUPE_PAUSE_AFTER_EVENT", "6")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let paused = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("troupe: paused after"));
+    assert!(paused, "the run never paused");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        stored_events(crashed.path()).len(),
+        6,
+        "six events were saved"
+    );
+
+    let resumed = run_ok(
+        crashed.path(),
+        &["scene", "resume", "--player-script", "mill.player.yaml"],
+    );
+    assert!(
+        resumed.contains("Resuming scene mill-night (run 1)"),
+        "{resumed}"
+    );
+    assert_eq!(
+        stored_events(crashed.path()),
+        want,
+        "the resumed log differs"
+    );
+
+    let replay = run_ok(crashed.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
+
+    let world = std::fs::read_to_string(crashed.path().join("world.json")).unwrap();
+    assert!(world.contains("hums old river songs"), "{world}");
+    // The deltas are in the campaign memory too, with their truth levels.
+    let recalled = run_ok(
+        crashed.path(),
+        &[
+            "memory",
+            "query",
+            "What do we know about Old Tam?",
+            "--json",
+        ],
+    );
+    assert!(recalled.contains("hums old river songs"), "{recalled}");
+    assert!(recalled.contains("improv"), "{recalled}");
+}
+
+#[test]
+fn scene_check_reports_every_mistake_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "scene:\n  id: s\n  goal: g\nzones:\n  - id: a\n    adjacent: [b]\n\
+         entities:\n  - id: p\n    kind: pc\n    zone: nowhere\nturn_order: []\n",
+    )
+    .unwrap();
+    let out = troupe()
+        .current_dir(dir.path())
+        .args(["scene", "check", "bad.yaml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.yaml:6:16: zones[0].adjacent[0]: 'b': no zone"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.yaml:10:11: entities[0].zone: 'nowhere'"),
+        "{err}"
+    );
+    assert!(err.contains("turn_order: must list at least one"), "{err}");
+    assert!(err.contains("3 problems"), "{err}");
+
+    let ok = run_ok(&examples(), &["scene", "check", "mill.scene.yaml"]);
+    assert!(ok.contains("OK — scene mill-night"), "{ok}");
+}
+
+/// The model planner with recorded replies: each reply is a call from the menu, run through the
+/// same validator and router; the log replays without the model.
+#[test]
+fn the_model_planner_plays_from_recorded_replies() {
+    let dir = scene_dir();
+    std::fs::copy(
+        examples().join("mill.replay.jsonl"),
+        dir.path().join("mill.replay.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("model.player.yaml"),
+        "- head into the yard\n- ask Tam about the ledger\n- go for the dog\n- leave\n",
+    )
+    .unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "model.player.yaml",
+            "--seed",
+            "3",
+            "--planner",
+            "model",
+            "--replay",
+            "mill.replay.jsonl",
+        ],
+    );
+    assert!(
+        out.contains("[move] Wren moves from the mill road to the mill yard."),
+        "{out}"
+    );
+    assert!(out.contains("[talk]"), "{out}");
+    assert!(out.contains("[attack]"), "{out}");
+    assert!(out.contains("[ask_clarifying] Which door?"), "{out}");
+    let replies = stored_events(dir.path())
+        .iter()
+        .filter(|(_, b)| b.contains("\"event_type\":\"planner_replied\""))
+        .count();
+    assert_eq!(replies, 4, "every model reply is in the log");
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
+}
+
+/// The model's polish of the narration: a rewrite that keeps the facts is shown instead of the
+/// template; one that adds a fact (a number the facts do not have) is refused, logged, and the
+/// template stands. Both replay from the log.
+#[test]
+fn a_polished_narration_is_used_only_when_it_keeps_the_facts() {
+    let dir = scene_dir();
+    std::fs::write(
+        dir.path().join("polish.replay.jsonl"),
+        concat!(
+            r#"{"agent": "*", "purpose": "scene_polish", "content": "Wren stands on the rutted mill road, the broken fence at her back."}"#,
+            "\n",
+            r#"{"agent": "*", "purpose": "scene_polish", "content": "Wren has 99 hit points and a sword."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("p.yaml"), "- look around\n- status\n").unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "p.yaml",
+            "--seed",
+            "1",
+            "--polish",
+            "--replay",
+            "polish.replay.jsonl",
+        ],
+    );
+    assert!(
+        out.contains("[polished] Wren stands on the rutted mill road"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("[narrate_only]"),
+        "the template was replaced:\n{out}"
+    );
+    assert!(out.contains("not used: it states the number 99"), "{out}");
+    assert!(
+        out.contains("[get_info] Wren: 12/12 hp"),
+        "the template stands:\n{out}"
+    );
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
+}
+
+/// An AI at the player's seat (recorded replies): its lines go through the same planner and
+/// router, and it stops after --ai-lines.
+#[test]
+fn an_ai_player_speaks_for_the_character() {
+    let dir = scene_dir();
+    std::fs::write(
+        dir.path().join("ai.replay.jsonl"),
+        concat!(
+            r#"{"agent": "*", "purpose": "scene_player", "content": "I head into the mill yard."}"#,
+            "\n",
+            r#"{"agent": "*", "purpose": "scene_player", "content": "I talk to Old Tam about the ledger."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = run_ok(
+        dir.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--seed",
+            "2",
+            "--player",
+            "ai",
+            "--ai-lines",
+            "2",
+            "--replay",
+            "ai.replay.jsonl",
+        ],
+    );
+    assert!(out.contains("Wren> I head into the mill yard."), "{out}");
+    assert!(
+        out.contains("[move] Wren moves from the mill road to the mill yard."),
+        "{out}"
+    );
+    assert!(out.contains("[talk]"), "{out}");
+    assert!(
+        out.contains("troupe scene resume"),
+        "it stops after two lines:\n{out}"
+    );
+    // Every call the AI player made is in the log with what it was shown (issue 29).
+    let calls: Vec<serde_json::Value> = stored_events(dir.path())
+        .iter()
+        .filter(|(_, b)| b.contains("\"event_type\":\"model_called\""))
+        .map(|(_, b)| serde_json::from_str(b).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for call in &calls {
+        assert_eq!(call["purpose"], "scene_player");
+        let attempt = &call["attempts"][0];
+        let shown = attempt["messages"].to_string();
+        assert!(shown.contains("speaking for Wren"), "{attempt}");
+        assert!(
+            attempt["reply"].as_str().unwrap().starts_with("I "),
+            "{attempt}"
+        );
+    }
+    let replay = run_ok(dir.path(), &["scene", "replay"]);
+    assert!(replay.contains("identical to the log"), "{replay}");
+}

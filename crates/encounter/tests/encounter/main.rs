@@ -1,0 +1,6 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Integration tests of troupe-encounter: specs as a GM writes them and the encounter's pure
+//! parts played together. One test binary for the crate (issue 29).
+
+mod play;
+mod spec;

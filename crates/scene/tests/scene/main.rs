@@ -1,0 +1,6 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Integration tests of troupe-scene: the example scene played end to end, and properties over
+//! random play. One test binary for the crate (issue 29).
+
+mod properties;
+mod scene;
