@@ -521,8 +521,11 @@ fn goal_leaks(text: &Narration, goals: &[String]) -> Vec<Leak> {
         .iter()
         .filter_map(|label| {
             let label_words = words_of(label, 0);
-            let sentences =
-                sentences_saying(text, |words, one| says_goal(words, &label_words, one));
+            let goal = GoalWords::of(&label_words);
+            if goal.content.len() < 2 {
+                return None;
+            }
+            let sentences = sentences_saying(text, |words, one| goal.said_in(words, one));
             (!sentences.is_empty()).then(|| Leak {
                 kind: SecretKind::Goal,
                 detail: format!("the hidden goal \"{}\"", label.trim()),
@@ -537,48 +540,71 @@ fn goal_leaks(text: &Narration, goals: &[String]) -> Vec<Leak> {
 /// sentence), alone or with the next sentence (a secret split across a full stop).
 fn sentences_saying(text: &Narration, says: impl Fn(&[&Token], bool) -> bool) -> Vec<usize> {
     let count = text.spans.len();
+    let mut words: Vec<&Token> = Vec::new();
     let alone: Vec<bool> = (0..count)
-        .map(|i| says(&text.sentence(i).iter().collect::<Vec<_>>(), true))
+        .map(|i| {
+            words.clear();
+            words.extend(text.sentence(i));
+            says(&words, true)
+        })
         .collect();
     let mut out = BTreeSet::new();
     for (i, &said) in alone.iter().enumerate() {
         if said {
             out.insert(i);
-        } else if i + 1 < count
-            && !alone.get(i + 1).copied().unwrap_or(false)
-            && says(&pair(text, i), false)
-        {
-            out.extend([i, i + 1]);
+        } else if i + 1 < count && !alone.get(i + 1).copied().unwrap_or(false) {
+            words.clear();
+            words.extend(text.sentence(i).iter().chain(text.sentence(i + 1)));
+            if says(&words, false) {
+                out.extend([i, i + 1]);
+            }
         }
     }
     out.into_iter().collect()
 }
 
-/// The label word for word (two or more content words), its content words in any order
-/// within one sentence (two), or 80 % of its distinct content words (three or more).
-fn says_goal(words: &[&Token], label: &[Token], one_sentence: bool) -> bool {
-    let mut content: Vec<&str> = label
-        .iter()
-        .filter(|t| t.content)
-        .map(|t| t.stem.as_str())
-        .collect();
-    content.sort_unstable();
-    content.dedup();
-    if content.len() < 2 {
-        return false;
+/// A goal's label read once: its words in order, and its distinct content stems.
+struct GoalWords<'a> {
+    wanted: Vec<&'a str>,
+    content: Vec<&'a str>,
+}
+
+impl<'a> GoalWords<'a> {
+    fn of(label: &'a [Token]) -> GoalWords<'a> {
+        let mut content: Vec<&str> = label
+            .iter()
+            .filter(|t| t.content)
+            .map(|t| t.stem.as_str())
+            .collect();
+        content.sort_unstable();
+        content.dedup();
+        GoalWords {
+            wanted: label.iter().map(|t| t.word.as_str()).collect(),
+            content,
+        }
     }
-    let said: Vec<&str> = words.iter().map(|t| t.word.as_str()).collect();
-    let wanted: Vec<&str> = label.iter().map(|t| t.word.as_str()).collect();
-    if said.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
-        return true;
-    }
-    let present = content
-        .iter()
-        .filter(|c| words.iter().any(|t| t.stem == **c))
-        .count();
-    match content.len() {
-        2 => one_sentence && present == 2,
-        n => present * 5 >= n * 4,
+
+    /// The label word for word (two or more content words), its content words in any order
+    /// within one sentence (two), or 80 % of its distinct content words (three or more).
+    fn said_in(&self, words: &[&Token], one_sentence: bool) -> bool {
+        let n = self.wanted.len();
+        let verbatim = words.windows(n).any(|w| {
+            w.iter()
+                .zip(&self.wanted)
+                .all(|(t, want)| t.word.as_str() == *want)
+        });
+        if verbatim {
+            return true;
+        }
+        let present = self
+            .content
+            .iter()
+            .filter(|c| words.iter().any(|t| t.stem == **c))
+            .count();
+        match self.content.len() {
+            2 => one_sentence && present == 2,
+            n => present * 5 >= n * 4,
+        }
     }
 }
 
@@ -746,15 +772,38 @@ fn number(word: &str) -> Option<i64> {
 struct ContentRuns<'a> {
     stems: Vec<&'a str>,
     sentences: Vec<usize>,
+    /// Where each run of three to [`RUN`] stems starts, by the run's hash: built once for
+    /// every secret (a hit is compared word by word).
+    index: HashMap<u64, Vec<usize>>,
 }
 
 impl<'a> ContentRuns<'a> {
     fn of(text: &'a Narration) -> ContentRuns<'a> {
         let content = text.tokens.iter().filter(|t| t.content);
-        ContentRuns {
-            stems: content.clone().map(|t| t.stem.as_str()).collect(),
-            sentences: content.map(|t| t.sentence).collect(),
+        let stems: Vec<&str> = content.clone().map(|t| t.stem.as_str()).collect();
+        let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+        for len in 3..=RUN {
+            for (at, run) in stems.windows(len).enumerate() {
+                index.entry(run_hash(run)).or_default().push(at);
+            }
         }
+        ContentRuns {
+            stems,
+            sentences: content.map(|t| t.sentence).collect(),
+            index,
+        }
+    }
+
+    /// Where `stems` starts in the narration's content words.
+    fn starts_of(&self, stems: &[&str]) -> Vec<usize> {
+        let n = stems.len();
+        self.index
+            .get(&run_hash(stems))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&at| self.stems.get(at..at + n) == Some(stems))
+            .collect()
     }
 
     /// Whether `secret` is read out: its first run of [`RUN`] content words found in the
@@ -764,12 +813,11 @@ impl<'a> ContentRuns<'a> {
         let secret = Narration::read_in(secret, secret_sentence_spans(secret));
         let content: Vec<&Token> = secret.tokens.iter().filter(|t| t.content).collect();
         let phrases = telling_phrases(&content, run, short);
-        let index = self.index(&phrases);
         let mut first = None;
         let mut sentences = BTreeSet::new();
         for phrase in phrases {
             let stems: Vec<&str> = phrase.iter().map(|t| t.stem.as_str()).collect();
-            for &at in index.get(stems.as_slice()).into_iter().flatten() {
+            for at in self.starts_of(&stems) {
                 first.get_or_insert_with(|| {
                     let words: Vec<&str> = phrase.iter().map(|t| t.word.as_str()).collect();
                     words.join(" ")
@@ -780,18 +828,13 @@ impl<'a> ContentRuns<'a> {
         }
         first.map(|phrase| (phrase, sentences.into_iter().collect()))
     }
+}
 
-    /// Where each run of the lengths in `phrases` starts in the narration.
-    fn index(&self, phrases: &[&[&Token]]) -> HashMap<&[&'a str], Vec<usize>> {
-        let lengths: BTreeSet<usize> = phrases.iter().map(|p| p.len()).collect();
-        let mut index: HashMap<&[&str], Vec<usize>> = HashMap::new();
-        for len in lengths {
-            for (at, run) in self.stems.windows(len).enumerate() {
-                index.entry(run).or_default().push(at);
-            }
-        }
-        index
-    }
+fn run_hash(run: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    run.hash(&mut h);
+    h.finish()
 }
 
 /// The phrases of a secret (its content words, in order) that must not be said: every run of

@@ -284,10 +284,11 @@ fn a_hidden_goal_by_id_or_in_other_words_is_a_leak() {
 /// engine did not apply is sent back like a leak, and withheld if it comes back the same.
 #[test]
 fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
-    let spec =
-        troupe_encounter::check::check(include_str!("../../../examples/encounters/mill-raid.yaml"))
-            .unwrap();
-    let scene = include_str!("../../../examples/mill.scene.yaml").to_string();
+    let spec = troupe_encounter::check::check(include_str!(
+        "../../../../examples/encounters/mill-raid.yaml"
+    ))
+    .unwrap();
+    let scene = include_str!("../../../../examples/mill.scene.yaml").to_string();
     let mut events = vec![Envelope {
         seq: 0,
         event: EncounterEvent::Started {
