@@ -12,11 +12,13 @@ mod memory;
 mod models;
 mod people;
 mod play;
+mod preflight;
 mod replay;
 mod research;
 mod scene;
 mod script;
 mod sessions;
+mod shard;
 mod simulate;
 mod terminal;
 
