@@ -218,6 +218,7 @@ struct CampaignDir {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
+    simulate::durability_from_env();
     if let Some(url) = cli.memory_url.clone() {
         graph::set_url(url);
     }

@@ -421,12 +421,29 @@ fn spawn(
     let out = std::fs::File::create(&out_path)
         .with_context(|| format!("could not create {}", out_path.display()))?;
     let user_threads = std::env::var_os(crate::models::THREADS_VAR).is_some();
-    play_command(run, exe, play_args, (!user_threads).then_some(threads))
-        .stdin(Stdio::null())
+    let mut cmd = play_command(run, exe, play_args, (!user_threads).then_some(threads));
+    if std::env::var_os(DURABILITY_VAR).is_none() {
+        cmd.env(DURABILITY_VAR, CHECKPOINTS);
+    }
+    cmd.stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         .status()
         .with_context(|| format!("could not start {}", exe.display()))
+}
+
+/// How the stores of this process commit: `checkpoints` (set by `troupe simulate` for its
+/// runs, unless the user set it) or `every-commit` (the default).
+pub const DURABILITY_VAR: &str = "TROUPE_DURABILITY";
+const CHECKPOINTS: &str = "checkpoints";
+
+/// A batch's run need not press every event to the disk: a run is flushed whole before it is
+/// marked finished (shard::mark_done), and one that was not marked is played again. That saves
+/// an fsync per event (about 154 of a replayed session's 161).
+pub fn durability_from_env() {
+    if std::env::var(DURABILITY_VAR).is_ok_and(|v| v.trim() == CHECKPOINTS) {
+        troupe_engine::set_durability(troupe_engine::Durability::Checkpoints);
+    }
 }
 
 /// The `troupe play` command of one run. `threads`, when given, is the run's share of the

@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! A batch on a real Slurm: examples/cluster/batch.sbatch, submitted as a user would. The test starts a single-node cluster from the distribution's
+//! A batch on a real Slurm. The test starts a single-node cluster from the distribution's
 //! packages (munged, slurmctld, slurmd: its own processes, with a slurm.conf for this host in a
-//! temporary directory, stopped after, even when the test fails), submits a recorded-reply batch
-//! as a 4-task job array (`sbatch --array=0-3`), waits, merges the shards and compares what
+//! temporary directory, stopped after, even when the test fails), submits
+//! examples/cluster/batch.sbatch as a user would (a recorded-reply batch as a 4-task job array,
+//! `--array=0-3`), waits, merges the shards and compares what
 //! `troupe stats` and `troupe report` read with a one-process run of the same batch.
 //!
 //! Slurm missing (scripts/setup installs slurm-wlm and munge) or not root: in CI (CI=true) the
