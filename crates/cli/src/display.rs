@@ -1,5 +1,6 @@
 //! The story as it happens, in the terminal; a spinner while an AI thinks.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,6 +16,9 @@ pub struct Story {
     /// Echo the GM's own inputs (when they come from a script, nobody typed them).
     pub echo_gm: bool,
     spinner: Option<ProgressBar>,
+    /// Whether standard error is a terminal: off one (a batch's run, a pipe) no spinner is
+    /// made, since indicatif would draw nothing yet still start a ticker thread per call.
+    draws: bool,
     /// Who is thinking right now (a round of calls runs at once).
     thinkers: Vec<String>,
 }
@@ -24,6 +28,7 @@ impl Story {
         Story {
             echo_gm,
             spinner: None,
+            draws: std::io::stderr().is_terminal(),
             thinkers: Vec::new(),
         }
     }
@@ -76,7 +81,9 @@ impl Observer for Story {
             bar.set_message(message);
             return;
         }
-        // indicatif draws nothing when stderr is not a terminal (CI, pipes).
+        if !self.draws {
+            return;
+        }
         let bar = ProgressBar::new_spinner();
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
             bar.set_style(style);

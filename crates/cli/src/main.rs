@@ -12,11 +12,13 @@ mod memory;
 mod models;
 mod people;
 mod play;
+mod preflight;
 mod replay;
 mod research;
 mod scene;
 mod script;
 mod sessions;
+mod shard;
 mod simulate;
 mod terminal;
 
@@ -216,6 +218,7 @@ struct CampaignDir {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
+    simulate::durability_from_env();
     if let Some(url) = cli.memory_url.clone() {
         graph::set_url(url);
     }

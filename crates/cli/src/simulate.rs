@@ -20,9 +20,14 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::shard::Shard;
+
 /// The options of `troupe simulate`.
 #[derive(Clone, Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SimulateArgs {
+    #[command(subcommand)]
+    pub command: Option<SimulateCommand>,
     /// The campaign files to play (one or more); every file is played with every seed and model
     #[arg(required = true, value_name = "CAMPAIGN.json")]
     pub campaigns: Vec<PathBuf>,
@@ -38,12 +43,22 @@ pub struct SimulateArgs {
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// The directory that receives one campaign directory per run and simulate.json
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: crate::shard::ShardArgs,
     /// Arguments for every `troupe play`, after `--`, passed verbatim: e.g.
     /// `-- --gm-script examples/research.gm.yaml`, `-- --gm ai --turns 20`
     #[arg(last = true, value_name = "PLAY ARGS")]
     pub play_args: Vec<String>,
+}
+
+/// What `troupe simulate` does besides playing a batch.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum SimulateCommand {
+    /// Gather the --out directories of a sharded batch's shards into one directory that
+    /// `troupe stats` and `troupe report` read exactly as one machine's batch
+    Merge(crate::shard::MergeArgs),
 }
 
 /// The seeds of a batch, in the order given.
@@ -152,6 +167,8 @@ fn slug(text: &str) -> String {
 /// One session to play.
 #[derive(Clone, Debug)]
 struct Run {
+    /// The run's place in the whole batch's plan (shards keep it).
+    index: usize,
     name: String,
     campaign: PathBuf,
     seed: u64,
@@ -161,7 +178,7 @@ struct Run {
 
 /// The runs, campaign by campaign, then model by model, then seed by seed. Names are unique:
 /// two campaign files with the same stem get `-2`, `-3` … after the second's.
-fn plan(args: &SimulateArgs) -> Vec<Run> {
+fn plan(args: &SimulateArgs, out: &Path) -> Vec<Run> {
     let models: Vec<Option<ModelSpec>> = if args.models.is_empty() {
         vec![None]
     } else {
@@ -179,7 +196,8 @@ fn plan(args: &SimulateArgs) -> Vec<Run> {
                     name = format!("{base}-{n}");
                 }
                 runs.push(Run {
-                    dir: args.out.join(&name),
+                    index: runs.len(),
+                    dir: out.join(&name),
                     name,
                     campaign: campaign.clone(),
                     seed,
@@ -310,15 +328,17 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// How one run ended.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 struct Outcome {
+    /// The run's place in the batch's plan.
+    index: usize,
     run: String,
     campaign: PathBuf,
     seed: u64,
     /// PROVIDER:MODEL as given to --model, or null for `troupe play`'s own choice.
     model: Option<String>,
     /// `ok` or `failed`.
-    status: &'static str,
+    status: String,
     /// The child's exit code (null when it was killed by a signal or never started).
     exit_code: Option<i32>,
     duration_ms: u64,
@@ -356,18 +376,35 @@ fn execute(run: &Run, exe: &Path, play_args: &[String], threads: usize) -> Outco
             (None, Some(format!("{e:#}")))
         }
     };
-    Outcome {
+    let mut outcome = Outcome {
+        index: run.index,
         run: run.name.clone(),
         campaign: run.campaign.clone(),
         seed: run.seed,
         model: run.model.as_ref().map(ModelSpec::spec),
-        status: if error.is_none() { "ok" } else { "failed" },
+        status: if error.is_none() { "ok" } else { "failed" }.to_string(),
         exit_code,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         dir: run.dir.clone(),
         log: latest_log(&run.dir),
         stderr,
         error,
+    };
+    if outcome.ok() {
+        mark_finished(&mut outcome);
+    }
+    outcome
+}
+
+/// A run that ended well is marked finished, durably, so a shard started again skips it; a run
+/// that cannot be marked counts as failed (it would be played again).
+fn mark_finished(outcome: &mut Outcome) {
+    let marked = serde_json::to_value(&*outcome)
+        .map_err(anyhow::Error::from)
+        .and_then(|value| crate::shard::mark_done(&outcome.dir, &value));
+    if let Err(e) = marked {
+        outcome.status = "failed".to_string();
+        outcome.error = Some(format!("{e:#}"));
     }
 }
 
@@ -384,12 +421,29 @@ fn spawn(
     let out = std::fs::File::create(&out_path)
         .with_context(|| format!("could not create {}", out_path.display()))?;
     let user_threads = std::env::var_os(crate::models::THREADS_VAR).is_some();
-    play_command(run, exe, play_args, (!user_threads).then_some(threads))
-        .stdin(Stdio::null())
+    let mut cmd = play_command(run, exe, play_args, (!user_threads).then_some(threads));
+    if std::env::var_os(DURABILITY_VAR).is_none() {
+        cmd.env(DURABILITY_VAR, CHECKPOINTS);
+    }
+    cmd.stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         .status()
         .with_context(|| format!("could not start {}", exe.display()))
+}
+
+/// How the stores of this process commit: `checkpoints` (set by `troupe simulate` for its
+/// runs, unless the user set it) or `every-commit` (the default).
+pub const DURABILITY_VAR: &str = "TROUPE_DURABILITY";
+const CHECKPOINTS: &str = "checkpoints";
+
+/// A batch's run need not press every event to the disk: a run is flushed whole before it is
+/// marked finished (shard::mark_done), and one that was not marked is played again. That saves
+/// an fsync per event (about 154 of a replayed session's 161).
+pub fn durability_from_env() {
+    if std::env::var(DURABILITY_VAR).is_ok_and(|v| v.trim() == CHECKPOINTS) {
+        troupe_engine::set_durability(troupe_engine::Durability::Checkpoints);
+    }
 }
 
 /// The `troupe play` command of one run. `threads`, when given, is the run's share of the
@@ -582,7 +636,7 @@ fn share_of_cores(cores: usize, jobs: usize) -> usize {
     (cores / jobs.max(1)).max(1)
 }
 
-/// simulate.json: the batch as a whole and every run.
+/// simulate.json (or a shard's simulate-shard-K-of-N.json): the batch as a whole and every run.
 #[derive(Serialize)]
 struct Summary<'a> {
     sessions: usize,
@@ -590,33 +644,54 @@ struct Summary<'a> {
     failed: usize,
     /// Runs never started because simulate was interrupted.
     not_started: Vec<&'a str>,
+    /// Runs finished by an earlier start of this batch or shard, skipped this time.
+    resumed: usize,
+    /// The shard this summary is of (`k` counts from 1), or null for the whole batch.
+    shard: Option<serde_json::Value>,
+    /// Every run this summary's batch or shard was to play, finished or not.
+    planned: Vec<&'a str>,
     jobs: usize,
     wall_ms: u64,
+    /// Sessions played this time per second of wall time.
     sessions_per_second: f64,
     play_args: &'a [String],
     runs: &'a [Outcome],
 }
 
+struct Batch<'a> {
+    planned: &'a [Run],
+    todo: &'a [Run],
+    shard: Option<&'a Shard>,
+    resumed: usize,
+}
+
 fn summarize<'a>(
-    runs: &'a [Run],
+    batch: &Batch<'a>,
     outcomes: &'a [Outcome],
     jobs: usize,
     wall: Duration,
     play_args: &'a [String],
 ) -> Summary<'a> {
     let ok = outcomes.iter().filter(|o| o.ok()).count();
+    let played = outcomes.len() - batch.resumed;
     Summary {
         sessions: outcomes.len(),
         ok,
         failed: outcomes.len() - ok,
-        not_started: runs
+        not_started: batch
+            .todo
             .iter()
             .filter(|r| !outcomes.iter().any(|o| o.run == r.name))
             .map(|r| r.name.as_str())
             .collect(),
+        resumed: batch.resumed,
+        shard: batch
+            .shard
+            .map(|s| serde_json::json!({"k": s.index + 1, "count": s.count, "from": s.from})),
+        planned: batch.planned.iter().map(|r| r.name.as_str()).collect(),
         jobs,
         wall_ms: u64::try_from(wall.as_millis()).unwrap_or(u64::MAX),
-        sessions_per_second: outcomes.len() as f64 / wall.as_secs_f64().max(1e-9),
+        sessions_per_second: played as f64 / wall.as_secs_f64().max(1e-9),
         play_args,
         runs: outcomes,
     }
@@ -633,6 +708,13 @@ fn print_summary(summary: &Summary, json: &Path) {
         summary.ok,
         summary.failed
     );
+    if summary.resumed > 0 {
+        println!(
+            "Resumed: {} run{} finished earlier, skipped",
+            summary.resumed,
+            if summary.resumed == 1 { "" } else { "s" }
+        );
+    }
     if !summary.not_started.is_empty() {
         println!(
             "Interrupted: {} run{} not started ({})",
@@ -672,29 +754,47 @@ fn print_summary(summary: &Summary, json: &Path) {
 
 /// `troupe simulate`.
 pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    check_play_args(args)?;
-    let runs = plan(args);
-    if args.out.join("simulate.json").exists() {
-        bail!(
-            "{} already holds a batch (simulate.json); choose a new --out or remove it",
-            args.out.display()
-        );
+    if let Some(SimulateCommand::Merge(merge)) = &args.command {
+        return crate::shard::merge(merge);
     }
-    check_out(&runs)?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("could not create {}", args.out.display()))?;
-    let exe = std::env::current_exe().context("could not find the troupe binary to run")?;
+    let out = args.out.as_deref().context("--out DIR is required")?;
+    check_play_args(args)?;
+    let shard = crate::shard::resolve(&args.shard, &|v| std::env::var(v).ok())?;
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     if jobs == 0 {
         bail!("--jobs must be 1 or more");
     }
+    crate::preflight::check_batch(&args.campaigns, &args.models, &args.play_args)?;
+    let planned = shard_of(plan(args, out), shard.as_ref())?;
+    let resume = args.shard.resume || shard.is_some();
+    let (earlier, todo) = if resume {
+        resume_point(&planned)?
+    } else {
+        check_fresh(out, &planned)?;
+        (Vec::new(), planned.clone())
+    };
+    std::fs::create_dir_all(out).with_context(|| format!("could not create {}", out.display()))?;
+    let exe = std::env::current_exe().context("could not find the troupe binary to run")?;
     let stop = watch_interrupt();
     let started = Instant::now();
-    let outcomes = run_all(&runs, jobs, &exe, &args.play_args, &stop);
-    let summary = summarize(&runs, &outcomes, jobs, started.elapsed(), &args.play_args);
-    let json = args.out.join("simulate.json");
+    let mut outcomes = earlier;
+    let resumed = outcomes.len();
+    outcomes.extend(run_all(&todo, jobs, &exe, &args.play_args, &stop));
+    outcomes.sort_by_key(|o| o.index);
+    let batch = Batch {
+        planned: &planned,
+        todo: &todo,
+        shard: shard.as_ref(),
+        resumed,
+    };
+    let summary = summarize(&batch, &outcomes, jobs, started.elapsed(), &args.play_args);
+    let json = out.join(
+        shard
+            .as_ref()
+            .map_or_else(|| "simulate.json".into(), Shard::summary_name),
+    );
     std::fs::write(&json, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("could not write {}", json.display()))?;
     print_summary(&summary, &json);
@@ -705,6 +805,64 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The runs of one shard (all of them without one). A shard with no run is a mistake in N.
+fn shard_of(runs: Vec<Run>, shard: Option<&Shard>) -> anyhow::Result<Vec<Run>> {
+    let Some(shard) = shard else {
+        return Ok(runs);
+    };
+    let total = runs.len();
+    let mine: Vec<Run> = runs.into_iter().filter(|r| shard.owns(r.index)).collect();
+    if mine.is_empty() {
+        bail!(
+            "shard {} ({}) has no run: the batch has {total} run{}, so use at most {total} shards",
+            shard.label(),
+            shard.from,
+            if total == 1 { "" } else { "s" }
+        );
+    }
+    Ok(mine)
+}
+
+/// A new batch must not land on an old one.
+fn check_fresh(out: &Path, runs: &[Run]) -> anyhow::Result<()> {
+    if out.join("simulate.json").exists() {
+        bail!(
+            "{} already holds a batch (simulate.json); choose a new --out, remove it, or pass --resume to finish it",
+            out.display()
+        );
+    }
+    check_out(runs)
+}
+
+/// Resuming: the runs finished earlier (their recorded outcomes) and the runs to play, whose
+/// unfinished attempts are cleared so no session is counted twice.
+fn resume_point(runs: &[Run]) -> anyhow::Result<(Vec<Outcome>, Vec<Run>)> {
+    let mut done = Vec::new();
+    let mut todo = Vec::new();
+    for run in runs {
+        let recorded = crate::shard::finished(&run.dir)
+            .and_then(|v| serde_json::from_value::<Outcome>(v).ok());
+        match recorded {
+            Some(o) if o.ok() => {
+                if o.seed != run.seed || o.model != run.model.as_ref().map(ModelSpec::spec) {
+                    bail!(
+                        "{} finished as a different run (seed {}, model {}); choose a new --out",
+                        run.dir.display(),
+                        o.seed,
+                        o.model.as_deref().unwrap_or("default")
+                    );
+                }
+                done.push(o);
+            }
+            _ => {
+                crate::shard::clear_unfinished(&run.dir)?;
+                todo.push(run.clone());
+            }
+        }
+    }
+    Ok((done, todo))
 }
 
 #[cfg(test)]
@@ -742,13 +900,19 @@ mod tests {
         assert!(parse_model("openai:").is_err());
     }
 
+    fn plan_in(a: &SimulateArgs) -> Vec<Run> {
+        plan(a, Path::new("runs"))
+    }
+
     fn args(campaigns: &[&str], seeds: &str, models: &[&str]) -> SimulateArgs {
         SimulateArgs {
             campaigns: campaigns.iter().map(PathBuf::from).collect(),
             seeds: parse_seeds(seeds).unwrap(),
             models: models.iter().map(|m| parse_model(m).unwrap()).collect(),
+            command: None,
             jobs: None,
-            out: PathBuf::from("runs"),
+            out: Some(PathBuf::from("runs")),
+            shard: crate::shard::ShardArgs::default(),
             play_args: Vec::new(),
         }
     }
@@ -761,7 +925,7 @@ mod tests {
         assert_eq!(share_of_cores(2, 2), 1);
         assert_eq!(share_of_cores(2, 8), 1);
         assert_eq!(share_of_cores(8, 3), 2);
-        let run = &plan(&args(&["party.json"], "3", &[]))[0];
+        let run = &plan_in(&args(&["party.json"], "3", &[]))[0];
         let env = |cmd: &Command| -> Vec<(String, Option<String>)> {
             cmd.get_envs()
                 .map(|(k, v)| {
@@ -784,12 +948,12 @@ mod tests {
             "1..=2",
             &["replay:r.jsonl", "ollama:llama3.2"],
         );
-        let names: Vec<String> = plan(&a).into_iter().map(|r| r.name).collect();
+        let names: Vec<String> = plan_in(&a).into_iter().map(|r| r.name).collect();
         assert_eq!(names.len(), 8);
         assert_eq!(names[0], "party-seed1-replay-r");
         assert_eq!(names[2], "party-seed1-ollama-llama3-2");
         assert_eq!(names[4], "party-seed1-replay-r-2");
-        let plain = plan(&args(&["party.json"], "3", &[]));
+        let plain = plan_in(&args(&["party.json"], "3", &[]));
         assert_eq!(plain[0].name, "party-seed3");
         assert_eq!(plain[0].dir, Path::new("runs/party-seed3"));
     }

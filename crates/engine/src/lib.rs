@@ -40,7 +40,9 @@ pub use phase::Phase;
 pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
 pub use seat::{Answers, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
-pub use store::{SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable};
+pub use store::{
+    Durability, SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable, set_durability,
+};
 pub use transcript::render_markdown;
 
 use std::path::Path;

@@ -105,9 +105,9 @@ impl<E: Logged> RunStore<E> {
         let path = campaign_dir.join("campaign.db");
         let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
-             PRAGMA busy_timeout = 5000;",
+            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
         )
+        .and_then(|()| conn.execute_batch(crate::store::synchronous_pragma()))
         .map_err(|e| db(&path, e))?;
         conn.execute_batch(&schema(E::KIND))
             .map_err(|e| db(&path, e))?;

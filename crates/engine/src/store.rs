@@ -75,6 +75,38 @@ pub struct StoredEvent {
     pub undone: bool,
 }
 
+/// How a commit reaches the disk, for every store this process opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Every commit is on disk before the session goes on (SQLite `synchronous = FULL`): a
+    /// power cut keeps every saved step. The default, for a session someone plays and resumes.
+    EveryCommit,
+    /// Commits reach the disk at WAL checkpoints (`synchronous = NORMAL`): a crashed or killed
+    /// process loses nothing and the file is never corrupted, but a power cut may lose the last
+    /// commits. For the runs of `troupe simulate`, which flushes each run whole before marking it
+    /// finished and plays again from the start a run that was not marked.
+    Checkpoints,
+}
+
+static CHECKPOINTS_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Choose the durability of the stores this process opens from now on.
+pub fn set_durability(d: Durability) {
+    CHECKPOINTS_ONLY.store(
+        d == Durability::Checkpoints,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+}
+
+/// The `synchronous` pragma for [`Durability`].
+pub(crate) fn synchronous_pragma() -> &'static str {
+    if CHECKPOINTS_ONLY.load(std::sync::atomic::Ordering::SeqCst) {
+        "PRAGMA synchronous = NORMAL;"
+    } else {
+        "PRAGMA synchronous = FULL;"
+    }
+}
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -93,11 +125,12 @@ impl Store {
         }
         let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
         // The busy timeout first: switching to WAL already needs the lock another process may
-        // hold. FULL: a commit is on disk before we go on, so power loss keeps every saved step.
+        // hold. FULL (the default): a commit is on disk before we go on, so power loss keeps
+        // every saved step; see Durability.
         conn.execute_batch(
-            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
-             PRAGMA foreign_keys = ON;",
+            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;",
         )
+        .and_then(|()| conn.execute_batch(synchronous_pragma()))
         .map_err(|e| db(&path, e))?;
         Self::prepare(conn, path)
     }

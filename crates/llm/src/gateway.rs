@@ -331,7 +331,11 @@ impl Gateway {
                 messages: req.messages.clone(),
                 reply: None,
                 usage: Usage::default(),
-                latency_ms: millis(started.elapsed()),
+                latency_ms: if self.model.timed() {
+                    millis(started.elapsed())
+                } else {
+                    0
+                },
                 error: None,
                 retry_in_ms: None,
                 repair,

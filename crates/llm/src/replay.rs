@@ -136,6 +136,10 @@ impl ChatModel for ReplayModel {
         true
     }
 
+    fn timed(&self) -> bool {
+        false
+    }
+
     fn skip_served(&self, served: &[CallTag]) {
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         for tag in served {

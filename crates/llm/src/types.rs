@@ -214,6 +214,12 @@ pub trait ChatModel: Send + Sync {
     fn replays_served(&self) -> bool {
         false
     }
+    /// Whether a call's wall time is the model's latency. Replayed replies take no model time:
+    /// what a clock would read is the machine's scheduling noise, so the gateway logs 0 ms for
+    /// them and a replayed batch reads the same on any machine, split or whole.
+    fn timed(&self) -> bool {
+        true
+    }
     /// The model's context window in tokens, when the provider knows it (the embedded model
     /// does; hosted APIs do not say).
     fn context_tokens(&self) -> Option<u32> {

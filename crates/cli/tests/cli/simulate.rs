@@ -199,13 +199,24 @@ fn check_batch_stats(dir: &Path, runs: &Path, listed: &[Value]) {
 #[test]
 fn failing_runs_are_named_while_the_others_finish() {
     let dir = party_table();
-    std::fs::write(dir.path().join("broken.json"), "{\"campaign_name\": ").unwrap();
+    // A campaign whose prompt override does not parse: its runs fail as they start (a campaign
+    // file that cannot load is refused before any run starts: tests/preflight.rs).
+    std::fs::create_dir_all(dir.path().join("bad/prompts")).unwrap();
+    std::fs::copy(
+        dir.path().join("party.json"),
+        dir.path().join("bad/broken.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad/prompts/player_system.md"),
+        "{% if unclosed %}",
+    )
+    .unwrap();
     let out = simulate(
         dir.path(),
         &[
             "party.json",
-            "broken.json",
-            "missing.json",
+            "bad/broken.json",
             "--seeds",
             "4,5",
             "--model",
@@ -224,11 +235,11 @@ fn failing_runs_are_named_while_the_others_finish() {
         !out.status.success(),
         "a batch with failures must fail:\n{stdout}"
     );
-    assert!(stdout.contains("Simulated 6 sessions"), "{stdout}");
-    assert!(stdout.contains("2 ok, 4 failed"), "{stdout}");
+    assert!(stdout.contains("Simulated 4 sessions"), "{stdout}");
+    assert!(stdout.contains("2 ok, 2 failed"), "{stdout}");
     for failed in [
         "broken-seed4-replay-research",
-        "missing-seed5-replay-research",
+        "broken-seed5-replay-research",
     ] {
         let line = stdout.lines().find(|l| l.contains(failed)).unwrap();
         assert!(line.trim_start().starts_with("FAILED"), "{line}");
@@ -248,8 +259,6 @@ fn failing_runs_are_named_while_the_others_finish() {
             ("party-seed5-replay-research", "ok"),
             ("broken-seed4-replay-research", "failed"),
             ("broken-seed5-replay-research", "failed"),
-            ("missing-seed4-replay-research", "failed"),
-            ("missing-seed5-replay-research", "failed"),
         ]
     );
     // Each failed run keeps the child's own error beside it.
@@ -258,13 +267,7 @@ fn failing_runs_are_named_while_the_others_finish() {
             .join("runs/broken-seed4-replay-research/stderr.log"),
     )
     .unwrap();
-    assert!(broken.contains("broken.json"), "{broken}");
-    let missing = std::fs::read_to_string(
-        dir.path()
-            .join("runs/missing-seed5-replay-research/stderr.log"),
-    )
-    .unwrap();
-    assert!(missing.contains("missing.json"), "{missing}");
+    assert!(broken.contains("player_system.md"), "{broken}");
     assert_eq!(summary["runs"][2]["exit_code"], 1);
 
     // The batch still reads: the two sessions that were played, one model.
