@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 use support::{campaign_with, troupe};
 
 /// Three seeds × two "models" (the same recorded replies under two names): six runs.

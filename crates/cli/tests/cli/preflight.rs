@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-mod support;
+use crate::support;
 use support::{campaign_with, troupe};
 
 const TABLE: [&str; 3] = ["party.json", "research.gm.yaml", "research.replay.jsonl"];

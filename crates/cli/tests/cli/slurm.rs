@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::troupe;
 
 const DAEMONS: [&str; 3] = ["munged", "slurmctld", "slurmd"];
