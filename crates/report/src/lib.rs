@@ -7,6 +7,7 @@
 //! missing fields count as absent).
 
 mod audit;
+mod cost;
 mod ev;
 mod flags;
 mod html;
@@ -18,6 +19,7 @@ mod svg;
 mod text;
 
 pub use audit::{Audit, Gap, PHASE_EDGES, audit};
+pub use cost::{Costs, Spend, TurnSpend, costs, render_costs, token_counts, usd};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
 pub use html::render_html;
