@@ -40,6 +40,8 @@ pub struct SimulateArgs {
     /// The directory that receives one campaign directory per run and simulate.json
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub spend: crate::batch_spend::BatchSpendArgs,
     /// Arguments for every `troupe play`, after `--`, passed verbatim: e.g.
     /// `-- --gm-script examples/research.gm.yaml`, `-- --gm ai --turns 20`
     #[arg(last = true, value_name = "PLAY ARGS")]
@@ -670,6 +672,23 @@ fn print_summary(summary: &Summary, json: &Path) {
     println!("Summary: {}", json.display());
 }
 
+/// Watches the batch's spend when it has a limit: raises `stop` once it is reached.
+fn watch_spend(
+    args: &SimulateArgs,
+    stop: &Arc<AtomicBool>,
+) -> (troupe_campaign::Limit, Arc<AtomicBool>, Arc<AtomicBool>) {
+    let limit = crate::batch_spend::batch_limit(args.spend.limit(), &args.campaigns);
+    let (over, done) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    if !limit.is_none() {
+        let (stop, o, d) = (Arc::clone(stop), Arc::clone(&over), Arc::clone(&done));
+        crate::batch_spend::watch(args.out.clone(), limit, stop, o, d);
+    }
+    (limit, over, done)
+}
+
 /// `troupe simulate`.
 pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     check_play_args(args)?;
@@ -691,13 +710,20 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         bail!("--jobs must be 1 or more");
     }
     let stop = watch_interrupt();
+    let (limit, over_limit, done) = watch_spend(args, &stop);
     let started = Instant::now();
     let outcomes = run_all(&runs, jobs, &exe, &args.play_args, &stop);
+    done.store(true, Ordering::SeqCst);
     let summary = summarize(&runs, &outcomes, jobs, started.elapsed(), &args.play_args);
     let json = args.out.join("simulate.json");
     std::fs::write(&json, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("could not write {}", json.display()))?;
     print_summary(&summary, &json);
+    if over_limit.load(Ordering::SeqCst) {
+        let spent = crate::batch_spend::spent(&args.out);
+        println!("{}", crate::batch_spend::stopped_message(&limit, spent));
+        return Ok(ExitCode::from(crate::play::SPEND_LIMIT_EXIT));
+    }
     Ok(if stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
     } else if summary.failed == 0 {
@@ -749,6 +775,7 @@ mod tests {
             models: models.iter().map(|m| parse_model(m).unwrap()).collect(),
             jobs: None,
             out: PathBuf::from("runs"),
+            spend: Default::default(),
             play_args: Vec::new(),
         }
     }
