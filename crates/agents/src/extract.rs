@@ -90,6 +90,7 @@ impl PromptSet {
             seed: None,
             stop: Vec::new(),
             structured: troupe_llm::StructuredOutput::default(),
+            cache_prefix: None,
         })
     }
 }

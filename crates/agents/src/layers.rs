@@ -114,6 +114,7 @@ pub(crate) fn request(
         seed: None,
         stop: Vec::new(),
         structured: troupe_llm::StructuredOutput::default(),
+        cache_prefix: None,
     }
 }
 

@@ -8,6 +8,7 @@ use troupe_rules::{
     CharacterNumber, PLAYER_GOAL, Role, STANDARD_KIT, ShipProblem, ShipStrength, Style,
 };
 
+use crate::prices::{Limit, Price, PriceTable, SpendLimits};
 use crate::{
     Campaign, CharacterProfile, CharacterSheet, DEFAULT_SHIP_NAME, GmSeatKind, GmSettings, MISSING,
     MemoryServer, ModelSettings, PROVIDERS, Personality, PlayerProfile, Problem, Scenario, Seat,
@@ -24,9 +25,14 @@ const ROOT_FIELDS: &[&str] = &[
     "corruption_strength",
     "memory",
     "gm",
+    "prices",
+    "spend_limit",
     "profiles",
 ];
 const PROFILE_FIELDS: &[&str] = &["pronouns", "class", "ancestry", "level", "backstory"];
+const PRICE_FIELDS: &[&str] = &["input", "cached_input", "cache_write", "output"];
+const SPEND_LIMIT_FIELDS: &[&str] = &["session", "batch"];
+const LIMIT_FIELDS: &[&str] = &["usd", "tokens"];
 const GM_FIELDS: &[&str] = &["seat", "model", "scenario"];
 const SCENARIO_FIELDS: &[&str] = &["text", "notes"];
 const MEMORY_FIELDS: &[&str] = &["extraction", "backend", "url", "graph"];
@@ -351,10 +357,18 @@ impl Checker {
                 x
             }
         };
-        let profiles = self.profiles(obj);
         let (memory_extraction, memory_server) = match obj.get("memory") {
             None | Some(Value::Null) => (Some(true), Ok(None)),
             Some(v) => (self.memory(v), self.memory_server(v)),
+        };
+
+        let prices = match obj.get("prices") {
+            None | Some(Value::Null) => Some(PriceTable::default()),
+            Some(v) => self.prices(v),
+        };
+        let spend_limit = match obj.get("spend_limit") {
+            None | Some(Value::Null) => Some(SpendLimits::default()),
+            Some(v) => self.spend_limit(v),
         };
 
         Some(Campaign {
@@ -367,7 +381,9 @@ impl Checker {
             memory_extraction: memory_extraction?,
             memory_server: memory_server.ok()?,
             gm: gm?,
-            profiles: profiles?,
+            prices: prices?,
+            spend_limit: spend_limit?,
+            profiles: self.profiles(obj)?,
         })
     }
 
@@ -421,6 +437,144 @@ impl Checker {
             ancestry: ancestry.ok()?,
             level: level.ok()?,
             backstory: backstory.ok()?,
+        })
+    }
+
+    /// `prices`: model-name prefix → dollars per million tokens.
+    fn prices(&mut self, v: &Value) -> Option<PriceTable> {
+        let Some(map) = v.as_object() else {
+            self.bad(
+                "prices".into(),
+                v,
+                "must be an object from model name (or name prefix) to prices, e.g. {\"gpt-4o-mini\": {\"input\": 0.15, \"cached_input\": 0.075, \"output\": 0.60}}",
+            );
+            return None;
+        };
+        let mut table = PriceTable::default();
+        let mut ok = true;
+        for (model, price) in map {
+            let path = format!("prices[\"{model}\"]");
+            if model.trim().is_empty() {
+                self.bad("prices".into(), v, "a model name must not be empty");
+                ok = false;
+                continue;
+            }
+            match self.price(price, &path) {
+                Some(p) => {
+                    table.overrides.insert(model.clone(), p);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(table)
+    }
+
+    fn price(&mut self, v: &Value, path: &str) -> Option<Price> {
+        let obj = self.object(
+            v,
+            path,
+            PRICE_FIELDS,
+            "must be an object with input and output (and optional cached_input, cache_write): US dollars per million tokens",
+        )?;
+        let input = self.dollars(obj, path, "input", true);
+        let output = self.dollars(obj, path, "output", true);
+        let cached = self.dollars(obj, path, "cached_input", false);
+        let write = self.dollars(obj, path, "cache_write", false);
+        let (input, output) = (input??, output??);
+        Some(Price {
+            input,
+            cached_input: cached?.unwrap_or(input),
+            cache_write: write?.unwrap_or(input),
+            output,
+        })
+    }
+
+    /// A price field: `Some(Some(x))` when valid, `Some(None)` when absent and optional,
+    /// `None` when bad or missing.
+    fn dollars(
+        &mut self,
+        obj: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        required: bool,
+    ) -> Option<Option<f64>> {
+        const RULE: &str =
+            "must be a number of US dollars per million tokens, 0 or more (e.g. 0.15)";
+        let v = match obj.get(key) {
+            None | Some(Value::Null) if required => {
+                self.missing(join(path, key), &format!("required; {RULE}"));
+                return None;
+            }
+            None | Some(Value::Null) => return Some(None),
+            Some(v) => v,
+        };
+        match v.as_f64().filter(|x| x.is_finite() && *x >= 0.0) {
+            Some(x) => Some(Some(x)),
+            None => {
+                self.bad(join(path, key), v, RULE);
+                None
+            }
+        }
+    }
+
+    /// `spend_limit`: `session` and `batch`, each in `usd` and/or `tokens`.
+    fn spend_limit(&mut self, v: &Value) -> Option<SpendLimits> {
+        let obj = self.object(
+            v,
+            "spend_limit",
+            SPEND_LIMIT_FIELDS,
+            "must be an object with session and/or batch, e.g. {\"session\": {\"usd\": 2.50}, \"batch\": {\"tokens\": 2000000}}",
+        )?;
+        let mut limit = |key: &str| match obj.get(key) {
+            None | Some(Value::Null) => Some(Limit::default()),
+            Some(l) => self.limit(l, &join("spend_limit", key)),
+        };
+        let session = limit("session");
+        let batch = limit("batch");
+        Some(SpendLimits {
+            session: session?,
+            batch: batch?,
+        })
+    }
+
+    fn limit(&mut self, v: &Value, path: &str) -> Option<Limit> {
+        let obj = self.object(
+            v,
+            path,
+            LIMIT_FIELDS,
+            "must be an object with usd (dollars) and/or tokens (input plus output)",
+        )?;
+        let usd = match obj.get("usd") {
+            None | Some(Value::Null) => Some(None),
+            Some(x) => match x.as_f64().filter(|d| d.is_finite() && *d > 0.0) {
+                Some(d) => Some(Some(d)),
+                None => {
+                    self.bad(
+                        join(path, "usd"),
+                        x,
+                        "must be a number of US dollars above 0, e.g. 2.50",
+                    );
+                    None
+                }
+            },
+        };
+        let tokens = match obj.get("tokens") {
+            None | Some(Value::Null) => Some(None),
+            Some(x) => match x.as_u64().filter(|&n| n > 0) {
+                Some(n) => Some(Some(n)),
+                None => {
+                    self.bad(
+                        join(path, "tokens"),
+                        x,
+                        "must be a whole number of tokens above 0, e.g. 200000",
+                    );
+                    None
+                }
+            },
+        };
+        Some(Limit {
+            usd: usd?,
+            tokens: tokens?,
         })
     }
 

@@ -8,10 +8,12 @@
 #![deny(clippy::indexing_slicing)]
 
 mod check;
+pub mod prices;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use prices::{Limit, Price, PriceTable, Priced, SpendLimits, TokenCounts};
 use serde::{Deserialize, Serialize};
 pub use troupe_rules::{CharacterNumber, Role, ShipProblem, ShipStrength, Style};
 
@@ -58,6 +60,12 @@ pub struct Campaign {
     /// `gm` in the file: who runs the game (default: a person).
     #[serde(default)]
     pub gm: GmSettings,
+    /// `prices` in the file: dollars per million tokens per model, over troupe's list prices.
+    #[serde(default, skip_serializing_if = "PriceTable::is_empty")]
+    pub prices: PriceTable,
+    /// `spend_limit` in the file: when a session or a batch stops, saved.
+    #[serde(default, skip_serializing_if = "SpendLimits::is_none")]
+    pub spend_limit: SpendLimits,
     /// `profiles` in the file (seed 003's character registry): who each character at an
     /// encounter's table is, keyed by the character's name (a person's name when they play
     /// themselves).

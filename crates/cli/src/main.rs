@@ -1,5 +1,6 @@
 //! `troupe`: AI players at a Lasers & Feelings table.
 
+mod batch_spend;
 mod commands;
 mod detector;
 mod display;
@@ -89,6 +90,8 @@ enum Command {
         /// End the session once this turn is played
         #[arg(long)]
         turns: Option<u32>,
+        #[command(flatten)]
+        spend: play::SpendArgs,
         #[command(flatten)]
         model: models::ModelArgs,
     },
@@ -289,12 +292,14 @@ fn main() -> ExitCode {
             session,
             gm_script,
             turns,
+            spend,
             model,
         } => block_on(play::resume(
             &sessions::dir_of(dir.path),
             session,
             gm_script.as_deref(),
             turns,
+            &spend,
             &model,
         )),
         Command::Replay {

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, GmSeatKind, Scenario, SeatTaker};
+use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::{
-    AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SystemClock, Table,
+    AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
     served_calls, session_log_path,
 };
 use troupe_engine::{CampaignMemory, StoreMemory};
@@ -84,6 +84,84 @@ pub struct SeatArgs {
     /// End the session once this turn is played
     #[arg(long)]
     pub turns: Option<u32>,
+    #[command(flatten)]
+    pub spend: SpendArgs,
+}
+
+/// A session's spend limit from the command line, over the campaign file's
+/// `spend_limit.session`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SpendArgs {
+    /// Stop the session, saved, once its model calls have cost this many US dollars (at the
+    /// campaign file's prices, else troupe's list prices); `troupe resume` continues it
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_spend: Option<f64>,
+    /// Stop the session, saved, once its model calls have used this many tokens (input plus
+    /// output); `troupe resume` continues it
+    #[arg(long, value_name = "TOKENS", value_parser = parse_tokens)]
+    pub max_tokens: Option<u64>,
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!(
+            "\"{text}\" is not an amount of US dollars above 0 (e.g. 2.50)"
+        )),
+    }
+}
+
+fn parse_tokens(text: &str) -> Result<u64, String> {
+    match text.trim().replace('_', "").parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "\"{text}\" is not a number of tokens above 0 (e.g. 200000)"
+        )),
+    }
+}
+
+/// Sets the session's spend limit (the command line over the campaign file), if any. A dollar
+/// limit on a model troupe has no price for could never be reached: refused, with the way out.
+fn limit_spend(
+    driver: &mut Driver<'_>,
+    args: &SpendArgs,
+    campaign: &Campaign,
+    model_name: &str,
+) -> anyhow::Result<()> {
+    let limit = Limit {
+        usd: args.max_spend,
+        tokens: args.max_tokens,
+    }
+    .or(campaign.spend_limit.session);
+    if limit.is_none() {
+        return Ok(());
+    }
+    if limit.usd.is_some() && campaign.prices.lookup_named(model_name) == Priced::Unknown {
+        bail!(
+            "a spend limit in dollars needs a price for the model {model_name}, and troupe has none: \
+             add it to the campaign file's \"prices\" (e.g. \"prices\": {{\"MODEL\": {{\"input\": 0.15, \
+             \"cached_input\": 0.075, \"output\": 0.60}}}}, US dollars per million tokens) or limit \
+             tokens instead (--max-tokens)"
+        );
+    }
+    driver.spend_limit(limit, campaign.prices.clone())?;
+    Ok(())
+}
+
+/// What to tell the person when the spend limit stopped the session.
+fn spend_stopped_message(stop: &SpendStop) -> String {
+    let higher = match stop.reached {
+        "usd" => format!(
+            "--max-spend {:.2}",
+            stop.limit.usd.unwrap_or_default() * 2.0
+        ),
+        _ => format!("--max-tokens {}", stop.limit.tokens.unwrap_or_default() * 2),
+    };
+    format!(
+        "troupe: stopped: {}. Everything so far is saved; `troupe resume {higher}` continues \
+         with a higher limit (the command line overrides the campaign file's spend_limit).",
+        stop.describe()
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -242,6 +320,8 @@ pub async fn play_campaign(
     let keyboard = Keyboard::new();
     let mut gm = gm_seat(&campaign, gm_script, &[], &model, &dir, &keyboard)?;
     let mut people = people_seat(&campaign, &keyboard);
+    let model_name = model.name();
+    let spend_campaign = campaign.clone();
     let table = table(&dir, model, campaign_memory(&dir, &campaign)?)?;
     let number = store.next_session_number(&dir)?;
     let mirror = EventLog::create(&session_log_path(&dir, number))?;
@@ -263,6 +343,7 @@ pub async fn play_campaign(
     if let Some(n) = seats.turns {
         driver.stop_after(n);
     }
+    limit_spend(&mut driver, &seats.spend, &spend_campaign, &model_name)?;
     run(driver).await
 }
 
@@ -271,6 +352,7 @@ pub async fn resume(
     session: Option<u32>,
     gm_script: Option<&Path>,
     turns: Option<u32>,
+    spend: &SpendArgs,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     sessions::require_played(dir)?;
@@ -310,6 +392,7 @@ pub async fn resume(
         model.skip_served(&served_calls(&calls));
     }
     let mut people = people_seat(&campaign, &keyboard);
+    let model_name = model.name();
     let table = table(dir, model, campaign_memory(dir, &campaign)?)?;
     let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
     let last_turn = store.live_events_from_turn(number, state.turn_number)?;
@@ -326,8 +409,12 @@ pub async fn resume(
     if let Some(n) = turns {
         driver.stop_after(n);
     }
+    limit_spend(&mut driver, spend, &campaign, &model_name)?;
     run(driver).await
 }
+
+/// The exit status of a session the spend limit stopped (saved, resumable).
+pub const SPEND_LIMIT_EXIT: u8 = 3;
 
 /// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,
 /// so an interruption (Ctrl-C, kill -9, power loss) loses at most the step in flight.
@@ -355,6 +442,14 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
     let code = match outcome {
         Some(r) => {
             r?;
+            if let Some(stop) = driver.spend_stopped() {
+                // Saved, not ended: `troupe resume` continues where it stopped.
+                eprintln!("{}", spend_stopped_message(stop));
+                if let Some(path) = driver.mirror_path() {
+                    println!("Log: {}", path.display());
+                }
+                return Ok(ExitCode::from(SPEND_LIMIT_EXIT));
+            }
             ExitCode::SUCCESS
         }
         None => {

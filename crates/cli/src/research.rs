@@ -218,6 +218,7 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
             "audit": audit,
             "flags": flags,
             "scorecard": scorecard,
+            "cost": troupe_report::costs(&events),
             "runs": runs,
             "encounters": crate::encounter::all_scorecards(dir)?,
         });
@@ -226,6 +227,7 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
         let roster = Roster::from_events(&events);
         let mut text = troupe_report::render_stats(&title, &metrics, &audit, &flags, &roster);
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
+        text.push_str(&troupe_report::render_costs(&troupe_report::costs(&events)));
         let encounters = crate::encounter::all_scorecards(dir)?;
         if !encounters.is_empty() {
             text.push('\n');

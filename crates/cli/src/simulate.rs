@@ -47,6 +47,8 @@ pub struct SimulateArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub shard: crate::shard::ShardArgs,
+    #[command(flatten)]
+    pub spend: crate::batch_spend::BatchSpendArgs,
     /// Arguments for every `troupe play`, after `--`, passed verbatim: e.g.
     /// `-- --gm-script examples/research.gm.yaml`, `-- --gm ai --turns 20`
     #[arg(last = true, value_name = "PLAY ARGS")]
@@ -752,6 +754,24 @@ fn print_summary(summary: &Summary, json: &Path) {
     println!("Summary: {}", json.display());
 }
 
+/// Watches the batch's spend when it has a limit: raises `stop` once it is reached.
+fn watch_spend(
+    args: &SimulateArgs,
+    out: &Path,
+    stop: &Arc<AtomicBool>,
+) -> (troupe_campaign::Limit, Arc<AtomicBool>, Arc<AtomicBool>) {
+    let limit = crate::batch_spend::batch_limit(args.spend.limit(), &args.campaigns);
+    let (over, done) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    if !limit.is_none() {
+        let (stop, o, d) = (Arc::clone(stop), Arc::clone(&over), Arc::clone(&done));
+        crate::batch_spend::watch(out.to_path_buf(), limit, stop, o, d);
+    }
+    (limit, over, done)
+}
+
 /// `troupe simulate`.
 pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     if let Some(SimulateCommand::Merge(merge)) = &args.command {
@@ -778,10 +798,12 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(out).with_context(|| format!("could not create {}", out.display()))?;
     let exe = std::env::current_exe().context("could not find the troupe binary to run")?;
     let stop = watch_interrupt();
+    let (limit, over_limit, done) = watch_spend(args, out, &stop);
     let started = Instant::now();
     let mut outcomes = earlier;
     let resumed = outcomes.len();
     outcomes.extend(run_all(&todo, jobs, &exe, &args.play_args, &stop));
+    done.store(true, Ordering::SeqCst);
     outcomes.sort_by_key(|o| o.index);
     let batch = Batch {
         planned: &planned,
@@ -798,6 +820,11 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(&json, serde_json::to_string_pretty(&summary)? + "\n")
         .with_context(|| format!("could not write {}", json.display()))?;
     print_summary(&summary, &json);
+    if over_limit.load(Ordering::SeqCst) {
+        let spent = crate::batch_spend::spent(out);
+        println!("{}", crate::batch_spend::stopped_message(&limit, spent));
+        return Ok(ExitCode::from(crate::play::SPEND_LIMIT_EXIT));
+    }
     Ok(if stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
     } else if summary.failed == 0 {
@@ -913,6 +940,7 @@ mod tests {
             jobs: None,
             out: Some(PathBuf::from("runs")),
             shard: crate::shard::ShardArgs::default(),
+            spend: Default::default(),
             play_args: Vec::new(),
         }
     }

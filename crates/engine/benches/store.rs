@@ -186,6 +186,7 @@ fn model_call() -> Event {
             usage: Usage {
                 input_tokens: 520,
                 output_tokens: 48,
+                ..Usage::default()
             },
             latency_ms: 912,
             error: None,

@@ -160,6 +160,10 @@ pub struct Driver<'a> {
     table: &'a Table,
     observer: &'a mut dyn Observer,
     clock: &'a dyn Clock,
+    /// The spend limit, when there is one, and what the session has spent.
+    spend: Option<crate::SpendMeter>,
+    /// Set when the spend limit stopped the session (saved, not ended: resumable).
+    spend_stop: Option<crate::SpendStop>,
 }
 
 impl<'a> Driver<'a> {
@@ -195,6 +199,8 @@ impl<'a> Driver<'a> {
             table,
             observer,
             clock,
+            spend: None,
+            spend_stop: None,
         };
         driver.append(Event::SessionStarted {
             campaign: Box::new(setup.campaign),
@@ -239,6 +245,8 @@ impl<'a> Driver<'a> {
             table,
             observer,
             clock,
+            spend: None,
+            spend_stop: None,
         };
         driver.append(Event::SessionResumed {
             troupe_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -266,6 +274,28 @@ impl<'a> Driver<'a> {
         self.people = Some(seat);
     }
 
+    /// Stop the session, saved, once its model calls have spent `limit` (counting every call
+    /// its log already holds, so a resumed session counts what it spent before).
+    pub fn spend_limit(
+        &mut self,
+        limit: troupe_campaign::Limit,
+        prices: troupe_campaign::PriceTable,
+    ) -> Result<(), Error> {
+        let mut meter = crate::SpendMeter::new(limit, prices);
+        let past = self
+            .record
+            .store
+            .live_events_of_types(self.session.number, &["model_call"])?;
+        meter.count(&past);
+        self.spend = Some(meter);
+        Ok(())
+    }
+
+    /// Why the spend limit stopped the session, when it did.
+    pub fn spend_stopped(&self) -> Option<&crate::SpendStop> {
+        self.spend_stop.as_ref()
+    }
+
     /// End the session once turn `turns` is done.
     pub fn stop_after(&mut self, turns: u32) {
         self.last_turn = Some(turns);
@@ -282,6 +312,13 @@ impl<'a> Driver<'a> {
     /// Play until the GM quits or the script runs out. Returns why the session ended.
     pub async fn run(&mut self) -> Result<String, Error> {
         loop {
+            // Checked before every step: the session stops saved, as after a crash, and
+            // resumes where it stopped. Not ended, so no end-of-session memory write spends more.
+            if let Some(stop) = self.spend.as_ref().and_then(crate::SpendMeter::reached) {
+                let why = stop.describe();
+                self.spend_stop = Some(stop);
+                return Ok(why);
+            }
             let step =
                 crate::guard::guard(|| next(&self.session)).map_err(|message| Error::Poisoned {
                     session: self.session.number,
@@ -510,6 +547,9 @@ impl<'a> Driver<'a> {
             }
         }
         let events = std::mem::take(&mut self.pending);
+        if let Some(meter) = &mut self.spend {
+            meter.count(&events);
+        }
         // A step that ends a turn also caches the fold, so a resume reads one turn, not all.
         let snapshot = if events
             .iter()

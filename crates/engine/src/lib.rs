@@ -17,6 +17,7 @@ mod seat;
 pub mod secrets;
 mod session;
 pub mod snapshot;
+mod spend;
 mod store;
 pub mod transcript;
 pub mod visibility;
@@ -40,6 +41,7 @@ pub use phase::Phase;
 pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
 pub use seat::{Answers, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
+pub use spend::{SpendMeter, SpendStop};
 pub use store::{
     Durability, SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable, set_durability,
 };

@@ -45,11 +45,22 @@ impl AnthropicModel {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
-        let messages: Vec<Value> = req
+        let turns: Vec<&crate::Message> = req
             .messages
             .iter()
             .filter(|m| m.role != Role::System)
-            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+            .collect();
+        let prefix_end = stable_prefix_end(req);
+        let messages: Vec<Value> = turns
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if Some(i) == prefix_end {
+                    json!({"role": m.role.as_str(), "content": [cached_text(&m.content)]})
+                } else {
+                    json!({"role": m.role.as_str(), "content": m.content})
+                }
+            })
             .collect();
         let temperature = (f64::from(req.temperature.clamp(0.0, 1.0)) * 1000.0).round() / 1000.0;
         let mut body = json!({
@@ -59,7 +70,7 @@ impl AnthropicModel {
             "temperature": temperature,
         });
         if !system.is_empty() {
-            body["system"] = json!(system.join("\n\n"));
+            body["system"] = json!([cached_text(&system.join("\n\n"))]);
         }
         if !req.stop.is_empty() {
             body["stop_sequences"] = json!(req.stop);
@@ -106,8 +117,18 @@ impl AnthropicModel {
                 .as_u64()
                 .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
         };
+        // Anthropic's `input_tokens` leaves out what was read from or written to the cache;
+        // troupe's input count is the whole prompt, so they are added back.
+        let cached = count("cache_read_input_tokens").unwrap_or(0);
+        let written = count("cache_creation_input_tokens").unwrap_or(0);
+        let uncached = count("input_tokens");
         let usage = Usage {
-            input_tokens: count("input_tokens").unwrap_or(estimate.input_tokens),
+            input_tokens: match uncached {
+                Some(n) => n.saturating_add(cached).saturating_add(written),
+                None => estimate.input_tokens,
+            },
+            cached_input_tokens: cached,
+            cache_write_tokens: written,
             output_tokens: count("output_tokens").unwrap_or(estimate.output_tokens),
         };
         let model = reply["model"].as_str().unwrap_or(&self.model).to_string();
@@ -117,6 +138,29 @@ impl AnthropicModel {
             model,
         })
     }
+}
+
+/// A text block that ends a cache breakpoint: Anthropic caches the prompt up to and including
+/// it (for five minutes, refreshed on every hit) and bills later calls with the same prefix at
+/// the cache-read price.
+fn cached_text(text: &str) -> Value {
+    json!({"type": "text", "text": text, "cache_control": {"type": "ephemeral"}})
+}
+
+/// Which conversation message (counting only non-system ones, as Anthropic does) ends the
+/// stable prefix the caller named, if it is a conversation message. With the system prompt's
+/// breakpoint that makes at most two of the four breakpoints Anthropic allows. Nothing else is
+/// marked: a breakpoint on a prefix no later call repeats (a repair re-ask's bad reply) would
+/// only pay the cache-write premium.
+fn stable_prefix_end(req: &ChatRequest) -> Option<usize> {
+    let n = req.cache_prefix?.min(req.messages.len());
+    let turns = req
+        .messages
+        .iter()
+        .take(n)
+        .filter(|m| m.role != Role::System)
+        .count();
+    turns.checked_sub(1)
 }
 
 #[async_trait]

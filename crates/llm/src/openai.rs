@@ -190,8 +190,16 @@ impl OpenAiModel {
                 .as_u64()
                 .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
         };
+        // OpenAI's `prompt_tokens` includes the cached ones; servers that cache nothing (or do
+        // not say) send no `prompt_tokens_details`.
+        let cached = reply["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
+        let input_tokens = count("prompt_tokens").unwrap_or(estimate.input_tokens);
         let usage = Usage {
-            input_tokens: count("prompt_tokens").unwrap_or(estimate.input_tokens),
+            input_tokens,
+            cached_input_tokens: cached.min(input_tokens),
+            cache_write_tokens: 0,
             output_tokens: count("completion_tokens").unwrap_or(estimate.output_tokens),
         };
         let model = reply["model"].as_str().unwrap_or(&self.model).to_string();

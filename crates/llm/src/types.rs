@@ -132,6 +132,12 @@ pub struct ChatRequest {
     /// rung the provider turned out to accept.
     #[serde(default)]
     pub structured: StructuredOutput,
+    /// How many leading messages stay the same across calls (the stable prefix: rules,
+    /// campaign, story so far), when the caller knows. The Anthropic provider puts a cache
+    /// breakpoint on the last of them (the system prompt always gets one); OpenAI caches
+    /// prefixes on its own. `None`: only the system prompt is marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_prefix: Option<usize>,
 }
 
 impl ChatRequest {
@@ -146,15 +152,33 @@ impl ChatRequest {
             seed: None,
             stop: Vec::new(),
             structured: StructuredOutput::default(),
+            cache_prefix: None,
         }
     }
 }
 
 /// Tokens a call consumed, as reported by the provider or estimated when it does not say.
+///
+/// `input_tokens` counts the whole prompt, whatever the provider's own convention (OpenAI's
+/// `prompt_tokens` already includes cached tokens; Anthropic's `input_tokens` excludes cache
+/// reads and writes, so they are added back). `cached_input_tokens` and `cache_write_tokens` say
+/// how much of it was read from and written to the provider's prompt cache, which bill at other
+/// prices. Logs written before these counts existed read as 0 (nothing cached).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u32,
+    /// Of `input_tokens`, read from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u32,
+    /// Of `input_tokens`, written to the prompt cache (Anthropic bills these above the input
+    /// price; OpenAI caches for free and never reports any).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u32,
     pub output_tokens: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -164,17 +188,31 @@ impl Usage {
         Self {
             input_tokens: estimate_tokens_of_chars(input),
             output_tokens: estimate_tokens(reply),
+            ..Self::default()
         }
     }
 
     pub fn total(&self) -> u32 {
         self.input_tokens.saturating_add(self.output_tokens)
     }
+
+    /// Input tokens billed at the full input price: neither read from nor written to a cache.
+    pub fn uncached_input_tokens(&self) -> u32 {
+        self.input_tokens
+            .saturating_sub(self.cached_input_tokens)
+            .saturating_sub(self.cache_write_tokens)
+    }
 }
 
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, other: Self) {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }

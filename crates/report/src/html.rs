@@ -170,6 +170,7 @@ impl Report<'_> {
         self.relationships(m);
         self.dice(m);
         self.scorecard(events);
+        self.cost(events);
         self.flags(fl);
         self.latency(m);
     }
@@ -177,7 +178,7 @@ impl Report<'_> {
     fn nav(&mut self, games: &Games) {
         self.w("<p class=\"meta\">Sections: <a href=\"#summary\">summary</a> · ");
         self.w(&games_html::nav_links(games));
-        self.w("<a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
+        self.w("<a href=\"#tokens\">tokens &amp; latency</a> · <a href=\"#validation\">validation</a> · <a href=\"#consensus\">consensus</a> · <a href=\"#leadership\">leadership</a> · <a href=\"#relationships\">relationships</a> · <a href=\"#dice\">dice</a> · <a href=\"#scorecard\">scorecard per model</a> · <a href=\"#cost\">cost</a> · <a href=\"#flags\">flags</a> · <a href=\"#transcript\">transcript</a>. The log's schema: docs/log-schema.md.</p>");
     }
 
     fn seats(&mut self) {
@@ -706,6 +707,47 @@ impl Report<'_> {
         }
         self.w("</table><p class=\"meta\">Overreach: the overreach check's verdicts other than passed, per 100 declared actions. GM flags: events whose type starts with gm_flag (the AI GM's output checks). Turns: turns completed (a turn cut short still counts its tokens and latency).</p>");
         self.runs(events);
+    }
+
+    /// Tokens and money per session, per model and per turn.
+    fn cost(&mut self, events: &[Value]) {
+        let c = crate::cost::costs(events);
+        if c.total.calls == 0 {
+            return;
+        }
+        self.w("<h2 id=\"cost\">Cost</h2><table><tr><th></th><th>calls</th><th>tokens in</th><th>cached</th><th>written to cache</th><th>out</th><th>money</th></tr>");
+        let row = |o: &mut String, k: &str, s: &crate::cost::Spend| {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(k),
+                s.calls,
+                s.input_tokens,
+                s.cached_input_tokens,
+                s.cache_write_tokens,
+                s.output_tokens,
+                esc(&s.money())
+            );
+        };
+        row(&mut self.o, "all", &c.total);
+        for (sn, s) in &c.per_session {
+            row(&mut self.o, &format!("session {sn}"), s);
+        }
+        for (model, s) in &c.per_model {
+            row(&mut self.o, model, s);
+        }
+        for t in &c.per_turn {
+            row(
+                &mut self.o,
+                &format!("session {}, turn {}", t.session, t.turn),
+                &t.spend,
+            );
+        }
+        let _ = write!(
+            self.o,
+            "</table><p class=\"meta\">Tokens in count whole prompts; cached: read from the provider's prompt cache (billed lower); written: written to it (Anthropic bills these higher). Prices: the campaign file's \"prices\", else troupe's list prices as of {} (check them before relying on them). Local models and recordings cost nothing. Turn 0 is what happened outside a turn.</p>",
+            c.prices_taken
+        );
     }
 
     fn runs(&mut self, events: &[Value]) {

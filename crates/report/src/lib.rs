@@ -8,6 +8,7 @@
 
 mod audit;
 mod calls;
+mod cost;
 mod ev;
 mod flags;
 mod games;
@@ -22,6 +23,7 @@ mod text;
 
 pub use audit::{Audit, Gap, PHASE_EDGES, audit, audit_with_games};
 pub use calls::{GameCalls, RunGap};
+pub use cost::{Costs, Spend, TurnSpend, costs, render_costs, token_counts, usd};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, flags};
 pub use games::{Game, GameRun, Games, load_games};

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cost::{Spend, costs};
 use crate::ev::{num, s, session, ty};
 use crate::flags::flags;
 
@@ -43,6 +44,12 @@ pub struct ModelScore {
     /// Summed latency of every attempt.
     pub latency_ms: u64,
     pub latency_ms_per_turn: Option<f64>,
+    /// What this model's sessions spent, as a person reads it (`$0.42`, `$0 (local …)`).
+    pub cost: String,
+    pub cost_usd: f64,
+    pub cost_usd_per_turn: Option<f64>,
+    /// Share of the input tokens read from the provider's prompt cache.
+    pub cached_input_share: Option<f64>,
 }
 
 /// One row per model, sorted by model.
@@ -57,9 +64,17 @@ pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
     for flag in flags(events) {
         rows.entry(model_of(flag.session)).or_default().review_flags += 1;
     }
+    let mut spend: BTreeMap<&str, Spend> = BTreeMap::new();
+    for (sn, s) in costs(events).per_session {
+        spend.entry(model_of(sn)).or_default().merge(&s);
+    }
     rows.into_iter()
         .map(|(model, mut row)| {
             row.model = model.to_string();
+            let s = spend.remove(model).unwrap_or_default();
+            row.cost = s.money();
+            row.cost_usd = s.usd;
+            row.cached_input_share = s.cached_share();
             finish(&mut row);
             row
         })
@@ -141,6 +156,7 @@ fn finish(row: &mut ModelScore) {
     row.overreach_per_100_actions = per(row.overreach as f64 * 100.0, row.actions);
     row.tokens_per_turn = per(row.tokens as f64, row.turns);
     row.latency_ms_per_turn = per(row.latency_ms as f64, row.turns);
+    row.cost_usd_per_turn = per(row.cost_usd, row.turns);
 }
 
 fn per(total: f64, n: u32) -> Option<f64> {

@@ -292,7 +292,7 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
         .unwrap_or(5);
     let _ = writeln!(
         o,
-        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10} {:>7}  {}",
         "model",
         "sessions",
         "turns",
@@ -303,12 +303,15 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
         "no reply",
         "gave up",
         "tokens/turn",
-        "latency/turn"
+        "latency/turn",
+        "cost/turn",
+        "cached",
+        "cost"
     );
     for r in card {
         let _ = writeln!(
             o,
-            "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12}",
+            "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10} {:>7}  {}",
             r.model,
             r.sessions,
             r.turns,
@@ -321,11 +324,15 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
             whole(r.tokens_per_turn),
             r.latency_ms_per_turn
                 .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+            r.cost_usd_per_turn
+                .map_or_else(|| "n/a".into(), crate::cost::usd),
+            pct(r.cached_input_share),
+            r.cost,
         );
     }
     let _ = writeln!(
         o,
-        "  (overreach/100: verdicts not passed per 100 actions checked; flagged: flags for review; no reply: model attempts without an answer; gave up: failed steps)"
+        "  (overreach/100: verdicts not passed per 100 actions checked; flagged: flags for review; no reply: model attempts without an answer; gave up: failed steps; cached: share of input tokens read from the provider's cache)"
     );
     o
 }
@@ -401,12 +408,14 @@ mod tests {
                 "0",
                 "1234",
                 "850",
-                "ms"
+                "ms",
+                "n/a",
+                "n/a"
             ]
         );
         let llama: Vec<&str> = row("ollama").into_iter().flatten().collect();
         assert_eq!(llama[4], "n/a");
-        assert_eq!(llama[9..], ["n/a", "n/a"]);
+        assert_eq!(llama[9..], ["n/a", "n/a", "n/a", "n/a"]);
         assert!(text.contains("session 1    party-seed1-openai-gpt-4o-mini"));
     }
 }

@@ -62,6 +62,7 @@ pub async fn run(
         gm: None,
         humans: Vec::new(),
         turns: table.max_turns,
+        spend: crate::play::SpendArgs::default(),
     };
     let code = crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model).await?;
     record_outcome(dir, spec, names, &at)?;

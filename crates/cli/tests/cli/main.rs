@@ -28,3 +28,4 @@ mod seats;
 mod shards;
 mod simulate;
 mod slurm;
+mod spend;

@@ -499,6 +499,9 @@ impl Engine<'_> {
                 content: call.text.clone(),
                 usage: Usage {
                     input_tokens: timings.prompt_tokens,
+                    // The KV cache kept from the previous call: llama.cpp's own prefix cache.
+                    cached_input_tokens: timings.cached_tokens.min(timings.prompt_tokens),
+                    cache_write_tokens: 0,
                     output_tokens: call.generated,
                 },
                 model: self.model_name.clone(),

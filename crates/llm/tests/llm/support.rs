@@ -153,6 +153,7 @@ pub fn schema_request() -> ChatRequest {
         seed: Some(42),
         stop: vec![],
         structured: troupe_llm::StructuredOutput::default(),
+        cache_prefix: None,
     }
 }
 

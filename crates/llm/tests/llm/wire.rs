@@ -92,7 +92,10 @@ async fn anthropic_schema_call_forces_the_tool_and_returns_its_input() {
     assert_eq!(header("x-api-key"), ANTHROPIC_KEY);
     assert_eq!(header("anthropic-version"), "2023-06-01");
     let body: serde_json::Value = serde_json::from_slice(&requests[0].body).unwrap();
-    assert_eq!(body["system"], "You are Zed, a pilot on the Raptor.");
+    assert_eq!(
+        body["system"][0]["text"],
+        "You are Zed, a pilot on the Raptor."
+    );
     assert_eq!(
         body["messages"],
         json!([{"role": "user", "content": "The alien ship opens fire. What do you do?"}])
