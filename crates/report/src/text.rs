@@ -292,7 +292,7 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
         .unwrap_or(5);
     let _ = writeln!(
         o,
-        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10} {:>7}  {}",
+        "  {:<width$}  {:>8} {:>6} {:>8} {:>14} {:>8} {:>8} {:>8} {:>8} {:>11} {:>12} {:>10} {:>7}  cost",
         "model",
         "sessions",
         "turns",
@@ -306,7 +306,6 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
         "latency/turn",
         "cost/turn",
         "cached",
-        "cost"
     );
     for r in card {
         let _ = writeln!(
