@@ -5,6 +5,7 @@
 
 mod support;
 
+mod caching_bench;
 mod detector;
 mod durable;
 mod e2e;

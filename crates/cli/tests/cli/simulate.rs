@@ -200,7 +200,7 @@ fn check_batch_stats(dir: &Path, runs: &Path, listed: &[Value]) {
 fn failing_runs_are_named_while_the_others_finish() {
     let dir = party_table();
     // A campaign whose prompt override does not parse: its runs fail as they start (a campaign
-    // file that cannot load is refused before any run starts: tests/preflight.rs).
+    // file that cannot load is refused before any run starts: tests/cli/preflight.rs).
     std::fs::create_dir_all(dir.path().join("bad/prompts")).unwrap();
     std::fs::copy(
         dir.path().join("party.json"),

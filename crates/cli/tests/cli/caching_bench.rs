@@ -14,7 +14,7 @@
 //!   is written.
 //!
 //! Tokens are counted as characters / 4 (both mocks). Run:
-//! `cargo test -p troupe-cli --test caching_bench -- --ignored --nocapture`
+//! `cargo test -p troupe-cli --test cli caching_bench -- --ignored --nocapture`
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-mod support;
+use crate::support;
 use support::openai_server::{Fill, instance, valid_content};
 use support::{examples, read_log, troupe};
 
