@@ -410,7 +410,10 @@ pub async fn resume(
         driver.stop_after(n);
     }
     limit_spend(&mut driver, spend, &campaign, &model_name)?;
-    run(driver).await
+    let code = run(driver).await?;
+    // A Lasers & Feelings encounter's session writes its outcome when it ends, resumed or not.
+    crate::encounter::lasers::finish_pending(dir, number)?;
+    Ok(code)
 }
 
 /// The exit status of a session the spend limit stopped (saved, resumable).

@@ -54,6 +54,14 @@ pub async fn run(
     campaign.gm.scenario = Some(Scenario { text, notes });
     let at = now();
     files::bump_tally(dir, &spec.id, &at)?;
+    // Kept until the session ends, so a `troupe resume` that finishes it writes the outcome.
+    let number = crate::sessions::create_store(dir)?.next_session_number(dir)?;
+    let pending = Pending {
+        spec: spec.clone(),
+        names: names.to_vec(),
+        at: at.clone(),
+    };
+    pending.save(dir, number)?;
     println!(
         "== {} (Lasers & Feelings: the campaign's characters play it)",
         spec.title
@@ -65,19 +73,68 @@ pub async fn run(
         spend: crate::play::SpendArgs::default(),
     };
     let code = crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model).await?;
-    record_outcome(dir, spec, names, &at)?;
+    finish_pending(dir, number)?;
     Ok(code)
 }
 
-/// After the session: when it ended (not merely stopped), its summary file and the NPCs'
-/// memory of it.
-fn record_outcome(dir: &Path, spec: &Spec, names: &[Drawn], at: &str) -> anyhow::Result<()> {
-    let store = crate::sessions::create_store(dir)?;
-    let Some(session) = store.latest_session()? else {
+/// What a Lasers & Feelings encounter's session needs to write its outcome when it ends, in
+/// `encounter-sessions/session-N.json` until it does.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Pending {
+    spec: Spec,
+    names: Vec<Drawn>,
+    at: String,
+}
+
+impl Pending {
+    fn path(dir: &Path, session: u32) -> std::path::PathBuf {
+        dir.join("encounter-sessions")
+            .join(format!("session-{session}.json"))
+    }
+
+    fn save(&self, dir: &Path, session: u32) -> anyhow::Result<()> {
+        let path = Pending::path(dir, session);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
+        }
+        let text = serde_json::to_string(self).context("could not encode the encounter")?;
+        std::fs::write(&path, text).with_context(|| format!("could not write {}", path.display()))
+    }
+}
+
+/// After session `session` was played or resumed: when it belongs to a Lasers & Feelings
+/// encounter and has ended (not merely stopped), write the encounter's summary file and the
+/// NPCs' memory of it, once.
+pub fn finish_pending(dir: &Path, session: u32) -> anyhow::Result<()> {
+    let path = Pending::path(dir, session);
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(());
     };
+    let pending: Pending = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not an encounter's record", path.display()))?;
+    if record_outcome(dir, session, &pending.spec, &pending.names, &pending.at)? {
+        std::fs::remove_file(&path)
+            .with_context(|| format!("could not remove {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// When session `number` has ended (not merely stopped): its summary file and the NPCs'
+/// memory of it. Whether it had.
+fn record_outcome(
+    dir: &Path,
+    number: u32,
+    spec: &Spec,
+    names: &[Drawn],
+    at: &str,
+) -> anyhow::Result<bool> {
+    let store = crate::sessions::create_store(dir)?;
+    let Some(session) = store.session(number)? else {
+        return Ok(false);
+    };
     let Some(reason) = session.ended_reason else {
-        return Ok(());
+        return Ok(false);
     };
     let players = crate::sessions::campaign_file(None, Some(dir))
         .ok()
@@ -99,5 +156,6 @@ fn record_outcome(dir: &Path, spec: &Spec, names: &[Drawn], at: &str) -> anyhow:
     };
     let file = troupe_encounter::turn::summary_file(&spec.id, at);
     files::write_summary_of(dir, &file, spec, &outcome, at)?;
-    files::remember_of(dir, spec, names, &outcome, session.number, at)
+    files::remember_of(dir, spec, names, &outcome, session.number, at)?;
+    Ok(true)
 }

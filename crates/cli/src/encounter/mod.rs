@@ -4,7 +4,7 @@
 //! counted (`list`).
 
 mod files;
-mod lasers;
+pub mod lasers;
 mod replay;
 mod run;
 mod start;

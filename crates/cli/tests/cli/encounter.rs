@@ -539,6 +539,81 @@ fn check_reports_every_mistake_with_line_and_column() {
     assert!(err.contains("broken.yaml:7:"), "{err}");
 }
 
+/// Issue 33: a Lasers & Feelings encounter whose session was killed, then finished with
+/// `troupe resume`, still writes its summary and the NPCs' memory (once).
+#[test]
+fn a_lasers_and_feelings_encounter_finished_by_resume_writes_its_outcome() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("aigm.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        examples().join("aigm.replay.jsonl"),
+        dir.path().join("r.jsonl"),
+    )
+    .unwrap();
+    let spec = examples().join("encounters/docking.yaml");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir.path())
+        .args([
+            "encounter",
+            "run",
+            spec.to_str().unwrap(),
+            "--players",
+            "ai,ai,ai",
+        ])
+        .args(["--seed", "7", "--max-turns", "3", "--replay", "r.jsonl"])
+        .env("TROUPE_DETECTOR", "pattern")
+        .env("TROUPE_PAUSE_AFTER_EVENT", "40")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let paused = BufReader::new(stderr)
+        .lines()
+        .any(|l| l.unwrap().contains("troupe: paused after"));
+    assert!(paused, "the run never paused");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let summaries = |d: &Path| std::fs::read_dir(d.join("summaries")).map_or(0, |r| r.count());
+    assert_eq!(
+        summaries(dir.path()),
+        0,
+        "killed mid-session: no outcome yet"
+    );
+    assert!(
+        dir.path()
+            .join("encounter-sessions/session-1.json")
+            .exists()
+    );
+
+    let out = run_with(
+        dir.path(),
+        &["resume", "--turns", "3", "--replay", "r.jsonl"],
+        "",
+    );
+    assert!(out.contains("played the 3 turns asked for"), "{out}");
+    assert_eq!(summaries(dir.path()), 1, "{out}");
+    assert!(
+        !dir.path()
+            .join("encounter-sessions/session-1.json")
+            .exists()
+    );
+    let summary = std::fs::read_dir(dir.path().join("summaries"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(summary).unwrap();
+    assert!(text.contains("Session 1 ended"), "{text}");
+}
+
 #[test]
 fn a_lasers_and_feelings_encounter_is_played_through_the_turn_cycle() {
     let dir = tempfile::tempdir().unwrap();
