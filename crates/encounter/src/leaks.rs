@@ -9,22 +9,26 @@
 //! # What counts as a leak
 //!
 //! Words are compared lowercased, split at anything that is not a letter or digit, and lightly
-//! stemmed (`-ing`, `-ed`, `-es`, `-s`, final `e`: "convinced" and "convince" match). *Content
-//! words* are the words that are not in a short list of English function words.
+//! stemmed (`-ing`, `-ed`, `-es`, `-s`, final `e`: "convinced" and "convince" match); numbers
+//! written in words become digits ("fifteen", "twenty-one"). *Content words* are the words that
+//! are not in a short list of English function words. Goals and DCs are also looked for in each
+//! pair of neighbouring sentences (a secret split across a full stop).
 //!
-//! * **Goal**: the label said in a sentence, word for word (labels of two or more content
-//!   words), or 80 % of the label's distinct content words in one sentence (labels of three or
-//!   more). A one-word label ("Survive") cannot be told from ordinary narration and is not
-//!   checked.
-//! * **DC**: a number stated as a difficulty: "DC 15", "DC15", "a difficulty of 15", "the
-//!   target number is 15", "15 or better / higher / above", "you need a 15", "roll 15 or more".
-//!   Any such number is flagged, not only the spec's DCs (a made-up DC tells the players just as
-//!   much); the detail names the check when the number is one of its DCs. Ordinary numbers
-//!   ("15 guards", "you need 15 gold") are not DCs. Spelled-out numbers are not checked.
-//! * **GM note / NPC memory**: [`RUN`] content words in a row as they are in the note (stopwords
-//!   in between do not matter, so "the captain of the station is secretly working" matches
-//!   "captain station secretly working…"), or a whole note sentence of three or four content
-//!   words. A paraphrase or a hint is not a leak; reading the note out is.
+//! * **Goal**: the label said word for word (labels of two or more content words), its two
+//!   content words in any order in one sentence, or 80 % of its distinct content words (labels
+//!   of three or more). A one-word label ("Survive") cannot be told from ordinary narration and
+//!   is not checked. A goal's id ("break_the_debt", "breakTheDebt") said as its words in a row.
+//! * **DC**: a number stated as a difficulty: "DC 15", "DC15", "the DC is 15", "15 is the DC",
+//!   "a difficulty of 15", "the target number is 15", "15 or better / higher / above", "you need
+//!   a 15", "roll 15 or more", or a spec's DC beside its check's name or skill. Any such number
+//!   is flagged, not only the spec's DCs (a made-up DC tells the players just as much); the
+//!   detail names the check when the number is one of its DCs. Ordinary numbers ("15 guards",
+//!   "you need 15 gold") are not DCs.
+//! * **GM note / NPC memory / persona / check's note**: [`RUN`] content words in a row as they
+//!   are in the text ([`CHECK_NOTE_RUN`] for a check's note, secret until the check succeeds;
+//!   stopwords in between do not matter, so "the captain of the station is secretly working"
+//!   matches "captain station secretly working…"), or (not for personas) a whole sentence of
+//!   three or four content words. A paraphrase or a hint is not a leak; reading the text out is.
 //! * **Deciding for a player character**: a sentence where a player character (or "you")
 //!   chooses, feels or acts, by [`troupe_validator::gm::decides_for`].
 //!
