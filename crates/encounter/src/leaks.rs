@@ -399,33 +399,35 @@ fn words_of(text: &str, sentence: usize) -> Vec<Token> {
     out
 }
 
+/// Numbers in words: zero to nineteen, and the tens from twenty.
+const UNITS: [&str; 20] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+];
+const TENS: [&str; 8] = [
+    "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+];
+
 /// A number from zero to ninety written as a word.
 fn number_word(word: &str) -> Option<u32> {
-    const UNITS: [&str; 20] = [
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-    ];
-    const TENS: [&str; 8] = [
-        "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-    ];
     let unit = UNITS.iter().position(|u| *u == word);
     let tens = TENS.iter().position(|t| *t == word).map(|i| (i + 2) * 10);
     unit.or(tens).and_then(|n| u32::try_from(n).ok())
@@ -1257,36 +1259,12 @@ mod tests {
         ]
     }
 
-    const NUMBER_WORDS: &[&str] = &[
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-    ];
-    const TENS_WORDS: &[&str] = &["twenty", "thirty"];
-
     fn spelled(n: i32) -> String {
         let n = n.clamp(0, 39) as usize;
         match n {
-            0..20 => NUMBER_WORDS[n].to_string(),
-            _ if n.is_multiple_of(10) => TENS_WORDS[n / 10 - 2].to_string(),
-            _ => format!("{}-{}", TENS_WORDS[n / 10 - 2], NUMBER_WORDS[n % 10]),
+            0..20 => UNITS[n].to_string(),
+            _ if n.is_multiple_of(10) => TENS[n / 10 - 2].to_string(),
+            _ => format!("{}-{}", TENS[n / 10 - 2], UNITS[n % 10]),
         }
     }
 
