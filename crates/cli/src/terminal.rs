@@ -105,8 +105,9 @@ fn pass<T>(r: GmReply<()>) -> GmReply<T> {
         GmReply::Roll(e) => GmReply::Roll(e),
         GmReply::Force(b) => GmReply::Force(b),
         GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
-        GmReply::End(why) => GmReply::End(why),
         GmReply::Fail(why) => GmReply::Fail(why),
+        GmReply::Handed => GmReply::Handed,
+        GmReply::End(why) => GmReply::End(why),
     }
 }
 
@@ -119,24 +120,7 @@ macro_rules! tri {
     };
 }
 
-/// The GM's ruling as the character suggested it.
-pub fn suggested(action: &ActionDecl) -> Ruling {
-    Ruling::Roll {
-        task: action.task_type,
-        prepared: action.prepared,
-        expert: action.expert,
-    }
-}
-
-/// Faces typed by the GM: "3 5" or "3,5", each 1–6.
-pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
-    let faces: Option<Vec<u8>> = text
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|p| !p.is_empty())
-        .map(|p| p.parse::<u8>().ok().filter(|f| (1..=6).contains(f)))
-        .collect();
-    faces.filter(|f| !f.is_empty())
-}
+pub use troupe_engine::asks::{parse_faces, suggested};
 
 #[async_trait]
 impl GmSeat for TerminalGm {

@@ -109,6 +109,15 @@ fn round_changed_nothing(t: &crate::session::Turn) -> bool {
     !gm_spoke && before.proposer == last.proposer && before.positions == last.positions
 }
 
+/// How asking a person for a decision ended.
+enum Asked {
+    Decided,
+    /// They left the table, for this reason: the session ends.
+    Left(String),
+    /// The seat changed hands while they were asked.
+    Handed,
+}
+
 /// When the model does not say and the campaign does not either.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 8192;
 
@@ -319,6 +328,7 @@ impl<'a> Driver<'a> {
                 self.spend_stop = Some(stop);
                 return Ok(why);
             }
+            self.record_hand_overs()?;
             let step =
                 crate::guard::guard(|| next(&self.session)).map_err(|message| Error::Poisoned {
                     session: self.session.number,
@@ -619,6 +629,9 @@ impl<'a> Driver<'a> {
                         self.flush()?;
                     }
                 }
+                // The GM's chair does not change hands mid-session; a hand-over of a player's
+                // seat is recorded before the GM is asked again.
+                GmReply::Handed => self.record_hand_overs()?,
                 GmReply::Quit => return Ok(Some("the GM ended the session".into())),
                 GmReply::End(why) => return Ok(Some(why)),
                 GmReply::Fail(message) => {
@@ -765,9 +778,15 @@ impl<'a> Driver<'a> {
             .into_iter()
             .partition(|c| self.played_by_person(c.agent()));
         for spec in people {
-            if let Some(why) = self.ask_person(&spec).await? {
-                self.end(&why).await?;
-                return Ok(());
+            match self.ask_person(&spec).await? {
+                Asked::Decided => {}
+                Asked::Left(why) => {
+                    self.end(&why).await?;
+                    return Ok(());
+                }
+                // The seat changed hands while its person was asked: the step is asked again
+                // (nothing of it is recorded yet), and `next` routes it to the new holder.
+                Asked::Handed => return Ok(()),
             }
         }
         if specs.is_empty() {
@@ -859,9 +878,29 @@ impl<'a> Driver<'a> {
                 .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human)
     }
 
+    /// Record the seats that changed hands since the last step (see
+    /// [`PlayerSeat::take_hand_overs`]); a hand-over to whoever holds the seat already is
+    /// not recorded.
+    fn record_hand_overs(&mut self) -> Result<(), Error> {
+        let Some(people) = self.people.as_deref_mut() else {
+            return Ok(());
+        };
+        for (agent, person) in people.take_hand_overs() {
+            let held_by_person = match self.session.seat(&agent) {
+                Some(x) => x.taken_by == troupe_campaign::SeatTaker::Human,
+                None => continue,
+            };
+            if held_by_person != person {
+                self.append(Event::SeatHanded { agent, person })?;
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Ask a person for a player decision; their reply is read and recorded as an AI's would
-    /// be. Returns why the session ends when they quit.
-    async fn ask_person(&mut self, spec: &CallSpec) -> Result<Option<String>, Error> {
+    /// be.
+    async fn ask_person(&mut self, spec: &CallSpec) -> Result<Asked, Error> {
         let agent = spec.agent().to_string();
         let missing = || Error::UnknownAgent(agent.clone());
         let layer = match spec {
@@ -885,15 +924,19 @@ impl<'a> Driver<'a> {
                 for e in events {
                     self.append(e)?;
                 }
-                Ok(None)
+                Ok(Asked::Decided)
             }
             GmReply::Fail(message) => Err(Error::SeatFailed {
                 session: self.session.number,
                 message,
             }),
-            GmReply::End(why) => Ok(Some(why)),
+            GmReply::End(why) => Ok(Asked::Left(why)),
+            GmReply::Handed => {
+                self.record_hand_overs()?;
+                Ok(Asked::Handed)
+            }
             // A player's seat has no table commands: anything else is leaving the table.
-            _ => Ok(Some(format!("{agent}'s player left the table"))),
+            _ => Ok(Asked::Left(format!("{agent}'s player left the table"))),
         }
     }
 

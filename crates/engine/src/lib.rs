@@ -4,6 +4,7 @@
 //! [`next`] says what the turn needs now; the [`Driver`] performs it and appends the result.
 
 mod ai_gm;
+pub mod asks;
 mod driver;
 mod events;
 mod fault;

@@ -31,6 +31,9 @@ pub enum GmReply<T> {
     /// The seat cannot decide (an AI's model failed past its retries): everything so far is
     /// saved and the session stops unended, so `troupe resume` asks again.
     Fail(String),
+    /// The seat changed hands while it was asked (a person handed it to an AI, or took it back):
+    /// ask whoever holds it now.
+    Handed,
 }
 
 impl<T> GmReply<T> {
@@ -43,6 +46,7 @@ impl<T> GmReply<T> {
             GmReply::Quit => GmReply::Quit,
             GmReply::End(why) => GmReply::End(why),
             GmReply::Fail(why) => GmReply::Fail(why),
+            GmReply::Handed => GmReply::Handed,
         }
     }
 }
@@ -147,4 +151,10 @@ pub struct SeatView {
 #[async_trait]
 pub trait PlayerSeat: Send {
     async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<serde_json::Value>;
+
+    /// Seats that changed hands since the driver last asked: (agent id, whether a person now
+    /// plays it). The driver records each in the log before its next step.
+    fn take_hand_overs(&mut self) -> Vec<(String, bool)> {
+        Vec::new()
+    }
 }

@@ -467,6 +467,19 @@ impl Session {
                     self.memory_through = self.memory_through.max(*last);
                 }
             }
+            Event::SeatHanded { agent, person } => {
+                let seat = self
+                    .campaign
+                    .as_mut()
+                    .and_then(|c| c.seats.iter_mut().find(|x| &x.player.agent_id == agent));
+                if let Some(seat) = seat {
+                    seat.taken_by = if *person {
+                        troupe_campaign::SeatTaker::Human
+                    } else {
+                        troupe_campaign::SeatTaker::Ai
+                    };
+                }
+            }
             Event::Whisper { to, scope, text } => self.whispers.push(Whispered {
                 to: to.clone(),
                 scope: *scope,

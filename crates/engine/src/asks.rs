@@ -1,0 +1,705 @@
+//! Lasers & Feelings decisions as seat-protocol asks ([`troupe_seat`]), and their answers read
+//! back. [`AskedGm`] and [`AskedPlayers`] let any seat that speaks the protocol (a browser, a
+//! test) sit at the GM's chair or in a player's, with nothing of this game in the seat itself.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use troupe_agents::{ActionDecl, GmView};
+use troupe_rules::{RollResult, TaskType};
+use troupe_seat::{Answer, Ask, Command, Field, Seat, Values, check, form};
+use troupe_validator::Verdict;
+
+use crate::machine::{CallSpec, GmAsk, MAX_QUESTIONS};
+use crate::visibility::describe_roll;
+use crate::{
+    Answers, FailureChoice, GmReply, GmSeat, LayerView, Phase, PlayerSeat, RollOverride, Ruling,
+    SeatView, WhisperScope,
+};
+
+/// A seat that answers badly this many times in a row is taken to have failed.
+const MAX_BAD_ANSWERS: u32 = 5;
+
+/// The GM's ruling as the character suggested it.
+pub fn suggested(action: &ActionDecl) -> Ruling {
+    Ruling::Roll {
+        task: action.task_type,
+        prepared: action.prepared,
+        expert: action.expert,
+    }
+}
+
+/// Faces typed by the GM: "3 5" or "3,5", each 1–6.
+pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
+    let faces: Option<Vec<u8>> = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u8>().ok().filter(|f| (1..=6).contains(f)))
+        .collect();
+    faces.filter(|f| !f.is_empty())
+}
+
+/// The GM's decision as an ask, shown through the GM's view.
+pub fn gm_ask(ask: &GmAsk, v: &GmView) -> Ask {
+    let (decision, prompt, shown, fields) = gm_form(ask, v);
+    Ask {
+        seat: "gm".into(),
+        decision: decision.into(),
+        prompt,
+        shown,
+        view: serde_json::to_value(v).unwrap_or(Value::Null),
+        fields,
+        commands: gm_commands(v),
+        error: None,
+    }
+}
+
+type Form = (&'static str, String, Vec<String>, Vec<Field>);
+
+fn gm_form(ask: &GmAsk, v: &GmView) -> Form {
+    match ask {
+        GmAsk::Narration => (
+            "narration",
+            format!("Turn {}: set the scene. What do the characters see?", v.turn),
+            vec![],
+            vec![form::text("text", "Narration")],
+        ),
+        GmAsk::Answers { questions, .. } => answers_form(questions, v),
+        GmAsk::Review {
+            agent,
+            original,
+            corrected,
+            verdict,
+        } => review_form(v, agent, original, corrected, verdict),
+        GmAsk::Adjudicate { agent, action } => adjudicate_form(v, agent, action),
+        GmAsk::Override { agent, roll } => (
+            "override",
+            format!("The dice for {}. Keep them?", v.character_name(agent)),
+            vec![describe_roll(roll)],
+            vec![
+                form::choice(
+                    "override",
+                    "The roll",
+                    &[
+                        ("keep", "Keep the dice"),
+                        ("faces", "Set the faces"),
+                        ("success", "Make it a success"),
+                        ("failure", "Make it a failure"),
+                    ],
+                ),
+                form::optional("faces", "Faces (e.g. 3 5), when setting them"),
+            ],
+        ),
+        GmAsk::Insight { agent, question } => (
+            "insight",
+            format!(
+                "LASER FEELINGS: {} asks you a question. Answer it honestly.",
+                v.character_name(agent)
+            ),
+            vec![question.clone()],
+            vec![form::text("answer", "Your answer")],
+        ),
+        GmAsk::Outcome => (
+            "outcome",
+            "Narrate what happens, from the dice.".into(),
+            v.rolls
+                .iter()
+                .map(|r| format!("{}: {}", r.character, r.summary))
+                .collect(),
+            vec![form::text("text", "Outcome")],
+        ),
+        GmAsk::Interject { round } => (
+            "interject",
+            format!("The party has not agreed after round {round}. Say something to them?"),
+            vec![],
+            vec![form::optional("text", "To the party (blank to let them go on)")],
+        ),
+        GmAsk::Failure {
+            phase,
+            agent,
+            error,
+        } => failure_form(*phase, agent, error),
+    }
+}
+
+fn answers_form(questions: &[(String, String)], v: &GmView) -> Form {
+    let shown = questions
+        .iter()
+        .map(|(agent, q)| format!("{} asks: {q}", v.character_name(agent)))
+        .collect();
+    let mut fields: Vec<Field> = questions
+        .iter()
+        .enumerate()
+        .map(|(i, (agent, _))| {
+            form::optional(
+                &format!("answer_{i}"),
+                &format!("Answer to {}", v.character_name(agent)),
+            )
+        })
+        .collect();
+    fields.push(form::flag("finish", "No more questions this turn"));
+    (
+        "answers",
+        "The players ask. Answer each question, or end the questions.".into(),
+        shown,
+        fields,
+    )
+}
+
+fn review_form(
+    v: &GmView,
+    agent: &str,
+    original: &str,
+    corrected: &str,
+    verdict: &Verdict,
+) -> Form {
+    let why: Vec<String> = verdict
+        .violations
+        .iter()
+        .map(|x| format!("flagged: \"{}\" ({})", x.excerpt, x.reason))
+        .collect();
+    let mut shown = vec![
+        format!("{} declared: {original}", v.character_name(agent)),
+        format!("rewritten: {corrected}"),
+    ];
+    shown.extend(why);
+    (
+        "review",
+        "The overreach check could not settle this action. Which text stands?".into(),
+        shown,
+        vec![
+            form::choice(
+                "keep",
+                "Keep",
+                &[
+                    ("corrected", "The rewrite"),
+                    ("original", "The original"),
+                    ("edit", "My own text"),
+                ],
+            ),
+            form::optional("text", "Your text, when writing your own"),
+        ],
+    )
+}
+
+fn adjudicate_form(v: &GmView, agent: &str, action: &ActionDecl) -> Form {
+    let pool = format!(
+        "suggests: {} roll{}{}: {}",
+        action.task_type,
+        if action.prepared { ", prepared" } else { "" },
+        if action.expert { ", expert" } else { "" },
+        action.justification
+    );
+    (
+        "adjudicate",
+        format!("Rule on {}'s action.", v.character_name(agent)),
+        vec![
+            format!("{} attempts: {}", v.character_name(agent), action.action),
+            pool,
+        ],
+        vec![
+            form::choice(
+                "ruling",
+                "Ruling",
+                &[
+                    ("accept", "Roll as suggested"),
+                    ("lasers", "Roll LASERS"),
+                    ("feelings", "Roll FEELINGS"),
+                    ("revise", "Ask to revise"),
+                    ("no_roll", "No roll"),
+                ],
+            ),
+            form::flag("prepared", "Prepared (when you choose the roll)"),
+            form::flag("expert", "Expert (when you choose the roll)"),
+            form::optional("note", "Note (what to revise, or why no roll)"),
+        ],
+    )
+}
+
+fn failure_form(phase: Phase, agent: &str, error: &str) -> Form {
+    (
+        "failure",
+        format!("{agent} failed twice at {phase}. What now?"),
+        vec![error.to_string()],
+        vec![
+            form::choice(
+                "choice",
+                "Choice",
+                &[
+                    ("retry", "Try again"),
+                    ("skip", "Skip its part"),
+                    ("take_over", "Write it myself"),
+                ],
+            ),
+            form::optional("text", "Your text, when writing it yourself"),
+        ],
+    )
+}
+
+/// The table commands the GM has at every decision (the terminal's `/roll`, `/whisper`…).
+fn gm_commands(v: &GmView) -> Vec<Command> {
+    let mut to: Vec<(String, String)> = vec![("all".into(), "The whole table".into())];
+    to.extend(
+        v.table
+            .iter()
+            .map(|s| (s.agent_id.clone(), format!("{} ({})", s.character.name, s.player_name))),
+    );
+    let to: Vec<(&str, &str)> = to.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let command = |name: &str, label: &str, fields: Vec<Field>| Command {
+        name: name.into(),
+        label: label.into(),
+        fields,
+    };
+    vec![
+        command("roll", "Roll dice", vec![form::text("dice", "Dice (e.g. 2d6+1)")]),
+        command("success", "Next roll succeeds", vec![]),
+        command("fail", "Next roll fails", vec![]),
+        command(
+            "whisper",
+            "Whisper",
+            vec![
+                form::choice("to", "To", &to),
+                form::choice(
+                    "scope",
+                    "Who hears it",
+                    &[
+                        ("both", "Player and character"),
+                        ("player_only", "The player only"),
+                        ("character_only", "The character only"),
+                    ],
+                ),
+                form::text("text", "Whisper"),
+            ],
+        ),
+        command("end", "End the session", vec![form::optional("reason", "Why")]),
+    ]
+}
+
+/// A GM command as the reply the driver performs.
+fn gm_command<T>(name: &str, values: &Map<String, Value>) -> Result<GmReply<T>, String> {
+    Ok(match name {
+        "roll" => {
+            let dice = values.text("dice");
+            GmReply::Roll(
+                dice.parse()
+                    .map_err(|e| format!("{dice} is not dice notation: {e}"))?,
+            )
+        }
+        "success" => GmReply::Force(true),
+        "fail" => GmReply::Force(false),
+        "whisper" => {
+            let to = values.text("to");
+            let scope = match values.text("scope").as_str() {
+                "player_only" => WhisperScope::PlayerOnly,
+                "character_only" => WhisperScope::CharacterOnly,
+                _ => WhisperScope::Both,
+            };
+            GmReply::Whisper {
+                to: (to != "all").then_some(to),
+                scope,
+                text: values.text("text"),
+            }
+        }
+        "end" => match values.text("reason") {
+            r if r.is_empty() => GmReply::Quit,
+            r => GmReply::End(r),
+        },
+        other => return Err(format!("/{other} is not a GM command")),
+    })
+}
+
+/// Read the seat's answer to a GM ask: the decision, a command, or why it does not fit.
+pub fn read_gm<T>(
+    ask: &Ask,
+    answer: Answer,
+    decide: impl FnOnce(&Map<String, Value>) -> Result<T, String>,
+) -> Result<GmReply<T>, String> {
+    check(ask, &answer).map_err(|e| e.to_string())?;
+    match answer {
+        Answer::Decide { values } => decide(&values).map(GmReply::Answer),
+        Answer::Command { name, values } => gm_command(&name, &values),
+        Answer::Handed => Ok(GmReply::Handed),
+        Answer::Leave => Ok(GmReply::Quit),
+    }
+}
+
+fn ruling(values: &Map<String, Value>, action: &ActionDecl) -> Result<Ruling, String> {
+    let roll = |task| Ruling::Roll {
+        task,
+        prepared: values.flag("prepared"),
+        expert: values.flag("expert"),
+    };
+    Ok(match values.text("ruling").as_str() {
+        "accept" => suggested(action),
+        "lasers" => roll(TaskType::Lasers),
+        "feelings" => roll(TaskType::Feelings),
+        "revise" => Ruling::Revise {
+            note: required(values, "note", "what to revise")?,
+        },
+        _ => Ruling::NoRoll {
+            note: required(values, "note", "why there is no roll")?,
+        },
+    })
+}
+
+fn required(values: &Map<String, Value>, name: &str, what: &str) -> Result<String, String> {
+    let text = values.text(name);
+    if text.is_empty() {
+        return Err(format!("say {what}"));
+    }
+    Ok(text)
+}
+
+fn roll_override(values: &Map<String, Value>) -> Result<RollOverride, String> {
+    Ok(match values.text("override").as_str() {
+        "success" => RollOverride::Success,
+        "failure" => RollOverride::Failure,
+        "faces" => RollOverride::Faces {
+            faces: parse_faces(&values.text("faces"))
+                .ok_or("faces are numbers from 1 to 6, separated by spaces")?,
+        },
+        _ => RollOverride::Keep,
+    })
+}
+
+fn failure_choice(values: &Map<String, Value>) -> Result<FailureChoice, String> {
+    Ok(match values.text("choice").as_str() {
+        "retry" => FailureChoice::Retry,
+        "skip" => FailureChoice::Skip,
+        _ => FailureChoice::TakeOver {
+            text: required(values, "text", "the text")?,
+        },
+    })
+}
+
+/// Any seat that speaks the protocol, in the GM's chair.
+pub struct AskedGm<S> {
+    pub seat: S,
+}
+
+impl<S: Seat> AskedGm<S> {
+    /// Ask until the answer reads (the ask says what was wrong with the last one).
+    async fn ask<T>(
+        &mut self,
+        gm: &GmAsk,
+        v: &GmView,
+        read: impl Fn(&Map<String, Value>) -> Result<T, String>,
+    ) -> GmReply<T> {
+        let mut ask = gm_ask(gm, v);
+        for _ in 0..MAX_BAD_ANSWERS {
+            let answer = self.seat.decide(&ask).await;
+            match read_gm(&ask, answer, &read) {
+                Ok(reply) => return reply,
+                Err(why) => ask.error = Some(why),
+            }
+        }
+        GmReply::Fail(format!(
+            "the GM's seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {}",
+            ask.error.unwrap_or_default()
+        ))
+    }
+}
+
+#[async_trait]
+impl<S: Seat> GmSeat for AskedGm<S> {
+    async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
+        self.ask(&GmAsk::Narration, v, |x| Ok(x.text("text"))).await
+    }
+
+    async fn answer_questions(
+        &mut self,
+        v: &GmView,
+        round: u32,
+        questions: &[(String, String)],
+    ) -> GmReply<Answers> {
+        let gm = GmAsk::Answers {
+            round,
+            questions: questions.to_vec(),
+        };
+        let n = questions.len();
+        self.ask(&gm, v, |x| {
+            Ok(if x.flag("finish") {
+                Answers::Finish
+            } else {
+                Answers::Answered((0..n).map(|i| x.text(&format!("answer_{i}"))).collect())
+            })
+        })
+        .await
+    }
+
+    async fn review_action(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        original: &str,
+        corrected: &str,
+        verdict: &Verdict,
+    ) -> GmReply<String> {
+        let gm = GmAsk::Review {
+            agent: agent.into(),
+            original: original.into(),
+            corrected: corrected.into(),
+            verdict: verdict.clone(),
+        };
+        self.ask(&gm, v, |x| {
+            Ok(match x.text("keep").as_str() {
+                "original" => original.to_string(),
+                "edit" => required(x, "text", "your text")?,
+                _ => corrected.to_string(),
+            })
+        })
+        .await
+    }
+
+    async fn adjudicate(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        action: &ActionDecl,
+    ) -> GmReply<Ruling> {
+        let gm = GmAsk::Adjudicate {
+            agent: agent.into(),
+            action: action.clone(),
+        };
+        self.ask(&gm, v, |x| ruling(x, action)).await
+    }
+
+    async fn override_roll(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        roll: &RollResult,
+    ) -> GmReply<RollOverride> {
+        let gm = GmAsk::Override {
+            agent: agent.into(),
+            roll: roll.clone(),
+        };
+        self.ask(&gm, v, roll_override).await
+    }
+
+    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String> {
+        let gm = GmAsk::Insight {
+            agent: agent.into(),
+            question: question.into(),
+        };
+        self.ask(&gm, v, |x| Ok(x.text("answer"))).await
+    }
+
+    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
+        self.ask(&GmAsk::Outcome, v, |x| Ok(x.text("text"))).await
+    }
+
+    async fn interject(&mut self, v: &GmView, round: u32) -> GmReply<Option<String>> {
+        self.ask(&GmAsk::Interject { round }, v, |x| {
+            Ok(Some(x.text("text")).filter(|t| !t.is_empty()))
+        })
+        .await
+    }
+
+    async fn resolve_failure(
+        &mut self,
+        v: &GmView,
+        phase: Phase,
+        agent: &str,
+        error: &str,
+    ) -> GmReply<FailureChoice> {
+        let gm = GmAsk::Failure {
+            phase,
+            agent: agent.into(),
+            error: error.into(),
+        };
+        self.ask(&gm, v, failure_choice).await
+    }
+}
+
+/// A player's decision as an ask, shown through the view of the layer that decides it.
+pub fn player_ask(view: &SeatView, call: &CallSpec) -> Ask {
+    let (decision, prompt, shown, fields) = player_form(view, call);
+    let layer = match &view.layer {
+        LayerView::Player(v) => serde_json::to_value(v),
+        LayerView::Character(v) => serde_json::to_value(v),
+    };
+    Ask {
+        seat: call.agent().to_string(),
+        decision: decision.into(),
+        prompt,
+        shown,
+        view: layer.unwrap_or(Value::Null),
+        fields,
+        commands: vec![],
+        error: None,
+    }
+}
+
+fn player_form(view: &SeatView, call: &CallSpec) -> Form {
+    let (proposals, others, character) = match &view.layer {
+        LayerView::Player(v) => (v.proposals.clone(), Vec::new(), v.character.name.clone()),
+        LayerView::Character(v) => (Vec::new(), v.others.clone(), v.character.name.clone()),
+    };
+    let plans: Vec<(String, String)> = proposals
+        .iter()
+        .map(|(who, plan)| (who.clone(), format!("{who}: {plan}")))
+        .collect();
+    let plan_choice = |name: &str, label: &str, none: Option<&str>| {
+        let mut options: Vec<(&str, &str)> = none.map(|n| ("", n)).into_iter().collect();
+        options.extend(plans.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+        form::choice(name, label, &options)
+    };
+    match call {
+        CallSpec::Questions { .. } => (
+            "questions",
+            "Questions for the GM about the scene (leave blank for none).".into(),
+            vec![],
+            vec![form::lines("questions", "Questions", MAX_QUESTIONS)],
+        ),
+        CallSpec::Intent { .. } => (
+            "plan",
+            "Your plan, out of character: the party hears it.".into(),
+            vec![],
+            vec![form::text("plan", "Plan")],
+        ),
+        CallSpec::Discussion { round, .. } => (
+            "discussion",
+            format!("Party talk, round {round}: say your piece."),
+            vec![],
+            vec![
+                form::text("message", "To the party"),
+                plan_choice("on", "Back a plan", Some("No plan")),
+            ],
+        ),
+        CallSpec::Vote { .. } => (
+            "vote",
+            "Vote for the party's plan.".into(),
+            vec![],
+            vec![plan_choice("vote", "Your vote", proposals.is_empty().then_some("No plan"))],
+        ),
+        CallSpec::PartyDirective { .. } => (
+            "directive",
+            format!("What will {character} try under the party's plan?"),
+            vec![],
+            vec![form::text("directive", "Directive")],
+        ),
+        CallSpec::InsightDecision { .. } => (
+            "insight_decision",
+            "LASER FEELINGS: you have the GM's answer. Change your action and roll again?".into(),
+            vec![],
+            vec![form::flag("change_action", "Change the action and roll again")],
+        ),
+        CallSpec::Action { feedback, .. } => action_form(&character, feedback, &others),
+        CallSpec::InsightQuestion { .. } => (
+            "insight_question",
+            "LASER FEELINGS! You rolled your number exactly: ask the GM one question.".into(),
+            vec![],
+            vec![form::text("question", "Question")],
+        ),
+        CallSpec::Reaction { .. } => (
+            "reaction",
+            format!("How does {character} react?"),
+            vec![],
+            vec![form::text("reaction", "Reaction")],
+        ),
+    }
+}
+
+fn action_form(character: &str, feedback: &str, others: &[String]) -> Form {
+    let shown = if feedback.is_empty() {
+        vec![]
+    } else {
+        // The overreach check's finding, told to the person: rephrase, or send it as it is
+        // (after the last attempt the GM rules on it).
+        vec![format!("The table asks you to rephrase: {feedback}")]
+    };
+    let mut helping: Vec<(&str, &str)> = vec![("", "Nobody")];
+    helping.extend(others.iter().map(|o| (o.as_str(), o.as_str())));
+    (
+        "action",
+        format!("What does {character} try? Say what you attempt, not what happens."),
+        shown,
+        vec![
+            form::text("action", "Action"),
+            form::optional("dialogue", "Said aloud"),
+            form::choice(
+                "task_type",
+                "Roll",
+                &[
+                    ("lasers", "LASERS (technology, cool logic)"),
+                    ("feelings", "FEELINGS (intuition, passion)"),
+                ],
+            ),
+            form::flag("prepared", "Prepared (set up earlier)"),
+            form::flag("expert", "Expert (your role fits)"),
+            form::choice("helping", "Helping", &helping),
+        ],
+    )
+}
+
+/// A person's answer as the JSON an AI's reply would be, so it is read and recorded the same
+/// way.
+pub fn player_reply(call: &CallSpec, x: &Map<String, Value>) -> Value {
+    match call {
+        CallSpec::Questions { .. } => json!({ "questions": x.lines("questions") }),
+        CallSpec::Intent { .. } => {
+            let plan = x.text("plan");
+            json!({"strategy": plan, "proposal": plan, "directive": plan})
+        }
+        CallSpec::Discussion { .. } => {
+            let on = x.text("on");
+            let stance = if on.is_empty() { "neutral" } else { "agree" };
+            json!({"message": x.text("message"), "stance": stance, "on": on, "proposal": "",
+                   "directive": ""})
+        }
+        CallSpec::Vote { .. } => json!({"vote": x.text("vote"), "remark": ""}),
+        CallSpec::PartyDirective { .. } => json!({ "directive": x.text("directive") }),
+        CallSpec::InsightDecision { .. } => {
+            json!({"change_action": x.flag("change_action"), "reason": ""})
+        }
+        CallSpec::Action { .. } => json!({
+            "action": x.text("action"), "dialogue": x.text("dialogue"),
+            "task_type": x.text("task_type"), "prepared": x.flag("prepared"),
+            "expert": x.flag("expert"), "helping": x.text("helping"),
+            "justification": "chosen by the person playing"}),
+        CallSpec::InsightQuestion { .. } => json!({ "question": x.text("question") }),
+        CallSpec::Reaction { .. } => json!({ "reaction": x.text("reaction") }),
+    }
+}
+
+/// Hands of seats asked for between steps: (agent id, whether a person takes it).
+pub type HandOver = (String, bool);
+
+/// A seat that speaks the protocol in the players' chairs: every character a person plays.
+pub struct AskedPlayers<S> {
+    pub seat: S,
+    /// Seats changing hands, taken by the driver before its next step.
+    pub hand_overs: std::sync::Arc<std::sync::Mutex<Vec<HandOver>>>,
+}
+
+#[async_trait]
+impl<S: Seat> PlayerSeat for AskedPlayers<S> {
+    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
+        let mut ask = player_ask(view, call);
+        for _ in 0..MAX_BAD_ANSWERS {
+            let answer = self.seat.decide(&ask).await;
+            if let Err(e) = check(&ask, &answer) {
+                ask.error = Some(e.to_string());
+                continue;
+            }
+            return match answer {
+                Answer::Decide { values } => GmReply::Answer(player_reply(call, &values)),
+                Answer::Handed => GmReply::Handed,
+                Answer::Command { .. } | Answer::Leave => {
+                    GmReply::End(format!("{}'s player left the table", call.agent()))
+                }
+            };
+        }
+        GmReply::Fail(format!(
+            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit",
+            call.agent()
+        ))
+    }
+
+    fn take_hand_overs(&mut self) -> Vec<HandOver> {
+        match self.hand_overs.lock() {
+            Ok(mut h) => std::mem::take(&mut *h),
+            Err(_) => Vec::new(),
+        }
+    }
+}
