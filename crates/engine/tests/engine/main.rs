@@ -6,6 +6,7 @@
 mod support;
 
 mod ai_gm;
+mod asks;
 mod leaks;
 mod store;
 mod transcript;

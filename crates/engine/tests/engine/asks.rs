@@ -1,0 +1,255 @@
+//! The seat protocol at the Lasers & Feelings table: a GM and a person who answer only asks
+//! (nothing of the game in the seat) play the same session, event for event, as the game's own
+//! seats; a seat that changes hands mid-decision is recorded and the AI decides in its place.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use troupe_agents::PromptSet;
+use troupe_engine::asks::{AskedGm, AskedPlayers};
+use troupe_engine::*;
+use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
+use troupe_seat::{Answer, Ask, Seat, check};
+
+use crate::support::*;
+
+/// A seat that knows nothing of the game: for each ask it takes the next answer queued for
+/// that decision, and keeps every ask it was shown.
+#[derive(Default)]
+struct Scripted {
+    answers: VecDeque<(&'static str, Answer)>,
+    asks: Arc<Mutex<Vec<Ask>>>,
+    /// Before answering an ask of this decision, hand this seat over (agent, to a person).
+    hand_over_at: Option<(&'static str, Arc<Mutex<Vec<(String, bool)>>>, String)>,
+}
+
+fn decide(v: Value) -> Answer {
+    let values: Map<String, Value> = v.as_object().cloned().unwrap_or_default();
+    Answer::Decide { values }
+}
+
+#[async_trait]
+impl Seat for Scripted {
+    async fn decide(&mut self, ask: &Ask) -> Answer {
+        self.asks.lock().unwrap().push(ask.clone());
+        if let Some((decision, hands, agent)) = &self.hand_over_at
+            && ask.decision == *decision
+        {
+            hands.lock().unwrap().push((agent.clone(), false));
+            self.hand_over_at = None;
+            return Answer::Handed;
+        }
+        let at = self.answers.iter().position(|(d, _)| *d == ask.decision);
+        let answer = match at.and_then(|i| self.answers.remove(i)) {
+            Some((_, a)) => a,
+            None => Answer::Leave,
+        };
+        assert_eq!(check(ask, &answer), Ok(()), "{ask:?}");
+        answer
+    }
+}
+
+fn table(replies: Vec<ReplayEntry>) -> Table {
+    Table::new(
+        Gateway::new(
+            Arc::new(ReplayModel::from_entries(replies)),
+            RetryPolicy::default(),
+            Arc::new(ScaledSleeper { factor: 0.0 }),
+        ),
+        PromptSet::embedded(),
+        StoreMemory::in_memory().unwrap(),
+    )
+}
+
+/// Play a session in a fresh directory; the log's events without their times.
+async fn play(
+    campaign: troupe_campaign::Campaign,
+    gm: &mut dyn GmSeat,
+    people: Option<&mut dyn PlayerSeat>,
+    replies: Vec<ReplayEntry>,
+) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let path = session_log_path(dir.path(), 1);
+    let record = Record {
+        store,
+        mirror: Some(EventLog::create(&path).unwrap()),
+    };
+    let table = table(replies);
+    let (clock, mut quiet) = (FixedClock, Quiet);
+    let setup = SessionSetup {
+        campaign,
+        session_number: 1,
+        seed: 3,
+    };
+    {
+        let mut driver = Driver::start(setup, record, gm, &table, &mut quiet, &clock).unwrap();
+        if let Some(p) = people {
+            driver.seat_people(p);
+        }
+        driver.run().await.unwrap();
+    }
+    read_log(&path)
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(&e).unwrap();
+            v.as_object_mut().unwrap().remove("timestamp");
+            v.as_object_mut().unwrap().remove("session_id");
+            v
+        })
+        .collect()
+}
+
+fn gm_answers() -> VecDeque<(&'static str, Answer)> {
+    VecDeque::from([
+        ("narration", decide(json!({"text": "Scene 1: a door, a guard, a choice."}))),
+        ("answers", decide(json!({"finish": true}))),
+        ("adjudicate", decide(json!({"ruling": "accept"}))),
+        ("override", decide(json!({"override": "keep"}))),
+        ("outcome", decide(json!({"text": "It goes as the dice say."}))),
+    ])
+}
+
+#[tokio::test]
+async fn a_gm_that_only_answers_asks_plays_the_same_session_as_the_games_own_seat() {
+    let mut queue = QueueGm::turns(1);
+    let by_the_game = play(campaign("campaign.json"), &mut queue, None, plain_turn()).await;
+
+    let asks = Arc::new(Mutex::new(Vec::new()));
+    let mut asked = AskedGm {
+        seat: Scripted {
+            answers: gm_answers(),
+            asks: asks.clone(),
+            ..Default::default()
+        },
+    };
+    let by_asks = play(campaign("campaign.json"), &mut asked, None, plain_turn()).await;
+    assert_eq!(by_asks, by_the_game);
+
+    // Every ask carries the GM's view and a form whose schema follows from it; the GM's table
+    // commands are offered at each one.
+    let asks = asks.lock().unwrap();
+    let decisions: Vec<&str> = asks.iter().map(|a| a.decision.as_str()).collect();
+    assert_eq!(
+        decisions[..4],
+        ["narration", "adjudicate", "override", "outcome"]
+    );
+    for a in asks.iter() {
+        assert_eq!(a.seat, "gm");
+        assert_eq!(a.view["campaign_name"], "Voyage of the Raptor");
+        assert!(a.commands.iter().any(|c| c.name == "whisper"));
+    }
+}
+
+#[tokio::test]
+async fn a_gm_command_sent_as_an_answer_is_performed_and_the_gm_asked_again() {
+    let mut answers = gm_answers();
+    let whisper = Answer::Command {
+        name: "whisper".into(),
+        values: json!({"to": "alex", "scope": "player_only", "text": "The guard is bribed."})
+            .as_object()
+            .cloned()
+            .unwrap(),
+    };
+    answers.push_front(("narration", whisper));
+    let mut asked = AskedGm {
+        seat: Scripted {
+            answers,
+            ..Default::default()
+        },
+    };
+    let log = play(campaign("campaign.json"), &mut asked, None, plain_turn()).await;
+    let whispers: Vec<&Value> = log.iter().filter(|e| e["event_type"] == "whisper").collect();
+    assert_eq!(whispers.len(), 1);
+    assert_eq!(whispers[0]["scope"], "player_only");
+    assert_eq!(whispers[0]["to"], "alex");
+    assert!(log.iter().any(|e| e["event_type"] == "gm_narration"));
+}
+
+fn with_person(agent: &str) -> troupe_campaign::Campaign {
+    let mut c = campaign("campaign.json");
+    for s in &mut c.seats {
+        if s.player.agent_id == agent {
+            s.taken_by = troupe_campaign::SeatTaker::Human;
+        }
+    }
+    c
+}
+
+#[tokio::test]
+async fn a_person_answers_through_asks_and_their_answer_is_recorded_as_an_ais_would_be() {
+    let mut gm = QueueGm::turns(1);
+    let asks = Arc::new(Mutex::new(Vec::new()));
+    let mut person = AskedPlayers {
+        seat: Scripted {
+            answers: VecDeque::from([
+                ("questions", decide(json!({"questions": []}))),
+                ("plan", decide(json!({"plan": "Talk our way past."}))),
+                ("action", decide(json!({"action": "I show the guard my badge.", "dialogue": "",
+                    "task_type": "feelings", "prepared": false, "expert": true, "helping": ""}))),
+                ("reaction", decide(json!({"reaction": "I exhale."}))),
+            ]),
+            asks: asks.clone(),
+            ..Default::default()
+        },
+        hand_overs: Default::default(),
+    };
+    let log = play(with_person("alex"), &mut gm, Some(&mut person), vec![]).await;
+    let declared: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["event_type"] == "character_action")
+        .collect();
+    let types: Vec<&Value> = log.iter().map(|e| &e["event_type"]).collect();
+    assert_eq!(declared.len(), 1, "{types:?}");
+    assert_eq!(declared[0]["action"]["action"], "I show the guard my badge.");
+    assert_eq!(declared[0]["action"]["task_type"], "feelings");
+    // The character's decisions are asked through the character's view, the player's through
+    // the player's.
+    let asks = asks.lock().unwrap();
+    let action = asks.iter().find(|a| a.decision == "action").unwrap();
+    assert!(action.view.get("directive").is_some());
+    let plan = asks.iter().find(|a| a.decision == "plan").unwrap();
+    assert!(plan.view.get("player").is_some());
+}
+
+#[tokio::test]
+async fn a_seat_handed_to_an_ai_mid_decision_is_logged_and_the_ai_decides_it() {
+    let mut gm = QueueGm::turns(1);
+    let hands = Arc::new(Mutex::new(Vec::new()));
+    let mut person = AskedPlayers {
+        seat: Scripted {
+            answers: VecDeque::from([
+                ("questions", decide(json!({"questions": []}))),
+                ("plan", decide(json!({"plan": "Talk our way past."}))),
+            ]),
+            hand_over_at: Some(("action", hands.clone(), "alex".into())),
+            ..Default::default()
+        },
+        hand_overs: hands,
+    };
+    // The AI's replies for what is left of the turn once it holds the seat.
+    let replies = vec![
+        action("I raise my empty hands and step toward the guard."),
+        reaction(),
+    ];
+    let log = play(with_person("alex"), &mut gm, Some(&mut person), replies).await;
+    let types: Vec<&str> = log.iter().map(|e| e["event_type"].as_str().unwrap()).collect();
+    let handed = types.iter().position(|t| *t == "seat_handed").expect("a hand-over");
+    assert_eq!(log[handed]["agent"], "alex");
+    assert_eq!(log[handed]["person"], false);
+    let declared = log
+        .iter()
+        .find(|e| e["event_type"] == "character_action")
+        .unwrap();
+    assert_eq!(
+        declared["action"]["action"],
+        "I raise my empty hands and step toward the guard."
+    );
+    assert!(
+        types[handed..].contains(&"model_call"),
+        "the AI was called after the hand-over"
+    );
+}
