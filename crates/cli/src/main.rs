@@ -18,6 +18,7 @@ mod replay;
 mod research;
 mod scene;
 mod script;
+mod serve;
 mod sessions;
 mod shard;
 mod simulate;
@@ -92,6 +93,19 @@ enum Command {
         turns: Option<u32>,
         #[command(flatten)]
         spend: play::SpendArgs,
+        #[command(flatten)]
+        model: models::ModelArgs,
+    },
+    /// Open a table that people join from their own browsers: a link per seat (GM, each
+    /// character, watchers), AI in any empty chair. Run it again after a stop or a crash to
+    /// continue the same table
+    Serve {
+        /// The campaign file (default: campaign.json or characters.json in the campaign directory)
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        dir: CampaignDir,
+        #[command(flatten)]
+        args: serve::ServeArgs,
         #[command(flatten)]
         model: models::ModelArgs,
     },
@@ -300,6 +314,17 @@ fn main() -> ExitCode {
             gm_script.as_deref(),
             turns,
             &spend,
+            &model,
+        )),
+        Command::Serve {
+            file,
+            dir,
+            args,
+            model,
+        } => block_on(serve::serve(
+            file.as_deref(),
+            dir.path.as_deref(),
+            &args,
             &model,
         )),
         Command::Replay {

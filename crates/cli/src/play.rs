@@ -173,7 +173,7 @@ pub enum GmChoice {
 /// Seat the table as asked: the GM's seat and the characters people play. An AI GM without a
 /// scenario gets an adventure rolled on the rulebook's threat tables with the session seed (it
 /// is recorded with the campaign in the session's first event).
-fn seat_table(
+pub(crate) fn seat_table(
     campaign: &mut Campaign,
     seats: &SeatArgs,
     gm_script: Option<&Path>,
@@ -232,16 +232,7 @@ fn gm_seat(
     keyboard: &Keyboard,
 ) -> anyhow::Result<Box<dyn GmSeat>> {
     if campaign.gm.seat == GmSeatKind::Ai {
-        let model = match &campaign.gm.model {
-            Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
-            None => players.clone(),
-        };
-        let prompts =
-            PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
-        return Ok(Box::new(AiGm::new(
-            Gateway::new(model, retry_policy(), sleeper()),
-            prompts,
-        )));
+        return Ok(Box::new(ai_gm(campaign, players, dir)?));
     }
     Ok(match gm_script {
         Some(path) => {
@@ -258,6 +249,24 @@ fn gm_seat(
             Box::new(terminal::TerminalGm::new(keyboard.clone()))
         }
     })
+}
+
+/// The AI GM, on the campaign's GM model (else the players' model).
+pub(crate) fn ai_gm(
+    campaign: &Campaign,
+    players: &Arc<dyn ChatModel>,
+    dir: &Path,
+) -> anyhow::Result<AiGm> {
+    let model = match &campaign.gm.model {
+        Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
+        None => players.clone(),
+    };
+    let prompts =
+        PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(AiGm::new(
+        Gateway::new(model, retry_policy(), sleeper()),
+        prompts,
+    ))
 }
 
 /// The people's seats, when anyone plays a character at the terminal.

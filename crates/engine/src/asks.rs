@@ -250,7 +250,7 @@ fn gm_commands(v: &GmView) -> Vec<Command> {
         fields,
     };
     vec![
-        command("roll", "Roll dice", vec![form::text("dice", "Dice (e.g. 2d6+1)")]),
+        command("roll", "Roll dice", vec![form::line("dice", "Dice (e.g. 2d6+1)")]),
         command("success", "Next roll succeeds", vec![]),
         command("fail", "Next roll fails", vec![]),
         command(

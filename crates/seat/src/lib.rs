@@ -243,6 +243,11 @@ pub mod form {
         field(name, label, FieldKind::Text { multiline: true, required: true })
     }
 
+    /// One line of text (a dice expression, a name).
+    pub fn line(name: &str, label: &str) -> Field {
+        field(name, label, FieldKind::Text { multiline: false, required: true })
+    }
+
     /// Text that may be left blank.
     pub fn optional(name: &str, label: &str) -> Field {
         field(name, label, FieldKind::Text { multiline: false, required: false })

@@ -26,6 +26,7 @@ mod report_screenshot;
 mod research;
 mod scene;
 mod seats;
+mod serve;
 mod shards;
 mod simulate;
 mod slurm;

@@ -1,0 +1,226 @@
+// The table page: one seat's stream, and the form of the decision waiting on it.
+// Everything a person or a model wrote is put in the page as text (textContent), never as
+// markup. The seat's key is in the link's fragment (#key=…), which the browser never sends;
+// it goes to the server only as a bearer token.
+"use strict";
+
+const key = new URLSearchParams(location.hash.slice(1)).get("key") || "";
+const base = location.pathname.replace(/\/+$/, "");
+let after = null;
+let version = null;
+let shownAsk = null;
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+async function call(path, body) {
+  const r = await fetch(base + path, {
+    method: "POST",
+    headers: { "Authorization": "Bearer " + key, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (r.ok) return null;
+  try { return (await r.json()).error || r.statusText; } catch (_) { return r.statusText; }
+}
+
+function addLines(lines) {
+  const story = $("story");
+  const atBottom = story.scrollHeight - story.scrollTop - story.clientHeight < 40;
+  for (const l of lines) story.appendChild(el("li", l.text, l.kind));
+  if (atBottom) story.scrollTop = story.scrollHeight;
+}
+
+function field(f) {
+  const wrap = el("div");
+  const id = "f-" + f.name + "-" + Math.random().toString(36).slice(2);
+  const label = el("label", f.label);
+  label.htmlFor = id;
+  let input;
+  if (f.kind === "choice") {
+    input = document.createElement("select");
+    for (const o of f.options) {
+      const opt = el("option", o.label);
+      opt.value = o.value;
+      input.appendChild(opt);
+    }
+  } else if (f.kind === "flag") {
+    input = document.createElement("input");
+    input.type = "checkbox";
+    wrap.appendChild(input);
+    wrap.appendChild(label);
+    input.id = id;
+    input.dataset.name = f.name;
+    input.dataset.kind = f.kind;
+    return wrap;
+  } else if (f.kind === "text" && !f.multiline) {
+    input = document.createElement("input");
+    input.type = "text";
+  } else {
+    input = document.createElement("textarea");
+  }
+  if (f.kind === "lines") label.textContent = f.label + " (one per line, up to " + f.max + ")";
+  input.id = id;
+  input.dataset.name = f.name;
+  input.dataset.kind = f.kind;
+  wrap.appendChild(label);
+  wrap.appendChild(input);
+  return wrap;
+}
+
+function values(form) {
+  const v = {};
+  for (const i of form.querySelectorAll("[data-name]")) {
+    const k = i.dataset.kind;
+    if (k === "flag") v[i.dataset.name] = i.checked;
+    else if (k === "lines") v[i.dataset.name] = i.value.split("\n").map((s) => s.trim()).filter((s) => s);
+    else v[i.dataset.name] = i.value;
+  }
+  return v;
+}
+
+function formFor(fields, button, send) {
+  const form = el("form");
+  for (const f of fields) form.appendChild(field(f));
+  const b = el("button", button);
+  b.type = "submit";
+  form.appendChild(b);
+  const err = el("p", "", "error");
+  form.appendChild(err);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    b.disabled = true;
+    const problem = await send(values(form));
+    b.disabled = false;
+    err.textContent = problem || "";
+  });
+  return form;
+}
+
+function showAsk(pending) {
+  const box = $("ask");
+  const id = pending ? pending.id : null;
+  if (id === shownAsk) return;
+  shownAsk = id;
+  box.replaceChildren();
+  if (!pending) return;
+  const ask = pending.ask;
+  box.appendChild(el("p", ask.prompt, "prompt"));
+  for (const s of ask.shown || []) box.appendChild(el("p", s, "shown"));
+  if (ask.error) box.appendChild(el("p", ask.error, "error"));
+  box.appendChild(formFor(ask.fields, "Send", (v) =>
+    call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } })));
+  for (const c of ask.commands || []) {
+    const d = el("details");
+    d.appendChild(el("summary", c.label));
+    d.appendChild(formFor(c.fields, c.label, (v) =>
+      call("/answer", { ask_id: pending.id, answer: { answer: "command", name: c.name, values: v } })));
+    box.appendChild(d);
+  }
+}
+
+function showHolders(state) {
+  const list = $("holders");
+  list.replaceChildren();
+  for (const h of state.holders || []) {
+    const li = el("li", h.label + (h.person ? ": a person" : ": an AI"));
+    const mine = h.seat === state.seat;
+    if (state.role === "gm" || mine) {
+      const give = el("button", h.person ? (mine ? "Let an AI play for me" : "Let an AI play")
+                                         : (mine ? "Take my seat back" : "Give back to its person"));
+      give.addEventListener("click", async () => {
+        const problem = await call("/hand", { seat: h.seat, person: !h.person });
+        if (problem) $("status").textContent = problem;
+      });
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(give);
+    }
+    list.appendChild(li);
+  }
+  $("connected").textContent = "Connected: " + ((state.connected || []).join(", ") || "nobody");
+}
+
+function showSheet(state) {
+  const dl = $("sheet");
+  dl.replaceChildren();
+  const s = state.sheet;
+  if (!s) { $("sheet-pane").hidden = true; return; }
+  $("sheet-pane").hidden = false;
+  const add = (k, v) => {
+    if (v === undefined || v === null || v === "" || (Array.isArray(v) && !v.length)) return;
+    dl.appendChild(el("dt", k));
+    dl.appendChild(el("dd", Array.isArray(v) ? v.join("; ") : v));
+  };
+  const c = s.character;
+  if (c) {
+    $("sheet-title").textContent = "Your character";
+    add("Name", c.name);
+    add("Style and role", c.style + " " + c.role);
+    add("Number", c.number);
+    add("Goal", c.character_goal);
+    add("Equipment", c.equipment);
+  }
+  if (s.scenario) {
+    $("sheet-title").textContent = "Your prep (only you see it)";
+    add("Adventure", s.scenario.text);
+    add("Notes", s.scenario.notes);
+  }
+  if (s.ship) {
+    add("Ship", s.ship.name);
+    add("Strengths", s.ship.strengths);
+    add("Problem", s.ship.problem);
+  }
+}
+
+function showState(state) {
+  $("title").textContent = state.title;
+  $("who").textContent = state.role === "watch" ? "Watching" : "Your seat: " + state.label;
+  let status;
+  if (state.stopped) status = "The table stopped: " + state.stopped;
+  else if (state.ended) status = "The session has ended: " + state.ended;
+  else if (state.ask) status = "The table waits for you.";
+  else if ((state.waiting_on || []).length) status = "Waiting for " + state.waiting_on.join(", ") + ".";
+  else if (state.thinking) status = state.thinking + " is thinking…";
+  else status = "The table is thinking…";
+  if (state.role === "player" && state.person_holds === false) status += " An AI plays your seat now.";
+  $("status").textContent = status;
+  showAsk(state.ask);
+  showHolders(state);
+  showSheet(state);
+}
+
+async function poll() {
+  for (;;) {
+    const q = new URLSearchParams();
+    if (after !== null) q.set("after", after);
+    if (version !== null) q.set("version", version);
+    try {
+      const r = await fetch(base + "/feed?" + q, { headers: { "Authorization": "Bearer " + key } });
+      if (r.status === 401 || r.status === 404) {
+        const body = await r.json().catch(() => ({}));
+        $("link").textContent = body.error || "This link does not open a seat.";
+        $("link").className = "error";
+        return;
+      }
+      if (!r.ok) throw new Error(r.statusText);
+      const d = await r.json();
+      addLines(d.lines);
+      if (d.lines.length) after = d.lines[d.lines.length - 1].id;
+      version = d.version;
+      showState(d.state);
+      $("link").textContent = "connected";
+      $("link").className = "status";
+    } catch (_) {
+      // The server restarted or the network dropped: try again, from the last line seen.
+      $("link").textContent = "reconnecting…";
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  }
+}
+
+poll();

@@ -1,0 +1,113 @@
+//! Running a Lasers & Feelings session as a table: the game on its own thread, its browser
+//! seats and its observer speaking to the [`Hub`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use troupe_agents::Purpose;
+use troupe_engine::asks::{AskedGm, AskedPlayers};
+use troupe_engine::{
+    Driver, Envelope, GmSeat, Observer, Record, Session, SessionSetup, SystemClock, Table,
+};
+use troupe_seat::{Answer, Ask, Seat};
+
+use crate::hub::Hub;
+
+/// A seat whose asks wait in the hub for a browser to answer.
+pub struct BrowserSeat(pub Arc<Hub>);
+
+#[async_trait]
+impl Seat for BrowserSeat {
+    async fn decide(&mut self, ask: &Ask) -> Answer {
+        // The sender goes only when the table closes: then the person has left.
+        self.0.ask(ask.clone()).await.unwrap_or(Answer::Leave)
+    }
+}
+
+/// Pushes every committed event, and who is thinking, to the hub.
+pub struct HubObserver(pub Arc<Hub>);
+
+impl Observer for HubObserver {
+    fn on_event(&mut self, env: &Envelope, session: &Session) {
+        self.0.publish(env, session);
+    }
+    fn thinking(&mut self, agent: &str, _purpose: Purpose) {
+        self.0.thinking(Some(agent.to_string()));
+    }
+    fn idle(&mut self) {
+        self.0.thinking(None);
+    }
+}
+
+/// Who sits in the GM's chair.
+pub enum GmChair {
+    /// A person, at the GM's link.
+    Person,
+    /// The AI GM (or any seat the binary brings).
+    Seat(Box<dyn GmSeat>),
+}
+
+/// How the session starts: a new one, or the table's session continued after a restart.
+pub enum Start {
+    New(SessionSetup),
+    /// Continue this session; its events so far, to rebuild the streams.
+    Resume { number: u32, events: Vec<Envelope> },
+}
+
+/// Everything a table's game needs, built by the binary.
+pub struct Game {
+    pub start: Start,
+    pub record: Record,
+    pub table: Table,
+    pub gm: GmChair,
+    pub turns: Option<u32>,
+}
+
+/// Play the session until it ends or stops. Returns why.
+pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
+    let Game {
+        start,
+        record,
+        table,
+        gm,
+        turns,
+    } = game;
+    let mut gm: Box<dyn GmSeat> = match gm {
+        GmChair::Person => Box::new(AskedGm {
+            seat: BrowserSeat(hub.clone()),
+        }),
+        GmChair::Seat(seat) => seat,
+    };
+    let mut people = AskedPlayers {
+        seat: BrowserSeat(hub.clone()),
+        hand_overs: hub.hand_overs.clone(),
+    };
+    let mut observer = HubObserver(hub.clone());
+    let clock = SystemClock;
+    let mut driver = match start {
+        Start::New(setup) => {
+            Driver::start(setup, record, gm.as_mut(), &table, &mut observer, &clock)?
+        }
+        Start::Resume { number, events } => {
+            replay_streams(&hub, number, &events);
+            Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
+        }
+    };
+    driver.seat_people(&mut people);
+    if let Some(n) = turns {
+        driver.stop_after(n);
+    }
+    // A session that stops unended (a spend limit) stays resumable: the next start reopens it.
+    driver.run().await
+}
+
+/// Rebuild the streams from the log, as they were when the table stopped: the same lines, with
+/// the same ids, so a browser that reconnects gets only what it has not seen.
+fn replay_streams(hub: &Hub, number: u32, events: &[Envelope]) {
+    let id = events.first().map(|e| e.session_id.clone()).unwrap_or_default();
+    let mut session = Session::new(id, number);
+    for env in events {
+        session.apply(env);
+        hub.publish(env, &session);
+    }
+}

@@ -1,0 +1,250 @@
+//! The table's web endpoints. A page is a static shell; everything in it comes from the seat's
+//! stream, which asks for the seat's key on every request (sent as a bearer token: the key
+//! lives in the link's fragment, which browsers never send, so it reaches no access log).
+//!
+//! - `GET  /t/{table}/{seat}`: the page
+//! - `GET  /t/{table}/{seat}/feed?after=ID&version=V`: the seat's lines after ID and its state,
+//!   held open until something changes (up to [`HOLD`])
+//! - `POST /t/{table}/{seat}/answer`: `{"ask_id": N, "answer": {...}}`, the seat's answer
+//! - `POST /t/{table}/{seat}/hand`: `{"seat": AGENT, "person": BOOL}`, a seat changes hands
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::json;
+use troupe_seat::Answer;
+
+use crate::feed::{GM, WATCH};
+use crate::hub::{Hub, Refused};
+
+/// How long a stream request waits for news before answering "nothing new".
+pub const HOLD: Duration = Duration::from_secs(20);
+/// How long a stream request waits after a change for the changes that follow it.
+pub const COALESCE: Duration = Duration::from_millis(100);
+/// The largest request body taken.
+pub const MAX_BODY: usize = 64 * 1024;
+
+const PAGE: &str = include_str!("../assets/table.html");
+const SCRIPT: &str = include_str!("../assets/table.js");
+const STYLE: &str = include_str!("../assets/table.css");
+
+#[derive(Clone)]
+pub struct Served {
+    pub table_id: String,
+    pub hub: Arc<Hub>,
+}
+
+pub fn router(served: Served) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/table.js", get(|| asset(SCRIPT, "text/javascript; charset=utf-8")))
+        .route("/assets/table.css", get(|| asset(STYLE, "text/css; charset=utf-8")))
+        .route("/t/{table}/{seat}", get(page))
+        .route("/t/{table}/{seat}/feed", get(feed))
+        .route("/t/{table}/{seat}/answer", post(answer))
+        .route("/t/{table}/{seat}/hand", post(hand))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(served)
+}
+
+async fn index() -> Response {
+    text(
+        StatusCode::OK,
+        "troupe table server: open the link you were given for your seat.",
+    )
+}
+
+async fn asset(body: &'static str, kind: &'static str) -> Response {
+    let mut r = body.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    r
+}
+
+/// The page is the same shell for every seat: nothing of the table is in it.
+async fn page(State(s): State<Served>, Path((table, seat)): Path<(String, String)>) -> Response {
+    if table != s.table_id {
+        return refused(Refused::NoSuchSeat);
+    }
+    let _ = seat;
+    let mut r = PAGE.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    // Nothing but this server's own script and style runs or loads in the page.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+             img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    r
+}
+
+#[derive(Deserialize)]
+struct FeedQuery {
+    after: Option<u64>,
+    version: Option<u64>,
+}
+
+async fn feed(
+    State(s): State<Served>,
+    Path((table, seat)): Path<(String, String)>,
+    Query(q): Query<FeedQuery>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = admit(&s, &table, &seat, &headers, false) {
+        return refused(r);
+    }
+    if let Some(seen) = q.version {
+        s.hub.changed_since(seen, HOLD).await;
+        // Let a burst of changes (an AI's replies come fast) go out as one answer: a page
+        // that reads its stream asks at most ten times a second.
+        tokio::time::sleep(COALESCE).await;
+    }
+    json_response(StatusCode::OK, s.hub.seat_feed(&seat, q.after))
+}
+
+#[derive(Deserialize)]
+struct Answered {
+    ask_id: u64,
+    answer: Answer,
+}
+
+async fn answer(
+    State(s): State<Served>,
+    Path((table, seat)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Result<Json<Answered>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if let Err(r) = admit(&s, &table, &seat, &headers, true) {
+        return refused(r);
+    }
+    let Json(a) = match body {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    match s.hub.answer(&seat, a.ask_id, a.answer) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(r) => refused(r),
+    }
+}
+
+#[derive(Deserialize)]
+struct Hand {
+    seat: String,
+    person: bool,
+}
+
+/// The GM hands any player's seat over; a player takes their own back or leaves it to an AI.
+async fn hand(
+    State(s): State<Served>,
+    Path((table, seat)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Result<Json<Hand>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if let Err(r) = admit(&s, &table, &seat, &headers, true) {
+        return refused(r);
+    }
+    let Json(h) = match body {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    if seat == WATCH || (seat != GM && seat != h.seat) {
+        return error(
+            StatusCode::FORBIDDEN,
+            "only the GM hands over another seat; a player hands over or claims only their own",
+        );
+    }
+    match s.hub.hand_over(&h.seat, h.person) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(r) => refused(r),
+    }
+}
+
+/// The table and seat exist, the request carries the seat's key, a state-changing request
+/// comes from this server's own pages, and the seat is within its rate.
+fn admit(
+    s: &Served,
+    table: &str,
+    seat: &str,
+    headers: &HeaderMap,
+    post: bool,
+) -> Result<(), Refused> {
+    if table != s.table_id {
+        return Err(Refused::NoSuchSeat);
+    }
+    if post && !same_origin(headers) {
+        return Err(Refused::NotHere(
+            "this request comes from another site's page".into(),
+        ));
+    }
+    let key = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or(Refused::BadKey)?;
+    s.hub.admit(seat, key.trim(), post)
+}
+
+/// A browser names the page a request comes from (`Origin`); it must be this server (as the
+/// browser reached it: `Host`). A request without `Origin` is not from a browser's page.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let origin_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .unwrap_or_default();
+    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+}
+
+fn refused(r: Refused) -> Response {
+    let (status, message) = match r {
+        Refused::NoSuchSeat => (StatusCode::NOT_FOUND, "no such table or seat".to_string()),
+        Refused::BadKey => (
+            StatusCode::UNAUTHORIZED,
+            "this seat's key is missing or wrong: open the link you were given".to_string(),
+        ),
+        Refused::TooMany => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests from this seat: wait a few seconds".to_string(),
+        ),
+        Refused::Stale => (
+            StatusCode::CONFLICT,
+            "that question is no longer waiting for an answer".to_string(),
+        ),
+        Refused::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),
+        Refused::NotHere(why) => (StatusCode::FORBIDDEN, why),
+    };
+    error(status, &message)
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    json_response(status, json!({ "error": message }))
+}
+
+fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
+    let mut r = (status, Json(body)).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    (status, body).into_response()
+}

@@ -1,0 +1,359 @@
+//! A table's live state, shared by the game's thread and the web server: the lines of its
+//! streams, the ask waiting on each seat, who is connected, who holds each seat. The game writes
+//! it (as an observer and through its browser seats); the server reads one seat's part of it
+//! at a time and hands answers back.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::{Notify, oneshot};
+use troupe_engine::visibility::{gm_view, player_view};
+use troupe_engine::{Envelope, Event, Session};
+use troupe_seat::{Answer, Ask, check};
+
+use crate::feed::{GM, Line, WATCH, lines};
+use crate::keys;
+
+/// A seat of the table as the server knows it.
+#[derive(Clone, Debug)]
+pub struct SeatSpec {
+    /// "gm", "watch", or a player's agent id.
+    pub seat: String,
+    /// "Alex (Zara-7)", "GM", "Watching".
+    pub label: String,
+    pub key_hash: String,
+}
+
+/// The most text one field of an answer may hold.
+pub const MAX_FIELD_CHARS: usize = 4000;
+/// Answers (and table commands) a seat may send in [`RATE_WINDOW`].
+pub const MAX_POSTS: usize = 60;
+/// Stream requests a seat may make in [`RATE_WINDOW`].
+pub const MAX_POLLS: usize = 300;
+pub const RATE_WINDOW: Duration = Duration::from_secs(10);
+/// A seat seen this recently counts as connected.
+const CONNECTED_FOR: Duration = Duration::from_secs(40);
+
+struct Pending {
+    id: u64,
+    ask: Ask,
+    since: Instant,
+    reply: oneshot::Sender<Answer>,
+}
+
+#[derive(Default)]
+struct SeatState {
+    spec: Option<SeatSpec>,
+    last_seen: Option<Instant>,
+    posts: VecDeque<Instant>,
+    polls: VecDeque<Instant>,
+}
+
+#[derive(Default)]
+struct Inner {
+    version: u64,
+    next_ask: u64,
+    title: String,
+    lines: Vec<Line>,
+    seats: BTreeMap<String, SeatState>,
+    pending: BTreeMap<String, Pending>,
+    /// Agent id → whether a person holds it.
+    person_holds: BTreeMap<String, bool>,
+    /// What each seat's page shows beside the story: its sheet, the ship, the GM's prep.
+    sheets: BTreeMap<String, Value>,
+    thinking: Option<String>,
+    ended: Option<String>,
+    /// Why the table stopped, when it stopped on an error.
+    stopped: Option<String>,
+}
+
+/// Why a request for a seat was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    NoSuchSeat,
+    BadKey,
+    TooMany,
+    Stale,
+    Invalid(String),
+    NotHere(String),
+}
+
+pub struct Hub {
+    inner: Mutex<Inner>,
+    changed: Notify,
+    /// Seats changing hands, taken by the game before its next step.
+    pub hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
+}
+
+impl Hub {
+    pub fn new(title: &str, seats: Vec<SeatSpec>) -> Hub {
+        let mut inner = Inner {
+            title: title.to_string(),
+            ..Default::default()
+        };
+        for spec in seats {
+            inner.seats.insert(
+                spec.seat.clone(),
+                SeatState {
+                    spec: Some(spec),
+                    ..Default::default()
+                },
+            );
+        }
+        Hub {
+            inner: Mutex::new(inner),
+            changed: Notify::new(),
+            hand_overs: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic elsewhere while holding the lock leaves plain data behind: keep serving it.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bump(&self, inner: &mut Inner) {
+        inner.version += 1;
+        self.changed.notify_waiters();
+    }
+
+    /// Check a seat's key, count the request against the seat's rate, and mark it connected.
+    pub fn admit(&self, seat: &str, key: &str, post: bool) -> Result<(), Refused> {
+        let mut inner = self.lock();
+        let state = inner.seats.get_mut(seat).ok_or(Refused::NoSuchSeat)?;
+        let spec = state.spec.as_ref().ok_or(Refused::NoSuchSeat)?;
+        if !keys::matches(key, &spec.key_hash) {
+            return Err(Refused::BadKey);
+        }
+        let now = Instant::now();
+        let (times, max) = if post {
+            (&mut state.posts, MAX_POSTS)
+        } else {
+            (&mut state.polls, MAX_POLLS)
+        };
+        while times.front().is_some_and(|t| now.duration_since(*t) > RATE_WINDOW) {
+            times.pop_front();
+        }
+        if times.len() >= max {
+            return Err(Refused::TooMany);
+        }
+        times.push_back(now);
+        let was_connected = state
+            .last_seen
+            .is_some_and(|t| now.duration_since(t) < CONNECTED_FOR);
+        state.last_seen = Some(now);
+        if !was_connected {
+            self.bump(&mut inner);
+        }
+        Ok(())
+    }
+
+    /// The game asks a seat; the answer comes through the returned channel.
+    pub fn ask(&self, ask: Ask) -> oneshot::Receiver<Answer> {
+        let (reply, answer) = oneshot::channel();
+        let mut inner = self.lock();
+        inner.next_ask += 1;
+        let id = inner.next_ask;
+        let seat = ask.seat.clone();
+        inner.pending.insert(
+            seat,
+            Pending {
+                id,
+                ask,
+                since: Instant::now(),
+                reply,
+            },
+        );
+        self.bump(&mut inner);
+        answer
+    }
+
+    /// A seat answers the ask it was shown (by its id): checked against the ask's form, then
+    /// handed to the game.
+    pub fn answer(&self, seat: &str, ask_id: u64, answer: Answer) -> Result<(), Refused> {
+        let mut inner = self.lock();
+        let pending = inner.pending.get(seat).ok_or(Refused::Stale)?;
+        if pending.id != ask_id {
+            return Err(Refused::Stale);
+        }
+        if matches!(answer, Answer::Handed) {
+            return Err(Refused::Invalid("a seat cannot answer \"handed\"".into()));
+        }
+        check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
+        if let Answer::Decide { values } | Answer::Command { values, .. } = &answer
+            && values
+                .values()
+                .any(|v| v.as_str().is_some_and(|s| s.chars().count() > MAX_FIELD_CHARS))
+        {
+            return Err(Refused::Invalid(format!(
+                "a field holds more than {MAX_FIELD_CHARS} characters"
+            )));
+        }
+        if let Some(p) = inner.pending.remove(seat) {
+            // The game may have stopped meanwhile; then the answer has nowhere to go.
+            let _ = p.reply.send(answer);
+        }
+        self.bump(&mut inner);
+        Ok(())
+    }
+
+    /// Hand a player's seat to an AI (`person: false`) or to its person. A person's pending
+    /// ask is withdrawn at once; the log records the hand-over before the game's next step.
+    pub fn hand_over(&self, agent: &str, person: bool) -> Result<(), Refused> {
+        let mut inner = self.lock();
+        if !inner.person_holds.contains_key(agent) {
+            return Err(Refused::NoSuchSeat);
+        }
+        if inner.person_holds.get(agent) == Some(&person) {
+            return Err(Refused::NotHere(if person {
+                "a person holds this seat already".into()
+            } else {
+                "an AI holds this seat already".into()
+            }));
+        }
+        if let Ok(mut h) = self.hand_overs.lock() {
+            h.push((agent.to_string(), person));
+        }
+        if !person && let Some(p) = inner.pending.remove(agent) {
+            let _ = p.reply.send(Answer::Handed);
+        }
+        self.bump(&mut inner);
+        Ok(())
+    }
+
+    /// People's asks that have waited longer than `limit`: their seats go to an AI.
+    pub fn overdue(&self, limit: Duration) -> Vec<String> {
+        let inner = self.lock();
+        inner
+            .pending
+            .iter()
+            .filter(|(seat, p)| *seat != GM && p.since.elapsed() >= limit)
+            .map(|(seat, _)| seat.clone())
+            .collect()
+    }
+
+    /// A committed event: its lines join the streams, and the seats' sheets are brought up to
+    /// date from the views the session gives each seat.
+    pub fn publish(&self, env: &Envelope, session: &Session) {
+        let mut inner = self.lock();
+        inner.lines.extend(lines(env, session));
+        match &env.event {
+            Event::SessionEnded { reason } => inner.ended = Some(reason.clone()),
+            Event::SessionResumed { .. } => inner.ended = None,
+            _ => {}
+        }
+        for seat in session.seats() {
+            let agent = &seat.player.agent_id;
+            inner.person_holds.insert(
+                agent.clone(),
+                seat.taken_by == troupe_campaign::SeatTaker::Human,
+            );
+        }
+        let seats: Vec<String> = inner.seats.keys().cloned().collect();
+        for seat in seats {
+            if let Some(sheet) = sheet(&seat, session) {
+                inner.sheets.insert(seat, sheet);
+            }
+        }
+        self.bump(&mut inner);
+    }
+
+    pub fn thinking(&self, who: Option<String>) {
+        let mut inner = self.lock();
+        inner.thinking = who;
+        self.bump(&mut inner);
+    }
+
+    pub fn stopped(&self, why: String) {
+        let mut inner = self.lock();
+        inner.stopped = Some(why);
+        self.bump(&mut inner);
+    }
+
+    pub fn version(&self) -> u64 {
+        self.lock().version
+    }
+
+    /// Wait until the table changes past `version`, or `timeout` passes.
+    pub async fn changed_since(&self, version: u64, timeout: Duration) {
+        let waiting = self.changed.notified();
+        tokio::pin!(waiting);
+        waiting.as_mut().enable();
+        if self.version() != version {
+            return;
+        }
+        let _ = tokio::time::timeout(timeout, waiting).await;
+    }
+
+    /// What one seat may see now: its lines after `after`, and the table's state from its
+    /// chair.
+    pub fn seat_feed(&self, seat: &str, after: Option<u64>) -> Value {
+        let inner = self.lock();
+        let lines: Vec<&Line> = inner
+            .lines
+            .iter()
+            .filter(|l| after.is_none_or(|a| l.id > a))
+            .filter(|l| l.audience.includes(seat))
+            .collect();
+        json!({
+            "version": inner.version,
+            "lines": lines,
+            "state": state(&inner, seat),
+        })
+    }
+}
+
+/// The table from one chair: the ask waiting on it, who the table waits for, who is here.
+fn state(inner: &Inner, seat: &str) -> Value {
+    let now = Instant::now();
+    let label = |s: &str| {
+        inner
+            .seats
+            .get(s)
+            .and_then(|x| x.spec.as_ref())
+            .map_or_else(|| s.to_string(), |x| x.label.clone())
+    };
+    let connected: Vec<String> = inner
+        .seats
+        .iter()
+        .filter(|(_, s)| s.last_seen.is_some_and(|t| now.duration_since(t) < CONNECTED_FOR))
+        .map(|(name, _)| label(name))
+        .collect();
+    let waiting_on: Vec<String> = inner.pending.keys().map(|s| label(s)).collect();
+    let ask = inner
+        .pending
+        .get(seat)
+        .map(|p| json!({"id": p.id, "ask": p.ask}));
+    let holders: Vec<Value> = inner
+        .person_holds
+        .iter()
+        .map(|(agent, person)| json!({"seat": agent, "label": label(agent), "person": person}))
+        .collect();
+    json!({
+        "seat": seat,
+        "label": label(seat),
+        "title": inner.title,
+        "role": match seat { GM => "gm", WATCH => "watch", _ => "player" },
+        "ask": ask,
+        "waiting_on": waiting_on,
+        "connected": connected,
+        "thinking": inner.thinking.as_deref().map(&label),
+        "holders": if seat == WATCH { Vec::new() } else { holders },
+        "person_holds": inner.person_holds.get(seat),
+        "ended": inner.ended,
+        "stopped": inner.stopped,
+        "sheet": inner.sheets.get(seat),
+    })
+}
+
+/// What a seat's page shows beside the story: a player's character sheet and the ship; the
+/// GM's adventure and notes. Built from the seat's own view, never the session.
+fn sheet(seat: &str, session: &Session) -> Option<Value> {
+    match seat {
+        WATCH => None,
+        GM => gm_view(session).map(|v| json!({"ship": v.ship, "scenario": v.scenario})),
+        agent => player_view(session, agent).map(|v| json!({"character": v.character, "ship": v.ship})),
+    }
+}

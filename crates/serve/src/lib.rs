@@ -1,0 +1,221 @@
+//! The table server (`troupe serve`): people take seats at a troupe table from their own
+//! browsers, with an AI in any empty chair.
+//!
+//! A table is one session's log in its campaign directory, like any session: the server is
+//! only its writer while it runs. Each seat has a link holding an unguessable key (128 bits,
+//! stored only as a hash in the campaign's `table.json`). A seat's page streams what that seat
+//! may see ([`feed`]), and the decision waiting on it as a form built from its seat-protocol
+//! ask ([`troupe_seat::Ask`]). Kill the server at any moment and start it again: the session
+//! resumes from its log and the pages reconnect on their own.
+//!
+//! Today the server hosts Lasers & Feelings sessions (human or AI GM, people and AI players).
+//! Encounters and scenes are not served yet: their loops are not on the seat protocol.
+
+pub mod feed;
+pub mod game;
+mod http;
+pub mod hub;
+pub mod keys;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use game::{Game, GmChair, Start};
+pub use hub::{Hub, SeatSpec};
+
+/// The table's file in its campaign directory.
+pub const TABLE_FILE: &str = "table.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a table file troupe can read: {message}")]
+    BadTableFile { path: PathBuf, message: String },
+    #[error("the operating system gave no random bytes for a seat key: {0}")]
+    NoRandomness(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the table's game could not start: {0}")]
+    Game(String),
+}
+
+/// Which session a table plays and its seats (keys kept only as hashes).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TableFile {
+    pub id: String,
+    pub session: u32,
+    pub seats: Vec<StoredSeat>,
+    /// The turn the session ends after, when it was opened with a limit: a reopened table
+    /// keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StoredSeat {
+    pub seat: String,
+    pub label: String,
+    pub key_sha256: String,
+}
+
+/// A seat's link, as printed once when the table opens.
+pub struct Link {
+    pub label: String,
+    pub path: String,
+}
+
+/// The table file of a campaign, if it has one.
+pub fn load_table(dir: &Path) -> Result<Option<TableFile>, Error> {
+    let path = dir.join(TABLE_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::Io { path, source }),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| Error::BadTableFile {
+            path,
+            message: e.to_string(),
+        })
+}
+
+/// A new table for this session, with a fresh key per seat: (seat, label) pairs in, the table
+/// file and each seat's link out. The keys are in the links only.
+pub fn new_table(
+    session: u32,
+    seats: &[(String, String)],
+    last_turn: Option<u32>,
+) -> Result<(TableFile, Vec<Link>), Error> {
+    let key = || keys::new_key().map_err(|e| Error::NoRandomness(e.to_string()));
+    let id = key()?.chars().take(12).collect::<String>();
+    let mut stored = Vec::new();
+    let mut links = Vec::new();
+    for (seat, label) in seats {
+        let k = key()?;
+        stored.push(StoredSeat {
+            seat: seat.clone(),
+            label: label.clone(),
+            key_sha256: keys::hash(&k),
+        });
+        links.push(Link {
+            label: label.clone(),
+            path: format!("/t/{id}/{seat}#key={k}"),
+        });
+    }
+    Ok((
+        TableFile {
+            id,
+            session,
+            seats: stored,
+            last_turn,
+        },
+        links,
+    ))
+}
+
+/// Write the table file (atomically: a crash leaves the old one or the new one).
+pub fn save_table(dir: &Path, table: &TableFile) -> Result<(), Error> {
+    let path = dir.join(TABLE_FILE);
+    let tmp = dir.join(format!("{TABLE_FILE}.tmp"));
+    let io = |source, path: &Path| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let body = serde_json::to_string_pretty(table).map_err(|e| Error::BadTableFile {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    std::fs::write(&tmp, body).map_err(|e| io(e, &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io(e, &path))
+}
+
+/// A listening socket, bound before the links are printed (so they name the real port).
+pub struct Bound {
+    listener: tokio::net::TcpListener,
+    pub addr: SocketAddr,
+}
+
+pub async fn bind(addr: SocketAddr) -> Result<Bound, Error> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Listen { addr, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| Error::Listen { addr, source })?;
+    Ok(Bound { listener, addr })
+}
+
+/// Serve the table until the process is stopped: the game on its own thread, the pages here.
+/// `on_end` is told why the session stopped (or the error that stopped it); the pages stay up
+/// so everyone sees the end.
+pub async fn run(
+    bound: Bound,
+    title: &str,
+    table: &TableFile,
+    game: Game,
+    hand_over_after: Option<Duration>,
+    on_end: impl FnOnce(Result<String, String>) + Send + 'static,
+) -> Result<(), Error> {
+    let seats = table
+        .seats
+        .iter()
+        .map(|s| SeatSpec {
+            seat: s.seat.clone(),
+            label: s.label.clone(),
+            key_hash: s.key_sha256.clone(),
+        })
+        .collect();
+    let hub = Arc::new(Hub::new(title, seats));
+    let game_hub = hub.clone();
+    std::thread::Builder::new()
+        .name("table".into())
+        .spawn(move || {
+            let ended = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt
+                    .block_on(game::play(game, game_hub.clone()))
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(why) = &ended {
+                game_hub.stopped(why.clone());
+            }
+            on_end(ended);
+        })
+        .map_err(|e| Error::Game(e.to_string()))?;
+    if let Some(limit) = hand_over_after {
+        let hub = hub.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                for seat in hub.overdue(limit) {
+                    let _ = hub.hand_over(&seat, false);
+                }
+            }
+        });
+    }
+    let app = http::router(http::Served {
+        table_id: table.id.clone(),
+        hub,
+    });
+    let addr = bound.addr;
+    axum::serve(bound.listener, app)
+        .await
+        .map_err(|source| Error::Listen { addr, source })
+}
