@@ -131,7 +131,7 @@ async fn answer(
     }
     let Json(a) = match body {
         Ok(b) => b,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        Err(e) => return error(e.status(), &e.body_text()),
     };
     match s.hub.answer(&seat, a.ask_id, a.answer) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
@@ -157,7 +157,7 @@ async fn hand(
     }
     let Json(h) = match body {
         Ok(b) => b,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+        Err(e) => return error(e.status(), &e.body_text()),
     };
     if seat == WATCH || (seat != GM && seat != h.seat) {
         return error(

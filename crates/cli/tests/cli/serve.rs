@@ -194,6 +194,47 @@ impl Served {
     }
 }
 
+impl Served {
+    /// Answer every ask of these seats (a GM and people) until the session ends.
+    pub async fn play_seats(&self, seats: &[&str]) -> Value {
+        let started = Instant::now();
+        loop {
+            for seat in seats {
+                let state = self.feed(seat, &self.keys[*seat], Some(u64::MAX)).await["state"].clone();
+                if !state["ended"].is_null() {
+                    return state;
+                }
+                if state["ask"].is_null() {
+                    continue;
+                }
+                let ask = &state["ask"]["ask"];
+                let values = if *seat == "gm" { gm_answer(ask) } else { player_answer(ask) };
+                let (status, text) = self.answer(seat, &state, values).await;
+                assert!(status == 204 || status == 409, "{status} {text}");
+            }
+            assert!(started.elapsed() < Duration::from_secs(90), "the session did not end");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// What a plain person answers to each decision of their character's.
+pub fn player_answer(ask: &Value) -> Value {
+    match ask["decision"].as_str().unwrap() {
+        "questions" => json!({"questions": []}),
+        "plan" => json!({"plan": "Look around carefully."}),
+        "discussion" => json!({"message": "Let's be careful.", "on": ""}),
+        "vote" => json!({"vote": ask["fields"][0]["options"][0]["value"]}),
+        "directive" => json!({"directive": "Scan the room."}),
+        "action" => json!({"action": "I scan the room for life signs.", "dialogue": "",
+                           "task_type": "lasers", "prepared": false, "expert": true, "helping": ""}),
+        "insight_question" => json!({"question": "What are they hiding?"}),
+        "insight_decision" => json!({"change_action": false}),
+        "reaction" => json!({"reaction": "I nod."}),
+        other => panic!("a player ask this test does not know: {other}"),
+    }
+}
+
 /// What a plain GM answers to each decision.
 pub fn gm_answer(ask: &Value) -> Value {
     match ask["decision"].as_str().unwrap() {
@@ -327,4 +368,179 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "no event lost or repeated");
     assert_eq!(of_type(&log, "gm_adjudication").len(), 2);
     assert_eq!(of_type(&log, "session_resumed").len(), 1);
+}
+
+/// A small deterministic generator: the property's cases are the same on every run.
+struct Dice(u64);
+impl Dice {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// The party campaign with GM prep whose every note is a secret token.
+fn party_with_notes(dir: &Path, notes: &[String]) {
+    let path = dir.join("party.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["gm"] = json!({"seat": "person", "scenario": {"text": "A beacon calls from a dead moon.",
+                     "notes": notes}});
+    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn whispers_and_gm_notes_reach_no_seat_they_are_not_for_byte_for_byte() {
+    let agents = ["alex", "sam", "priya"];
+    let scopes = ["both", "player_only", "character_only"];
+    for seed in 1..=3u64 {
+        let dir = campaign_with(&["party.json", "party.replay.jsonl"]);
+        let notes: Vec<String> = (0..2).map(|i| format!("GMNOTE{seed}X{i}QZ")).collect();
+        party_with_notes(dir.path(), &notes);
+        let s = serve(dir.path(), &["party.json", "--seed", "5", "--turns", "1"]);
+        let mut dice = Dice(seed);
+        // (token, the seat it is for: an agent, or None for the whole table)
+        let mut planted: Vec<(String, Option<&str>)> = Vec::new();
+        for i in 0..8 {
+            // A command is performed and the GM asked again: each whisper answers a new ask.
+            let state = s.next_ask("gm").await;
+            let to = if dice.next(4) == 0 { None } else { Some(agents[dice.next(3)]) };
+            let token = format!("WHISPER{seed}N{i}QZ");
+            let scope = scopes[dice.next(3)];
+            s.command("gm", &state, "whisper",
+                json!({"to": to.unwrap_or("all"), "scope": scope, "text": format!("psst {token}")}))
+                .await;
+            planted.push((token, to));
+        }
+        s.play_gm(|_| false).await;
+        for seat in ["alex", "sam", "priya", "watch", "gm"] {
+            let raw = s.raw_feed(seat).await;
+            for (token, to) in &planted {
+                let allowed = match (seat, to) {
+                    ("gm", _) => true,
+                    ("watch", _) => false,
+                    (_, None) => true,
+                    (seat, Some(agent)) => seat == *agent,
+                };
+                assert_eq!(raw.contains(token.as_str()), allowed,
+                    "seed {seed}: {token} for {to:?} on {seat}'s stream");
+            }
+            for note in &notes {
+                assert_eq!(raw.contains(note.as_str()), seat == "gm",
+                    "seed {seed}: a GM note on {seat}'s stream");
+            }
+        }
+        // The page itself is the same shell for every seat: nothing of the table is in it.
+        let page = reqwest::get(s.url("alex", "")).await.unwrap().text().await.unwrap();
+        assert!(!page.contains("QZ"));
+    }
+}
+
+#[tokio::test]
+async fn a_person_plays_their_seat_hands_it_to_an_ai_and_takes_it_back() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3", "--turns", "3", "--person", "alex"]);
+    assert!(s.stdout.contains("people play Zara-7"), "{}", s.stdout);
+    let gm = s.next_ask("gm").await;
+    s.answer("gm", &gm, json!({"text": "The airlock hisses open."})).await;
+    // Alex's questions, then plan, as a person answers them from the page.
+    let q = s.next_ask("alex").await;
+    assert_eq!(q["ask"]["ask"]["decision"], "questions");
+    assert_eq!(q["sheet"]["character"]["name"], "Zara-7");
+    let (status, _) = s.answer("alex", &q, json!({"questions": []})).await;
+    assert_eq!(status, 204);
+    let plan = s.next_ask("alex").await;
+    assert_eq!(plan["ask"]["ask"]["decision"], "plan");
+    // An answer that does not fit the form is refused and the ask keeps waiting.
+    let (status, text) = s.answer("alex", &plan, json!({"plan": "  "})).await;
+    assert_eq!((status, text.contains("may not be empty")), (422, true), "{text}");
+    // A stale answer (an ask that is gone) is refused too.
+    let stale = json!({"ask": {"id": 0}});
+    assert_eq!(s.answer("alex", &stale, json!({"plan": "x"})).await.0, 409);
+    // The GM lets an AI play Alex's seat while the table waits on Alex.
+    let body = json!({"seat": "alex", "person": false});
+    assert_eq!(s.post("gm", "/hand", &s.keys["gm"], body.clone()).await.0, 204);
+    // The watcher cannot hand seats over; a player cannot hand over someone else's.
+    assert_eq!(s.post("watch", "/hand", &s.keys["watch"], body.clone()).await.0, 403);
+    // The AI plays on; Alex takes the seat back from the page.
+    let (status, text) = s.post("alex", "/hand", &s.keys["alex"], json!({"seat": "alex", "person": true})).await;
+    assert_eq!(status, 204, "{text}");
+    let end = s.play_seats(&["gm", "alex"]).await;
+    assert_eq!(end["ended"], "played the 3 turns asked for");
+    let log = log_of(dir.path(), 1);
+    let handed: Vec<bool> = of_type(&log, "seat_handed")
+        .iter()
+        .map(|e| e["person"].as_bool().unwrap())
+        .collect();
+    assert_eq!(handed, [false, true], "both hand-overs are in the log");
+    let watch = s.raw_feed("watch").await;
+    assert!(watch.contains("An AI now plays Zara-7."));
+    assert!(watch.contains("Alex takes their seat (Zara-7)."));
+}
+
+#[tokio::test]
+async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
+    let gm = s.next_ask("gm").await;
+    let client = reqwest::Client::new();
+    let key = &s.keys["gm"];
+    let post = |body: Vec<u8>, origin: Option<&str>| {
+        let mut r = client
+            .post(s.url("gm", "/answer"))
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(status(post(b"{not json".to_vec(), None).await.unwrap()), 400);
+    // Past the size limit: refused (413) before it is read, or cut off while it is sent.
+    match post(vec![b' '; 200_000], None).await {
+        Ok(r) => assert_eq!(status(r), 413),
+        Err(e) => assert!(e.is_request(), "{e}"),
+    }
+    let fine = serde_json::to_vec(&json!({"ask_id": gm["ask"]["id"],
+        "answer": {"answer": "decide", "values": {"text": "ok"}}})).unwrap();
+    // A state-changing request from another site's page is refused.
+    assert_eq!(status(post(fine.clone(), Some("https://evil.example")).await.unwrap()), 403);
+    let long = "é".repeat(5000);
+    let too_long = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "decide", "values": {"text": long}}});
+    assert_eq!(status(post(serde_json::to_vec(&too_long).unwrap(), None).await.unwrap()), 422);
+    let not_a_command = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "command", "name": "undo_everything"}});
+    assert_eq!(status(post(serde_json::to_vec(&not_a_command).unwrap(), None).await.unwrap()), 422);
+    // Random bytes at every endpoint: never a 5xx, never a crash.
+    let mut dice = Dice(9);
+    for i in 0..200 {
+        let n = dice.next(300);
+        let body: Vec<u8> = (0..n).map(|_| dice.next(256) as u8).collect();
+        let path = ["/answer", "/hand", "/feed?after=x"][i % 3];
+        let r = client
+            .post(s.url(["gm", "alex", "watch", "../../x"][dice.next(4)], path))
+            .bearer_auth(key)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let code = r.status().as_u16();
+        assert!((400..500).contains(&code), "{path}: {code}");
+    }
+    // Flooding one seat is slowed down; the table still answers.
+    let mut limited = false;
+    for _ in 0..80 {
+        if status(post(b"{}".to_vec(), None).await.unwrap()) == 429 {
+            limited = true;
+            break;
+        }
+    }
+    assert!(limited, "a seat's flood of requests is rate limited");
+    tokio::time::sleep(hub_window()).await;
+    let (code, text) = s.answer("gm", &gm, json!({"text": "Still here."})).await;
+    assert_eq!(code, 204, "{text}");
+}
+
+fn hub_window() -> Duration {
+    Duration::from_secs(10)
 }
