@@ -544,3 +544,52 @@ async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
 fn hub_window() -> Duration {
     Duration::from_secs(10)
 }
+
+#[tokio::test]
+async fn what_people_and_models_write_is_shown_as_text_in_the_browser() {
+    let Some(browser) = crate::support::browser::WebDriver::start_or_skip("the table page's browser test").await else {
+        return;
+    };
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let name = r#"<img src=x onerror="document.title='pwned'">"#;
+    let path = dir.path().join("campaign.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["characters"][0]["character"]["name"] = json!(name);
+    std::fs::write(&path, c.to_string()).unwrap();
+    // The model's action carries a script.
+    let replies = dir.path().join("campaign.replay.jsonl");
+    let text = std::fs::read_to_string(&replies).unwrap().replacen(
+        r#"\"action\": \""#,
+        r#"\"action\": \"<script>document.title='pwned'</script>I try "#,
+        1,
+    );
+    std::fs::write(&replies, text).unwrap();
+    let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
+    let gm = s.next_ask("gm").await;
+    s.answer("gm", &gm, json!({"text": "<b>Bold</b> <script>document.title='pwned'</script>"})).await;
+    s.play_gm(|st| st["ask"]["ask"]["decision"] == "outcome").await;
+
+    for seat in ["watch", "gm"] {
+        browser.open(&format!("{}#key={}", s.url(seat, ""), s.keys[seat])).await;
+        let started = Instant::now();
+        let story = loop {
+            let story = browser.eval("return document.getElementById('story').innerText").await;
+            let story = story.as_str().unwrap_or_default().to_string();
+            if story.contains("attempts") {
+                break story;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "{seat}'s page never showed the story: {story}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert!(story.contains("<b>Bold</b> <script>document.title='pwned'</script>"), "{story}");
+        assert!(story.contains(&format!("{name} attempts: <script>")), "{story}");
+        let markup = browser
+            .eval("return document.querySelectorAll('img, b, #story script, #ask script').length")
+            .await;
+        assert_eq!(markup, 0, "markup from the story ran in {seat}'s page");
+        assert_eq!(browser.eval("return document.title").await, "troupe table");
+    }
+    // The GM's form names the character in its choices, as text.
+    let options = browser.eval("return Array.from(document.querySelectorAll('option')).map(o => o.textContent).join('|')").await;
+    assert!(options.as_str().unwrap().contains(name), "{options}");
+}

@@ -116,3 +116,93 @@ pub fn pixels_of(rgb: &[u8], colour: [u8; 3]) -> usize {
         .filter(|px| px.iter().zip(colour).all(|(x, y)| x.abs_diff(y) <= 8))
         .count()
 }
+
+/// Headless Chromium driven over WebDriver (`chromedriver`, Debian's `chromium-driver`): for
+/// live pages that keep a request open, which `--dump-dom` would wait on forever.
+pub struct WebDriver {
+    child: std::process::Child,
+    base: String,
+    session: String,
+    http: reqwest::Client,
+}
+
+impl WebDriver {
+    /// A browser session, or None after saying why the test is skipped (fails in CI).
+    pub async fn start_or_skip(test: &str) -> Option<WebDriver> {
+        let browser = browser_or_skip(test)?;
+        let driver = std::env::var("TROUPE_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = match Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => {
+                let msg = format!("{driver} cannot start ({e}): {test} cannot run (scripts/setup installs chromium-driver)");
+                assert!(!in_ci(), "{msg}");
+                eprintln!("\n*** SKIPPED: {msg} ***\n");
+                return None;
+            }
+        };
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let started = Instant::now();
+        while http.get(format!("{base}/status")).send().await.is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let caps = serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": browser, "args": ["--headless", "--no-sandbox", "--disable-gpu"]}}}});
+        let r: serde_json::Value = http
+            .post(format!("{base}/session"))
+            .json(&caps)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let session = r["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no browser session: {r}"))
+            .to_string();
+        Some(WebDriver { child, base, session, http })
+    }
+
+    pub async fn open(&self, url: &str) {
+        self.http
+            .post(format!("{}/session/{}/url", self.base, self.session))
+            .json(&serde_json::json!({ "url": url }))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    /// Run a script in the page; its return value.
+    pub async fn eval(&self, script: &str) -> serde_json::Value {
+        let r: serde_json::Value = self
+            .http
+            .post(format!("{}/session/{}/execute/sync", self.base, self.session))
+            .json(&serde_json::json!({ "script": script, "args": [] }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        r["value"].clone()
+    }
+}
+
+impl Drop for WebDriver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
