@@ -27,7 +27,7 @@ use crate::hub::{Hub, Refused};
 /// How long a stream request waits for news before answering "nothing new".
 pub const HOLD: Duration = Duration::from_secs(20);
 /// How long a stream request waits after a change for the changes that follow it.
-pub const COALESCE: Duration = Duration::from_millis(100);
+pub const COALESCE: Duration = Duration::from_millis(20);
 /// The largest request body taken.
 pub const MAX_BODY: usize = 64 * 1024;
 
@@ -108,7 +108,7 @@ async fn feed(
     if let Some(seen) = q.version {
         s.hub.changed_since(seen, HOLD).await;
         // Let a burst of changes (an AI's replies come fast) go out as one answer: a page
-        // that reads its stream asks at most ten times a second.
+        // that reads its stream asks at most fifty times a second.
         tokio::time::sleep(COALESCE).await;
     }
     json_response(StatusCode::OK, s.hub.seat_feed(&seat, q.after))

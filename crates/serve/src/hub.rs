@@ -31,7 +31,7 @@ pub const MAX_FIELD_CHARS: usize = 4000;
 /// Answers (and table commands) a seat may send in [`RATE_WINDOW`].
 pub const MAX_POSTS: usize = 60;
 /// Stream requests a seat may make in [`RATE_WINDOW`].
-pub const MAX_POLLS: usize = 300;
+pub const MAX_POLLS: usize = 600;
 pub const RATE_WINDOW: Duration = Duration::from_secs(10);
 /// A seat seen this recently counts as connected.
 const CONNECTED_FOR: Duration = Duration::from_secs(40);

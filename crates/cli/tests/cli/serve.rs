@@ -593,3 +593,92 @@ async fn what_people_and_models_write_is_shown_as_text_in_the_browser() {
     let options = browser.eval("return Array.from(document.querySelectorAll('option')).map(o => o.textContent).join('|')").await;
     assert!(options.as_str().unwrap().contains(name), "{options}");
 }
+
+/// Fill the page's form for the waiting ask with these values and press Send, as a person would.
+const FILL_AND_SEND: &str = r#"
+const values = arguments[0];
+const form = document.querySelector('#ask form');
+if (!form) return false;
+for (const i of form.querySelectorAll('[data-name]')) {
+  const v = values[i.dataset.name];
+  if (v === undefined || v === null) continue;
+  if (i.dataset.kind === 'flag') i.checked = !!v;
+  else if (i.dataset.kind === 'lines') i.value = v.join('\n');
+  else i.value = v;
+}
+form.querySelector('button[type=submit]').click();
+return true;
+"#;
+
+#[tokio::test]
+async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
+    use crate::support::browser::WebDriver;
+    let Some(gm_page) = WebDriver::start_or_skip("the table's two-browser test").await else {
+        return;
+    };
+    let Some(alex_page) = WebDriver::start_or_skip("the table's two-browser test").await else {
+        return;
+    };
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3", "--turns", "2", "--person", "alex"]);
+    gm_page.open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"])).await;
+    alex_page.open(&format!("{}#key={}", s.url("alex", ""), s.keys["alex"])).await;
+    let pages = [("gm", &gm_page), ("alex", &alex_page)];
+    let started = Instant::now();
+    let mut answered = 0;
+    let end = 'play: loop {
+        for (seat, page) in pages {
+            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
+            if !state["ended"].is_null() {
+                break 'play state;
+            }
+            if state["ask"].is_null() {
+                continue;
+            }
+            let ask = &state["ask"]["ask"];
+            let values = if seat == "gm" { gm_answer(ask) } else { player_answer(ask) };
+            // The page shows the ask once its stream has it; then the person answers.
+            let waited = Instant::now();
+            while page.eval_with(FILL_AND_SEND, json!([values])).await != json!(true) {
+                assert!(waited.elapsed() < Duration::from_secs(20), "{seat}'s page shows no form");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // Sent: the ask is answered (and gone) before anything else is asked of the seat.
+            while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"]
+                == state["ask"]["id"]
+            {
+                assert!(waited.elapsed() < Duration::from_secs(20), "{seat}'s answer never arrived");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            answered += 1;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "the session did not end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(end["ended"], "played the 2 turns asked for");
+    assert!(answered >= 10, "{answered} answers from the pages");
+    let log = log_of(dir.path(), 1);
+    let actions: Vec<&str> = of_type(&log, "character_action")
+        .iter()
+        .map(|e| e["action"]["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["I scan the room for life signs."; 2]);
+    assert_eq!(
+        of_type(&log, "gm_narration")[0]["text"],
+        "A derelict freighter drifts across the bow."
+    );
+    // Both pages show the end, and the person's page showed their character's sheet.
+    for (seat, page) in pages {
+        let waited = Instant::now();
+        loop {
+            let status = page.eval("return document.getElementById('status').textContent").await;
+            if status.as_str().unwrap_or_default().contains("The session has ended") {
+                break;
+            }
+            assert!(waited.elapsed() < Duration::from_secs(20), "{seat}: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let sheet = alex_page.eval("return document.getElementById('sheet').innerText").await;
+    assert!(sheet.as_str().unwrap().contains("Zara-7"), "{sheet}");
+}

@@ -186,10 +186,15 @@ impl WebDriver {
 
     /// Run a script in the page; its return value.
     pub async fn eval(&self, script: &str) -> serde_json::Value {
+        self.eval_with(script, serde_json::json!([])).await
+    }
+
+    /// Run a script in the page with these arguments (`arguments[0]`…); its return value.
+    pub async fn eval_with(&self, script: &str, args: serde_json::Value) -> serde_json::Value {
         let r: serde_json::Value = self
             .http
             .post(format!("{}/session/{}/execute/sync", self.base, self.session))
-            .json(&serde_json::json!({ "script": script, "args": [] }))
+            .json(&serde_json::json!({ "script": script, "args": args }))
             .send()
             .await
             .unwrap()
