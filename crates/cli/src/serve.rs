@@ -52,7 +52,13 @@ pub async fn serve(
     let store = sessions::create_store(&dir)?;
     sessions::repair_last_mirror(&dir, &store)?;
     let open = match troupe_serve::load_table(&dir)? {
-        Some(t) if store.session(t.session)?.is_some_and(|s| s.ended_reason.is_none()) => Some(t),
+        Some(t)
+            if store
+                .session(t.session)?
+                .is_some_and(|s| s.ended_reason.is_none()) =>
+        {
+            Some(t)
+        }
         _ => None,
     };
     let (table_file, links, campaign, start, record) = match open {
@@ -105,7 +111,11 @@ type Opened = (TableFile, Vec<Link>, Campaign, Start, Record);
 fn reopen(dir: &Path, store: troupe_engine::Store, t: TableFile) -> anyhow::Result<Opened> {
     let state = troupe_engine::snapshot::fold_stored(&store, t.session)?;
     let Some(campaign) = state.campaign.clone() else {
-        bail!("session {} in {} has no session_started event", t.session, dir.display());
+        bail!(
+            "session {} in {} has no session_started event",
+            t.session,
+            dir.display()
+        );
     };
     let events = store.live_events(t.session)?;
     let mirror = sessions::mirror_for(dir, &store, t.session)?;
@@ -168,8 +178,16 @@ fn open_new(
     println!(
         "Table open for session {number} of {}: the GM is {}; people play {}.",
         campaign.name,
-        if campaign.gm.seat == GmSeatKind::Ai { "an AI" } else { "a person" },
-        if people.is_empty() { "no one yet".to_string() } else { people.join(", ") }
+        if campaign.gm.seat == GmSeatKind::Ai {
+            "an AI"
+        } else {
+            "a person"
+        },
+        if people.is_empty() {
+            "no one yet".to_string()
+        } else {
+            people.join(", ")
+        }
     );
     let mirror = EventLog::create(&session_log_path(dir, number))
         .with_context(|| format!("cannot write the log of session {number}"))?;
@@ -182,7 +200,7 @@ fn open_new(
         store,
         mirror: Some(mirror),
     };
-    Ok((table, links, campaign, Start::New(setup), record))
+    Ok((table, links, campaign, Start::New(Box::new(setup)), record))
 }
 
 /// Each seat's link, once: the keys are nowhere else.
@@ -191,7 +209,9 @@ fn print_links(addr: &SocketAddr, table: &TableFile, links: &[Link]) {
     if links.is_empty() {
         return;
     }
-    println!("Give each person the link of their seat (it holds the seat's key; anyone with it takes the seat):");
+    println!(
+        "Give each person the link of their seat (it holds the seat's key; anyone with it takes the seat):"
+    );
     for l in links {
         println!("  {:<28} http://{addr}{}", l.label, l.path);
     }

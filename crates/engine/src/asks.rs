@@ -59,7 +59,10 @@ fn gm_form(ask: &GmAsk, v: &GmView) -> Form {
     match ask {
         GmAsk::Narration => (
             "narration",
-            format!("Turn {}: set the scene. What do the characters see?", v.turn),
+            format!(
+                "Turn {}: set the scene. What do the characters see?",
+                v.turn
+            ),
             vec![],
             vec![form::text("text", "Narration")],
         ),
@@ -111,7 +114,10 @@ fn gm_form(ask: &GmAsk, v: &GmView) -> Form {
             "interject",
             format!("The party has not agreed after round {round}. Say something to them?"),
             vec![],
-            vec![form::optional("text", "To the party (blank to let them go on)")],
+            vec![form::optional(
+                "text",
+                "To the party (blank to let them go on)",
+            )],
         ),
         GmAsk::Failure {
             phase,
@@ -238,11 +244,12 @@ fn failure_form(phase: Phase, agent: &str, error: &str) -> Form {
 /// The table commands the GM has at every decision (the terminal's `/roll`, `/whisper`…).
 fn gm_commands(v: &GmView) -> Vec<Command> {
     let mut to: Vec<(String, String)> = vec![("all".into(), "The whole table".into())];
-    to.extend(
-        v.table
-            .iter()
-            .map(|s| (s.agent_id.clone(), format!("{} ({})", s.character.name, s.player_name))),
-    );
+    to.extend(v.table.iter().map(|s| {
+        (
+            s.agent_id.clone(),
+            format!("{} ({})", s.character.name, s.player_name),
+        )
+    }));
     let to: Vec<(&str, &str)> = to.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let command = |name: &str, label: &str, fields: Vec<Field>| Command {
         name: name.into(),
@@ -250,7 +257,11 @@ fn gm_commands(v: &GmView) -> Vec<Command> {
         fields,
     };
     vec![
-        command("roll", "Roll dice", vec![form::line("dice", "Dice (e.g. 2d6+1)")]),
+        command(
+            "roll",
+            "Roll dice",
+            vec![form::line("dice", "Dice (e.g. 2d6+1)")],
+        ),
         command("success", "Next roll succeeds", vec![]),
         command("fail", "Next roll fails", vec![]),
         command(
@@ -270,7 +281,11 @@ fn gm_commands(v: &GmView) -> Vec<Command> {
                 form::text("text", "Whisper"),
             ],
         ),
-        command("end", "End the session", vec![form::optional("reason", "Why")]),
+        command(
+            "end",
+            "End the session",
+            vec![form::optional("reason", "Why")],
+        ),
     ]
 }
 
@@ -570,7 +585,11 @@ fn player_form(view: &SeatView, call: &CallSpec) -> Form {
             "vote",
             "Vote for the party's plan.".into(),
             vec![],
-            vec![plan_choice("vote", "Your vote", proposals.is_empty().then_some("No plan"))],
+            vec![plan_choice(
+                "vote",
+                "Your vote",
+                proposals.is_empty().then_some("No plan"),
+            )],
         ),
         CallSpec::PartyDirective { .. } => (
             "directive",
@@ -582,7 +601,10 @@ fn player_form(view: &SeatView, call: &CallSpec) -> Form {
             "insight_decision",
             "LASER FEELINGS: you have the GM's answer. Change your action and roll again?".into(),
             vec![],
-            vec![form::flag("change_action", "Change the action and roll again")],
+            vec![form::flag(
+                "change_action",
+                "Change the action and roll again",
+            )],
         ),
         CallSpec::Action { feedback, .. } => action_form(&character, feedback, &others),
         CallSpec::InsightQuestion { .. } => (

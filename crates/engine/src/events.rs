@@ -287,7 +287,10 @@ pub enum Event {
     },
     /// A player's seat changed hands between decisions: a person took it (`person`), or an AI
     /// now plays it. Decisions from here on are asked of the new holder.
-    SeatHanded { agent: String, person: bool },
+    SeatHanded {
+        agent: String,
+        person: bool,
+    },
     /// The GM told someone something in private (`/whisper`). `to: None` is the whole table.
     Whisper {
         to: Option<String>,

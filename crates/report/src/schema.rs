@@ -32,6 +32,10 @@ pub const EVENT_TYPES: &[(&str, &str)] = &[
     ),
     ("whisper", "the GM told someone something in private"),
     (
+        "seat_handed",
+        "a player's seat changed hands: a person took it, or an AI plays it now",
+    ),
+    (
         "memory_retrieved",
         "what an AI recalled before deciding, with confidence",
     ),

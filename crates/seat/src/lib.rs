@@ -141,7 +141,10 @@ pub fn check(ask: &Ask, answer: &Answer) -> Result<(), AnswerError> {
 }
 
 fn check_values(fields: &[Field], values: &Map<String, Value>) -> Result<(), AnswerError> {
-    if let Some(name) = values.keys().find(|k| !fields.iter().any(|f| &f.name == *k)) {
+    if let Some(name) = values
+        .keys()
+        .find(|k| !fields.iter().any(|f| &f.name == *k))
+    {
         return Err(AnswerError::UnknownField(name.clone()));
     }
     for field in fields {
@@ -240,17 +243,38 @@ pub mod form {
     use super::{Choice, Field, FieldKind};
 
     pub fn text(name: &str, label: &str) -> Field {
-        field(name, label, FieldKind::Text { multiline: true, required: true })
+        field(
+            name,
+            label,
+            FieldKind::Text {
+                multiline: true,
+                required: true,
+            },
+        )
     }
 
     /// One line of text (a dice expression, a name).
     pub fn line(name: &str, label: &str) -> Field {
-        field(name, label, FieldKind::Text { multiline: false, required: true })
+        field(
+            name,
+            label,
+            FieldKind::Text {
+                multiline: false,
+                required: true,
+            },
+        )
     }
 
     /// Text that may be left blank.
     pub fn optional(name: &str, label: &str) -> Field {
-        field(name, label, FieldKind::Text { multiline: false, required: false })
+        field(
+            name,
+            label,
+            FieldKind::Text {
+                multiline: false,
+                required: false,
+            },
+        )
     }
 
     pub fn flag(name: &str, label: &str) -> Field {
@@ -328,7 +352,11 @@ mod tests {
             shown: vec![],
             view: Value::Null,
             fields: vec![
-                form::choice("ruling", "Ruling", &[("roll", "Roll"), ("no_roll", "No roll")]),
+                form::choice(
+                    "ruling",
+                    "Ruling",
+                    &[("roll", "Roll"), ("no_roll", "No roll")],
+                ),
                 form::text("note", "Note"),
                 form::flag("prepared", "Prepared"),
                 form::lines("questions", "Questions", 2),
@@ -359,11 +387,26 @@ mod tests {
     #[test]
     fn every_misfit_is_named() {
         let cases = [
-            (json!({"ruling": "dance", "note": "x"}), "Ruling: \"dance\" is not one of \"roll\", \"no_roll\""),
-            (json!({"ruling": "roll", "note": "  "}), "Note may not be empty"),
-            (json!({"ruling": "roll", "note": "x", "prepared": "yes"}), "Prepared: expected true or false"),
-            (json!({"ruling": "roll", "note": "x", "questions": ["a", "b", "c"]}), "Questions: at most 2 lines"),
-            (json!({"ruling": "roll", "note": "x", "admin": true}), "\"admin\" is not a field of this form"),
+            (
+                json!({"ruling": "dance", "note": "x"}),
+                "Ruling: \"dance\" is not one of \"roll\", \"no_roll\"",
+            ),
+            (
+                json!({"ruling": "roll", "note": "  "}),
+                "Note may not be empty",
+            ),
+            (
+                json!({"ruling": "roll", "note": "x", "prepared": "yes"}),
+                "Prepared: expected true or false",
+            ),
+            (
+                json!({"ruling": "roll", "note": "x", "questions": ["a", "b", "c"]}),
+                "Questions: at most 2 lines",
+            ),
+            (
+                json!({"ruling": "roll", "note": "x", "admin": true}),
+                "\"admin\" is not a field of this form",
+            ),
         ];
         for (v, said) in cases {
             let err = check(&ask(), &decide(v)).err().map(|e| e.to_string());
@@ -373,10 +416,19 @@ mod tests {
 
     #[test]
     fn only_the_commands_the_ask_allows() {
-        let roll = Answer::Command { name: "roll".into(), values: Map::from_iter([("dice".into(), json!("2d6"))]) };
+        let roll = Answer::Command {
+            name: "roll".into(),
+            values: Map::from_iter([("dice".into(), json!("2d6"))]),
+        };
         assert_eq!(check(&ask(), &roll), Ok(()));
-        let undo = Answer::Command { name: "undo".into(), values: Map::new() };
-        assert_eq!(check(&ask(), &undo), Err(AnswerError::UnknownCommand("undo".into())));
+        let undo = Answer::Command {
+            name: "undo".into(),
+            values: Map::new(),
+        };
+        assert_eq!(
+            check(&ask(), &undo),
+            Err(AnswerError::UnknownCommand("undo".into()))
+        );
     }
 
     #[test]
@@ -385,20 +437,27 @@ mod tests {
         let back: Ask = serde_json::from_str(&serde_json::to_string(&a).unwrap_or_default())
             .unwrap_or_else(|_| ask_with_error());
         assert_eq!(back, a);
-        let answer: Answer = serde_json::from_value(json!({"answer": "decide", "values": {"note": "x"}}))
-            .unwrap_or(Answer::Leave);
+        let answer: Answer =
+            serde_json::from_value(json!({"answer": "decide", "values": {"note": "x"}}))
+                .unwrap_or(Answer::Leave);
         assert!(matches!(answer, Answer::Decide { .. }));
     }
 
     fn ask_with_error() -> Ask {
-        Ask { error: Some("did not parse".into()), ..ask() }
+        Ask {
+            error: Some("did not parse".into()),
+            ..ask()
+        }
     }
 
     #[test]
     fn the_schema_requires_what_the_form_requires() {
         let s = schema(&ask().fields);
         assert_eq!(s["required"], json!(["ruling", "note"]));
-        assert_eq!(s["properties"]["ruling"]["enum"], json!(["roll", "no_roll"]));
+        assert_eq!(
+            s["properties"]["ruling"]["enum"],
+            json!(["roll", "no_roll"])
+        );
         assert_eq!(s["properties"]["questions"]["maxItems"], json!(2));
     }
 }

@@ -90,7 +90,13 @@ fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
             agent, questions, ..
         } => questions
             .iter()
-            .map(|q| (Audience::Table, "question", format!("{} asks: {q}", character(agent))))
+            .map(|q| {
+                (
+                    Audience::Table,
+                    "question",
+                    format!("{} asks: {q}", character(agent)),
+                )
+            })
             .collect(),
         Event::GmAnswers { answers, .. } => answers
             .iter()
@@ -104,7 +110,11 @@ fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
                 format!("Your plan: {}", intent.strategy),
             )];
             if let Some(p) = &intent.proposal {
-                out.push((Audience::Table, "ooc", format!("{} proposes: {p}", player(agent))));
+                out.push((
+                    Audience::Table,
+                    "ooc",
+                    format!("{} proposes: {p}", player(agent)),
+                ));
             }
             out
         }
@@ -138,17 +148,30 @@ fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
         Event::GmReviewedAction { agent, action } => {
             table("action", format!("{} attempts: {action}", character(agent)))
         }
-        Event::GmAdjudication { agent, ruling } => table("ruling", ruling_line(&character(agent), ruling)),
-        Event::DiceRolled { agent, result, .. } => {
-            table("dice", format!("{} rolls {}", character(agent), describe_roll(result)))
+        Event::GmAdjudication { agent, ruling } => {
+            table("ruling", ruling_line(&character(agent), ruling))
         }
+        Event::DiceRolled { agent, result, .. } => table(
+            "dice",
+            format!("{} rolls {}", character(agent), describe_roll(result)),
+        ),
         Event::GmRollOverride { agent, result, .. } => table(
             "dice",
-            format!("The GM sets {}'s dice: {}", character(agent), describe_roll(result)),
+            format!(
+                "The GM sets {}'s dice: {}",
+                character(agent),
+                describe_roll(result)
+            ),
         ),
         Event::GmRoll {
-            expression, faces, total, ..
-        } => table("dice", format!("The GM rolls {expression}: {faces:?} = {total}")),
+            expression,
+            faces,
+            total,
+            ..
+        } => table(
+            "dice",
+            format!("The GM rolls {expression}: {faces:?} = {total}"),
+        ),
         Event::LaserFeelingsQuestion { agent, question } => table(
             "insight",
             format!("LASER FEELINGS! {} asks: {question}", character(agent)),

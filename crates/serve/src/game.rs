@@ -49,9 +49,12 @@ pub enum GmChair {
 
 /// How the session starts: a new one, or the table's session continued after a restart.
 pub enum Start {
-    New(SessionSetup),
+    New(Box<SessionSetup>),
     /// Continue this session; its events so far, to rebuild the streams.
-    Resume { number: u32, events: Vec<Envelope> },
+    Resume {
+        number: u32,
+        events: Vec<Envelope>,
+    },
 }
 
 /// Everything a table's game needs, built by the binary.
@@ -86,7 +89,7 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
     let clock = SystemClock;
     let mut driver = match start {
         Start::New(setup) => {
-            Driver::start(setup, record, gm.as_mut(), &table, &mut observer, &clock)?
+            Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
         }
         Start::Resume { number, events } => {
             replay_streams(&hub, number, &events);
@@ -104,7 +107,10 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
 /// Rebuild the streams from the log, as they were when the table stopped: the same lines, with
 /// the same ids, so a browser that reconnects gets only what it has not seen.
 fn replay_streams(hub: &Hub, number: u32, events: &[Envelope]) {
-    let id = events.first().map(|e| e.session_id.clone()).unwrap_or_default();
+    let id = events
+        .first()
+        .map(|e| e.session_id.clone())
+        .unwrap_or_default();
     let mut session = Session::new(id, number);
     for env in events {
         session.apply(env);

@@ -44,8 +44,14 @@ pub struct Served {
 pub fn router(served: Served) -> Router {
     Router::new()
         .route("/", get(index))
-        .route("/assets/table.js", get(|| asset(SCRIPT, "text/javascript; charset=utf-8")))
-        .route("/assets/table.css", get(|| asset(STYLE, "text/css; charset=utf-8")))
+        .route(
+            "/assets/table.js",
+            get(|| asset(SCRIPT, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/assets/table.css",
+            get(|| asset(STYLE, "text/css; charset=utf-8")),
+        )
         .route("/t/{table}/{seat}", get(page))
         .route("/t/{table}/{seat}/feed", get(feed))
         .route("/t/{table}/{seat}/answer", post(answer))
@@ -76,7 +82,10 @@ async fn page(State(s): State<Served>, Path((table, seat)): Path<(String, String
     let _ = seat;
     let mut r = PAGE.into_response();
     let h = r.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     // Nothing but this server's own script and style runs or loads in the page.
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -85,8 +94,14 @@ async fn page(State(s): State<Served>, Path((table, seat)): Path<(String, String
              img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
         ),
     );
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     r
 }
 

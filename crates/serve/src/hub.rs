@@ -133,7 +133,10 @@ impl Hub {
         } else {
             (&mut state.polls, MAX_POLLS)
         };
-        while times.front().is_some_and(|t| now.duration_since(*t) > RATE_WINDOW) {
+        while times
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > RATE_WINDOW)
+        {
             times.pop_front();
         }
         if times.len() >= max {
@@ -183,9 +186,10 @@ impl Hub {
         }
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
         if let Answer::Decide { values } | Answer::Command { values, .. } = &answer
-            && values
-                .values()
-                .any(|v| v.as_str().is_some_and(|s| s.chars().count() > MAX_FIELD_CHARS))
+            && values.values().any(|v| {
+                v.as_str()
+                    .is_some_and(|s| s.chars().count() > MAX_FIELD_CHARS)
+            })
         {
             return Err(Refused::Invalid(format!(
                 "a field holds more than {MAX_FIELD_CHARS} characters"
@@ -318,7 +322,10 @@ fn state(inner: &Inner, seat: &str) -> Value {
     let connected: Vec<String> = inner
         .seats
         .iter()
-        .filter(|(_, s)| s.last_seen.is_some_and(|t| now.duration_since(t) < CONNECTED_FOR))
+        .filter(|(_, s)| {
+            s.last_seen
+                .is_some_and(|t| now.duration_since(t) < CONNECTED_FOR)
+        })
         .map(|(name, _)| label(name))
         .collect();
     let waiting_on: Vec<String> = inner.pending.keys().map(|s| label(s)).collect();
@@ -354,6 +361,8 @@ fn sheet(seat: &str, session: &Session) -> Option<Value> {
     match seat {
         WATCH => None,
         GM => gm_view(session).map(|v| json!({"ship": v.ship, "scenario": v.scenario})),
-        agent => player_view(session, agent).map(|v| json!({"character": v.character, "ship": v.ship})),
+        agent => {
+            player_view(session, agent).map(|v| json!({"character": v.character, "ship": v.ship}))
+        }
     }
 }

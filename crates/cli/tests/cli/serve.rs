@@ -74,7 +74,10 @@ pub fn serve(dir: &Path, args: &[&str]) -> Served {
             }
         }
     }
-    assert!(!base.is_empty(), "troupe serve printed no address:\n{stdout}");
+    assert!(
+        !base.is_empty(),
+        "troupe serve printed no address:\n{stdout}"
+    );
     // The rest of its output is not read: let it drain so the server never blocks on it.
     std::thread::spawn(move || for _ in out.lines() {});
     Served {
@@ -112,13 +115,7 @@ impl Served {
         if let Some(v) = version {
             url.push_str(&format!("version={v}"));
         }
-        let r = self
-            .http
-            .get(url)
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap();
+        let r = self.http.get(url).bearer_auth(key).send().await.unwrap();
         assert_eq!(r.status(), 200);
         r.json().await.unwrap()
     }
@@ -160,12 +157,16 @@ impl Served {
             if !state["ask"].is_null() || !state["ended"].is_null() || !state["stopped"].is_null() {
                 return state.clone();
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "no ask for {seat}: {state}");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no ask for {seat}: {state}"
+            );
         }
     }
 
     pub async fn answer(&self, seat: &str, state: &Value, values: Value) -> (u16, String) {
-        let body = json!({"ask_id": state["ask"]["id"], "answer": {"answer": "decide", "values": values}});
+        let body =
+            json!({"ask_id": state["ask"]["id"], "answer": {"answer": "decide", "values": values}});
         self.post(seat, "/answer", &self.keys[seat], body).await
     }
 
@@ -183,7 +184,9 @@ impl Served {
             if state["ask"].is_null() || stop(&state) {
                 return state;
             }
-            let (status, text) = self.answer("gm", &state, gm_answer(&state["ask"]["ask"])).await;
+            let (status, text) = self
+                .answer("gm", &state, gm_answer(&state["ask"]["ask"]))
+                .await;
             if status == 429 {
                 // Faster than any person: the seat's rate limit asks us to wait.
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -200,7 +203,8 @@ impl Served {
         let started = Instant::now();
         loop {
             for seat in seats {
-                let state = self.feed(seat, &self.keys[*seat], Some(u64::MAX)).await["state"].clone();
+                let state =
+                    self.feed(seat, &self.keys[*seat], Some(u64::MAX)).await["state"].clone();
                 if !state["ended"].is_null() {
                     return state;
                 }
@@ -208,11 +212,18 @@ impl Served {
                     continue;
                 }
                 let ask = &state["ask"]["ask"];
-                let values = if *seat == "gm" { gm_answer(ask) } else { player_answer(ask) };
+                let values = if *seat == "gm" {
+                    gm_answer(ask)
+                } else {
+                    player_answer(ask)
+                };
                 let (status, text) = self.answer(seat, &state, values).await;
                 assert!(status == 204 || status == 409, "{status} {text}");
             }
-            assert!(started.elapsed() < Duration::from_secs(90), "the session did not end");
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "the session did not end"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -279,7 +290,10 @@ async fn a_gm_in_the_browser_plays_a_session_with_an_ai_player() {
     let lines = watch["lines"].as_array().unwrap();
     let texts: Vec<&str> = lines.iter().map(|l| l["text"].as_str().unwrap()).collect();
     assert!(texts.contains(&"A derelict freighter drifts across the bow."));
-    assert!(texts.iter().any(|t| t.starts_with("Zara-7 attempts: ")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.starts_with("Zara-7 attempts: ")),
+        "{texts:?}"
+    );
     let last = lines.last().unwrap()["id"].as_u64().unwrap();
     let again = s.feed("watch", &s.keys["watch"], Some(last)).await;
     assert_eq!(again["lines"], json!([]));
@@ -294,7 +308,13 @@ async fn a_seat_without_its_key_is_refused_and_keys_are_stored_only_hashed() {
     let client = reqwest::Client::new();
     let no_key = client.get(s.url("gm", "/feed")).send().await.unwrap();
     assert_eq!(no_key.status(), 401);
-    assert!(no_key.text().await.unwrap().contains("key is missing or wrong"));
+    assert!(
+        no_key
+            .text()
+            .await
+            .unwrap()
+            .contains("key is missing or wrong")
+    );
     // Another seat's key does not open this one.
     let theirs = client
         .get(s.url("gm", "/feed"))
@@ -344,14 +364,20 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
     first.child.wait().unwrap();
 
     let second = serve(dir.path(), &[]);
-    assert!(second.stdout.contains("Reopening the table of session 1"), "{}", second.stdout);
+    assert!(
+        second.stdout.contains("Reopening the table of session 1"),
+        "{}",
+        second.stdout
+    );
     let mut second = second;
     second.keys = keys;
     // The same links work; the table asks again what it was asking.
     let state = second.next_ask("gm").await;
     assert_eq!(state["ask"]["ask"]["decision"], "adjudicate");
     // A page that reconnects after its last line gets only what came since.
-    let resumed = second.feed("watch", &second.keys["watch"], Some(last_seen)).await;
+    let resumed = second
+        .feed("watch", &second.keys["watch"], Some(last_seen))
+        .await;
     for l in resumed["lines"].as_array().unwrap() {
         assert!(l["id"].as_u64().unwrap() > last_seen);
     }
@@ -365,7 +391,10 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
     assert_eq!(end["ended"], "played the 2 turns asked for");
     let log = log_of(dir.path(), 1);
     let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "no event lost or repeated");
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "no event lost or repeated"
+    );
     assert_eq!(of_type(&log, "gm_adjudication").len(), 2);
     assert_eq!(of_type(&log, "session_resumed").len(), 1);
 }
@@ -374,7 +403,10 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
 struct Dice(u64);
 impl Dice {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) % n as u64) as usize
     }
 }
@@ -403,12 +435,20 @@ async fn whispers_and_gm_notes_reach_no_seat_they_are_not_for_byte_for_byte() {
         for i in 0..8 {
             // A command is performed and the GM asked again: each whisper answers a new ask.
             let state = s.next_ask("gm").await;
-            let to = if dice.next(4) == 0 { None } else { Some(agents[dice.next(3)]) };
+            let to = if dice.next(4) == 0 {
+                None
+            } else {
+                Some(agents[dice.next(3)])
+            };
             let token = format!("WHISPER{seed}N{i}QZ");
             let scope = scopes[dice.next(3)];
-            s.command("gm", &state, "whisper",
-                json!({"to": to.unwrap_or("all"), "scope": scope, "text": format!("psst {token}")}))
-                .await;
+            s.command(
+                "gm",
+                &state,
+                "whisper",
+                json!({"to": to.unwrap_or("all"), "scope": scope, "text": format!("psst {token}")}),
+            )
+            .await;
             planted.push((token, to));
         }
         s.play_gm(|_| false).await;
@@ -421,16 +461,27 @@ async fn whispers_and_gm_notes_reach_no_seat_they_are_not_for_byte_for_byte() {
                     (_, None) => true,
                     (seat, Some(agent)) => seat == *agent,
                 };
-                assert_eq!(raw.contains(token.as_str()), allowed,
-                    "seed {seed}: {token} for {to:?} on {seat}'s stream");
+                assert_eq!(
+                    raw.contains(token.as_str()),
+                    allowed,
+                    "seed {seed}: {token} for {to:?} on {seat}'s stream"
+                );
             }
             for note in &notes {
-                assert_eq!(raw.contains(note.as_str()), seat == "gm",
-                    "seed {seed}: a GM note on {seat}'s stream");
+                assert_eq!(
+                    raw.contains(note.as_str()),
+                    seat == "gm",
+                    "seed {seed}: a GM note on {seat}'s stream"
+                );
             }
         }
         // The page itself is the same shell for every seat: nothing of the table is in it.
-        let page = reqwest::get(s.url("alex", "")).await.unwrap().text().await.unwrap();
+        let page = reqwest::get(s.url("alex", ""))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         assert!(!page.contains("QZ"));
     }
 }
@@ -438,10 +489,14 @@ async fn whispers_and_gm_notes_reach_no_seat_they_are_not_for_byte_for_byte() {
 #[tokio::test]
 async fn a_person_plays_their_seat_hands_it_to_an_ai_and_takes_it_back() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
-    let s = serve(dir.path(), &["--seed", "3", "--turns", "3", "--person", "alex"]);
+    let s = serve(
+        dir.path(),
+        &["--seed", "3", "--turns", "3", "--person", "alex"],
+    );
     assert!(s.stdout.contains("people play Zara-7"), "{}", s.stdout);
     let gm = s.next_ask("gm").await;
-    s.answer("gm", &gm, json!({"text": "The airlock hisses open."})).await;
+    s.answer("gm", &gm, json!({"text": "The airlock hisses open."}))
+        .await;
     // Alex's questions, then plan, as a person answers them from the page.
     let q = s.next_ask("alex").await;
     assert_eq!(q["ask"]["ask"]["decision"], "questions");
@@ -452,17 +507,36 @@ async fn a_person_plays_their_seat_hands_it_to_an_ai_and_takes_it_back() {
     assert_eq!(plan["ask"]["ask"]["decision"], "plan");
     // An answer that does not fit the form is refused and the ask keeps waiting.
     let (status, text) = s.answer("alex", &plan, json!({"plan": "  "})).await;
-    assert_eq!((status, text.contains("may not be empty")), (422, true), "{text}");
+    assert_eq!(
+        (status, text.contains("may not be empty")),
+        (422, true),
+        "{text}"
+    );
     // A stale answer (an ask that is gone) is refused too.
     let stale = json!({"ask": {"id": 0}});
     assert_eq!(s.answer("alex", &stale, json!({"plan": "x"})).await.0, 409);
     // The GM lets an AI play Alex's seat while the table waits on Alex.
     let body = json!({"seat": "alex", "person": false});
-    assert_eq!(s.post("gm", "/hand", &s.keys["gm"], body.clone()).await.0, 204);
+    assert_eq!(
+        s.post("gm", "/hand", &s.keys["gm"], body.clone()).await.0,
+        204
+    );
     // The watcher cannot hand seats over; a player cannot hand over someone else's.
-    assert_eq!(s.post("watch", "/hand", &s.keys["watch"], body.clone()).await.0, 403);
+    assert_eq!(
+        s.post("watch", "/hand", &s.keys["watch"], body.clone())
+            .await
+            .0,
+        403
+    );
     // The AI plays on; Alex takes the seat back from the page.
-    let (status, text) = s.post("alex", "/hand", &s.keys["alex"], json!({"seat": "alex", "person": true})).await;
+    let (status, text) = s
+        .post(
+            "alex",
+            "/hand",
+            &s.keys["alex"],
+            json!({"seat": "alex", "person": true}),
+        )
+        .await;
     assert_eq!(status, 204, "{text}");
     let end = s.play_seats(&["gm", "alex"]).await;
     assert_eq!(end["ended"], "played the 3 turns asked for");
@@ -496,21 +570,46 @@ async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
         r.send()
     };
     let status = |r: reqwest::Response| r.status().as_u16();
-    assert_eq!(status(post(b"{not json".to_vec(), None).await.unwrap()), 400);
+    assert_eq!(
+        status(post(b"{not json".to_vec(), None).await.unwrap()),
+        400
+    );
     // Past the size limit: refused (413) before it is read, or cut off while it is sent.
     match post(vec![b' '; 200_000], None).await {
         Ok(r) => assert_eq!(status(r), 413),
         Err(e) => assert!(e.is_request(), "{e}"),
     }
     let fine = serde_json::to_vec(&json!({"ask_id": gm["ask"]["id"],
-        "answer": {"answer": "decide", "values": {"text": "ok"}}})).unwrap();
+        "answer": {"answer": "decide", "values": {"text": "ok"}}}))
+    .unwrap();
     // A state-changing request from another site's page is refused.
-    assert_eq!(status(post(fine.clone(), Some("https://evil.example")).await.unwrap()), 403);
+    assert_eq!(
+        status(
+            post(fine.clone(), Some("https://evil.example"))
+                .await
+                .unwrap()
+        ),
+        403
+    );
     let long = "é".repeat(5000);
     let too_long = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "decide", "values": {"text": long}}});
-    assert_eq!(status(post(serde_json::to_vec(&too_long).unwrap(), None).await.unwrap()), 422);
+    assert_eq!(
+        status(
+            post(serde_json::to_vec(&too_long).unwrap(), None)
+                .await
+                .unwrap()
+        ),
+        422
+    );
     let not_a_command = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "command", "name": "undo_everything"}});
-    assert_eq!(status(post(serde_json::to_vec(&not_a_command).unwrap(), None).await.unwrap()), 422);
+    assert_eq!(
+        status(
+            post(serde_json::to_vec(&not_a_command).unwrap(), None)
+                .await
+                .unwrap()
+        ),
+        422
+    );
     // Random bytes at every endpoint: never a 5xx, never a crash.
     let mut dice = Dice(9);
     for i in 0..200 {
@@ -547,7 +646,9 @@ fn hub_window() -> Duration {
 
 #[tokio::test]
 async fn what_people_and_models_write_is_shown_as_text_in_the_browser() {
-    let Some(browser) = crate::support::browser::WebDriver::start_or_skip("the table page's browser test").await else {
+    let Some(browser) =
+        crate::support::browser::WebDriver::start_or_skip("the table page's browser test").await
+    else {
         return;
     };
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
@@ -566,23 +667,42 @@ async fn what_people_and_models_write_is_shown_as_text_in_the_browser() {
     std::fs::write(&replies, text).unwrap();
     let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
     let gm = s.next_ask("gm").await;
-    s.answer("gm", &gm, json!({"text": "<b>Bold</b> <script>document.title='pwned'</script>"})).await;
-    s.play_gm(|st| st["ask"]["ask"]["decision"] == "outcome").await;
+    s.answer(
+        "gm",
+        &gm,
+        json!({"text": "<b>Bold</b> <script>document.title='pwned'</script>"}),
+    )
+    .await;
+    s.play_gm(|st| st["ask"]["ask"]["decision"] == "outcome")
+        .await;
 
     for seat in ["watch", "gm"] {
-        browser.open(&format!("{}#key={}", s.url(seat, ""), s.keys[seat])).await;
+        browser
+            .open(&format!("{}#key={}", s.url(seat, ""), s.keys[seat]))
+            .await;
         let started = Instant::now();
         let story = loop {
-            let story = browser.eval("return document.getElementById('story').innerText").await;
+            let story = browser
+                .eval("return document.getElementById('story').innerText")
+                .await;
             let story = story.as_str().unwrap_or_default().to_string();
             if story.contains("attempts") {
                 break story;
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "{seat}'s page never showed the story: {story}");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{seat}'s page never showed the story: {story}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
-        assert!(story.contains("<b>Bold</b> <script>document.title='pwned'</script>"), "{story}");
-        assert!(story.contains(&format!("{name} attempts: <script>")), "{story}");
+        assert!(
+            story.contains("<b>Bold</b> <script>document.title='pwned'</script>"),
+            "{story}"
+        );
+        assert!(
+            story.contains(&format!("{name} attempts: <script>")),
+            "{story}"
+        );
         let markup = browser
             .eval("return document.querySelectorAll('img, b, #story script, #ask script').length")
             .await;
@@ -620,9 +740,16 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
         return;
     };
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
-    let s = serve(dir.path(), &["--seed", "3", "--turns", "2", "--person", "alex"]);
-    gm_page.open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"])).await;
-    alex_page.open(&format!("{}#key={}", s.url("alex", ""), s.keys["alex"])).await;
+    let s = serve(
+        dir.path(),
+        &["--seed", "3", "--turns", "2", "--person", "alex"],
+    );
+    gm_page
+        .open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"]))
+        .await;
+    alex_page
+        .open(&format!("{}#key={}", s.url("alex", ""), s.keys["alex"]))
+        .await;
     let pages = [("gm", &gm_page), ("alex", &alex_page)];
     let started = Instant::now();
     let mut answered = 0;
@@ -636,23 +763,36 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
                 continue;
             }
             let ask = &state["ask"]["ask"];
-            let values = if seat == "gm" { gm_answer(ask) } else { player_answer(ask) };
+            let values = if seat == "gm" {
+                gm_answer(ask)
+            } else {
+                player_answer(ask)
+            };
             // The page shows the ask once its stream has it; then the person answers.
             let waited = Instant::now();
             while page.eval_with(FILL_AND_SEND, json!([values])).await != json!(true) {
-                assert!(waited.elapsed() < Duration::from_secs(20), "{seat}'s page shows no form");
+                assert!(
+                    waited.elapsed() < Duration::from_secs(20),
+                    "{seat}'s page shows no form"
+                );
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             // Sent: the ask is answered (and gone) before anything else is asked of the seat.
             while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"]
                 == state["ask"]["id"]
             {
-                assert!(waited.elapsed() < Duration::from_secs(20), "{seat}'s answer never arrived");
+                assert!(
+                    waited.elapsed() < Duration::from_secs(20),
+                    "{seat}'s answer never arrived"
+                );
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             answered += 1;
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "the session did not end");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the session did not end"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(end["ended"], "played the 2 turns asked for");
@@ -671,14 +811,93 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
     for (seat, page) in pages {
         let waited = Instant::now();
         loop {
-            let status = page.eval("return document.getElementById('status').textContent").await;
-            if status.as_str().unwrap_or_default().contains("The session has ended") {
+            let status = page
+                .eval("return document.getElementById('status').textContent")
+                .await;
+            if status
+                .as_str()
+                .unwrap_or_default()
+                .contains("The session has ended")
+            {
                 break;
             }
-            assert!(waited.elapsed() < Duration::from_secs(20), "{seat}: {status}");
+            assert!(
+                waited.elapsed() < Duration::from_secs(20),
+                "{seat}: {status}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-    let sheet = alex_page.eval("return document.getElementById('sheet').innerText").await;
+    let sheet = alex_page
+        .eval("return document.getElementById('sheet').innerText")
+        .await;
     assert!(sheet.as_str().unwrap().contains("Zara-7"), "{sheet}");
+}
+
+/// BENCHMARKS.md, "The table online": the time from a GM's command to its line reaching the
+/// last of five connected streams, and the server's memory. Run with
+/// `cargo test --release -p troupe-cli --test cli serve::stream_latency -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "a benchmark: run it by name"]
+async fn stream_latency_bench() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = std::sync::Arc::new(serve(dir.path(), &["--seed", "3"]));
+    let rss = |pid: u32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let pid = s.child.id();
+    let idle_rss = rss(pid);
+    let readers = ["gm", "alex", "watch", "watch", "watch"];
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String, Instant)>();
+    for (i, seat) in readers.iter().enumerate() {
+        let (s, tx, seat) = (s.clone(), tx.clone(), seat.to_string());
+        tokio::spawn(async move {
+            let (mut after, mut version) = (None, None);
+            loop {
+                let f = s.feed_since(&seat, &s.keys[&seat], after, version).await;
+                let now = Instant::now();
+                version = f["version"].as_u64();
+                for l in f["lines"].as_array().unwrap() {
+                    after = l["id"].as_u64();
+                    let _ = tx.send((i, l["text"].as_str().unwrap().to_string(), now));
+                }
+            }
+        });
+    }
+    let mut delays = Vec::new();
+    for n in 0..100 {
+        let state = s.next_ask("gm").await;
+        let dice = format!("{}d6", n % 9 + 1);
+        let sent = Instant::now();
+        s.command("gm", &state, "roll", json!({"dice": dice})).await;
+        let mut seen = [false; 5];
+        while !seen.iter().all(|x| *x) {
+            let (i, text, at) = rx.recv().await.unwrap();
+            if text.starts_with(&format!("The GM rolls {dice}:")) && !seen[i] {
+                seen[i] = true;
+                if seen.iter().all(|x| *x) {
+                    delays.push(at.duration_since(sent).as_secs_f64() * 1000.0);
+                }
+            }
+        }
+        // Drain lines of earlier rolls with the same dice; stay under the seat's rate limit.
+        while rx.try_recv().is_ok() {}
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    delays.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| delays[((delays.len() - 1) as f64 * p) as usize];
+    println!(
+        "command to the last of 5 streams, {} commands: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; \
+         server RSS idle {idle_rss}, after {}",
+        delays.len(),
+        pct(0.5),
+        pct(0.99),
+        delays.last().unwrap(),
+        rss(pid)
+    );
 }

@@ -15,6 +15,9 @@ use troupe_seat::{Answer, Ask, Seat, check};
 
 use crate::support::*;
 
+/// Seats changing hands, shared with the driver: (agent, to a person).
+type Hands = Arc<Mutex<Vec<(String, bool)>>>;
+
 /// A seat that knows nothing of the game: for each ask it takes the next answer queued for
 /// that decision, and keeps every ask it was shown.
 #[derive(Default)]
@@ -22,7 +25,7 @@ struct Scripted {
     answers: VecDeque<(&'static str, Answer)>,
     asks: Arc<Mutex<Vec<Ask>>>,
     /// Before answering an ask of this decision, hand this seat over (agent, to a person).
-    hand_over_at: Option<(&'static str, Arc<Mutex<Vec<(String, bool)>>>, String)>,
+    hand_over_at: Option<(&'static str, Hands, String)>,
 }
 
 fn decide(v: Value) -> Answer {
@@ -105,11 +108,17 @@ async fn play(
 
 fn gm_answers() -> VecDeque<(&'static str, Answer)> {
     VecDeque::from([
-        ("narration", decide(json!({"text": "Scene 1: a door, a guard, a choice."}))),
+        (
+            "narration",
+            decide(json!({"text": "Scene 1: a door, a guard, a choice."})),
+        ),
         ("answers", decide(json!({"finish": true}))),
         ("adjudicate", decide(json!({"ruling": "accept"}))),
         ("override", decide(json!({"override": "keep"}))),
-        ("outcome", decide(json!({"text": "It goes as the dice say."}))),
+        (
+            "outcome",
+            decide(json!({"text": "It goes as the dice say."})),
+        ),
     ])
 }
 
@@ -162,7 +171,10 @@ async fn a_gm_command_sent_as_an_answer_is_performed_and_the_gm_asked_again() {
         },
     };
     let log = play(campaign("campaign.json"), &mut asked, None, plain_turn()).await;
-    let whispers: Vec<&Value> = log.iter().filter(|e| e["event_type"] == "whisper").collect();
+    let whispers: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["event_type"] == "whisper")
+        .collect();
     assert_eq!(whispers.len(), 1);
     assert_eq!(whispers[0]["scope"], "player_only");
     assert_eq!(whispers[0]["to"], "alex");
@@ -188,8 +200,13 @@ async fn a_person_answers_through_asks_and_their_answer_is_recorded_as_an_ais_wo
             answers: VecDeque::from([
                 ("questions", decide(json!({"questions": []}))),
                 ("plan", decide(json!({"plan": "Talk our way past."}))),
-                ("action", decide(json!({"action": "I show the guard my badge.", "dialogue": "",
-                    "task_type": "feelings", "prepared": false, "expert": true, "helping": ""}))),
+                (
+                    "action",
+                    decide(
+                        json!({"action": "I show the guard my badge.", "dialogue": "",
+                    "task_type": "feelings", "prepared": false, "expert": true, "helping": ""}),
+                    ),
+                ),
                 ("reaction", decide(json!({"reaction": "I exhale."}))),
             ]),
             asks: asks.clone(),
@@ -204,7 +221,10 @@ async fn a_person_answers_through_asks_and_their_answer_is_recorded_as_an_ais_wo
         .collect();
     let types: Vec<&Value> = log.iter().map(|e| &e["event_type"]).collect();
     assert_eq!(declared.len(), 1, "{types:?}");
-    assert_eq!(declared[0]["action"]["action"], "I show the guard my badge.");
+    assert_eq!(
+        declared[0]["action"]["action"],
+        "I show the guard my badge."
+    );
     assert_eq!(declared[0]["action"]["task_type"], "feelings");
     // The character's decisions are asked through the character's view, the player's through
     // the player's.
@@ -236,8 +256,14 @@ async fn a_seat_handed_to_an_ai_mid_decision_is_logged_and_the_ai_decides_it() {
         reaction(),
     ];
     let log = play(with_person("alex"), &mut gm, Some(&mut person), replies).await;
-    let types: Vec<&str> = log.iter().map(|e| e["event_type"].as_str().unwrap()).collect();
-    let handed = types.iter().position(|t| *t == "seat_handed").expect("a hand-over");
+    let types: Vec<&str> = log
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    let handed = types
+        .iter()
+        .position(|t| *t == "seat_handed")
+        .expect("a hand-over");
     assert_eq!(log[handed]["agent"], "alex");
     assert_eq!(log[handed]["person"], false);
     let declared = log

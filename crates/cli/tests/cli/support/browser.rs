@@ -144,7 +144,9 @@ impl WebDriver {
         {
             Ok(c) => c,
             Err(e) => {
-                let msg = format!("{driver} cannot start ({e}): {test} cannot run (scripts/setup installs chromium-driver)");
+                let msg = format!(
+                    "{driver} cannot start ({e}): {test} cannot run (scripts/setup installs chromium-driver)"
+                );
                 assert!(!in_ci(), "{msg}");
                 eprintln!("\n*** SKIPPED: {msg} ***\n");
                 return None;
@@ -154,7 +156,10 @@ impl WebDriver {
         let http = reqwest::Client::new();
         let started = Instant::now();
         while http.get(format!("{base}/status")).send().await.is_err() {
-            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let caps = serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
@@ -172,7 +177,12 @@ impl WebDriver {
             .as_str()
             .unwrap_or_else(|| panic!("no browser session: {r}"))
             .to_string();
-        Some(WebDriver { child, base, session, http })
+        Some(WebDriver {
+            child,
+            base,
+            session,
+            http,
+        })
     }
 
     pub async fn open(&self, url: &str) {
@@ -193,7 +203,10 @@ impl WebDriver {
     pub async fn eval_with(&self, script: &str, args: serde_json::Value) -> serde_json::Value {
         let r: serde_json::Value = self
             .http
-            .post(format!("{}/session/{}/execute/sync", self.base, self.session))
+            .post(format!(
+                "{}/session/{}/execute/sync",
+                self.base, self.session
+            ))
             .json(&serde_json::json!({ "script": script, "args": args }))
             .send()
             .await
