@@ -181,8 +181,13 @@ impl Hub {
         if pending.id != ask_id {
             return Err(Refused::Stale);
         }
-        if matches!(answer, Answer::Handed) {
-            return Err(Refused::Invalid("a seat cannot answer \"handed\"".into()));
+        // A person does not end the table by leaving: their seat goes to an AI (the hand-over
+        // endpoint), and the GM ends the session with its command.
+        if matches!(answer, Answer::Handed | Answer::Leave) {
+            return Err(Refused::Invalid(
+                "answer with the form's values or a table command; to leave, hand your seat to an AI"
+                    .into(),
+            ));
         }
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
         if let Answer::Decide { values } | Answer::Command { values, .. } = &answer

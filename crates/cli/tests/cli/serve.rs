@@ -610,6 +610,16 @@ async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
         ),
         422
     );
+    // Nobody ends the table by "leaving" through the answer endpoint.
+    let leave = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "leave"}});
+    assert_eq!(
+        status(
+            post(serde_json::to_vec(&leave).unwrap(), None)
+                .await
+                .unwrap()
+        ),
+        422
+    );
     // Random bytes at every endpoint: never a 5xx, never a crash.
     let mut dice = Dice(9);
     for i in 0..200 {
