@@ -183,6 +183,7 @@ impl TerminalPlayers {
                 scene(&v.narration, &v.clarifications);
                 if !feedback.is_empty() {
                     println!("The table asks you to rephrase: {feedback}");
+                    println!("Rephrase it, or type it again as it is: then the GM rules on it.");
                 }
                 self.action(v, view).await?
             }

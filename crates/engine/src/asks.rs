@@ -627,8 +627,11 @@ fn action_form(character: &str, feedback: &str, others: &[String]) -> Form {
         vec![]
     } else {
         // The overreach check's finding, told to the person: rephrase, or send it as it is
-        // (after the last attempt the GM rules on it).
-        vec![format!("The table asks you to rephrase: {feedback}")]
+        // and the GM rules on it.
+        vec![
+            format!("The table asks you to rephrase: {feedback}"),
+            "Rephrase it, or send it again as it is: then the GM rules on it.".to_string(),
+        ]
     };
     let mut helping: Vec<(&str, &str)> = vec![("", "Nobody")];
     helping.extend(others.iter().map(|o| (o.as_str(), o.as_str())));

@@ -17,8 +17,9 @@ pub const MAX_CLARIFICATION_ROUNDS: u32 = 3;
 pub const MAX_QUESTIONS: u32 = 2;
 /// Character action attempts before the validator auto-corrects.
 pub const MAX_ACTION_ATTEMPTS: u32 = 3;
-/// A person gets the validator's feedback once and may rephrase; then the action is corrected
-/// or goes to the GM (feedback, not a retry loop).
+/// A person gets the validator's feedback once and may rephrase it or send it again as it is;
+/// then it goes to the GM, who rules on it (a person's words are never rewritten by the
+/// validator alone).
 pub const PERSON_ACTION_ATTEMPTS: u32 = 2;
 /// Failed model calls in a phase before the GM is asked what to do (one automatic retry).
 pub const FAILURES_BEFORE_GM: u32 = 2;
@@ -275,7 +276,7 @@ pub fn next(s: &Session) -> Step {
                     } else {
                         MAX_ACTION_ATTEMPTS
                     };
-                    return Step::Emit(validate(&a, &track.attempts, max));
+                    return Step::Emit(validate(&a, &track.attempts, max, person));
                 }
                 // The last attempt was sent back: the character tries again.
                 return Step::Advance(Phase::CharacterAction);
@@ -708,8 +709,10 @@ pub fn apply_override(roll: &RollResult, change: &RollOverride) -> RollResult {
     }
 }
 
-/// The verdict on the latest attempt; after the last attempt, auto-correct or flag for the GM.
-fn validate(agent: &str, attempts: &[ActionDecl], max_attempts: u32) -> Event {
+/// The verdict on the latest attempt; after the last attempt, auto-correct an AI's action or
+/// flag it for the GM; a person's goes to the GM as they wrote it, with the correction beside
+/// it.
+fn validate(agent: &str, attempts: &[ActionDecl], max_attempts: u32, person: bool) -> Event {
     let attempt = attempts.len() as u32;
     let text = attempts
         .last()
@@ -722,7 +725,7 @@ fn validate(agent: &str, attempts: &[ActionDecl], max_attempts: u32) -> Event {
         (VerdictResult::Retry, None)
     } else {
         let fix = auto_correct(text);
-        if fix.reads_as_action && !check(&fix.text).flagged {
+        if !person && fix.reads_as_action && !check(&fix.text).flagged {
             (VerdictResult::AutoCorrected, Some(fix.text))
         } else {
             (VerdictResult::FlaggedForGm, Some(fix.text))

@@ -225,6 +225,9 @@ impl Hub {
         if let Ok(mut h) = self.hand_overs.lock() {
             h.push((agent.to_string(), person));
         }
+        // Counted as done now: the game records hand-overs in the order they were asked, so a
+        // take-back asked before the game recorded the hand-over still follows it.
+        inner.person_holds.insert(agent.to_string(), person);
         if !person && let Some(p) = inner.pending.remove(agent) {
             let _ = p.reply.send(Answer::Handed);
         }

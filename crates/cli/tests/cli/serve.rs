@@ -574,8 +574,16 @@ async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
         status(post(b"{not json".to_vec(), None).await.unwrap()),
         400
     );
-    // Past the size limit: refused (413) before it is read, or cut off while it is sent.
-    match post(vec![b' '; 200_000], None).await {
+    // Past the size limit: refused (413) before it is read, or cut off while it is sent (on
+    // a connection of its own: the server closes it).
+    let oversize = reqwest::Client::new()
+        .post(s.url("gm", "/answer"))
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .body(vec![b' '; 200_000])
+        .send()
+        .await;
+    match oversize {
         Ok(r) => assert_eq!(status(r), 413),
         Err(e) => assert!(e.is_request(), "{e}"),
     }
@@ -909,5 +917,67 @@ async fn stream_latency_bench() {
         pct(0.99),
         delays.last().unwrap(),
         rss(pid)
+    );
+}
+
+#[tokio::test]
+async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_unaltered() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(
+        dir.path(),
+        &["--seed", "3", "--turns", "1", "--person", "alex"],
+    );
+    let overreach = "I shoot the guard and he falls down unconscious.";
+    let started = Instant::now();
+    let mut feedback_seen = false;
+    let mut reviewed = None;
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the session did not end"
+        );
+        let gm = s.feed("gm", &s.keys["gm"], Some(u64::MAX)).await["state"].clone();
+        if !gm["ended"].is_null() {
+            break;
+        }
+        if !gm["ask"].is_null() {
+            let ask = &gm["ask"]["ask"];
+            let values = if ask["decision"] == "review" {
+                reviewed = Some(ask["shown"].clone());
+                json!({"keep": "original"})
+            } else {
+                gm_answer(ask)
+            };
+            s.answer("gm", &gm, values).await;
+        }
+        let alex = s.feed("alex", &s.keys["alex"], Some(u64::MAX)).await["state"].clone();
+        if !alex["ask"].is_null() {
+            let ask = &alex["ask"]["ask"];
+            let mut values = player_answer(ask);
+            if ask["decision"] == "action" {
+                values["action"] = json!(overreach);
+                if ask["shown"].to_string().contains("rephrase") {
+                    feedback_seen = true;
+                }
+            }
+            s.answer("alex", &alex, values).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(feedback_seen, "the person was told what was flagged");
+    let shown = reviewed
+        .expect("the GM was asked to rule on it")
+        .to_string();
+    assert!(shown.contains(overreach), "{shown}");
+    let log = log_of(dir.path(), 1);
+    let results: Vec<&str> = of_type(&log, "validation")
+        .iter()
+        .map(|e| e["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["retry", "flagged_for_gm"]);
+    let kept = of_type(&log, "gm_reviewed_action");
+    assert_eq!(
+        kept[0]["action"], overreach,
+        "the GM kept the person's words"
     );
 }
