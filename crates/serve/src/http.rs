@@ -75,11 +75,10 @@ async fn asset(body: &'static str, kind: &'static str) -> Response {
 }
 
 /// The page is the same shell for every seat: nothing of the table is in it.
-async fn page(State(s): State<Served>, Path((table, seat)): Path<(String, String)>) -> Response {
+async fn page(State(s): State<Served>, Path((table, _seat)): Path<(String, String)>) -> Response {
     if table != s.table_id {
         return refused(Refused::NoSuchSeat);
     }
-    let _ = seat;
     let mut r = PAGE.into_response();
     let h = r.headers_mut();
     h.insert(
