@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 use troupe_engine::visibility::describe_roll;
-use troupe_engine::{Envelope, Event, Ruling, Session, WhisperScope};
+use troupe_engine::{Envelope, Event, RollOverride, Ruling, Session, WhisperScope};
 
 /// Who may read a line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,6 +155,11 @@ fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
             "dice",
             format!("{} rolls {}", character(agent), describe_roll(result)),
         ),
+        // Kept dice change nothing: only an override the GM made is told.
+        Event::GmRollOverride {
+            change: RollOverride::Keep,
+            ..
+        } => Vec::new(),
         Event::GmRollOverride { agent, result, .. } => table(
             "dice",
             format!(

@@ -850,6 +850,27 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
         .eval("return document.getElementById('sheet').innerText")
         .await;
     assert!(sheet.as_str().unwrap().contains("Zara-7"), "{sheet}");
+    // The page as a person sees it: kept for looking at, and checked for its dark header and
+    // white panels on the page's background (not a blank or unstyled page).
+    let shot = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("table-alex.png");
+    let rgb = alex_page.screenshot(&shot).await;
+    let pixels = rgb.len() / 3;
+    let header = crate::support::browser::pixels_of(&rgb, [0x22, 0x22, 0x22]);
+    let panels = crate::support::browser::pixels_of(&rgb, [0xff, 0xff, 0xff]);
+    let background = crate::support::browser::pixels_of(&rgb, [0xf6, 0xf5, 0xf2]);
+    assert!(
+        header * 50 > pixels,
+        "the header is drawn: {header} of {pixels} ({})",
+        shot.display()
+    );
+    assert!(
+        panels * 10 > pixels,
+        "the panels are drawn: {panels} of {pixels}"
+    );
+    assert!(
+        background * 20 > pixels,
+        "the style sheet is applied: {background} of {pixels}"
+    );
 }
 
 /// BENCHMARKS.md, "The table online": the time from a GM's command to its line reaching the

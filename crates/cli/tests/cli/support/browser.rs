@@ -218,6 +218,36 @@ impl WebDriver {
     }
 }
 
+impl WebDriver {
+    /// A screenshot of the window, kept at `png` and decoded to RGB rows.
+    pub async fn screenshot(&self, png: &Path) -> Vec<u8> {
+        use base64::Engine;
+        let r: serde_json::Value = self
+            .http
+            .get(format!("{}/session/{}/screenshot", self.base, self.session))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(r["value"].as_str().unwrap_or_default())
+            .unwrap();
+        std::fs::write(png, &bytes).unwrap();
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let channels = info.line_size / info.width as usize;
+        buf[..info.line_size * info.height as usize]
+            .chunks(channels)
+            .flat_map(|px| px[..3].to_vec())
+            .collect()
+    }
+}
+
 impl Drop for WebDriver {
     fn drop(&mut self) {
         let _ = self.child.kill();
