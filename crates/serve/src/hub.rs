@@ -191,10 +191,7 @@ impl Hub {
         }
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
         if let Answer::Decide { values } | Answer::Command { values, .. } = &answer
-            && values.values().any(|v| {
-                v.as_str()
-                    .is_some_and(|s| s.chars().count() > MAX_FIELD_CHARS)
-            })
+            && values.values().any(too_long)
         {
             return Err(Refused::Invalid(format!(
                 "a field holds more than {MAX_FIELD_CHARS} characters"
@@ -317,6 +314,15 @@ impl Hub {
     }
 }
 
+/// A text, or a line of a list, longer than a field may hold.
+fn too_long(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.chars().count() > MAX_FIELD_CHARS,
+        Value::Array(lines) => lines.iter().any(too_long),
+        _ => false,
+    }
+}
+
 /// The table from one chair: the ask waiting on it, who the table waits for, who is here.
 fn state(inner: &Inner, seat: &str) -> Value {
     let now = Instant::now();
@@ -372,5 +378,70 @@ fn sheet(seat: &str, session: &Session) -> Option<Value> {
         agent => {
             player_view(session, agent).map(|v| json!({"character": v.character, "ship": v.ship}))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+    use troupe_seat::form;
+
+    fn hub() -> Hub {
+        let spec = |seat: &str| SeatSpec {
+            seat: seat.into(),
+            label: seat.into(),
+            key_hash: keys::hash(&format!("key-{seat}")),
+        };
+        Hub::new("t", vec![spec("gm"), spec("alex")])
+    }
+
+    fn ask() -> Ask {
+        Ask {
+            seat: "alex".into(),
+            decision: "questions".into(),
+            prompt: "?".into(),
+            shown: vec![],
+            view: Value::Null,
+            fields: vec![form::lines("questions", "Questions", 2)],
+            commands: vec![],
+            error: None,
+        }
+    }
+
+    fn decide(v: Value) -> Answer {
+        Answer::Decide {
+            values: v.as_object().cloned().unwrap_or_else(Map::new),
+        }
+    }
+
+    #[test]
+    fn only_a_fitting_answer_to_the_waiting_ask_reaches_the_game() {
+        let hub = hub();
+        let mut reply = hub.ask(ask());
+        let long = "x".repeat(MAX_FIELD_CHARS + 1);
+        let refusals = [
+            (2, decide(json!({"questions": []}))),
+            (1, Answer::Leave),
+            (1, Answer::Handed),
+            (1, decide(json!({"questions": [long]}))),
+            (1, decide(json!({"questions": "not a list"}))),
+        ];
+        for (id, answer) in refusals {
+            assert!(hub.answer("alex", id, answer).is_err());
+        }
+        assert!(reply.try_recv().is_err(), "nothing reached the game");
+        let fine = decide(json!({"questions": ["Who is there?"]}));
+        assert_eq!(hub.answer("alex", 1, fine.clone()), Ok(()));
+        assert_eq!(reply.try_recv().ok(), Some(fine));
+        assert_eq!(hub.answer("alex", 1, decide(json!({}))), Err(Refused::Stale));
+    }
+
+    #[test]
+    fn keys_open_only_their_own_seat() {
+        let hub = hub();
+        assert_eq!(hub.admit("alex", "key-alex", false), Ok(()));
+        assert_eq!(hub.admit("alex", "key-gm", false), Err(Refused::BadKey));
+        assert_eq!(hub.admit("nobody", "key-gm", false), Err(Refused::NoSuchSeat));
     }
 }
