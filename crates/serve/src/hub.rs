@@ -434,7 +434,10 @@ mod tests {
         let fine = decide(json!({"questions": ["Who is there?"]}));
         assert_eq!(hub.answer("alex", 1, fine.clone()), Ok(()));
         assert_eq!(reply.try_recv().ok(), Some(fine));
-        assert_eq!(hub.answer("alex", 1, decide(json!({}))), Err(Refused::Stale));
+        assert_eq!(
+            hub.answer("alex", 1, decide(json!({}))),
+            Err(Refused::Stale)
+        );
     }
 
     #[test]
@@ -442,6 +445,9 @@ mod tests {
         let hub = hub();
         assert_eq!(hub.admit("alex", "key-alex", false), Ok(()));
         assert_eq!(hub.admit("alex", "key-gm", false), Err(Refused::BadKey));
-        assert_eq!(hub.admit("nobody", "key-gm", false), Err(Refused::NoSuchSeat));
+        assert_eq!(
+            hub.admit("nobody", "key-gm", false),
+            Err(Refused::NoSuchSeat)
+        );
     }
 }
