@@ -251,6 +251,16 @@ fn gm_seat(
     })
 }
 
+/// The dice seed asked for, else one from the clock.
+pub(crate) fn seed_or_now(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    })
+}
+
 /// The AI GM, on the campaign's GM model (else the players' model).
 pub(crate) fn ai_gm(
     campaign: &Campaign,
@@ -307,12 +317,7 @@ pub async fn play_campaign(
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     let dir = dir.to_path_buf();
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = seed_or_now(seed);
     seat_table(&mut campaign, seats, gm_script, seed)?;
     let _lock = CampaignLock::take(&dir)?;
     let store = sessions::create_store(&dir)?;

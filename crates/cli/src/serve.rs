@@ -109,15 +109,14 @@ type Opened = (TableFile, Vec<Link>, Campaign, Start, Record);
 
 /// The table's session did not end: continue it, with the seats' keys as they were.
 fn reopen(dir: &Path, store: troupe_engine::Store, t: TableFile) -> anyhow::Result<Opened> {
-    let state = troupe_engine::snapshot::fold_stored(&store, t.session)?;
-    let Some(campaign) = state.campaign.clone() else {
+    let events = store.live_events(t.session)?;
+    let Some(campaign) = troupe_engine::snapshot::fold(t.session, &events)?.campaign else {
         bail!(
             "session {} in {} has no session_started event",
             t.session,
             dir.display()
         );
     };
-    let events = store.live_events(t.session)?;
     let mirror = sessions::mirror_for(dir, &store, t.session)?;
     println!(
         "Reopening the table of session {} in {}: the links printed when it opened still work.",
@@ -143,12 +142,7 @@ fn open_new(
     args: &ServeArgs,
 ) -> anyhow::Result<Opened> {
     let mut campaign = troupe_campaign::load(file).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = play::seed_or_now(args.seed);
     let seats = SeatArgs {
         gm: Some(args.gm),
         humans: args.persons.clone(),

@@ -31,6 +31,16 @@ pub fn fold_stored(store: &Store, number: u32) -> Result<Session, Error> {
 
 /// Fold stored events from the start of a session.
 pub fn fold(number: u32, events: &[Envelope]) -> Result<Session, Error> {
+    fold_with(number, events, |_, _| {})
+}
+
+/// Fold stored events from the start of a session, handing each event and the session as it
+/// stands after it to `each` (the table server rebuilds its streams this way).
+pub fn fold_with(
+    number: u32,
+    events: &[Envelope],
+    mut each: impl FnMut(&Envelope, &Session),
+) -> Result<Session, Error> {
     let id = events
         .first()
         .map(|e| e.session_id.clone())
@@ -38,6 +48,7 @@ pub fn fold(number: u32, events: &[Envelope]) -> Result<Session, Error> {
     let mut session = Session::new(id, number);
     for env in events {
         apply_stored(&mut session, env)?;
+        each(env, &session);
     }
     Ok(session)
 }

@@ -92,7 +92,9 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
             Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
         }
         Start::Resume { number, events } => {
-            replay_streams(&hub, number, &events);
+            // The streams as they were when the table stopped: the same lines with the same
+            // ids, so a browser that reconnects gets only what it has not seen.
+            troupe_engine::snapshot::fold_with(number, &events, |env, s| hub.publish(env, s))?;
             Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
         }
     };
@@ -102,18 +104,4 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
     }
     // A session that stops unended (a spend limit) stays resumable: the next start reopens it.
     driver.run().await
-}
-
-/// Rebuild the streams from the log, as they were when the table stopped: the same lines, with
-/// the same ids, so a browser that reconnects gets only what it has not seen.
-fn replay_streams(hub: &Hub, number: u32, events: &[Envelope]) {
-    let id = events
-        .first()
-        .map(|e| e.session_id.clone())
-        .unwrap_or_default();
-    let mut session = Session::new(id, number);
-    for env in events {
-        session.apply(env);
-        hub.publish(env, &session);
-    }
 }

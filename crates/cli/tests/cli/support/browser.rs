@@ -185,13 +185,15 @@ impl WebDriver {
         })
     }
 
+    /// A WebDriver command of this session (`url`, `execute/sync`…): its reply.
+    async fn send(&self, command: &str, body: serde_json::Value) -> serde_json::Value {
+        let url = format!("{}/session/{}/{command}", self.base, self.session);
+        let r = self.http.post(url).json(&body).send().await.unwrap();
+        r.json().await.unwrap()
+    }
+
     pub async fn open(&self, url: &str) {
-        self.http
-            .post(format!("{}/session/{}/url", self.base, self.session))
-            .json(&serde_json::json!({ "url": url }))
-            .send()
-            .await
-            .unwrap();
+        self.send("url", serde_json::json!({ "url": url })).await;
     }
 
     /// Run a script in the page; its return value.
@@ -201,20 +203,8 @@ impl WebDriver {
 
     /// Run a script in the page with these arguments (`arguments[0]`…); its return value.
     pub async fn eval_with(&self, script: &str, args: serde_json::Value) -> serde_json::Value {
-        let r: serde_json::Value = self
-            .http
-            .post(format!(
-                "{}/session/{}/execute/sync",
-                self.base, self.session
-            ))
-            .json(&serde_json::json!({ "script": script, "args": args }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        r["value"].clone()
+        let body = serde_json::json!({ "script": script, "args": args });
+        self.send("execute/sync", body).await["value"].clone()
     }
 }
 
