@@ -133,6 +133,12 @@ pub enum EncounterEvent {
     SeatJoined {
         seat: Seat,
     },
+    /// A seat changed hands between decisions: a person handed it to an AI player (who plays
+    /// the same character from here on), or took it back.
+    SeatHanded {
+        seat: String,
+        person: bool,
+    },
     /// A person's private word to the GM (`/whisper`): the GM hears it, nobody else does.
     Whispered {
         seat: String,
@@ -354,6 +360,15 @@ impl State {
                 self.public.push(line.clone());
                 self.history.push(Entry::new(Role::User, line, false));
                 self.seats.push(seat.clone());
+            }
+            EncounterEvent::SeatHanded { seat, person } => {
+                if let Some(s) = self.seats.iter_mut().find(|s| &s.id == seat) {
+                    s.kind = if *person {
+                        SeatKind::Person
+                    } else {
+                        SeatKind::Ai
+                    };
+                }
             }
             EncounterEvent::Whispered { seat, text } => {
                 let who = self

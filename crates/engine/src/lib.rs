@@ -6,6 +6,7 @@
 mod ai_gm;
 pub mod asks;
 mod driver;
+pub mod encounter;
 mod events;
 mod fault;
 mod guard;
@@ -115,6 +116,24 @@ pub enum Error {
     UnknownAgent(String),
     #[error(transparent)]
     Agent(#[from] troupe_agents::Error),
+    #[error(transparent)]
+    Prompt(#[from] troupe_encounter::prompt::TemplateError),
+    #[error("encounter run {0}: its log does not start an encounter")]
+    NotAnEncounter(u32),
+    #[error("the model failed ({agent}): {message}; the run is saved{refused}")]
+    EncounterModel {
+        agent: String,
+        message: String,
+        /// Why the last replies were refused, when they were: ", and …" or empty.
+        refused: String,
+    },
+    #[error(
+        "the GM's reply failed its checks {attempts} times in a row ({problems}); the run is \
+         saved: `troupe encounter resume` asks again"
+    )]
+    EncounterGmFailed { attempts: u32, problems: String },
+    #[error("encounter run {run}: {message}")]
+    EncounterReplay { run: u32, message: String },
 }
 
 impl Error {

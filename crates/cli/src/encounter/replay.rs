@@ -5,132 +5,14 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use troupe_encounter::log::{EncounterEvent, Envelope, State, live};
-use troupe_encounter::prompt::gm_messages;
-use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
-use troupe_rules::d20::{D20Check, roll_d20};
-
-use super::run::shown;
-
 pub fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
     let events = store.events(run)?;
-    let live: Vec<Envelope> = live(&events).into_iter().cloned().collect();
-    let mut state = troupe_encounter::log::fold(live.get(..1).unwrap_or_default())
-        .context("the run's log does not start an encounter")?;
-    let mut i = 1;
-    while i < live.len() {
-        let expected = derive(&state, &live, i)?;
-        for (k, want) in expected.iter().enumerate() {
-            let Some(got) = live.get(i + k) else {
-                bail!(
-                    "run {run}: the log ends where the replay derives {}",
-                    json(want)?
-                );
-            };
-            if json(&got.event)? != json(want)? {
-                bail!(
-                    "run {run}: replay diverged at event {}:\n  log:    {}\n  replay: {}",
-                    got.seq,
-                    json(&got.event)?,
-                    json(want)?
-                );
-            }
-        }
-        let n = expected.len().max(1);
-        for e in live.iter().skip(i).take(n) {
-            state.apply(e);
-            if let Some(line) = shown(&state, &e.event) {
-                println!("{line}");
-            }
-        }
-        i += n;
+    for line in troupe_engine::encounter::replay(run, &events)? {
+        println!("{line}");
     }
-    println!("(run {run}: {} events replayed, identical)", live.len());
+    let replayed = troupe_encounter::log::live(&events).len();
+    println!("(run {run}: {replayed} events replayed, identical)");
     Ok(ExitCode::SUCCESS)
-}
-
-fn json(event: &EncounterEvent) -> anyhow::Result<String> {
-    serde_json::to_string(event).context("could not encode an event")
-}
-
-/// What the engine makes of the input at `live[i]`: the events it derives, starting with the
-/// input itself; an input nothing is derived from comes back alone.
-fn derive(state: &State, live: &[Envelope], i: usize) -> anyhow::Result<Vec<EncounterEvent>> {
-    let Some(env) = live.get(i) else {
-        return Ok(Vec::new());
-    };
-    Ok(match &env.event {
-        // Replies the gateway refused for their shape come before the call they belong to:
-        // the prompt and the reply's effects were worked out before any of them was recorded.
-        EncounterEvent::GmRejected { reply: Some(_), .. } => {
-            let mut out: Vec<EncounterEvent> = live
-                .iter()
-                .skip(i)
-                .take_while(|e| {
-                    matches!(e.event, EncounterEvent::GmRejected { reply: Some(_), .. })
-                })
-                .map(|e| e.event.clone())
-                .collect();
-            let called = i + out.len();
-            if matches!(
-                live.get(called).map(|e| &e.event),
-                Some(EncounterEvent::GmCalled { .. })
-            ) {
-                out.extend(derive(state, live, called)?);
-            }
-            out
-        }
-        EncounterEvent::GmCalled { call, .. } => {
-            let assembled = gm_messages(state)?;
-            let mut out = vec![EncounterEvent::GmCalled {
-                call: call.clone(),
-                zones: assembled.zones,
-                trimmed: assembled.trimmed,
-            }];
-            let at = resolved_at(live, i + 1);
-            match gm_reply(state, &call.json, &at) {
-                GmStep::Events(more) => out.extend(more),
-                GmStep::Failed(problems) => out.push(EncounterEvent::GmRejected {
-                    problems,
-                    reply: None,
-                }),
-            }
-            out
-        }
-        EncounterEvent::PlayerCalled { call } => vec![
-            env.event.clone(),
-            player_reply(state, &call.agent, &call.json),
-        ],
-        EncounterEvent::CheckRolled { seat, .. } => {
-            let Some(check) = &state.pending else {
-                bail!("event {}: a roll with no check pending", env.seq);
-            };
-            let d20 = D20Check {
-                dc: check.dc,
-                modifier: check.modifier,
-                edge: check.edge,
-            };
-            let roll = roll_d20(&d20, troupe_rules::roll_seed(state.seed, state.rolls));
-            vec![EncounterEvent::CheckRolled {
-                seat: seat.clone(),
-                roll,
-            }]
-        }
-        other => vec![other.clone()],
-    })
-}
-
-/// The time a resolution recorded, if the events derived from this reply include one.
-fn resolved_at(live: &[Envelope], from: usize) -> String {
-    live.iter()
-        .skip(from)
-        .take_while(|e| !matches!(e.event, EncounterEvent::GmCalled { .. }))
-        .find_map(|e| match &e.event {
-            EncounterEvent::Resolved { at, .. } => Some(at.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }

@@ -12,7 +12,8 @@ use troupe_encounter::names::draw;
 use troupe_llm::{CallTag, ChatModel};
 
 use super::files;
-use super::run::{Runner, Stop, now};
+use super::run::{self as table, now};
+use troupe_engine::encounter::Stop;
 use crate::models::ModelArgs;
 
 /// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
@@ -212,8 +213,8 @@ pub async fn start(
     )?;
     files::bump_tally(dir, &spec.id, &at)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, model, table.max_turns)?;
-    finish(runner.play().await?, run)
+    let mut runner = table::open(store, run, model, table.max_turns)?;
+    finish(table::play(dir, &mut runner).await?, run)
 }
 
 pub async fn resume(
@@ -232,19 +233,20 @@ pub async fn resume(
         let events = store.events(run)?;
         model.skip_served(&served(&events));
     }
-    let mut runner = Runner::from_log(dir.to_path_buf(), store, run, model, max_turns)?;
-    println!("== {} (run {run}, resumed)", runner.state.spec.title);
-    for line in runner.state.public.iter().rev().take(3).rev() {
+    let mut runner = table::open(store, run, model, max_turns)?;
+    let state = runner.state().clone();
+    println!("== {} (run {run}, resumed)", state.spec.title);
+    for line in state.public.iter().rev().take(3).rev() {
         println!("{line}");
     }
-    for seat in joining(join, &runner.state.seats, campaign(dir).as_ref())? {
+    for seat in joining(join, &state.seats, campaign(dir).as_ref())? {
         println!(
             "{} joins the table, playing {}.",
             seat.player, seat.character
         );
         runner.join(seat)?;
     }
-    finish(runner.play().await?, run)
+    finish(table::play(dir, &mut runner).await?, run)
 }
 
 /// The seats of `--join`, numbered after those at the table: the seated are seated again first

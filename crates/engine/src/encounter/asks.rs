@@ -1,0 +1,95 @@
+//! An encounter's decisions for a person as seat-protocol asks: what their character attempts,
+//! the same again after the overreach check sent it back, and a d20 roll. The seat's view is
+//! what `/info` shows (their character, the place, who is here, the story lately), never the
+//! encounter's state: the GM's secrets are not in it.
+
+use serde_json::json;
+use troupe_encounter::log::{Seat, State};
+use troupe_encounter::tools::CheckCall;
+use troupe_seat::{Ask, Command, form};
+
+/// The decisions, by name.
+pub const ACTION: &str = "action";
+pub const ACTION_AGAIN: &str = "action_again";
+pub const ROLL: &str = "roll";
+/// The table command that sends the GM a private word.
+pub const WHISPER: &str = "whisper";
+
+/// What the seat may see when asked.
+fn view(state: &State, seat: &Seat) -> serde_json::Value {
+    json!({
+        "info": troupe_encounter::view::seat_info(state, &seat.id),
+        "round": state.round.max(1),
+    })
+}
+
+fn whisper() -> Command {
+    Command {
+        name: WHISPER.into(),
+        label: "Whisper to the GM".into(),
+        fields: vec![form::line("text", "What only the GM hears")],
+    }
+}
+
+/// What does your character attempt? (Empty: they wait.)
+pub fn action_ask(state: &State, seat: &Seat) -> Ask {
+    Ask {
+        seat: seat.id.clone(),
+        decision: ACTION.into(),
+        prompt: format!("{}, what do you attempt?", who(seat)),
+        shown: Vec::new(),
+        view: view(state, seat),
+        fields: vec![form::optional(
+            "action",
+            "What your character attempts (the GM decides what happens; empty: you wait)",
+        )],
+        commands: vec![whisper()],
+        error: None,
+    }
+}
+
+/// The action came back from the overreach check: rephrase it, or send nothing to have it go
+/// to the GM as it was.
+pub fn action_again_ask(state: &State, seat: &Seat, sent: &str, feedback: &str) -> Ask {
+    Ask {
+        seat: seat.id.clone(),
+        decision: ACTION_AGAIN.into(),
+        prompt: "Rephrase it, or press Enter to send it as it is for the GM to rule on: ".into(),
+        shown: vec![format!("You wrote: {sent}")],
+        view: view(state, seat),
+        fields: vec![form::optional(
+            "action",
+            "Your action, rephrased (empty: send it as it is)",
+        )],
+        commands: vec![whisper()],
+        error: Some(feedback.to_string()),
+    }
+}
+
+/// Roll the d20 the GM asked for.
+pub fn roll_ask(state: &State, seat: &Seat, check: &CheckCall) -> Ask {
+    Ask {
+        seat: seat.id.clone(),
+        decision: ROLL.into(),
+        prompt: format!(
+            "{}, roll a d20{}: {} [Enter or /roll]",
+            who(seat),
+            super::edge_words(check),
+            check.what,
+        ),
+        shown: Vec::new(),
+        view: view(state, seat),
+        fields: Vec::new(),
+        commands: Vec::new(),
+        error: None,
+    }
+}
+
+/// A person's name at the prompt, with their character's when it is another.
+pub fn who(seat: &Seat) -> String {
+    if seat.player == seat.character {
+        seat.player.clone()
+    } else {
+        format!("{} ({})", seat.player, seat.character)
+    }
+}

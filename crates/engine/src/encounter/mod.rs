@@ -1,0 +1,77 @@
+//! Seed 003's encounter on the spine: its table loop ([`EncounterTable`]), a person's
+//! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events
+//! ([`shown`]) and its replay ([`replay`]). The game itself (spec, log and fold, prompts,
+//! tools, secret checks) is `troupe_encounter`'s.
+
+pub mod asks;
+mod replay;
+mod table;
+
+pub use replay::replay;
+pub use table::{EncounterTable, EncounterWatch, PERSON_ANSWERS, Stop};
+
+use troupe_encounter::log::{EncounterEvent, Phase, SeatKind, State};
+use troupe_encounter::tools::CheckCall;
+
+/// Now, ISO 8601 in UTC to the second.
+pub fn now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+pub(crate) fn edge_words(check: &CheckCall) -> &'static str {
+    match check.edge {
+        troupe_rules::Edge::Advantage => " with advantage",
+        troupe_rules::Edge::Disadvantage => " with disadvantage",
+        troupe_rules::Edge::Normal => "",
+    }
+}
+
+/// What the whole table sees of an event, as one line; None for what is not theirs to see (the
+/// GM's calls, rejections and caught leaks, whispers: they are in the log). A person's own
+/// action is not repeated at the terminal they typed it at; `people_too` repeats it (a table
+/// where each person reads the others').
+pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<String> {
+    let name = |id: &str| {
+        state
+            .seat(id)
+            .map_or(id.to_string(), |s| s.character.clone())
+    };
+    match event {
+        EncounterEvent::Narrated { text, .. } => Some(format!("\nGM: {text}\n")),
+        EncounterEvent::PlayerActed { seat, text } => {
+            let ai = state.seat(seat).is_some_and(|s| s.kind == SeatKind::Ai);
+            (ai || people_too).then(|| format!("{}: {text}", name(seat)))
+        }
+        EncounterEvent::CheckEmitted { check } => Some(format!(
+            "[the GM asks {} for a d20 roll: {}{}]",
+            name(&check.player),
+            check.what,
+            edge_words(check)
+        )),
+        EncounterEvent::CheckRolled { seat, roll } => {
+            let dice: Vec<String> = roll.dice.iter().map(u32::to_string).collect();
+            Some(format!(
+                "{} rolls d20 [{}] → {}: {}",
+                name(seat),
+                dice.join(", "),
+                roll.total,
+                if roll.success { "success" } else { "failure" }
+            ))
+        }
+        EncounterEvent::SceneActed {
+            outcome, applied, ..
+        } => applied.then(|| outcome.clone()),
+        EncounterEvent::SeatHanded { seat, person } => {
+            let s = state.seat(seat)?;
+            Some(if *person {
+                format!("({} takes {} back.)", s.player, s.character)
+            } else {
+                format!("(An AI player takes over {} for {}.)", s.character, s.player)
+            })
+        }
+        EncounterEvent::Resolved { summary, .. } if state.phase == Phase::Resolved => {
+            Some(format!("\n== The encounter is over. {summary}"))
+        }
+        _ => None,
+    }
+}
