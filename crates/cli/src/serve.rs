@@ -3,14 +3,14 @@
 //! the model and the log, as `troupe play` and `troupe resume` do.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
 use troupe_engine::{EventLog, Record, SessionSetup, served_calls, session_log_path};
-use troupe_serve::{Game, GmChair, Link, Start, TableFile};
+use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame};
 
 use crate::play::{GmChoice, SeatArgs};
 use crate::sessions::{self, CampaignLock};
@@ -32,13 +32,28 @@ pub struct ServeArgs {
     /// Dice seed (recorded in the log)
     #[arg(long)]
     pub seed: Option<u64>,
-    /// End the session once this turn is played
+    /// End the session once this turn is played (an encounter: stop, saved, after this many
+    /// rounds)
     #[arg(long)]
     pub turns: Option<u32>,
     /// When a person has not answered for this many seconds, an AI plays their seat until
     /// they take it back
     #[arg(long, value_name = "SECONDS")]
     pub hand_over_after: Option<u64>,
+    /// Serve an encounter run of this spec (YAML) instead of a Lasers & Feelings session: the
+    /// AI GM runs it; `--players` seats the table
+    #[arg(long, value_name = "SPEC")]
+    pub encounter: Option<PathBuf>,
+    /// With --encounter: who sits at the table, in turn order: `human:NAME` for a person at
+    /// their own link, `ai` (or `ai:AGENT`) for an AI player. Every seat gets a link: a person
+    /// can claim a seat an AI holds
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "human",
+        requires = "encounter"
+    )]
+    pub players: Vec<String>,
 }
 
 pub async fn serve(
@@ -47,6 +62,10 @@ pub async fn serve(
     args: &ServeArgs,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.encounter {
+        let dir = sessions::dir_of(dir.map(Path::to_path_buf));
+        return crate::encounter::serve::serve(&dir, spec, args, model_args).await;
+    }
     let (file, dir) = sessions::campaign_file(file, dir)?;
     let _lock = CampaignLock::take(&dir)?;
     let store = sessions::create_store(&dir)?;
@@ -83,21 +102,32 @@ pub async fn serve(
     let ai = play::table(&dir, model.clone(), play::campaign_memory(&dir, &campaign)?)?;
     let bound = troupe_serve::bind(args.listen).await?;
     print_links(&bound.addr, &table_file, &links);
-    let game = Game {
+    let game = Game::Lasers(Box::new(LasersGame {
         start,
         record,
         table: ai,
         gm,
         turns: args.turns.or(table_file.last_turn),
-    };
+    }));
+    run(bound, &campaign.name, &table_file, game, args).await
+}
+
+/// Serve an opened table until the process is stopped.
+pub async fn run(
+    bound: troupe_serve::Bound,
+    title: &str,
+    table: &TableFile,
+    game: Game,
+    args: &ServeArgs,
+) -> anyhow::Result<ExitCode> {
     troupe_serve::run(
         bound,
-        &campaign.name,
-        &table_file,
+        title,
+        table,
         game,
         args.hand_over_after.map(Duration::from_secs),
         |ended| match ended {
-            Ok(why) => println!("The session stopped: {why}. The pages stay up; Ctrl-C closes the table."),
+            Ok(why) => println!("The table stopped: {why}. The pages stay up; Ctrl-C closes the table."),
             Err(e) => eprintln!("troupe: the table stopped: {e}. Everything so far is saved; `troupe serve` again continues it."),
         },
     )
@@ -161,7 +191,7 @@ fn open_new(
         ));
     }
     labels.push(("watch".to_string(), "Watching".to_string()));
-    let (table, links) = troupe_serve::new_table(number, &labels, args.turns)?;
+    let (table, links) = troupe_serve::new_table(TableGame::Lasers, number, &labels, args.turns)?;
     troupe_serve::save_table(dir, &table)?;
     let people: Vec<String> = campaign
         .seats
@@ -198,7 +228,7 @@ fn open_new(
 }
 
 /// Each seat's link, once: the keys are nowhere else.
-fn print_links(addr: &SocketAddr, table: &TableFile, links: &[Link]) {
+pub fn print_links(addr: &SocketAddr, table: &TableFile, links: &[Link]) {
     println!("Serving table {} at http://{addr}/", table.id);
     if links.is_empty() {
         return;

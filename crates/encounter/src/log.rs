@@ -506,10 +506,17 @@ pub fn live(events: &[Envelope]) -> Vec<&Envelope> {
 
 /// Fold a run's events into its state; None when the log does not start the encounter.
 pub fn fold(events: &[Envelope]) -> Option<State> {
+    fold_with(events, |_, _| {})
+}
+
+/// Fold a run's events, handing each live event after the first to `each` with the state
+/// after it (how a table rebuilds what its seats were shown).
+pub fn fold_with(events: &[Envelope], mut each: impl FnMut(&State, &Envelope)) -> Option<State> {
     let live = live(events);
     let mut state = State::start(&live.first()?.event)?;
     for env in live.iter().skip(1) {
         state.apply(env);
+        each(&state, env);
     }
     state.seq = events.last().map_or(0, |e| e.seq);
     Some(state)

@@ -170,6 +170,11 @@ function showSheet(state) {
     add("Adventure", s.scenario.text);
     add("Notes", s.scenario.notes);
   }
+  if (s.info) {
+    $("sheet-title").textContent = "Your seat";
+    const lines = el("dd", s.info, "info");
+    dl.appendChild(lines);
+  }
   if (s.ship) {
     add("Ship", s.ship.name);
     add("Strengths", s.ship.strengths);

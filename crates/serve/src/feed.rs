@@ -52,12 +52,17 @@ pub const LINES_PER_EVENT: u64 = 4;
 
 /// The lines an event adds to the table's streams, given the session as it stands after it.
 pub fn lines(env: &Envelope, s: &Session) -> Vec<Line> {
-    rendered(&env.event, s)
+    numbered(env.seq, rendered(&env.event, s))
+}
+
+/// An event's rendered lines, numbered from its sequence number (any game's).
+pub fn numbered(seq: u64, rendered: Vec<Rendered>) -> Vec<Line> {
+    rendered
         .into_iter()
         .take(LINES_PER_EVENT as usize)
         .enumerate()
         .map(|(i, (audience, kind, text))| Line {
-            id: env.seq * LINES_PER_EVENT + i as u64,
+            id: seq * LINES_PER_EVENT + i as u64,
             kind,
             text,
             audience,
@@ -65,7 +70,8 @@ pub fn lines(env: &Envelope, s: &Session) -> Vec<Line> {
         .collect()
 }
 
-type Rendered = (Audience, &'static str, String);
+/// A line before it is numbered: who may read it, its kind (for the page's style), its text.
+pub type Rendered = (Audience, &'static str, String);
 
 fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
     let character = |agent: &str| {

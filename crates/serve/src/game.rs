@@ -1,17 +1,21 @@
-//! Running a Lasers & Feelings session as a table: the game on its own thread, its browser
-//! seats and its observer speaking to the [`Hub`].
+//! Running a table's game: a Lasers & Feelings session or an encounter run, on its own thread,
+//! its browser seats and its observer speaking to the [`Hub`].
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde_json::json;
 use troupe_agents::Purpose;
 use troupe_engine::asks::{AskedGm, AskedPlayers};
+use troupe_engine::visibility::{gm_view, player_view};
 use troupe_engine::{
-    Driver, Envelope, GmSeat, Observer, Record, Session, SessionSetup, SystemClock, Table,
+    Driver, Envelope, Event, GmSeat, Observer, Record, Session, SessionSetup, SystemClock, Table,
 };
 use troupe_seat::{Answer, Ask, Seat};
 
-use crate::hub::Hub;
+use crate::encounter::EncounterGame;
+use crate::feed::{GM, lines};
+use crate::hub::{Hub, Update};
 
 /// A seat whose asks wait in the hub for a browser to answer.
 pub struct BrowserSeat(pub Arc<Hub>);
@@ -29,7 +33,7 @@ pub struct HubObserver(pub Arc<Hub>);
 
 impl Observer for HubObserver {
     fn on_event(&mut self, env: &Envelope, session: &Session) {
-        self.0.publish(env, session);
+        self.0.publish(update(env, session));
     }
     fn thinking(&mut self, agent: &str, _purpose: Purpose) {
         self.0.thinking(Some(agent.to_string()));
@@ -57,8 +61,22 @@ pub enum Start {
     },
 }
 
-/// Everything a table's game needs, built by the binary.
-pub struct Game {
+/// A table's game, built by the binary.
+pub enum Game {
+    Lasers(Box<LasersGame>),
+    Encounter(Box<EncounterGame>),
+}
+
+/// Play the game until it ends or stops: why it stopped, or the error that stopped it.
+pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, String> {
+    match game {
+        Game::Lasers(g) => play_lasers(*g, hub).await.map_err(|e| e.to_string()),
+        Game::Encounter(g) => crate::encounter::play(*g, hub).await,
+    }
+}
+
+/// Everything a Lasers & Feelings table needs.
+pub struct LasersGame {
     pub start: Start,
     pub record: Record,
     pub table: Table,
@@ -67,8 +85,8 @@ pub struct Game {
 }
 
 /// Play the session until it ends or stops. Returns why.
-pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
-    let Game {
+async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
+    let LasersGame {
         start,
         record,
         table,
@@ -94,7 +112,9 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
         Start::Resume { number, events } => {
             // The streams as they were when the table stopped: the same lines with the same
             // ids, so a browser that reconnects gets only what it has not seen.
-            troupe_engine::snapshot::fold_with(number, &events, |env, s| hub.publish(env, s))?;
+            troupe_engine::snapshot::fold_with(number, &events, |env, s| {
+                hub.publish(update(env, s));
+            })?;
             Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
         }
     };
@@ -104,4 +124,46 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, troupe_engine::Er
     }
     // A session that stops unended (a spend limit) stays resumable: the next start reopens it.
     driver.run().await
+}
+
+/// What a committed event changes at the table: its lines, who holds each seat, each seat's
+/// sheet from its own view.
+fn update(env: &Envelope, session: &Session) -> Update {
+    let ended = match &env.event {
+        Event::SessionEnded { reason } => Some(Some(reason.clone())),
+        Event::SessionResumed { .. } => Some(None),
+        _ => None,
+    };
+    let holders = session
+        .seats()
+        .iter()
+        .map(|seat| {
+            let person = seat.taken_by == troupe_campaign::SeatTaker::Human;
+            (seat.player.agent_id.clone(), person)
+        })
+        .collect();
+    let mut sheets: Vec<_> = session
+        .seats()
+        .iter()
+        .filter_map(|seat| {
+            let agent = &seat.player.agent_id;
+            let v = player_view(session, agent)?;
+            Some((
+                agent.clone(),
+                json!({"character": v.character, "ship": v.ship}),
+            ))
+        })
+        .collect();
+    sheets.extend(gm_view(session).map(|v| {
+        (
+            GM.to_string(),
+            json!({"ship": v.ship, "scenario": v.scenario}),
+        )
+    }));
+    Update {
+        lines: lines(env, session),
+        ended,
+        holders,
+        sheets,
+    }
 }

@@ -9,11 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
-use troupe_engine::visibility::{gm_view, player_view};
-use troupe_engine::{Envelope, Event, Session};
 use troupe_seat::{Answer, Ask, check};
 
-use crate::feed::{GM, Line, WATCH, lines};
+use crate::feed::{GM, Line, WATCH};
 use crate::keys;
 
 /// A seat of the table as the server knows it.
@@ -24,6 +22,20 @@ pub struct SeatSpec {
     /// "Alex (Zara-7)", "GM", "Watching".
     pub label: String,
     pub key_hash: String,
+}
+
+/// What one committed event changes at a table, in no game's terms: the game renders it.
+#[derive(Debug, Default)]
+pub struct Update {
+    /// The lines it adds to the streams, each with its audience.
+    pub lines: Vec<Line>,
+    /// `Some(Some(why))`: the game ended; `Some(None)`: it goes on again (a resume).
+    pub ended: Option<Option<String>>,
+    /// Who holds each player's seat now (seat, a person?).
+    pub holders: Vec<(String, bool)>,
+    /// What a seat's page shows beside the story (its sheet, the ship, the GM's prep), built
+    /// from that seat's own view.
+    pub sheets: Vec<(String, Value)>,
 }
 
 /// The most text one field of an answer may hold.
@@ -243,26 +255,17 @@ impl Hub {
             .collect()
     }
 
-    /// A committed event: its lines join the streams, and the seats' sheets are brought up to
-    /// date from the views the session gives each seat.
-    pub fn publish(&self, env: &Envelope, session: &Session) {
+    /// A committed event, as the game renders it: its lines join the streams; the seats'
+    /// holders, sheets and the table's end are brought up to date.
+    pub fn publish(&self, update: Update) {
         let mut inner = self.lock();
-        inner.lines.extend(lines(env, session));
-        match &env.event {
-            Event::SessionEnded { reason } => inner.ended = Some(reason.clone()),
-            Event::SessionResumed { .. } => inner.ended = None,
-            _ => {}
+        inner.lines.extend(update.lines);
+        if let Some(ended) = update.ended {
+            inner.ended = ended;
         }
-        for seat in session.seats() {
-            let agent = &seat.player.agent_id;
-            inner.person_holds.insert(
-                agent.clone(),
-                seat.taken_by == troupe_campaign::SeatTaker::Human,
-            );
-        }
-        let seats: Vec<String> = inner.seats.keys().cloned().collect();
-        for seat in seats {
-            if let Some(sheet) = sheet(&seat, session) {
+        inner.person_holds.extend(update.holders);
+        for (seat, sheet) in update.sheets {
+            if inner.seats.contains_key(&seat) {
                 inner.sheets.insert(seat, sheet);
             }
         }
@@ -367,18 +370,6 @@ fn state(inner: &Inner, seat: &str) -> Value {
         "stopped": inner.stopped,
         "sheet": inner.sheets.get(seat),
     })
-}
-
-/// What a seat's page shows beside the story: a player's character sheet and the ship; the
-/// GM's adventure and notes. Built from the seat's own view, never the session.
-fn sheet(seat: &str, session: &Session) -> Option<Value> {
-    match seat {
-        WATCH => None,
-        GM => gm_view(session).map(|v| json!({"ship": v.ship, "scenario": v.scenario})),
-        agent => {
-            player_view(session, agent).map(|v| json!({"character": v.character, "ship": v.ship}))
-        }
-    }
 }
 
 #[cfg(test)]

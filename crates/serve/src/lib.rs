@@ -8,9 +8,11 @@
 //! ask ([`troupe_seat::Ask`]). Kill the server at any moment and start it again: the session
 //! resumes from its log and the pages reconnect on their own.
 //!
-//! Today the server hosts Lasers & Feelings sessions (human or AI GM, people and AI players).
-//! Encounters and scenes are not served yet: their loops are not on the seat protocol.
+//! Today the server hosts Lasers & Feelings sessions (human or AI GM, people and AI players)
+//! and encounter runs (the AI GM, people and AI players). Scenes are not served yet: their loop
+//! is not on the seat protocol.
 
+pub mod encounter;
 pub mod feed;
 pub mod game;
 mod http;
@@ -24,7 +26,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use game::{Game, GmChair, Start};
+pub use encounter::EncounterGame;
+pub use game::{Game, GmChair, LasersGame, Start};
 pub use hub::{Hub, SeatSpec};
 
 /// The table's file in its campaign directory.
@@ -52,10 +55,23 @@ pub enum Error {
     Game(String),
 }
 
-/// Which session a table plays and its seats (keys kept only as hashes).
+/// Which game a table plays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableGame {
+    /// A Lasers & Feelings session (tables opened before encounters were served).
+    #[default]
+    Lasers,
+    Encounter,
+}
+
+/// Which session (or encounter run) a table plays and its seats (keys kept only as hashes).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TableFile {
     pub id: String,
+    #[serde(default)]
+    pub game: TableGame,
+    /// The session's number, or the encounter run's.
     pub session: u32,
     pub seats: Vec<StoredSeat>,
     /// The turn the session ends after, when it was opened with a limit: a reopened table
@@ -96,6 +112,7 @@ pub fn load_table(dir: &Path) -> Result<Option<TableFile>, Error> {
 /// A new table for this session, with a fresh key per seat: (seat, label) pairs in, the table
 /// file and each seat's link out. The keys are in the links only.
 pub fn new_table(
+    game: TableGame,
     session: u32,
     seats: &[(String, String)],
     last_turn: Option<u32>,
@@ -119,6 +136,7 @@ pub fn new_table(
     Ok((
         TableFile {
             id,
+            game,
             session,
             seats: stored,
             last_turn,
@@ -188,9 +206,7 @@ pub async fn run(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt
-                    .block_on(game::play(game, game_hub.clone()))
-                    .map_err(|e| e.to_string()),
+                Ok(rt) => rt.block_on(game::play(game, game_hub.clone())),
                 Err(e) => Err(e.to_string()),
             };
             if let Err(why) = &ended {

@@ -7,6 +7,7 @@ mod files;
 pub mod lasers;
 mod replay;
 mod run;
+pub mod serve;
 mod start;
 
 use std::path::{Path, PathBuf};

@@ -50,10 +50,7 @@ pub fn open(
 
 /// Play the run until it stops; a resolved run's summary and the NPCs' memories are written
 /// (both safe to redo).
-pub async fn play(
-    dir: &Path,
-    table: &mut EncounterTable<impl Seat>,
-) -> anyhow::Result<Stop> {
+pub async fn play(dir: &Path, table: &mut EncounterTable<impl Seat>) -> anyhow::Result<Stop> {
     let stop = table.play().await?;
     if stop == Stop::Resolved {
         finish(dir, table.state(), table.events(), table.run())?;
@@ -141,8 +138,9 @@ impl Terminal {
     }
 
     async fn roll(&self, ask: &Ask) -> Answer {
+        let prompt = format!("{} [Enter or /roll]", ask.prompt);
         for _ in 0..PERSON_ATTEMPTS {
-            let Some(line) = self.keyboard.line(&ask.prompt).await else {
+            let Some(line) = self.keyboard.line(&prompt).await else {
                 return Answer::Leave;
             };
             match line.trim() {
@@ -151,9 +149,7 @@ impl Terminal {
                 _ => println!("(press Enter or type /roll to roll)"),
             }
         }
-        Answer::Decide {
-            values: Map::new(),
-        }
+        Answer::Decide { values: Map::new() }
     }
 }
 

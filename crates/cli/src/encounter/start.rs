@@ -13,8 +13,8 @@ use troupe_llm::{CallTag, ChatModel};
 
 use super::files;
 use super::run::{self as table, now};
-use troupe_engine::encounter::Stop;
 use crate::models::ModelArgs;
+use troupe_engine::encounter::Stop;
 
 /// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
 pub const DEFAULT_WINDOW: usize = 128_000;
@@ -170,15 +170,35 @@ pub async fn start(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
-    let names = draw(&spec, seed, &mut |r| files::name_from_memory(dir, r));
-    let memories = files::npc_memories(dir, &spec, &names)?;
     if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
+        let names = draw(&spec, seed, &mut |r| files::name_from_memory(dir, r));
+        let memories = files::npc_memories(dir, &spec, &names)?;
         drop(_lock);
         return super::lasers::run(dir, &spec, &names, &memories, table, model_args).await;
     }
-    let at = now();
-    let seats = seats(&table.players, campaign.as_ref())?;
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
+    let (store, run) = begin(dir, &spec, scene, &table.players, seed, &model)?;
+    println!("== {} (run {run}, seed {seed})", spec.title);
+    let mut runner = table::open(store, run, model, table.max_turns)?;
+    finish(table::play(dir, &mut runner).await?, run)
+}
+
+/// Begin a run (the caller holds the campaign's lock): the seats from `players`, the names
+/// drawn, what the NPCs remember, the `started` event in the log. The store and the run's
+/// number.
+pub fn begin(
+    dir: &Path,
+    spec: &troupe_encounter::Spec,
+    scene: Option<String>,
+    players: &[String],
+    seed: u64,
+    model: &Arc<dyn ChatModel>,
+) -> anyhow::Result<(troupe_engine::EncounterStore, u32)> {
+    let campaign = campaign(dir);
+    let seats = seats(players, campaign.as_ref())?;
+    let names = draw(spec, seed, &mut |r| files::name_from_memory(dir, r));
+    let memories = files::npc_memories(dir, spec, &names)?;
+    let at = now();
     let mut store = super::open_store(dir)?;
     if let Some(last) = store.latest()?
         && !last.ended
@@ -212,9 +232,7 @@ pub async fn start(
         0,
     )?;
     files::bump_tally(dir, &spec.id, &at)?;
-    println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = table::open(store, run, model, table.max_turns)?;
-    finish(table::play(dir, &mut runner).await?, run)
+    Ok((store, run))
 }
 
 pub async fn resume(
@@ -291,7 +309,7 @@ fn joining(
 }
 
 /// The model calls a run's live events already answered, in order.
-fn served(events: &[Envelope]) -> Vec<CallTag> {
+pub fn served(events: &[Envelope]) -> Vec<CallTag> {
     live(events)
         .iter()
         .filter_map(|e| match &e.event {

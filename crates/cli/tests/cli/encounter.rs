@@ -12,13 +12,13 @@ use std::process::Stdio;
 use serde_json::Value;
 use support::{examples, run_with, troupe};
 
-const SPEC: &str = "smithy.yaml";
+pub const SPEC: &str = "smithy.yaml";
 /// Mara's lines: her first action, Enter for her roll, her second action.
-const MARA: &str = "I offer to work the bellows myself\n\nI keep pumping the bellows\n";
+pub const MARA: &str = "I offer to work the bellows myself\n\nI keep pumping the bellows\n";
 
 /// A campaign directory with the party file (two of its AI players sit at the table), the spec
 /// and its recorded replies.
-fn campaign() -> tempfile::TempDir {
+pub fn campaign() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         examples().join("party.json"),
@@ -36,7 +36,7 @@ fn campaign() -> tempfile::TempDir {
     dir
 }
 
-const RUN: [&str; 9] = [
+pub const RUN: [&str; 9] = [
     "encounter",
     "run",
     "encounters/smithy.yaml",
@@ -48,19 +48,19 @@ const RUN: [&str; 9] = [
     "encounters/smithy.replay.jsonl",
 ];
 
-fn log(dir: &Path, run: u32) -> Vec<Value> {
+pub fn log(dir: &Path, run: u32) -> Vec<Value> {
     let out = run_with(dir, &["encounter", "log", "--run", &run.to_string()], "");
     out.lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
 
-fn of<'a>(log: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub fn of<'a>(log: &'a [Value], kind: &str) -> Vec<&'a Value> {
     log.iter().filter(|e| e["event_type"] == kind).collect()
 }
 
 /// The run as the players lived it: what was said and rolled, without times and latencies.
-fn story(log: &[Value]) -> Vec<String> {
+pub fn story(log: &[Value]) -> Vec<String> {
     log.iter()
         .filter(|e| {
             [

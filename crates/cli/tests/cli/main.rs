@@ -27,6 +27,7 @@ mod research;
 mod scene;
 mod seats;
 mod serve;
+mod serve_encounter;
 mod shards;
 mod simulate;
 mod slurm;

@@ -72,7 +72,7 @@ pub fn roll_ask(state: &State, seat: &Seat, check: &CheckCall) -> Ask {
         seat: seat.id.clone(),
         decision: ROLL.into(),
         prompt: format!(
-            "{}, roll a d20{}: {} [Enter or /roll]",
+            "{}, roll a d20{}: {}",
             who(seat),
             super::edge_words(check),
             check.what,

@@ -62,11 +62,11 @@ pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<
             outcome, applied, ..
         } => applied.then(|| outcome.clone()),
         EncounterEvent::SeatHanded { seat, person } => {
-            let s = state.seat(seat)?;
+            let who = asks::who(state.seat(seat)?);
             Some(if *person {
-                format!("({} takes {} back.)", s.player, s.character)
+                format!("({who} is back and plays again.)")
             } else {
-                format!("(An AI player takes over {} for {}.)", s.character, s.player)
+                format!("(An AI player plays for {who} for now.)")
             })
         }
         EncounterEvent::Resolved { summary, .. } if state.phase == Phase::Resolved => {

@@ -182,10 +182,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             Err(_) => Vec::new(),
         };
         for (seat, person) in asked {
-            let held_by_person = self
-                .state
-                .seat(&seat)
-                .map(|s| s.kind == SeatKind::Person);
+            let held_by_person = self.state.seat(&seat).map(|s| s.kind == SeatKind::Person);
             if held_by_person.is_some_and(|p| p != person) {
                 self.record(vec![EncounterEvent::SeatHanded { seat, person }])?;
             }
@@ -227,9 +224,8 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                 if let Error::EncounterModel { refused: why, .. } = &mut e
                     && refused > 0
                 {
-                    *why = format!(
-                        " (the GM's last {refused} replies did not fit the reply schema)"
-                    );
+                    *why =
+                        format!(" (the GM's last {refused} replies did not fit the reply schema)");
                 }
                 return Err(e);
             }
@@ -264,7 +260,10 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         &mut self,
         req: ChatRequest,
         agent: &str,
-    ) -> (Result<(ModelCall, Value), Error>, Vec<(String, Vec<String>)>) {
+    ) -> (
+        Result<(ModelCall, Value), Error>,
+        Vec<(String, Vec<String>)>,
+    ) {
         self.watch.thinking(Some(agent));
         let started = Instant::now();
         let mut refused = Vec::new();
@@ -309,12 +308,17 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         (Ok((call, json)), refused)
     }
 
-    /// One seat's action; false when a person left.
+    /// One seat's action; false when a person left. A seat handed over while it was asked is
+    /// asked again of whoever holds it now.
     async fn act(&mut self, index: usize) -> Result<bool, Error> {
-        let Some(seat) = self.state.seats.get(index).cloned() else {
-            return Err(Error::UnknownAgent(format!("seat {index}")));
-        };
-        if seat.kind == SeatKind::Person {
+        loop {
+            let Some(seat) = self.state.seats.get(index).cloned() else {
+                return Err(Error::UnknownAgent(format!("seat {index}")));
+            };
+            if seat.kind == SeatKind::Ai {
+                self.ai_action(index, &seat.id).await?;
+                return Ok(true);
+            }
             match self.person_action(&seat).await? {
                 Reply::Action(text) => {
                     let text = if text.is_empty() {
@@ -322,16 +326,16 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                     } else {
                         text
                     };
-                    self.record(vec![EncounterEvent::PlayerActed { seat: seat.id, text }])?;
+                    self.record(vec![EncounterEvent::PlayerActed {
+                        seat: seat.id,
+                        text,
+                    }])?;
                     return Ok(true);
                 }
                 Reply::Leave => return Ok(false),
-                // The AI player who holds it now acts in its place.
                 Reply::Handed => self.record_hand_overs()?,
             }
         }
-        self.ai_action(index, &seat.id).await?;
-        Ok(true)
     }
 
     async fn ai_action(&mut self, index: usize, seat: &str) -> Result<(), Error> {

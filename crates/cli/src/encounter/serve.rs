@@ -1,0 +1,128 @@
+//! `troupe serve --encounter SPEC`: an encounter run at the table server, a link per seat (the
+//! people's and the AI players', which a person may claim) and one to watch. A table whose run
+//! did not finish is reopened as it was, with the same links.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::bail;
+use troupe_encounter::log::{Envelope, SeatKind, fold};
+use troupe_llm::{ChatModel, Gateway};
+use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame};
+
+use super::{run, start};
+use crate::models::{self, ModelArgs};
+use crate::serve::{ServeArgs, print_links};
+use crate::sessions::{self, CampaignLock};
+
+pub async fn serve(
+    dir: &Path,
+    spec_path: &Path,
+    args: &ServeArgs,
+    model_args: &ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(dir)?;
+    let _lock = CampaignLock::take(dir)?;
+    let campaign = sessions::campaign_file(None, Some(dir))
+        .ok()
+        .and_then(|(file, _)| troupe_campaign::load(&file).ok());
+    let model = models::choose(
+        model_args,
+        campaign.as_ref().and_then(|c| c.model.as_ref()),
+        dir,
+    )?;
+    let store = super::open_store(dir)?;
+    let open = match troupe_serve::load_table(dir)? {
+        Some(t) if t.game == TableGame::Encounter => {
+            store.run(t.session)?.filter(|r| !r.ended).map(|_| t)
+        }
+        _ => None,
+    };
+    let (table, links, store) = match open {
+        Some(t) => {
+            println!(
+                "Reopening the table of encounter run {} in {}: the links printed when it \
+                 opened still work.",
+                t.session,
+                dir.display()
+            );
+            (t, Vec::new(), store)
+        }
+        None => {
+            drop(store);
+            open_new(dir, spec_path, args, &model)?
+        }
+    };
+    let run = table.session;
+    let events = store.events(run)?;
+    if model.replays_served() {
+        model.skip_served(&start::served(&events));
+    }
+    let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
+    let bound = troupe_serve::bind(args.listen).await?;
+    print_links(&bound.addr, &table, &links);
+    let game = Game::Encounter(Box::new(EncounterGame {
+        store,
+        run,
+        gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
+        rounds: args.turns.or(table.last_turn),
+        finish: finish(dir, run),
+    }));
+    crate::serve::run(bound, &title, &table, game, args).await
+}
+
+/// A new run, with a link per seat.
+fn open_new(
+    dir: &Path,
+    spec_path: &Path,
+    args: &ServeArgs,
+    model: &Arc<dyn ChatModel>,
+) -> anyhow::Result<(TableFile, Vec<Link>, troupe_engine::EncounterStore)> {
+    let spec = super::load_spec(spec_path)?;
+    if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
+        bail!(
+            "{} plays by Lasers & Feelings: the table server runs it as a session \
+             (`troupe encounter run {}` at the terminal); --encounter serves d20 encounters",
+            spec_path.display(),
+            spec_path.display()
+        );
+    }
+    let scene = super::load_scene(spec_path, &spec)?;
+    let seed = crate::play::seed_or_now(args.seed);
+    let (store, run) = start::begin(dir, &spec, scene, &args.players, seed, model)?;
+    let state = fold(&store.events(run)?)
+        .ok_or_else(|| anyhow::anyhow!("encounter run {run} did not start"))?;
+    let mut labels: Vec<(String, String)> = state
+        .seats
+        .iter()
+        .map(|s| (s.id.clone(), format!("{} ({})", s.player, s.character)))
+        .collect();
+    labels.push(("watch".to_string(), "Watching".to_string()));
+    let (table, links) = troupe_serve::new_table(TableGame::Encounter, run, &labels, args.turns)?;
+    troupe_serve::save_table(dir, &table)?;
+    let people: Vec<&str> = state
+        .seats
+        .iter()
+        .filter(|s| s.kind == SeatKind::Person)
+        .map(|s| s.character.as_str())
+        .collect();
+    println!(
+        "Table open for encounter run {run} ({}, seed {seed}): the GM is an AI; people play {}.",
+        spec.title,
+        if people.is_empty() {
+            "no one yet".to_string()
+        } else {
+            people.join(", ")
+        }
+    );
+    Ok((table, links, store))
+}
+
+/// The summary and the NPCs' memories, once the run resolves.
+fn finish(dir: &Path, run: u32) -> troupe_serve::encounter::Finish {
+    let dir = dir.to_path_buf();
+    Box::new(move |state, events: &[Envelope]| {
+        run::finish(&dir, state, events, run).map_err(|e| format!("{e:#}"))
+    })
+}

@@ -1,0 +1,328 @@
+//! An encounter at the table server: the real binary on a free port, people's seats answered
+//! over real HTTP (and in headless Chromium), the run's real log. The same spec, seed and
+//! recorded replies as the terminal's encounter tests, so the two tables can be compared event
+//! for event.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::encounter::{MARA, RUN, campaign, log, of, story};
+use crate::serve::{Served, serve};
+use crate::support::run_with;
+
+/// `troupe serve` for the smithy encounter with Mara at her own link and two AI players.
+fn serve_smithy(dir: &Path) -> Served {
+    serve(
+        dir,
+        &[
+            "--encounter",
+            "encounters/smithy.yaml",
+            "--players",
+            "human:Mara,ai,ai",
+            "--seed",
+            "12",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+    )
+}
+
+/// Mara's answers at the terminal (`MARA`), as the page sends them.
+fn mara_answer(ask: &Value, actions: &mut std::slice::Iter<'_, &str>) -> Value {
+    match ask["decision"].as_str().unwrap() {
+        "action" => json!({"action": actions.next().expect("more actions asked than Mara has")}),
+        "roll" => json!({}),
+        other => panic!("an encounter ask this test does not know: {other}"),
+    }
+}
+
+/// Every line of a seat's whole stream, as text.
+async fn stream(s: &Served, seat: &str) -> Vec<String> {
+    let f = s.feed(seat, &s.keys[seat], None).await;
+    f["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// What the GM's prompt and the spec hold that no seat may read: the GM's check notes, the
+/// hidden goals, an NPC's persona, the replies the engine refused, the DC it caught.
+const SECRETS: [&str; 6] = [
+    "Easier (DC 11)",
+    "forged entry",
+    "The forge burns again, with the smith's blessing",
+    "trusts people who offer to work",
+    "fireball",
+    "DC 14",
+];
+
+#[tokio::test]
+async fn an_encounter_is_played_from_a_browser_seat_as_at_the_terminal_through_a_kill() {
+    // The same run at the terminal, for comparison.
+    let terminal = campaign();
+    run_with(terminal.path(), &RUN, MARA);
+    let expected = story(&log(terminal.path(), 1));
+
+    let dir = campaign();
+    let s = serve_smithy(dir.path());
+    assert!(
+        s.keys.contains_key("p1") && s.keys.contains_key("alex") && s.keys.contains_key("watch"),
+        "a link for each seat and one to watch: {:?}",
+        s.keys.keys()
+    );
+    assert!(s.stdout.contains("people play Mara"), "{}", s.stdout);
+    let actions = [
+        "I offer to work the bellows myself",
+        "I keep pumping the bellows",
+    ];
+    let mut mara = actions.iter();
+    // Mara's first action and a whisper; then the table waits for her roll.
+    let state = s.next_ask("p1").await;
+    assert_eq!(state["ask"]["ask"]["decision"], "action");
+    assert!(
+        state["sheet"]["info"]
+            .as_str()
+            .unwrap()
+            .contains("You play Mara"),
+        "{state}"
+    );
+    s.command(
+        "p1",
+        &state,
+        "whisper",
+        json!({"text": "Mara hides a spare key 7f3a"}),
+    )
+    .await;
+    let state = s.next_ask("p1").await;
+    let (status, text) = s
+        .answer("p1", &state, mara_answer(&state["ask"]["ask"], &mut mara))
+        .await;
+    assert_eq!(status, 204, "{text}");
+    let roll = loop {
+        let state = s.next_ask("p1").await;
+        if state["ask"]["ask"]["decision"] == "roll" {
+            break state;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        roll["ask"]["ask"]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("roll a d20 with advantage"),
+        "{roll}"
+    );
+
+    // Killed while it waits for the roll, and started again: the same links, the same ask,
+    // the streams exactly as they were.
+    let before: Vec<(String, Vec<String>)> = futures_all(&s, &["p1", "alex", "watch"]).await;
+    let keys = s.keys.clone();
+    drop(s);
+    let mut s = serve_smithy(dir.path());
+    assert!(
+        s.stdout.contains("Reopening the table of encounter run 1"),
+        "{}",
+        s.stdout
+    );
+    s.keys = keys;
+    let state = s.next_ask("p1").await;
+    assert_eq!(state["ask"]["ask"]["decision"], "roll", "{state}");
+    assert_eq!(futures_all(&s, &["p1", "alex", "watch"]).await, before);
+
+    // Play on to the resolution.
+    let end = loop {
+        let state = s.next_ask("p1").await;
+        if !state["ended"].is_null() {
+            break state;
+        }
+        let (status, text) = s
+            .answer("p1", &state, mara_answer(&state["ask"]["ask"], &mut mara))
+            .await;
+        assert!(status == 204 || status == 409, "{status} {text}");
+    };
+    assert!(end["ended"].as_str().unwrap().len() > 10, "{end}");
+
+    // The same run as at the terminal, event for event, and it replays identically.
+    let served = log(dir.path(), 1);
+    // (Mara's whisper is one more event: the sequence numbers differ by it.)
+    assert_eq!(without_seq(&story(&served)), without_seq(&expected));
+    assert_eq!(of(&served, "whispered").len(), 1);
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("events replayed, identical"), "{replay}");
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("summaries"))
+            .unwrap()
+            .count(),
+        1
+    );
+
+    // Each seat read the story; the whisper reached only Mara's seat; no seat read a secret.
+    let watch = stream(&s, "watch").await;
+    assert!(
+        watch.iter().any(|l| l.starts_with("GM: Rain needles")),
+        "{watch:?}"
+    );
+    assert!(
+        watch
+            .iter()
+            .any(|l| l == "Mara: I offer to work the bellows myself")
+    );
+    assert!(
+        watch
+            .iter()
+            .any(|l| l.contains("Mara rolls d20 [5, 15] → 15: success"))
+    );
+    for seat in ["p1", "alex", "sam", "watch"] {
+        let raw = s.raw_feed(seat).await;
+        for secret in SECRETS {
+            assert!(!raw.contains(secret), "{seat}'s stream holds {secret:?}");
+        }
+        // An AI player's action sent back for saying what happens is told to its seat alone.
+        assert_eq!(raw.contains("confesses"), seat == "alex", "{seat}: {raw}");
+        assert_eq!(raw.contains("7f3a"), seat == "p1", "{seat}: {raw}");
+    }
+}
+
+fn without_seq(story: &[String]) -> Vec<Value> {
+    story
+        .iter()
+        .map(|e| {
+            let mut e: Value = serde_json::from_str(e).unwrap();
+            e.as_object_mut().unwrap().remove("seq");
+            e
+        })
+        .collect()
+}
+
+async fn futures_all(s: &Served, seats: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for seat in seats {
+        out.push((seat.to_string(), stream(s, seat).await));
+    }
+    out
+}
+
+/// Mara leaves her seat to an AI and takes it back; Sam claims the seat an AI held for him.
+#[tokio::test]
+async fn a_person_hands_their_encounter_seat_to_an_ai_and_takes_it_back() {
+    let dir = campaign();
+    // An AI player's reply for Mara's seat while she is away.
+    let replies = dir.path().join("encounters/smithy.replay.jsonl");
+    let mut text = std::fs::read_to_string(&replies).unwrap();
+    text.push_str(
+        "{\"agent\": \"p1\", \"purpose\": \"encounter_action\", \"content\": {\"action\": \
+         \"I work the bellows, steady and slow\", \"dialogue\": \"\"}}\n",
+    );
+    std::fs::write(&replies, text).unwrap();
+    let s = serve_smithy(dir.path());
+    let hand = |seat: &'static str, person: bool| {
+        let s = &s;
+        async move {
+            let body = json!({"seat": seat, "person": person});
+            let (status, text) = s.post(seat, "/hand", &s.keys[seat], body).await;
+            assert_eq!(status, 204, "{seat}: {text}");
+        }
+    };
+    let state = s.next_ask("p1").await;
+    assert_eq!(state["person_holds"], true);
+    // Sam claims his character from the AI; Mara leaves hers to one.
+    hand("sam", true).await;
+    hand("p1", false).await;
+    // The AI plays Mara's action; the table waits for Sam, and Mara takes her seat back.
+    let sam = s.next_ask("sam").await;
+    assert_eq!(sam["ask"]["ask"]["decision"], "action", "{sam}");
+    let watch = stream(&s, "watch").await;
+    assert!(
+        watch
+            .iter()
+            .any(|l| l == "Mara: I work the bellows, steady and slow"),
+        "{watch:?}"
+    );
+    let mara = s.feed("p1", &s.keys["p1"], Some(u64::MAX)).await["state"].clone();
+    assert!(
+        mara["ask"].is_null() && mara["person_holds"] == false,
+        "{mara}"
+    );
+    hand("p1", true).await;
+    let sam_says = [
+        "I lean on the cold forge",
+        "I step between the factor and the back door",
+    ];
+    let (mut sam_says, mut answered) = (sam_says.iter(), Vec::new());
+    let end = loop {
+        let mut ended = None;
+        for seat in ["p1", "sam"] {
+            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
+            assert!(state["stopped"].is_null(), "{state}");
+            if !state["ended"].is_null() {
+                ended = Some(state);
+                break;
+            }
+            if state["ask"].is_null() {
+                continue;
+            }
+            let decision = state["ask"]["ask"]["decision"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let values = match (seat, decision.as_str()) {
+                ("p1", "action") => json!({"action": "I keep pumping the bellows"}),
+                ("sam", "action") => json!({"action": sam_says.next().unwrap()}),
+                _ => json!({}),
+            };
+            let (status, text) = s.answer(seat, &state, values).await;
+            assert!(status == 204 || status == 409, "{status} {text}");
+            answered.push(format!("{seat} {decision}"));
+        }
+        if let Some(state) = ended {
+            break state;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!end["ended"].is_null());
+    assert!(answered.contains(&"p1 action".to_string()), "{answered:?}");
+    let log = log(dir.path(), 1);
+    let handed: Vec<(&str, bool)> = of(&log, "seat_handed")
+        .iter()
+        .map(|e| (e["seat"].as_str().unwrap(), e["person"] == true))
+        .collect();
+    assert_eq!(handed, [("sam", true), ("p1", false), ("p1", true)]);
+    // What the AI was shown for Mara's seat is in the log with its reply.
+    let for_mara: Vec<_> = of(&log, "player_called")
+        .into_iter()
+        .filter(|c| c["call"]["agent"] == "p1")
+        .collect();
+    assert_eq!(for_mara.len(), 1);
+    assert!(
+        for_mara[0]["call"]["attempts"][0]
+            .to_string()
+            .contains("Mara")
+    );
+    let acted = |seat: &str| -> Vec<String> {
+        of(&log, "player_acted")
+            .iter()
+            .filter(|e| e["seat"] == seat)
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        acted("p1"),
+        [
+            "I work the bellows, steady and slow",
+            "I keep pumping the bellows"
+        ]
+    );
+    assert_eq!(acted("sam")[0], "I lean on the cold forge");
+    let watch = stream(&s, "watch").await;
+    for line in [
+        "(An AI player plays for Mara for now.)",
+        "(Mara is back and plays again.)",
+        "(Sam (Rex Nova) is back and plays again.)",
+    ] {
+        assert!(watch.iter().any(|l| l == line), "{line}: {watch:?}");
+    }
+}
