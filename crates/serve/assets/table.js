@@ -108,6 +108,8 @@ function showAsk(pending) {
   if (id === shownAsk) return;
   shownAsk = id;
   box.replaceChildren();
+  // Which ask the form answers (for a person's tools and tests; the answer carries it too).
+  box.dataset.ask = id === null ? "" : String(id);
   if (!pending) return;
   const ask = pending.ask;
   box.appendChild(el("p", ask.prompt, "prompt"));

@@ -733,8 +733,10 @@ async fn what_people_and_models_write_is_shown_as_text_in_the_browser() {
 }
 
 /// Fill the page's form for the waiting ask with these values and press Send, as a person would.
-const FILL_AND_SEND: &str = r#"
+pub const FILL_AND_SEND: &str = r#"
 const values = arguments[0];
+// Only the form of this ask (when given): the page may not show it yet.
+if (arguments[1] !== undefined && document.getElementById('ask').dataset.ask !== String(arguments[1])) return false;
 const form = document.querySelector('#ask form');
 if (!form) return false;
 for (const i of form.querySelectorAll('[data-name]')) {
@@ -788,7 +790,11 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
             };
             // The page shows the ask once its stream has it; then the person answers.
             let waited = Instant::now();
-            while page.eval_with(FILL_AND_SEND, json!([values])).await != json!(true) {
+            while page
+                .eval_with(FILL_AND_SEND, json!([values, state["ask"]["id"]]))
+                .await
+                != json!(true)
+            {
                 assert!(
                     waited.elapsed() < Duration::from_secs(20),
                     "{seat}'s page shows no form"

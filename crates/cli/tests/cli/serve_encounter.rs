@@ -326,3 +326,142 @@ async fn a_person_hands_their_encounter_seat_to_an_ai_and_takes_it_back() {
         assert!(watch.iter().any(|l| l == line), "{line}: {watch:?}");
     }
 }
+
+/// Mara plays the encounter from her page in headless Chromium: her action, a whisper with the
+/// page's command button, her roll; what she writes (markup included) is shown as text.
+#[tokio::test]
+async fn mara_plays_the_encounter_from_her_page_in_a_browser() {
+    use crate::support::browser::{WebDriver, pixels_of};
+    let Some(page) = WebDriver::start_or_skip("the encounter table's browser test").await else {
+        return;
+    };
+    let dir = campaign();
+    let s = serve_smithy(dir.path());
+    page.open(&format!("{}#key={}", s.url("p1", ""), s.keys["p1"]))
+        .await;
+    let marked = "I keep pumping the bellows <script>document.title='pwned'</script><b>hard</b>";
+    let mut actions = ["I offer to work the bellows myself", marked].into_iter();
+    let mut whispered = false;
+    let started = Instant::now();
+    let end = loop {
+        let state = s.feed("p1", &s.keys["p1"], Some(u64::MAX)).await["state"].clone();
+        assert!(state["stopped"].is_null(), "{state}");
+        if !state["ended"].is_null() {
+            break state;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the run did not end"
+        );
+        if state["ask"].is_null() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        let script = if !whispered {
+            whispered = true;
+            WHISPER_BY_BUTTON
+        } else {
+            crate::serve::FILL_AND_SEND
+        };
+        let values = match state["ask"]["ask"]["decision"].as_str().unwrap() {
+            "action" if script == WHISPER_BY_BUTTON => json!({"text": "a word for the GM"}),
+            "action" => json!({"action": actions.next().unwrap()}),
+            _ => json!({}),
+        };
+        let waited = Instant::now();
+        while page
+            .eval_with(script, json!([values, state["ask"]["id"]]))
+            .await
+            != json!(true)
+        {
+            assert!(
+                waited.elapsed() < Duration::from_secs(20),
+                "Mara's page shows no form"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Answered: wait until the stream moves past this ask.
+        while s.feed("p1", &s.keys["p1"], Some(u64::MAX)).await["state"]["ask"]["id"]
+            == state["ask"]["id"]
+        {
+            if waited.elapsed() > Duration::from_secs(20) {
+                let errors = page
+                    .eval("return Array.from(document.querySelectorAll('.error')).map(e => e.textContent).join('|')")
+                    .await;
+                let events: Vec<String> = log(dir.path(), 1)
+                    .iter()
+                    .map(|e| e["event_type"].to_string())
+                    .collect();
+                let form = page
+                    .eval("return document.getElementById('ask').innerHTML")
+                    .await;
+                panic!(
+                    "the answer never arrived: {errors} (whispered: {whispered}) {} {events:?} {form}",
+                    state["ask"]["id"]
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    assert!(!end["ended"].is_null());
+    let log = log(dir.path(), 1);
+    assert_eq!(of(&log, "whispered")[0]["text"], "a word for the GM");
+    let mara: Vec<&str> = of(&log, "player_acted")
+        .iter()
+        .filter(|e| e["seat"] == "p1")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(mara, ["I offer to work the bellows myself", marked]);
+    // Her page: the story with her markup as text, the whisper hers alone, the end, her seat.
+    let waited = Instant::now();
+    let story = loop {
+        let story = page
+            .eval("return document.getElementById('story').innerText")
+            .await;
+        let story = story.as_str().unwrap_or_default().to_string();
+        if story.contains("The encounter is over") {
+            break story;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(20), "{story}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(story.contains(&format!("Mara: {marked}")), "{story}");
+    assert!(
+        story.contains("You whispered to the GM: a word for the GM"),
+        "{story}"
+    );
+    assert!(story.contains("Mara rolls d20 [5, 15]"), "{story}");
+    let markup = page
+        .eval("return document.querySelectorAll('#story b, #story script').length")
+        .await;
+    assert_eq!(markup, 0);
+    assert_eq!(page.eval("return document.title").await, "troupe table");
+    let sheet = page
+        .eval("return document.getElementById('sheet').innerText")
+        .await;
+    assert!(
+        sheet.as_str().unwrap().contains("You play Mara."),
+        "{sheet}"
+    );
+    let shot = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("encounter-mara.png");
+    let rgb = page.screenshot(&shot).await;
+    let pixels = rgb.len() / 3;
+    assert!(
+        pixels_of(&rgb, [0xff, 0xff, 0xff]) * 10 > pixels,
+        "the panels are drawn ({})",
+        shot.display()
+    );
+}
+
+/// Open the ask's first command (the whisper), fill its form and press its button.
+const WHISPER_BY_BUTTON: &str = r#"
+const values = arguments[0];
+if (document.getElementById('ask').dataset.ask !== String(arguments[1])) return false;
+const details = document.querySelector('#ask details');
+if (!details) return false;
+details.open = true;
+const input = details.querySelector('[data-name]');
+input.value = values.text;
+details.querySelector('button[type=submit]').click();
+return true;
+"#;
