@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
 use troupe_engine::{EventLog, Record, SessionSetup, served_calls, session_log_path};
-use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame};
+use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
 
 use crate::play::{GmChoice, SeatArgs};
 use crate::sessions::{self, CampaignLock};
@@ -54,6 +54,10 @@ pub struct ServeArgs {
         requires = "encounter"
     )]
     pub players: Vec<String>,
+    /// Serve every open table found in the campaign directories under ROOT, in one process
+    /// (after a restart, or to host many tables): each reopens where it stopped, with its links
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "persons"])]
+    pub host: Option<PathBuf>,
 }
 
 pub async fn serve(
@@ -62,29 +66,129 @@ pub async fn serve(
     args: &ServeArgs,
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
-    if let Some(spec) = &args.encounter {
-        let dir = sessions::dir_of(dir.map(Path::to_path_buf));
-        return crate::encounter::serve::serve(&dir, spec, args, model_args).await;
+    if let Some(root) = &args.host {
+        return host(root, args, model_args).await;
     }
-    let (file, dir) = sessions::campaign_file(file, dir)?;
-    let _lock = CampaignLock::take(&dir)?;
-    let store = sessions::create_store(&dir)?;
-    sessions::repair_last_mirror(&dir, &store)?;
-    let open = match troupe_serve::load_table(&dir)? {
+    let opened = match &args.encounter {
+        Some(spec) => {
+            let dir = sessions::dir_of(dir.map(Path::to_path_buf));
+            crate::encounter::serve::open(&dir, spec, args, model_args)?
+        }
+        None => {
+            let (file, dir) = sessions::campaign_file(file, dir)?;
+            open_lasers(&file, &dir, args, model_args, false)?
+                .context("the table's session has ended")?
+        }
+    };
+    let bound = troupe_serve::bind(args.listen).await?;
+    print_links(&bound.addr, &opened.run.table, &opened.links);
+    let Opened { run, lock, .. } = opened;
+    troupe_serve::run(
+        bound,
+        vec![run],
+        args.hand_over_after.map(Duration::from_secs),
+    )
+    .await?;
+    drop(lock);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A table ready to serve: its game, the links printed once (none when reopened), and the
+/// campaign's lock, held while it is served.
+pub struct Opened {
+    pub run: TableRun,
+    pub links: Vec<Link>,
+    pub lock: CampaignLock,
+}
+
+/// `--host ROOT`: every open table in ROOT's campaign directories, in one process.
+async fn host(
+    root: &Path,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .with_context(|| format!("cannot read {}", root.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.join(troupe_serve::TABLE_FILE).is_file())
+        .collect();
+    dirs.sort();
+    let mut opened = Vec::new();
+    for dir in &dirs {
+        match reopen(dir, args, model_args) {
+            Ok(Some(o)) => opened.push((dir.clone(), o)),
+            Ok(None) => println!("{}: its table's game has ended; not served", dir.display()),
+            // One campaign that cannot open does not keep the others from being served.
+            Err(e) => eprintln!("troupe: {}: {e:#}; not served", dir.display()),
+        }
+    }
+    if opened.is_empty() {
+        bail!(
+            "no open table in {}: open one with `troupe serve --campaign DIR` first (a campaign \
+             directory under {} keeps its table in table.json)",
+            root.display(),
+            root.display()
+        );
+    }
+    let bound = troupe_serve::bind(args.listen).await?;
+    println!("Serving {} tables at http://{}/", opened.len(), bound.addr);
+    let mut runs = Vec::new();
+    let mut locks = Vec::new();
+    for (dir, o) in opened {
+        println!("  table {}: {}", o.run.table.id, dir.display());
+        runs.push(o.run);
+        locks.push(o.lock);
+    }
+    troupe_serve::run(bound, runs, args.hand_over_after.map(Duration::from_secs)).await?;
+    drop(locks);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The campaign directory's open table, reopened; None when its game has ended.
+fn reopen(
+    dir: &Path,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<Option<Opened>> {
+    let table = troupe_serve::load_table(dir)?.context("no table.json")?;
+    match table.game {
+        TableGame::Encounter => crate::encounter::serve::reopen(dir, args, model_args),
+        TableGame::Lasers => {
+            let (file, dir) = sessions::campaign_file(None, Some(dir))?;
+            open_lasers(&file, &dir, args, model_args, true)
+        }
+    }
+}
+
+/// A Lasers & Feelings table: the campaign's open one reopened, or (unless `reopen_only`) a new
+/// session with new links.
+fn open_lasers(
+    file: &Path,
+    dir: &Path,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+    reopen_only: bool,
+) -> anyhow::Result<Option<Opened>> {
+    let lock = CampaignLock::take(dir)?;
+    let store = sessions::create_store(dir)?;
+    sessions::repair_last_mirror(dir, &store)?;
+    let open = match troupe_serve::load_table(dir)? {
         Some(t)
-            if store
-                .session(t.session)?
-                .is_some_and(|s| s.ended_reason.is_none()) =>
+            if t.game == TableGame::Lasers
+                && store
+                    .session(t.session)?
+                    .is_some_and(|s| s.ended_reason.is_none()) =>
         {
             Some(t)
         }
         _ => None,
     };
     let (table_file, links, campaign, start, record) = match open {
-        Some(t) => reopen(&dir, store, t)?,
-        None => open_new(&file, &dir, store, args)?,
+        Some(t) => reopen_session(dir, store, t)?,
+        None if reopen_only => return Ok(None),
+        None => open_new(file, dir, store, args)?,
     };
-    let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
+    let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     if let Start::Resume { events, .. } = &start
         && model.replays_served()
     {
@@ -96,12 +200,10 @@ pub async fn serve(
         model.skip_served(&served_calls(&calls));
     }
     let gm = match campaign.gm.seat {
-        GmSeatKind::Ai => GmChair::Seat(Box::new(play::ai_gm(&campaign, &model, &dir)?)),
+        GmSeatKind::Ai => GmChair::Seat(Box::new(play::ai_gm(&campaign, &model, dir)?)),
         GmSeatKind::Person => GmChair::Person,
     };
-    let ai = play::table(&dir, model.clone(), play::campaign_memory(&dir, &campaign)?)?;
-    let bound = troupe_serve::bind(args.listen).await?;
-    print_links(&bound.addr, &table_file, &links);
+    let ai = play::table(dir, model.clone(), play::campaign_memory(dir, &campaign)?)?;
     let game = Game::Lasers(Box::new(LasersGame {
         start,
         record,
@@ -109,36 +211,37 @@ pub async fn serve(
         gm,
         turns: args.turns.or(table_file.last_turn),
     }));
-    run(bound, &campaign.name, &table_file, game, args).await
-}
-
-/// Serve an opened table until the process is stopped.
-pub async fn run(
-    bound: troupe_serve::Bound,
-    title: &str,
-    table: &TableFile,
-    game: Game,
-    args: &ServeArgs,
-) -> anyhow::Result<ExitCode> {
-    troupe_serve::run(
-        bound,
-        title,
-        table,
+    let run = TableRun {
+        title: campaign.name.clone(),
+        table: table_file,
         game,
-        args.hand_over_after.map(Duration::from_secs),
-        |ended| match ended {
-            Ok(why) => println!("The table stopped: {why}. The pages stay up; Ctrl-C closes the table."),
-            Err(e) => eprintln!("troupe: the table stopped: {e}. Everything so far is saved; `troupe serve` again continues it."),
-        },
-    )
-    .await?;
-    Ok(ExitCode::SUCCESS)
+        on_end: on_end(dir),
+    };
+    Ok(Some(Opened { run, links, lock }))
 }
 
-type Opened = (TableFile, Vec<Link>, Campaign, Start, Record);
+/// What the terminal is told when a table's game stops.
+pub fn on_end(dir: &Path) -> Box<dyn FnOnce(Result<String, String>) + Send> {
+    let dir = dir.display().to_string();
+    Box::new(move |ended| match ended {
+        Ok(why) => println!(
+            "The table in {dir} stopped: {why}. The pages stay up; Ctrl-C closes the server."
+        ),
+        Err(e) => eprintln!(
+            "troupe: the table in {dir} stopped: {e}. Everything so far is saved; `troupe \
+             serve` again continues it."
+        ),
+    })
+}
+
+type Session = (TableFile, Vec<Link>, Campaign, Start, Record);
 
 /// The table's session did not end: continue it, with the seats' keys as they were.
-fn reopen(dir: &Path, store: troupe_engine::Store, t: TableFile) -> anyhow::Result<Opened> {
+fn reopen_session(
+    dir: &Path,
+    store: troupe_engine::Store,
+    t: TableFile,
+) -> anyhow::Result<Session> {
     let events = store.live_events(t.session)?;
     let Some(campaign) = troupe_engine::snapshot::fold(t.session, &events)?.campaign else {
         bail!(
@@ -170,7 +273,7 @@ fn open_new(
     dir: &Path,
     store: troupe_engine::Store,
     args: &ServeArgs,
-) -> anyhow::Result<Opened> {
+) -> anyhow::Result<Session> {
     let mut campaign = troupe_campaign::load(file).map_err(|e| anyhow::anyhow!("{e}"))?;
     let seed = play::seed_or_now(args.seed);
     let seats = SeatArgs {

@@ -8,6 +8,7 @@
 //! - `POST /t/{table}/{seat}/answer`: `{"ask_id": N, "answer": {...}}`, the seat's answer
 //! - `POST /t/{table}/{seat}/hand`: `{"seat": AGENT, "person": BOOL}`, a seat changes hands
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,10 +36,16 @@ const PAGE: &str = include_str!("../assets/table.html");
 const SCRIPT: &str = include_str!("../assets/table.js");
 const STYLE: &str = include_str!("../assets/table.css");
 
+/// The tables this process serves, by id.
 #[derive(Clone)]
 pub struct Served {
-    pub table_id: String,
-    pub hub: Arc<Hub>,
+    pub tables: Arc<BTreeMap<String, Arc<Hub>>>,
+}
+
+impl Served {
+    fn hub(&self, table: &str) -> Result<&Arc<Hub>, Refused> {
+        self.tables.get(table).ok_or(Refused::NoSuchSeat)
+    }
 }
 
 pub fn router(served: Served) -> Router {
@@ -76,8 +83,8 @@ async fn asset(body: &'static str, kind: &'static str) -> Response {
 
 /// The page is the same shell for every seat: nothing of the table is in it.
 async fn page(State(s): State<Served>, Path((table, _seat)): Path<(String, String)>) -> Response {
-    if table != s.table_id {
-        return refused(Refused::NoSuchSeat);
+    if let Err(r) = s.hub(&table) {
+        return refused(r);
     }
     let mut r = PAGE.into_response();
     let h = r.headers_mut();
@@ -116,16 +123,17 @@ async fn feed(
     Query(q): Query<FeedQuery>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = admit(&s, &table, &seat, &headers, false) {
-        return refused(r);
-    }
+    let hub = match admit(&s, &table, &seat, &headers, false) {
+        Ok(hub) => hub,
+        Err(r) => return refused(r),
+    };
     if let Some(seen) = q.version {
-        s.hub.changed_since(seen, HOLD).await;
+        hub.changed_since(seen, HOLD).await;
         // Let a burst of changes (an AI's replies come fast) go out as one answer: a page
         // that reads its stream asks at most fifty times a second.
         tokio::time::sleep(COALESCE).await;
     }
-    json_response(StatusCode::OK, s.hub.seat_feed(&seat, q.after))
+    json_response(StatusCode::OK, hub.seat_feed(&seat, q.after))
 }
 
 #[derive(Deserialize)]
@@ -140,14 +148,15 @@ async fn answer(
     headers: HeaderMap,
     body: Result<Json<Answered>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if let Err(r) = admit(&s, &table, &seat, &headers, true) {
-        return refused(r);
-    }
+    let hub = match admit(&s, &table, &seat, &headers, true) {
+        Ok(hub) => hub,
+        Err(r) => return refused(r),
+    };
     let Json(a) = match body {
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
     };
-    match s.hub.answer(&seat, a.ask_id, a.answer) {
+    match hub.answer(&seat, a.ask_id, a.answer) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(r) => refused(r),
     }
@@ -166,9 +175,10 @@ async fn hand(
     headers: HeaderMap,
     body: Result<Json<Hand>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    if let Err(r) = admit(&s, &table, &seat, &headers, true) {
-        return refused(r);
-    }
+    let hub = match admit(&s, &table, &seat, &headers, true) {
+        Ok(hub) => hub,
+        Err(r) => return refused(r),
+    };
     let Json(h) = match body {
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
@@ -179,7 +189,7 @@ async fn hand(
             "only the GM hands over another seat; a player hands over or claims only their own",
         );
     }
-    match s.hub.hand_over(&h.seat, h.person) {
+    match hub.hand_over(&h.seat, h.person) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(r) => refused(r),
     }
@@ -187,16 +197,14 @@ async fn hand(
 
 /// The table and seat exist, the request carries the seat's key, a state-changing request
 /// comes from this server's own pages, and the seat is within its rate.
-fn admit(
-    s: &Served,
+fn admit<'a>(
+    s: &'a Served,
     table: &str,
     seat: &str,
     headers: &HeaderMap,
     post: bool,
-) -> Result<(), Refused> {
-    if table != s.table_id {
-        return Err(Refused::NoSuchSeat);
-    }
+) -> Result<&'a Arc<Hub>, Refused> {
+    let hub = s.hub(table)?;
     if post && !same_origin(headers) {
         return Err(Refused::NotHere(
             "this request comes from another site's page".into(),
@@ -207,7 +215,8 @@ fn admit(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .ok_or(Refused::BadKey)?;
-    s.hub.admit(seat, key.trim(), post)
+    hub.admit(seat, key.trim(), post)?;
+    Ok(hub)
 }
 
 /// A browser names the page a request comes from (`Origin`); it must be this server (as the

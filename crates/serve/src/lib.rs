@@ -19,6 +19,7 @@ mod http;
 pub mod hub;
 pub mod keys;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -177,18 +178,42 @@ pub async fn bind(addr: SocketAddr) -> Result<Bound, Error> {
     Ok(Bound { listener, addr })
 }
 
-/// Serve the table until the process is stopped: the game on its own thread, the pages here.
-/// `on_end` is told why the session stopped (or the error that stopped it); the pages stay up
-/// so everyone sees the end.
+/// One table to serve: its game, and what to do when the game stops (told why, or the error
+/// that stopped it; the pages stay up so everyone sees the end).
+pub struct TableRun {
+    pub title: String,
+    pub table: TableFile,
+    pub game: Game,
+    pub on_end: Box<dyn FnOnce(Result<String, String>) + Send>,
+}
+
+/// Serve these tables until the process is stopped: each table's game on its own thread, every
+/// page from here, routed by the table's id.
 pub async fn run(
     bound: Bound,
-    title: &str,
-    table: &TableFile,
-    game: Game,
+    tables: Vec<TableRun>,
     hand_over_after: Option<Duration>,
-    on_end: impl FnOnce(Result<String, String>) + Send + 'static,
 ) -> Result<(), Error> {
-    let seats = table
+    let mut hubs = BTreeMap::new();
+    for t in tables {
+        let hub = Arc::new(Hub::new(&t.title, seat_specs(&t.table)));
+        hubs.insert(t.table.id.clone(), hub.clone());
+        start_game(t.game, hub.clone(), t.on_end)?;
+        if let Some(limit) = hand_over_after {
+            hand_over_when_idle(hub, limit);
+        }
+    }
+    let app = http::router(http::Served {
+        tables: Arc::new(hubs),
+    });
+    let addr = bound.addr;
+    axum::serve(bound.listener, app)
+        .await
+        .map_err(|source| Error::Listen { addr, source })
+}
+
+fn seat_specs(table: &TableFile) -> Vec<SeatSpec> {
+    table
         .seats
         .iter()
         .map(|s| SeatSpec {
@@ -196,9 +221,16 @@ pub async fn run(
             label: s.label.clone(),
             key_hash: s.key_sha256.clone(),
         })
-        .collect();
-    let hub = Arc::new(Hub::new(title, seats));
-    let game_hub = hub.clone();
+        .collect()
+}
+
+/// The game on a thread of its own (its own single-threaded runtime): a model call that blocks
+/// a core stalls its table only, never the pages.
+fn start_game(
+    game: Game,
+    hub: Arc<Hub>,
+    on_end: Box<dyn FnOnce(Result<String, String>) + Send>,
+) -> Result<(), Error> {
     std::thread::Builder::new()
         .name("table".into())
         .spawn(move || {
@@ -206,32 +238,26 @@ pub async fn run(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(game::play(game, game_hub.clone())),
+                Ok(rt) => rt.block_on(game::play(game, hub.clone())),
                 Err(e) => Err(e.to_string()),
             };
             if let Err(why) = &ended {
-                game_hub.stopped(why.clone());
+                hub.stopped(why.clone());
             }
             on_end(ended);
         })
-        .map_err(|e| Error::Game(e.to_string()))?;
-    if let Some(limit) = hand_over_after {
-        let hub = hub.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                for seat in hub.overdue(limit) {
-                    let _ = hub.hand_over(&seat, false);
-                }
+        .map(|_| ())
+        .map_err(|e| Error::Game(e.to_string()))
+}
+
+/// A person's seat that has waited longer than `limit` goes to an AI until they take it back.
+fn hand_over_when_idle(hub: Arc<Hub>, limit: Duration) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            for seat in hub.overdue(limit) {
+                let _ = hub.hand_over(&seat, false);
             }
-        });
-    }
-    let app = http::router(http::Served {
-        table_id: table.id.clone(),
-        hub,
+        }
     });
-    let addr = bound.addr;
-    axum::serve(bound.listener, app)
-        .await
-        .map_err(|source| Error::Listen { addr, source })
 }

@@ -3,65 +3,98 @@
 //! did not finish is reopened as it was, with the same links.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::bail;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
 use troupe_llm::{ChatModel, Gateway};
-use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame};
+use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
 
 use super::{run, start};
 use crate::models::{self, ModelArgs};
-use crate::serve::{ServeArgs, print_links};
+use crate::serve::{Opened, ServeArgs};
 use crate::sessions::{self, CampaignLock};
 
-pub async fn serve(
+/// The encounter table of this campaign: its open run reopened, or a new run of `spec_path`
+/// with new links.
+pub fn open(
     dir: &Path,
     spec_path: &Path,
     args: &ServeArgs,
     model_args: &ModelArgs,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<Opened> {
     std::fs::create_dir_all(dir)?;
-    let _lock = CampaignLock::take(dir)?;
+    let lock = CampaignLock::take(dir)?;
+    let model = model(dir, model_args)?;
+    if let Some(table) = open_table(dir)? {
+        return table_for(dir, table, Vec::new(), lock, model, args);
+    }
+    let (table, links) = open_new(dir, spec_path, args, &model)?;
+    table_for(dir, table, links, lock, model, args)
+}
+
+/// The campaign's open encounter table, reopened; None when it has none.
+pub fn reopen(
+    dir: &Path,
+    args: &ServeArgs,
+    model_args: &ModelArgs,
+) -> anyhow::Result<Option<Opened>> {
+    let lock = CampaignLock::take(dir)?;
+    let Some(table) = open_table(dir)? else {
+        return Ok(None);
+    };
+    let model = model(dir, model_args)?;
+    table_for(dir, table, Vec::new(), lock, model, args).map(Some)
+}
+
+fn model(dir: &Path, model_args: &ModelArgs) -> anyhow::Result<Arc<dyn ChatModel>> {
     let campaign = sessions::campaign_file(None, Some(dir))
         .ok()
         .and_then(|(file, _)| troupe_campaign::load(&file).ok());
-    let model = models::choose(
+    models::choose(
         model_args,
         campaign.as_ref().and_then(|c| c.model.as_ref()),
         dir,
-    )?;
+    )
+}
+
+/// The table file, when it is an encounter's whose run has not finished.
+fn open_table(dir: &Path) -> anyhow::Result<Option<TableFile>> {
+    let Some(t) = troupe_serve::load_table(dir)? else {
+        return Ok(None);
+    };
+    if t.game != TableGame::Encounter {
+        return Ok(None);
+    }
     let store = super::open_store(dir)?;
-    let open = match troupe_serve::load_table(dir)? {
-        Some(t) if t.game == TableGame::Encounter => {
-            store.run(t.session)?.filter(|r| !r.ended).map(|_| t)
-        }
-        _ => None,
-    };
-    let (table, links, store) = match open {
-        Some(t) => {
-            println!(
-                "Reopening the table of encounter run {} in {}: the links printed when it \
-                 opened still work.",
-                t.session,
-                dir.display()
-            );
-            (t, Vec::new(), store)
-        }
-        None => {
-            drop(store);
-            open_new(dir, spec_path, args, &model)?
-        }
-    };
+    let unfinished = store.run(t.session)?.is_some_and(|r| !r.ended);
+    if unfinished {
+        println!(
+            "Reopening the table of encounter run {} in {}: the links printed when it opened \
+             still work.",
+            t.session,
+            dir.display()
+        );
+    }
+    Ok(unfinished.then_some(t))
+}
+
+/// The game of a table whose run has begun.
+fn table_for(
+    dir: &Path,
+    table: TableFile,
+    links: Vec<Link>,
+    lock: CampaignLock,
+    model: Arc<dyn ChatModel>,
+    args: &ServeArgs,
+) -> anyhow::Result<Opened> {
+    let store = super::open_store(dir)?;
     let run = table.session;
     let events = store.events(run)?;
     if model.replays_served() {
         model.skip_served(&start::served(&events));
     }
     let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
-    let bound = troupe_serve::bind(args.listen).await?;
-    print_links(&bound.addr, &table, &links);
     let game = Game::Encounter(Box::new(EncounterGame {
         store,
         run,
@@ -69,7 +102,13 @@ pub async fn serve(
         rounds: args.turns.or(table.last_turn),
         finish: finish(dir, run),
     }));
-    crate::serve::run(bound, &title, &table, game, args).await
+    let run = TableRun {
+        title,
+        table,
+        game,
+        on_end: crate::serve::on_end(dir),
+    };
+    Ok(Opened { run, links, lock })
 }
 
 /// A new run, with a link per seat.
@@ -78,7 +117,7 @@ fn open_new(
     spec_path: &Path,
     args: &ServeArgs,
     model: &Arc<dyn ChatModel>,
-) -> anyhow::Result<(TableFile, Vec<Link>, troupe_engine::EncounterStore)> {
+) -> anyhow::Result<(TableFile, Vec<Link>)> {
     let spec = super::load_spec(spec_path)?;
     if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
         bail!(
@@ -116,7 +155,7 @@ fn open_new(
             people.join(", ")
         }
     );
-    Ok((table, links, store))
+    Ok((table, links))
 }
 
 /// The summary and the NPCs' memories, once the run resolves.

@@ -31,6 +31,40 @@ impl Drop for Served {
 
 /// Start `troupe serve` in `dir` with these arguments; wait for its address and links.
 pub fn serve(dir: &Path, args: &[&str]) -> Served {
+    start(dir, args, |stdout, line| {
+        // A reopened table prints no links; a new one ends its links with the watcher's.
+        (line.starts_with("Serving table ") && stdout.contains("Reopening"))
+            || line.contains("/watch#key=")
+    })
+}
+
+/// Start `troupe serve --host ROOT`; wait until it names its `n` tables. The tables' ids by
+/// campaign directory name (the served table is the first; `Served::table` switches).
+pub fn serve_host(root: &Path, n: usize) -> (Served, BTreeMap<String, String>) {
+    let args = ["--host", root.to_str().unwrap()];
+    let s = start(root, &args, |stdout, _| {
+        stdout.lines().filter(|l| l.starts_with("  table ")).count() == n
+    });
+    let tables = s
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("  table "))
+        .map(|l| {
+            let (id, dir) = l.split_once(": ").unwrap();
+            let name = Path::new(dir)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            (name, id.to_string())
+        })
+        .collect();
+    (s, tables)
+}
+
+/// Spawn `troupe serve` and read its output until `done` says (given all output so far and the
+/// last line) that it has printed what the test needs.
+fn start(dir: &Path, args: &[&str], done: impl Fn(&str, &str) -> bool) -> Served {
     let bin = assert_cmd::cargo::cargo_bin("troupe");
     let mut child = std::process::Command::new(bin)
         .current_dir(dir)
@@ -56,22 +90,25 @@ pub fn serve(dir: &Path, args: &[&str]) -> Served {
             break;
         }
         stdout.push_str(&line);
-        if let Some(rest) = line.trim().strip_prefix("Serving table ") {
-            let (id, url) = rest.split_once(" at ").unwrap();
-            table = id.to_string();
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("Serving ") {
+            let (what, url) = rest.split_once(" at ").unwrap();
+            table = what.strip_prefix("table ").unwrap_or_default().to_string();
             base = url.trim_end_matches('/').to_string();
-            if stdout.contains("Reopening") {
-                break;
-            }
         }
-        if let Some((_, link)) = line.trim().rsplit_once(' ')
+        if let Some(id) = l.strip_prefix("table ").and_then(|t| t.split(':').next())
+            && table.is_empty()
+        {
+            table = id.to_string();
+        }
+        if let Some((_, link)) = l.rsplit_once(' ')
             && let Some((path, key)) = link.split_once("#key=")
         {
             let seat = path.rsplit('/').next().unwrap().to_string();
-            keys.insert(seat.clone(), key.to_string());
-            if seat == "watch" {
-                break;
-            }
+            keys.insert(seat, key.to_string());
+        }
+        if done(&stdout, l) {
+            break;
         }
     }
     assert!(
@@ -1007,4 +1044,96 @@ async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_
         kept[0]["action"], overreach,
         "the GM kept the person's words"
     );
+}
+
+/// A campaign's model block: recorded replies from a file in its directory (so tables hosted
+/// together each have their own).
+fn replies_in_campaign(dir: &Path, file: &str) {
+    let path = dir.join("campaign.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    c["model"] = json!({"provider": "replay", "replay_file": file});
+    std::fs::write(&path, c.to_string()).unwrap();
+}
+
+/// `troupe serve --host ROOT`: a Lasers & Feelings table and an encounter table, each opened by
+/// its own `troupe serve` and killed, come back in one process: each seat's old link opens its
+/// seat at its own table only, and both games go on.
+#[tokio::test]
+async fn one_process_hosts_many_tables_each_behind_its_own_keys() {
+    let root = tempfile::tempdir().unwrap();
+    let lasers = root.path().join("lasers");
+    std::fs::create_dir(&lasers).unwrap();
+    crate::support::copy_examples(&lasers, &["campaign.json", "campaign.replay.jsonl"]);
+    replies_in_campaign(&lasers, "campaign.replay.jsonl");
+    let smithy = crate::encounter::campaign();
+    let encounter = root.path().join("smithy");
+    std::fs::rename(smithy.path(), &encounter).unwrap();
+    replies_in_campaign(&encounter, "encounters/smithy.replay.jsonl");
+    let a = serve(&lasers, &["--seed", "3"]);
+    assert_eq!(
+        a.next_ask("gm").await["ask"]["ask"]["decision"],
+        "narration"
+    );
+    let b = serve(
+        &encounter,
+        &[
+            "--encounter",
+            "encounters/smithy.yaml",
+            "--players",
+            "human:Mara,ai,ai",
+            "--seed",
+            "12",
+        ],
+    );
+    assert_eq!(b.next_ask("p1").await["ask"]["ask"]["decision"], "action");
+    let (lasers_keys, encounter_keys) = (a.keys.clone(), b.keys.clone());
+    let (lasers_id, encounter_id) = (a.table.clone(), b.table.clone());
+    drop((a, b));
+
+    let (mut s, tables) = serve_host(root.path(), 2);
+    assert_eq!(tables["lasers"], lasers_id, "{}", s.stdout);
+    assert_eq!(tables["smithy"], encounter_id);
+    // The encounter's seats, by their old links; the GM's key opens nothing there.
+    s.table = encounter_id.clone();
+    s.keys = encounter_keys.clone();
+    let state = s.next_ask("p1").await;
+    assert_eq!(state["ask"]["ask"]["decision"], "action");
+    let r = s
+        .http
+        .get(s.url("p1", "/feed"))
+        .bearer_auth(&lasers_keys["gm"])
+        .send()
+        .await;
+    assert_eq!(r.unwrap().status(), 401);
+    let (status, text) = s
+        .answer(
+            "p1",
+            &state,
+            json!({"action": "I offer to work the bellows myself"}),
+        )
+        .await;
+    assert_eq!(status, 204, "{text}");
+    // The session's GM, by its old link: the same ask as before the kill; it plays on.
+    s.table = lasers_id.clone();
+    s.keys = lasers_keys;
+    let gm = s.next_ask("gm").await;
+    assert_eq!(gm["ask"]["ask"]["decision"], "narration");
+    s.answer("gm", &gm, gm_answer(&gm["ask"]["ask"])).await;
+    let next = s.next_ask("gm").await;
+    assert_ne!(next["ask"]["id"], gm["ask"]["id"]);
+    assert_eq!(
+        of_type(&log_of(&lasers, 1), "gm_narration")[0]["text"],
+        "A derelict freighter drifts across the bow."
+    );
+    // And the encounter went on meanwhile: Mara is asked for her roll.
+    s.table = encounter_id;
+    s.keys = encounter_keys;
+    let started = Instant::now();
+    while s.next_ask("p1").await["ask"]["ask"]["decision"] != "roll" {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no roll asked of Mara"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
