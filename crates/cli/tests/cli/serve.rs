@@ -1137,3 +1137,152 @@ async fn one_process_hosts_many_tables_each_behind_its_own_keys() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// BENCHMARKS.md, "Many tables in one process": `troupe serve --host` with 1, 10, 50 and
+/// `TABLES` (100 by default) Lasers & Feelings tables, each waiting on its GM; the server's
+/// memory at idle, and at the largest size, with five streams connected to every table, the
+/// time from a GM's command to its line reaching the last of that table's five streams. Run
+/// with `cargo test --release -p troupe-cli --test cli serve::host_scale -- --ignored
+/// --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: run it by name"]
+async fn host_scale_bench() {
+    let tables: usize = std::env::var("TABLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let campaigns = tempfile::tempdir().unwrap();
+    let mut keys = Vec::new();
+    for i in 0..tables {
+        let dir = campaigns.path().join(format!("t{i:03}"));
+        std::fs::create_dir(&dir).unwrap();
+        crate::support::copy_examples(&dir, &["campaign.json", "campaign.replay.jsonl"]);
+        replies_in_campaign(&dir, "campaign.replay.jsonl");
+        let s = serve(&dir, &["--seed", &i.to_string()]);
+        s.next_ask("gm").await;
+        keys.push((s.table.clone(), s.keys.clone()));
+    }
+    let rss_kb = |pid: u32| -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+            .unwrap_or(0)
+    };
+    // Idle memory by the number of tables: a root holding links to the first n campaigns.
+    let mut sizes: Vec<usize> = [1, 10, 50].into_iter().filter(|n| *n < tables).collect();
+    sizes.push(tables);
+    let mut hosted = None;
+    for n in sizes {
+        // The last host lets go of its campaigns' locks first.
+        drop(hosted.take());
+        let root = tempfile::tempdir().unwrap();
+        for i in 0..n {
+            let name = format!("t{i:03}");
+            std::os::unix::fs::symlink(campaigns.path().join(&name), root.path().join(&name))
+                .unwrap();
+        }
+        let (s, _) = serve_host(root.path(), n);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        println!("{n} idle tables: server RSS {} kB", rss_kb(s.child.id()));
+        hosted = Some((s, root));
+    }
+    let (s, _root) = hosted.unwrap();
+    let s = std::sync::Arc::new(s);
+    // Five streams a table: the GM's, the character's, three watchers.
+    let readers = ["gm", "alex", "watch", "watch", "watch"];
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, usize, String, Instant)>();
+    for (t, (table, seat_keys)) in keys.iter().enumerate() {
+        for (i, seat) in readers.iter().enumerate() {
+            let (s, tx) = (s.clone(), tx.clone());
+            let url = format!("{}/t/{table}/{seat}/feed?", s.base);
+            let key = seat_keys[*seat].clone();
+            tokio::spawn(async move {
+                let (mut after, mut version) = (None::<u64>, None::<u64>);
+                loop {
+                    let mut u = url.clone();
+                    if let Some(a) = after {
+                        u.push_str(&format!("after={a}&"));
+                    }
+                    if let Some(v) = version {
+                        u.push_str(&format!("version={v}"));
+                    }
+                    let Ok(r) = s.http.get(u).bearer_auth(&key).send().await else {
+                        continue;
+                    };
+                    let Ok(f) = r.json::<Value>().await else {
+                        continue;
+                    };
+                    let now = Instant::now();
+                    version = f["version"].as_u64();
+                    for l in f["lines"].as_array().into_iter().flatten() {
+                        after = l["id"].as_u64();
+                        let text = l["text"].as_str().unwrap_or_default().to_string();
+                        let _ = tx.send((t, i, text, now));
+                    }
+                }
+            });
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    println!(
+        "{} streams connected: server RSS {} kB",
+        tables * readers.len(),
+        rss_kb(s.child.id())
+    );
+    while rx.try_recv().is_ok() {}
+    let mut delays = Vec::new();
+    for n in 0..(2 * tables) {
+        let t = (n * 37) % tables;
+        let (table, seat_keys) = &keys[t];
+        let url = format!("{}/t/{table}/gm/feed?after={}", s.base, u64::MAX);
+        let state: Value = s
+            .http
+            .get(url)
+            .bearer_auth(&seat_keys["gm"])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let dice = format!("{}d6", n % 9 + 1);
+        let body = json!({"ask_id": state["state"]["ask"]["id"],
+                          "answer": {"answer": "command", "name": "roll", "values": {"dice": dice}}});
+        let sent = Instant::now();
+        let r = s
+            .http
+            .post(format!("{}/t/{table}/gm/answer", s.base))
+            .bearer_auth(&seat_keys["gm"])
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 204);
+        let mut seen = [false; 5];
+        while !seen.iter().all(|x| *x) {
+            let (tt, i, text, at) = rx.recv().await.unwrap();
+            if tt == t && text.starts_with(&format!("The GM rolls {dice}:")) && !seen[i] {
+                seen[i] = true;
+                if seen.iter().all(|x| *x) {
+                    delays.push(at.duration_since(sent).as_secs_f64() * 1000.0);
+                }
+            }
+        }
+        while rx.try_recv().is_ok() {}
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    delays.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| delays[((delays.len() - 1) as f64 * p) as usize];
+    println!(
+        "{tables} tables, {} streams: command to the last of its table's 5 streams, {} commands: \
+         p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; server RSS {} kB",
+        tables * readers.len(),
+        delays.len(),
+        pct(0.5),
+        pct(0.99),
+        delays.last().unwrap(),
+        rss_kb(s.child.id())
+    );
+}
