@@ -1,18 +1,20 @@
 //! `troupe scene`: seed 004's scene engine at the terminal. The player types what their
 //! character does; the rules planner picks one tool from the menu; the engine validates,
-//! executes and applies it; the narrator tells what happened. Every event is committed to the
-//! campaign's `campaign.db` (table `scene_events`) before it is shown, so a killed run resumes
-//! exactly where it stopped.
+//! executes and applies it; the narrator tells what happened. The loop is the engine's
+//! ([`troupe_engine::scene::SceneTable`]): this is its terminal (or script) speaker, its
+//! printed story, and the world knowledge and memory an ended scene leaves behind.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use serde_json::{Map, Value};
 use troupe_engine::SceneStore;
-use troupe_scene::planner::plan;
-use troupe_scene::view::{character_view, gm_view};
-use troupe_scene::{Caller, Effect, Scene, SceneEvent, ToolCall, Truth, World};
+use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
+use troupe_scene::view::gm_view;
+use troupe_scene::{Scene, Truth, World};
+use troupe_seat::{Answer, Ask, Seat};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SceneCommand {
@@ -89,193 +91,45 @@ enum PlannerKind {
     Model,
 }
 
-/// The planner in use: the rules, or a model behind the gateway (on its own small runtime,
-/// since the scene loop is synchronous).
-struct Planner {
-    kind: PlannerKind,
-    polish: bool,
-    /// With --player ai: who the AI player is, and how many lines it may still say.
-    ai: Option<AiPlayer>,
-    /// The model, when the planner or the polish needs one.
-    link: Option<ModelLink>,
-}
-
-struct ModelLink {
-    gateway: troupe_llm::Gateway,
-    runtime: tokio::runtime::Runtime,
-    /// Calls made and not yet in the scene's log: (agent, purpose, the gateway's attempts).
-    calls: std::cell::RefCell<Vec<(String, String, Vec<serde_json::Value>)>>,
-}
-
-impl ModelLink {
-    /// One call; its attempts are kept for the log (see [`Table::log_model_calls`]), failed
-    /// ones included.
-    fn ask(&self, req: &troupe_llm::ChatRequest) -> anyhow::Result<troupe_llm::GatewayReply> {
-        let mut attempts = Vec::new();
-        let reply = self.runtime.block_on(self.gateway.call(req, &mut |a| {
-            attempts.push(serde_json::to_value(&a).unwrap_or_default());
-        }));
-        self.calls
-            .borrow_mut()
-            .push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
-        reply.map_err(|e| anyhow::anyhow!("the model failed: {e}"))
-    }
-}
-
-impl Planner {
-    fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<Planner> {
-        let ai = args.player == PlayerKind::Ai;
-        let link = if args.planner == PlannerKind::Model || args.polish || ai {
-            Some(ModelLink::new(args, dir)?)
-        } else {
-            None
-        };
-        Ok(Planner {
-            kind: args.planner,
-            polish: args.polish,
-            ai: ai.then(|| AiPlayer::from_campaign(dir, args.ai_lines)),
-            link,
-        })
-    }
-}
-
-/// The AI at the player's seat: a name and a goal from the campaign file (or plain defaults).
-struct AiPlayer {
-    /// The campaign's player's name, when there is one.
-    name: Option<String>,
-    goal: String,
-    lines_left: u32,
-}
-
-impl AiPlayer {
-    fn from_campaign(dir: &Path, lines: u32) -> AiPlayer {
-        let seat = crate::sessions::campaign_file(None, Some(dir))
-            .ok()
-            .and_then(|(file, _)| troupe_campaign::load(&file).ok())
-            .and_then(|c| c.seats.into_iter().next());
-        AiPlayer {
-            name: seat.as_ref().map(|s| s.player.name.clone()),
-            goal: seat.map_or_else(
-                || "play the character well and move the scene on".to_string(),
-                |s| s.player.player_goal,
-            ),
-            lines_left: lines,
-        }
-    }
-}
-
-impl ModelLink {
-    fn new(args: &PlannerArgs, dir: &Path) -> anyhow::Result<ModelLink> {
+/// The scene's models from the flags: the gateway when the planner, the polish or the AI
+/// speaker needs one, and the AI speaker (named from the campaign's first AI player).
+fn models(args: &PlannerArgs, dir: &Path) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
+    let ai = args.player == PlayerKind::Ai;
+    let gateway = if args.planner == PlannerKind::Model || args.polish || ai {
         let model = crate::models::choose(&args.model, None, dir)?;
-        let gateway = troupe_llm::Gateway::new(
+        Some(troupe_llm::Gateway::new(
             model,
             troupe_llm::RetryPolicy::default(),
             crate::play::sleeper(),
-        );
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("could not start the async runtime")?;
-        Ok(ModelLink {
-            gateway,
-            runtime,
-            calls: std::cell::RefCell::default(),
-        })
-    }
+        ))
+    } else {
+        None
+    };
+    let planner = match args.planner {
+        PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
+        PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
+    };
+    let models = SceneModels {
+        gateway,
+        planner,
+        polish: args.polish,
+    };
+    Ok((models, ai.then(|| ai_speaker(dir, args.ai_lines))))
 }
 
-impl Planner {
-    /// The AI player's next line, or `None` when it has said all it may.
-    fn ai_line(
-        &mut self,
-        state: &troupe_scene::State,
-        last: &str,
-    ) -> anyhow::Result<Option<String>> {
-        let (Some(ai), Some(link)) = (self.ai.as_mut(), self.link.as_ref()) else {
-            return Ok(None);
-        };
-        if ai.lines_left == 0 {
-            return Ok(None);
-        }
-        ai.lines_left -= 1;
-        use troupe_llm::{CallTag, ChatRequest, Message};
-        let actor = state.current_actor();
-        let who = match &ai.name {
-            Some(name) => format!("You are {name}, a player"),
-            None => "You are a player".to_string(),
-        };
-        let system = format!(
-            "{who} at a tabletop role-playing game, speaking for {}. Your goal: {}. The scene's \
-             goal: {}. Say in one short sentence what your character tries next (move, talk, \
-             attack, use an item, sneak, look). State what you try, never what happens.",
-            state.name_of(actor),
-            ai.goal,
-            state.goal
-        );
-        let user = format!("{}\nLast: {last}", character_view(state, actor));
-        let mut req = ChatRequest::new(
-            CallTag::new(actor, "scene_player"),
-            vec![Message::system(system), Message::user(user)],
-        );
-        req.max_tokens = 80;
-        let reply = link.ask(&req)?;
-        let line = reply.content.lines().next().unwrap_or("look around").trim();
-        Ok(Some(line.to_string()))
-    }
-
-    /// The model's rewrite of a narration, if polishing is on.
-    fn polish(
-        &self,
-        state: &troupe_scene::State,
-        narration: &str,
-    ) -> anyhow::Result<Option<(String, String)>> {
-        let Some(link) = self.link.as_ref().filter(|_| self.polish) else {
-            return Ok(None);
-        };
-        use troupe_llm::{CallTag, ChatRequest, Message};
-        let system = format!(
-            "Rewrite the narration of a tabletop scene in 1 to 3 sentences, tone: {}. Keep every \
-             fact; add no names, numbers or events. Reply with the narration only.",
-            state.tone.join(", ")
-        );
-        let mut req = ChatRequest::new(
-            CallTag::new(state.current_actor(), "scene_polish"),
-            vec![Message::system(system), Message::user(narration)],
-        );
-        req.temperature = 0.3;
-        let reply = link.ask(&req)?;
-        Ok(Some((link.gateway.model_name(), reply.content)))
-    }
-
-    /// One call for the actor's words, and the model's reply when a model chose it.
-    fn plan(
-        &self,
-        state: &troupe_scene::State,
-        actor: &str,
-        text: &str,
-    ) -> anyhow::Result<(ToolCall, Option<(String, serde_json::Value)>)> {
-        let link = match (&self.link, self.kind) {
-            (Some(link), PlannerKind::Model) => link,
-            _ => return Ok((plan(state, actor, text), None)),
-        };
-        use troupe_llm::{CallTag, ChatRequest, Message, ResponseSchema};
-        let ask = troupe_scene::planner::model_ask(state, actor, text);
-        let mut req = ChatRequest::new(
-            CallTag::new(actor, "scene_plan"),
-            vec![Message::system(ask.system), Message::user(ask.user)],
-        );
-        req.schema = Some(ResponseSchema {
-            name: "scene_tool_call".into(),
-            schema: ask.schema,
-        });
-        req.temperature = 0.0;
-        let reply = link.ask(&req)?;
-        let json = match reply.json {
-            Some(json) => json,
-            None => serde_json::from_str(&reply.content).unwrap_or_default(),
-        };
-        let call = troupe_scene::planner::read_reply(state, actor, &json);
-        Ok((call, Some((link.gateway.model_name(), json))))
+/// The AI at the speaker's seat: a name and a goal from the campaign file (or plain defaults).
+fn ai_speaker(dir: &Path, lines: u32) -> AiSpeaker {
+    let seat = crate::sessions::campaign_file(None, Some(dir))
+        .ok()
+        .and_then(|(file, _)| troupe_campaign::load(&file).ok())
+        .and_then(|c| c.seats.into_iter().next());
+    AiSpeaker {
+        name: seat.as_ref().map(|s| s.player.name.clone()),
+        goal: seat.map_or_else(
+            || "play the character well and move the scene on".to_string(),
+            |s| s.player.player_goal,
+        ),
+        lines_left: lines,
     }
 }
 
@@ -291,7 +145,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| parent(&file));
-            let planner = Planner::new(&planner, &dir)?;
+            let planner = models(&planner, &dir)?;
             play(
                 &dir,
                 &file,
@@ -307,7 +161,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir_or_here(dir);
-            let planner = Planner::new(&planner, &dir)?;
+            let planner = models(&planner, &dir)?;
             resume(&dir, player_script.as_deref(), gm_view, planner)
         }
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
@@ -362,17 +216,18 @@ fn check(file: &Path) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Where the player's lines come from: the terminal, or a script (with lines already played
-/// skipped on resume).
-enum Input {
+/// Where the speaker's lines come from: the terminal, or a script (with lines already played
+/// skipped on resume). `/help` is answered here; `/quit` and the table's commands go to the
+/// table; the end of the input leaves.
+enum Speaker {
     Terminal,
     Script(std::vec::IntoIter<String>),
 }
 
-impl Input {
-    fn open(script: Option<&Path>, skip: u64) -> anyhow::Result<Input> {
+impl Speaker {
+    fn open(script: Option<&Path>, skip: u64) -> anyhow::Result<Speaker> {
         let Some(path) = script else {
-            return Ok(Input::Terminal);
+            return Ok(Speaker::Terminal);
         };
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("could not read the player script {}", path.display()))?;
@@ -383,24 +238,60 @@ impl Input {
             )
         })?;
         let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-        Ok(Input::Script(
+        Ok(Speaker::Script(
             lines.into_iter().skip(skip).collect::<Vec<_>>().into_iter(),
         ))
     }
 
-    fn next(&mut self, prompt: &str) -> anyhow::Result<Option<String>> {
+    fn next(&mut self, prompt: &str) -> Option<String> {
         match self {
-            Input::Script(lines) => Ok(lines.next().inspect(|l| println!("{prompt}{l}"))),
-            Input::Terminal => {
+            Speaker::Script(lines) => lines.next().inspect(|l| println!("{prompt}{l}")),
+            Speaker::Terminal => {
                 print!("{prompt}");
-                std::io::stdout().flush()?;
+                let _ = std::io::stdout().flush();
                 let mut line = String::new();
-                let n = std::io::stdin()
-                    .lock()
-                    .read_line(&mut line)
-                    .context("could not read the terminal")?;
-                Ok((n > 0).then(|| line.trim().to_string()))
+                let n = std::io::stdin().lock().read_line(&mut line).ok()?;
+                (n > 0).then(|| line.trim().to_string())
             }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Seat for Speaker {
+    async fn decide(&mut self, ask: &Ask) -> Answer {
+        for line in &ask.shown {
+            println!("{line}");
+        }
+        if let Some(e) = &ask.error {
+            println!("{e}");
+        }
+        let Some(line) = self.next(&ask.prompt) else {
+            return Answer::Leave;
+        };
+        let line = line.trim();
+        let (command, args) = line
+            .split_once(' ')
+            .map_or((line, ""), |(c, rest)| (c, rest.trim()));
+        let values = |name: &str, text: &str| {
+            Map::from_iter([(name.to_string(), Value::String(text.to_string()))])
+        };
+        // A word that is not one of the table's commands is the character's (as it always was).
+        let known = command
+            .strip_prefix('/')
+            .and_then(|name| ask.commands.iter().find(|c| c.name == name));
+        match known {
+            Some(c) => Answer::Command {
+                name: c.name.clone(),
+                values: if c.fields.is_empty() {
+                    Map::new()
+                } else {
+                    values("args", args)
+                },
+            },
+            None => Answer::Decide {
+                values: values("line", line),
+            },
         }
     }
 }
@@ -411,7 +302,7 @@ fn play(
     script: Option<&Path>,
     seed: Option<u64>,
     gm: bool,
-    planner: Planner,
+    planner: (SceneModels, Option<AiSpeaker>),
 ) -> anyhow::Result<ExitCode> {
     let def = match load(file)? {
         Ok(def) => def,
@@ -438,23 +329,15 @@ fn play(
         scene.state.id, scene.state.goal
     );
     println!("Type what your character does; /state, /undo, /end, /quit, /help.");
-    let mut table = Table {
-        dir: dir.to_path_buf(),
-        store,
-        run,
-        scene,
-        inputs: 0,
-        gm,
-        planner,
-    };
-    table.play(Input::open(script, 0)?)
+    let speaker = Speaker::open(script, 0)?;
+    play_table(dir, store, run, scene, 0, speaker, gm, planner)
 }
 
 fn resume(
     dir: &Path,
     script: Option<&Path>,
     gm: bool,
-    planner: Planner,
+    planner: (SceneModels, Option<AiSpeaker>),
 ) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
     let Some(latest) = store.latest().map_err(|e| anyhow::anyhow!("{e}"))? else {
@@ -478,16 +361,56 @@ fn resume(
         latest.inputs,
         if latest.inputs == 1 { "" } else { "s" }
     );
-    let mut table = Table {
-        dir: dir.to_path_buf(),
+    let speaker = Speaker::open(script, latest.inputs)?;
+    play_table(
+        dir,
         store,
-        run: latest.number,
+        latest.number,
         scene,
-        inputs: latest.inputs,
+        latest.inputs,
+        speaker,
         gm,
         planner,
+    )
+}
+
+/// Play the scene at this terminal until it ends or the speaker stops.
+#[allow(clippy::too_many_arguments)]
+fn play_table(
+    dir: &Path,
+    store: SceneStore,
+    run: u32,
+    scene: Scene,
+    inputs: u64,
+    speaker: Speaker,
+    gm: bool,
+    (models, ai): (SceneModels, Option<AiSpeaker>),
+) -> anyhow::Result<ExitCode> {
+    let watch = Printed {
+        dir: dir.to_path_buf(),
+        run,
+        gm,
     };
-    table.play(Input::open(script, latest.inputs)?)
+    let mut table = SceneTable::new(store, run, scene, inputs, speaker, Box::new(watch));
+    table.models(models, ai);
+    if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        table.pause_after(n);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")?;
+    match runtime.block_on(table.play())? {
+        SceneStop::Quit => println!("Saved; `troupe scene resume` continues."),
+        SceneStop::OutOfInput => {
+            println!("(no more input; `troupe scene resume` continues this scene)");
+        }
+        SceneStop::Ended => {}
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
@@ -524,250 +447,57 @@ fn store(dir: &Path) -> anyhow::Result<SceneStore> {
     SceneStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// What the table sees of an event.
-fn shown(event: &SceneEvent) -> Option<String> {
-    match event {
-        SceneEvent::ToolApplied {
-            call, narration, ..
-        } => Some(format!("[{}] {narration}", call.name())),
-        SceneEvent::Rejected { call, reason, .. } => {
-            Some(format!("[{}] refused: {reason}", call.name()))
-        }
-        SceneEvent::Undone { from_seq } => Some(format!("(undone: events from {from_seq} on)")),
-        SceneEvent::Noted { card, text } => Some(format!("(noted on {card}: {text})")),
-        SceneEvent::TruthChanged {
-            card,
-            index,
-            from,
-            to,
-        } => Some(format!(
-            "({card} fact {index}: {} → {})",
-            from.as_str(),
-            to.as_str()
-        )),
-        SceneEvent::SceneEnded { deltas } => Some(match deltas.len() {
-            0 => "The scene ends. Nothing changes in the world.".to_string(),
-            1 => "The scene ends. 1 change goes to the world.".to_string(),
-            n => format!("The scene ends. {n} changes go to the world."),
-        }),
-        SceneEvent::NarrationPolished {
-            text,
-            refused: None,
-            ..
-        } => Some(format!("[polished] {text}")),
-        SceneEvent::NarrationPolished {
-            refused: Some(why), ..
-        } => Some(format!("(the model's rewrite was not used: {why})")),
-        SceneEvent::SceneStarted { .. }
-        | SceneEvent::PlannerReplied { .. }
-        | SceneEvent::ModelCalled { .. } => None,
-    }
-}
-
-/// A scene at the table: the scene, where it is saved and how many lines it has consumed.
-struct Table {
+/// Prints the scene as it is played; keeps an ended scene's changes in the world.
+struct Printed {
     dir: PathBuf,
-    store: SceneStore,
     run: u32,
-    scene: Scene,
-    inputs: u64,
+    /// Show the GM's view (everything) after every line.
     gm: bool,
-    planner: Planner,
 }
 
-const HELP: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
-\"talk to Tam about the ledger\", \"use the tonic\", \"sneak into the storehouse\", \"look\", \
-\"status\"). Commands: /state (what you see), /gm (everything), /undo (take back the last \
-turn), /effects JSON (GM: apply effect atoms), /note CARD TEXT, /promote CARD N (improv → \
-canon), /end (end the scene), /quit (stop; resume later).";
-
-impl Table {
-    fn play(&mut self, mut input: Input) -> anyhow::Result<ExitCode> {
-        loop {
-            if self.scene.state.ended {
-                return Ok(ExitCode::SUCCESS);
-            }
-            let prompt = format!(
-                "{}> ",
-                self.scene.state.name_of(self.scene.state.current_actor())
-            );
-            let line = if self.planner.ai.is_some() {
-                let last = self.last_narration();
-                let line = self.planner.ai_line(&self.scene.state, &last)?;
-                if let Some(l) = &line {
-                    println!("{prompt}{l}");
-                }
-                line
-            } else {
-                input.next(&prompt)?
-            };
-            let Some(line) = line else {
-                println!("(no more input; `troupe scene resume` continues this scene)");
-                return Ok(ExitCode::SUCCESS);
-            };
-            self.inputs += 1;
-            if line.trim() == "/quit" {
-                self.save_inputs()?;
-                println!("Saved; `troupe scene resume` continues.");
-                return Ok(ExitCode::SUCCESS);
-            }
-            self.line(line.trim())?;
+impl SceneWatch for Printed {
+    fn on_event(&mut self, _state: &troupe_scene::State, env: &troupe_scene::Envelope) {
+        if let Some(text) = shown(&env.event) {
+            println!("{text}");
         }
     }
 
-    /// One line of input: a read-only command, a command that appends an event, or words
-    /// for the planner.
-    fn line(&mut self, line: &str) -> anyhow::Result<()> {
-        let before = self.scene.events.len();
-        // The AI player's call that wrote this line comes first.
-        self.log_model_calls();
-        let state = &self.scene.state;
-        match line
-            .split_once(' ')
-            .map_or((line, ""), |(c, rest)| (c, rest.trim()))
-        {
-            ("", _) => {}
-            ("/help", _) => println!("{HELP}"),
-            ("/state", _) => print!("{}", character_view(state, state.current_actor())),
-            ("/gm", _) => print!("{}", gm_view(state)),
-            ("/undo", _) => {
-                if let Err(e) = self.scene.undo() {
-                    println!("({e})");
-                }
-            }
-            ("/note", rest) => match rest.split_once(' ') {
-                Some((card, text)) => {
-                    self.scene.note(card, text.trim());
-                }
-                None => println!("(usage: /note CARD TEXT)"),
-            },
-            ("/promote", rest) => self.promote(rest),
-            ("/effects", rest) => match serde_json::from_str::<Vec<Effect>>(rest) {
-                Ok(effects) => {
-                    self.scene
-                        .act(line, ToolCall::ApplyEffects { effects }, Caller::Gm);
-                }
-                Err(e) => println!("(not a list of effects: {e})"),
-            },
-            ("/end", _) => {
-                if let Err(e) = self.scene.end() {
-                    println!("({e})");
-                }
-            }
-            _ => {
-                let actor = state.current_actor().to_string();
-                let (call, reply) = self.planner.plan(state, &actor, line)?;
-                self.log_model_calls();
-                if let Some((model, reply)) = reply {
-                    self.scene.planner_replied(line, &model, reply);
-                }
-                let applied = matches!(
-                    self.scene.act(line, call, Caller::Player).event,
-                    SceneEvent::ToolApplied { .. }
-                );
-                self.polish_last(applied)?;
-            }
-        }
-        self.commit(before)
+    fn spoke(&mut self, prompt: &str, line: &str) {
+        println!("{prompt}{line}");
     }
 
-    /// The latest narration, for the AI player.
-    fn last_narration(&self) -> String {
-        self.scene
-            .events
-            .iter()
-            .rev()
-            .find_map(|e| match &e.event {
-                SceneEvent::ToolApplied { narration, .. } => Some(narration.clone()),
-                _ => None,
-            })
-            .unwrap_or_default()
-    }
-
-    /// Offer the last narration to the model for a rewrite (when polishing is on).
-    fn polish_last(&mut self, applied: bool) -> anyhow::Result<()> {
-        let narration = match self.scene.events.last().map(|e| &e.event) {
-            Some(SceneEvent::ToolApplied { narration, .. }) if applied => narration.clone(),
-            _ => return Ok(()),
-        };
-        let polished = self.planner.polish(&self.scene.state, &narration)?;
-        self.log_model_calls();
-        if let Some((model, text)) = polished {
-            self.scene.polish(&model, &text);
-        }
-        Ok(())
-    }
-
-    /// Append the model calls made since the last time to the scene's log.
-    fn log_model_calls(&mut self) {
-        let Some(link) = &self.planner.link else {
-            return;
-        };
-        for (agent, purpose, attempts) in link.calls.borrow_mut().drain(..) {
-            self.scene.model_called(&agent, &purpose, attempts);
+    fn after_line(&mut self, state: &troupe_scene::State) {
+        if self.gm {
+            print!("{}", gm_view(state));
         }
     }
 
-    fn promote(&mut self, rest: &str) {
-        let parsed = rest
-            .split_once(' ')
-            .and_then(|(card, n)| n.trim().parse::<usize>().ok().map(|n| (card, n)));
-        match parsed {
-            Some((card, index)) => {
-                if let Err(e) = self.scene.set_truth(card, index, Truth::Canon) {
-                    println!("({e})");
-                }
-            }
-            None => println!("(usage: /promote CARD N, N counting facts from 0)"),
-        }
+    fn scene_ended(
+        &mut self,
+        state: &troupe_scene::State,
+        deltas: &[troupe_scene::WorldDelta],
+    ) -> Result<(), String> {
+        self.write_world(state, deltas)
+            .map_err(|e| format!("{e:#}"))
     }
 
-    fn save_inputs(&mut self) -> anyhow::Result<()> {
-        self.store
-            .append(self.run, &[], self.inputs)
-            .map_err(|e| anyhow::anyhow!("{e}"))
+    fn paused(&mut self, events: usize) {
+        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
     }
+}
 
-    /// Save the line's events (and that the line was read) in one transaction, then show them.
-    fn commit(&mut self, before: usize) -> anyhow::Result<()> {
-        let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
-        self.store
-            .append(self.run, &new, self.inputs)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let polished: Vec<u64> = new
-            .iter()
-            .filter_map(|e| match &e.event {
-                SceneEvent::NarrationPolished {
-                    of, refused: None, ..
-                } => Some(*of),
-                _ => None,
-            })
-            .collect();
-        for env in &new {
-            if polished.contains(&env.seq) {
-                continue;
-            }
-            if let Some(text) = shown(&env.event) {
-                println!("{text}");
-            }
-            if let SceneEvent::SceneEnded { deltas } = &env.event {
-                self.write_world(deltas)?;
-            }
-        }
-        if self.gm && !new.is_empty() {
-            print!("{}", gm_view(&self.scene.state));
-        }
-        pause_if_asked(self.scene.events.len());
-        Ok(())
-    }
-
+impl Printed {
     /// Merge the scene's deltas into the campaign's world knowledge (`world.json`).
-    fn write_world(&self, deltas: &[troupe_scene::WorldDelta]) -> anyhow::Result<()> {
+    fn write_world(
+        &self,
+        state: &troupe_scene::State,
+        deltas: &[troupe_scene::WorldDelta],
+    ) -> anyhow::Result<()> {
         let path = self.dir.join("world.json");
         let mut world: World = match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
                 .with_context(|| format!("{} is not world knowledge", path.display()))?,
-            Err(_) => self.scene.state.world.clone(),
+            Err(_) => state.world.clone(),
         };
         world.merge(deltas);
         let tmp = path.with_extension("json.tmp");
@@ -775,7 +505,7 @@ impl Table {
             .with_context(|| format!("could not write {}", tmp.display()))?;
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("could not write {}", path.display()))?;
-        let n = self.remember(deltas)?;
+        let n = self.remember(state, deltas)?;
         println!(
             "World knowledge: {} and {n} fact{} in the campaign memory",
             path.display(),
@@ -787,7 +517,11 @@ impl Table {
     /// The scene's deltas as facts in the campaign memory (`troupe memory query` recalls them),
     /// each with the memory source that carries its truth level: canon as the GM's word,
     /// soft-canon as imported notes, improv as a character's interpretation.
-    fn remember(&self, deltas: &[troupe_scene::WorldDelta]) -> anyhow::Result<usize> {
+    fn remember(
+        &self,
+        state: &troupe_scene::State,
+        deltas: &[troupe_scene::WorldDelta],
+    ) -> anyhow::Result<usize> {
         use troupe_memory::{EntityKind, Episode, GameTime, MemoryType, NewFact, Scope, Source};
         // The sessions' schema first: the memory lives beside it in campaign.db.
         let sessions = crate::sessions::create_store(&self.dir)?;
@@ -796,7 +530,6 @@ impl Table {
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .map_or(1, |s| s.number);
         let mut store = crate::graph::open_memory(&self.dir, None)?;
-        let state = &self.scene.state;
         let at = GameTime {
             session,
             turn: state.turn,
@@ -843,18 +576,5 @@ impl Table {
             .store(&episodes, &facts)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(facts.len())
-    }
-}
-
-/// For the crash tests: once the log holds this many events, say so and wait to be killed.
-fn pause_if_asked(events: usize) {
-    let wanted = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok());
-    if wanted.is_some_and(|n| events >= n) {
-        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
-        loop {
-            std::thread::sleep(std::time::Duration::from_secs(3600));
-        }
     }
 }

@@ -15,6 +15,7 @@ mod machine;
 pub mod memory;
 mod phase;
 mod run_store;
+pub mod scene;
 mod seat;
 pub mod secrets;
 mod session;
@@ -134,6 +135,12 @@ pub enum Error {
     EncounterGmFailed { attempts: u32, problems: String },
     #[error("encounter run {run}: {message}")]
     EncounterReplay { run: u32, message: String },
+    #[error("the model failed: {message}")]
+    SceneModel { message: String },
+    #[error("the scene's changes could not be kept in the world: {message}")]
+    SceneWorld { message: String },
+    #[error(transparent)]
+    Scene(#[from] troupe_scene::Error),
 }
 
 impl Error {

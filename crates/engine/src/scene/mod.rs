@@ -1,0 +1,107 @@
+//! Seed 004's scene on the spine: its table loop ([`SceneTable`]), the speaker's decision as a
+//! seat-protocol ask ([`line_ask`]), and the lines the table sees of its events ([`shown`]).
+//! The game itself (the scene file, state, tools, planner, narrator, log and replay) is
+//! `troupe_scene`'s.
+
+mod table;
+
+pub use table::{AiSpeaker, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch};
+
+use serde_json::json;
+use troupe_scene::view::character_view;
+use troupe_scene::{SceneEvent, State};
+use troupe_seat::{Ask, Command, form};
+
+/// The seat that speaks for whichever character's turn it is.
+pub const SPEAKER: &str = "player";
+/// The speaker's one decision: what the character does.
+pub const LINE: &str = "line";
+
+/// The table commands: the speaker's, and the GM's (allowed when the speaker is also the GM, as
+/// at the terminal). Each takes its arguments as one line of text.
+const COMMANDS: &[(&str, &str, bool)] = &[
+    ("help", "What can I say?", false),
+    ("state", "What my character sees", false),
+    ("undo", "Take back the last turn", true),
+    ("gm", "Everything (the GM's view)", true),
+    ("effects", "Apply effect atoms (JSON)", true),
+    ("note", "Note on a card: CARD TEXT", true),
+    ("promote", "Make a card's fact canon: CARD N", true),
+    ("end", "End the scene", true),
+    ("quit", "Stop here (saved; resume later)", false),
+];
+
+pub const HELP: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
+\"talk to Tam about the ledger\", \"use the tonic\", \"sneak into the storehouse\", \"look\", \
+\"status\"). Commands: /state (what you see), /gm (everything), /undo (take back the last \
+turn), /effects JSON (GM: apply effect atoms), /note CARD TEXT, /promote CARD N (improv → \
+canon), /end (end the scene), /quit (stop; resume later).";
+
+/// What does the character whose turn it is do? `shown` carries what the last command
+/// answered; `gm` allows the GM's commands.
+pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
+    let actor = state.current_actor();
+    let commands = COMMANDS
+        .iter()
+        .filter(|(_, _, gm_only)| gm || !gm_only)
+        .map(|(name, label, _)| Command {
+            name: (*name).to_string(),
+            label: (*label).to_string(),
+            fields: if matches!(*name, "effects" | "note" | "promote") {
+                vec![form::line("args", label)]
+            } else {
+                Vec::new()
+            },
+        })
+        .collect();
+    Ask {
+        seat: SPEAKER.into(),
+        decision: LINE.into(),
+        prompt: format!("{}> ", state.name_of(actor)),
+        shown,
+        view: json!({ "character": character_view(state, actor), "actor": actor }),
+        fields: vec![form::optional("line", "What your character does")],
+        commands,
+        error: None,
+    }
+}
+
+/// What the table sees of an event.
+pub fn shown(event: &SceneEvent) -> Option<String> {
+    match event {
+        SceneEvent::ToolApplied {
+            call, narration, ..
+        } => Some(format!("[{}] {narration}", call.name())),
+        SceneEvent::Rejected { call, reason, .. } => {
+            Some(format!("[{}] refused: {reason}", call.name()))
+        }
+        SceneEvent::Undone { from_seq } => Some(format!("(undone: events from {from_seq} on)")),
+        SceneEvent::Noted { card, text } => Some(format!("(noted on {card}: {text})")),
+        SceneEvent::TruthChanged {
+            card,
+            index,
+            from,
+            to,
+        } => Some(format!(
+            "({card} fact {index}: {} → {})",
+            from.as_str(),
+            to.as_str()
+        )),
+        SceneEvent::SceneEnded { deltas } => Some(match deltas.len() {
+            0 => "The scene ends. Nothing changes in the world.".to_string(),
+            1 => "The scene ends. 1 change goes to the world.".to_string(),
+            n => format!("The scene ends. {n} changes go to the world."),
+        }),
+        SceneEvent::NarrationPolished {
+            text,
+            refused: None,
+            ..
+        } => Some(format!("[polished] {text}")),
+        SceneEvent::NarrationPolished {
+            refused: Some(why), ..
+        } => Some(format!("(the model's rewrite was not used: {why})")),
+        SceneEvent::SceneStarted { .. }
+        | SceneEvent::PlannerReplied { .. }
+        | SceneEvent::ModelCalled { .. } => None,
+    }
+}

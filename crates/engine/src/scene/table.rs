@@ -1,0 +1,430 @@
+//! The scene's table loop: the speaker (a person through any seat of the seat protocol, or an
+//! AI player) says what the character whose turn it is does; the planner (the rules, or a model
+//! choosing from the menu) turns it into one tool call; the engine decides; each line's events
+//! and the count of lines read are committed in one transaction before anyone is shown them, so
+//! a killed run resumes exactly where it stopped.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, ResponseSchema};
+use troupe_scene::planner::plan;
+use troupe_scene::view::{character_view, gm_view};
+use troupe_scene::{
+    Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta,
+};
+use troupe_seat::{Answer, Seat, Values, check};
+
+use super::{HELP, line_ask};
+use crate::{Error, SceneStore};
+
+/// Who turns the speaker's words into a tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlannerKind {
+    /// The deterministic rules planner.
+    Rules,
+    /// A model picks from the menu (a JSON schema); its reply is checked like any other call.
+    Model,
+}
+
+/// The models a scene may use: the planner's, the polish (a rewrite of each narration that is
+/// refused when it adds or contradicts a fact) and the AI speaker's, all through one gateway.
+pub struct SceneModels {
+    pub gateway: Option<Gateway>,
+    pub planner: PlannerKind,
+    pub polish: bool,
+}
+
+/// The AI at the speaker's seat: a name and a goal, and how many lines it may still say.
+pub struct AiSpeaker {
+    pub name: Option<String>,
+    pub goal: String,
+    pub lines_left: u32,
+}
+
+/// Who sees the scene as it is played.
+pub trait SceneWatch: Send {
+    /// A committed event, with the state after the line that made it.
+    fn on_event(&mut self, state: &State, env: &Envelope);
+    /// The AI speaker said this line at this prompt.
+    fn spoke(&mut self, _prompt: &str, _line: &str) {}
+    /// A line's events are committed.
+    fn after_line(&mut self, _state: &State) {}
+    /// The scene ended with these changes to the world (the binary keeps world knowledge and
+    /// memory); an error is why they could not be kept.
+    fn scene_ended(&mut self, _state: &State, _deltas: &[WorldDelta]) -> Result<(), String> {
+        Ok(())
+    }
+    /// The table stopped on purpose ([`SceneTable::pause_after`]) with this many events.
+    fn paused(&mut self, _events: usize) {}
+}
+
+/// Why the loop stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SceneStop {
+    Ended,
+    /// The speaker stopped (`/quit`); the line was counted.
+    Quit,
+    /// No more lines (the input ended, the AI said all it may).
+    OutOfInput,
+}
+
+/// One scene run at its table.
+pub struct SceneTable<P> {
+    store: SceneStore,
+    run: u32,
+    scene: Scene,
+    /// Lines read so far (a script's lines already played are skipped on resume).
+    inputs: u64,
+    speaker: P,
+    ai: Option<AiSpeaker>,
+    models: SceneModels,
+    /// Calls made and not yet in the scene's log: (agent, purpose, the gateway's attempts).
+    calls: Vec<(String, String, Vec<Value>)>,
+    watch: Box<dyn SceneWatch>,
+    /// Whether the speaker has the GM's commands (at the terminal, the one person is both).
+    gm: bool,
+    pause_after: Option<usize>,
+}
+
+impl<P: Seat> SceneTable<P> {
+    /// A table for a scene run whose log holds `scene`'s events (a new run's start, or a
+    /// resumed run's events) and `inputs` lines read.
+    pub fn new(
+        store: SceneStore,
+        run: u32,
+        scene: Scene,
+        inputs: u64,
+        speaker: P,
+        watch: Box<dyn SceneWatch>,
+    ) -> Self {
+        SceneTable {
+            store,
+            run,
+            scene,
+            inputs,
+            speaker,
+            ai: None,
+            models: SceneModels {
+                gateway: None,
+                planner: PlannerKind::Rules,
+                polish: false,
+            },
+            calls: Vec::new(),
+            watch,
+            gm: true,
+            pause_after: None,
+        }
+    }
+
+    pub fn models(&mut self, models: SceneModels, ai: Option<AiSpeaker>) {
+        self.models = models;
+        self.ai = ai;
+    }
+
+    /// Whether the speaker has the GM's commands.
+    pub fn speaker_is_gm(&mut self, gm: bool) {
+        self.gm = gm;
+    }
+
+    /// Stop and wait (until the process is killed) once the log holds this many events.
+    pub fn pause_after(&mut self, events: usize) {
+        self.pause_after = Some(events);
+    }
+
+    pub fn state(&self) -> &State {
+        &self.scene.state
+    }
+
+    pub fn events(&self) -> &[Envelope] {
+        &self.scene.events
+    }
+
+    pub async fn play(&mut self) -> Result<SceneStop, Error> {
+        let mut answered: Vec<String> = Vec::new();
+        loop {
+            if self.scene.state.ended {
+                return Ok(SceneStop::Ended);
+            }
+            let ask = line_ask(&self.scene.state, std::mem::take(&mut answered), self.gm);
+            let answer = match self.ai_line(&ask.prompt).await? {
+                Some(line) => Answer::Decide {
+                    values: Map::from_iter([("line".to_string(), Value::String(line))]),
+                },
+                None if self.ai.is_some() => return Ok(SceneStop::OutOfInput),
+                None => self.speaker.decide(&ask).await,
+            };
+            if let Err(e) = check(&ask, &answer) {
+                answered.push(format!("({e})"));
+                continue;
+            }
+            self.inputs += 1;
+            let before = self.scene.events.len();
+            match answer {
+                Answer::Leave | Answer::Handed => {
+                    self.inputs -= 1;
+                    return Ok(SceneStop::OutOfInput);
+                }
+                Answer::Command { name, .. } if name == "quit" => {
+                    self.store.append(self.run, &[], self.inputs)?;
+                    return Ok(SceneStop::Quit);
+                }
+                Answer::Command { name, values } => {
+                    answered.extend(self.command(&name, &values.text("args")));
+                }
+                Answer::Decide { values } => self.words(&values.text("line")).await?,
+            }
+            self.commit(before)?;
+        }
+    }
+
+    /// The AI speaker's next line, or None when there is no AI or it has said all it may.
+    async fn ai_line(&mut self, prompt: &str) -> Result<Option<String>, Error> {
+        let state = &self.scene.state;
+        let (Some(ai), Some(gateway)) = (self.ai.as_mut(), self.models.gateway.as_ref()) else {
+            return Ok(None);
+        };
+        if ai.lines_left == 0 {
+            return Ok(None);
+        }
+        ai.lines_left -= 1;
+        let actor = state.current_actor();
+        let who = match &ai.name {
+            Some(name) => format!("You are {name}, a player"),
+            None => "You are a player".to_string(),
+        };
+        let system = format!(
+            "{who} at a tabletop role-playing game, speaking for {}. Your goal: {}. The scene's \
+             goal: {}. Say in one short sentence what your character tries next (move, talk, \
+             attack, use an item, sneak, look). State what you try, never what happens.",
+            state.name_of(actor),
+            ai.goal,
+            state.goal
+        );
+        let user = format!(
+            "{}\nLast: {}",
+            character_view(state, actor),
+            last_narration(&self.scene)
+        );
+        let mut req = ChatRequest::new(
+            CallTag::new(actor, "scene_player"),
+            vec![Message::system(system), Message::user(user)],
+        );
+        req.max_tokens = 80;
+        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let line = reply
+            .content
+            .lines()
+            .next()
+            .unwrap_or("look around")
+            .trim()
+            .to_string();
+        self.watch.spoke(prompt, &line);
+        Ok(Some(line))
+    }
+
+    /// A table command: what it answers the speaker, if anything.
+    fn command(&mut self, name: &str, args: &str) -> Vec<String> {
+        let state = &self.scene.state;
+        let refused = |e: troupe_scene::Error| vec![format!("({e})")];
+        match name {
+            "help" => vec![HELP.to_string()],
+            "state" => vec![
+                character_view(state, state.current_actor())
+                    .trim_end()
+                    .to_string(),
+            ],
+            "gm" => vec![gm_view(state).trim_end().to_string()],
+            "undo" => self.scene.undo().err().map_or_else(Vec::new, refused),
+            "end" => self.scene.end().err().map_or_else(Vec::new, refused),
+            "note" => match args.split_once(' ') {
+                Some((card, text)) => {
+                    self.scene.note(card, text.trim());
+                    Vec::new()
+                }
+                None => vec!["(usage: /note CARD TEXT)".to_string()],
+            },
+            "promote" => {
+                let parsed = args
+                    .split_once(' ')
+                    .and_then(|(card, n)| n.trim().parse::<usize>().ok().map(|n| (card, n)));
+                match parsed {
+                    Some((card, index)) => self
+                        .scene
+                        .set_truth(card, index, Truth::Canon)
+                        .err()
+                        .map_or_else(Vec::new, refused),
+                    None => vec!["(usage: /promote CARD N, N counting facts from 0)".to_string()],
+                }
+            }
+            "effects" => match serde_json::from_str::<Vec<Effect>>(args) {
+                Ok(effects) => {
+                    let line = format!("/effects {args}");
+                    self.scene
+                        .act(&line, ToolCall::ApplyEffects { effects }, Caller::Gm);
+                    Vec::new()
+                }
+                Err(e) => vec![format!("(not a list of effects: {e})")],
+            },
+            other => vec![format!("(no command /{other} here)")],
+        }
+    }
+
+    /// The speaker's words: the planner's call, the engine's decision, the polish.
+    async fn words(&mut self, line: &str) -> Result<(), Error> {
+        // The AI speaker's call that wrote this line comes first.
+        self.log_model_calls();
+        if line.is_empty() {
+            return Ok(());
+        }
+        let actor = self.scene.state.current_actor().to_string();
+        let (call, reply) = self.plan(&actor, line).await?;
+        self.log_model_calls();
+        if let Some((model, reply)) = reply {
+            self.scene.planner_replied(line, &model, reply);
+        }
+        let applied = matches!(
+            self.scene.act(line, call, Caller::Player).event,
+            SceneEvent::ToolApplied { .. }
+        );
+        if applied {
+            self.polish_last().await?;
+        }
+        Ok(())
+    }
+
+    /// One call for the actor's words, and the model's reply when a model chose it.
+    async fn plan(
+        &mut self,
+        actor: &str,
+        text: &str,
+    ) -> Result<(ToolCall, Option<(String, Value)>), Error> {
+        let state = &self.scene.state;
+        let gateway = match (&self.models.gateway, self.models.planner) {
+            (Some(g), PlannerKind::Model) => g,
+            _ => return Ok((plan(state, actor, text), None)),
+        };
+        let ask = troupe_scene::planner::model_ask(state, actor, text);
+        let mut req = ChatRequest::new(
+            CallTag::new(actor, "scene_plan"),
+            vec![Message::system(ask.system), Message::user(ask.user)],
+        );
+        req.schema = Some(ResponseSchema {
+            name: "scene_tool_call".into(),
+            schema: ask.schema,
+        });
+        req.temperature = 0.0;
+        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let json = match reply.json {
+            Some(json) => json,
+            None => serde_json::from_str(&reply.content).unwrap_or_default(),
+        };
+        let call = troupe_scene::planner::read_reply(state, actor, &json);
+        Ok((call, Some((gateway.model_name(), json))))
+    }
+
+    /// Offer the last narration to the model for a rewrite, when polishing is on.
+    async fn polish_last(&mut self) -> Result<(), Error> {
+        let Some(gateway) = self.models.gateway.as_ref().filter(|_| self.models.polish) else {
+            return Ok(());
+        };
+        let Some(SceneEvent::ToolApplied { narration, .. }) =
+            self.scene.events.last().map(|e| &e.event)
+        else {
+            return Ok(());
+        };
+        let state = &self.scene.state;
+        let system = format!(
+            "Rewrite the narration of a tabletop scene in 1 to 3 sentences, tone: {}. Keep every \
+             fact; add no names, numbers or events. Reply with the narration only.",
+            state.tone.join(", ")
+        );
+        let mut req = ChatRequest::new(
+            CallTag::new(state.current_actor(), "scene_polish"),
+            vec![Message::system(system), Message::user(narration.clone())],
+        );
+        req.temperature = 0.3;
+        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let model = gateway.model_name();
+        self.log_model_calls();
+        self.scene.polish(&model, &reply.content);
+        Ok(())
+    }
+
+    /// Append the model calls made since the last time to the scene's log.
+    fn log_model_calls(&mut self) {
+        for (agent, purpose, attempts) in self.calls.drain(..) {
+            self.scene.model_called(&agent, &purpose, attempts);
+        }
+    }
+
+    /// Save the line's events (and that the line was read) in one transaction, then show them.
+    fn commit(&mut self, before: usize) -> Result<(), Error> {
+        let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
+        self.store.append(self.run, &new, self.inputs)?;
+        // A narration the polish replaced is not shown twice.
+        let polished: Vec<u64> = new
+            .iter()
+            .filter_map(|e| match &e.event {
+                SceneEvent::NarrationPolished {
+                    of, refused: None, ..
+                } => Some(*of),
+                _ => None,
+            })
+            .collect();
+        for env in &new {
+            if !polished.contains(&env.seq) {
+                self.watch.on_event(&self.scene.state, env);
+            }
+            if let SceneEvent::SceneEnded { deltas } = &env.event {
+                self.watch
+                    .scene_ended(&self.scene.state, deltas)
+                    .map_err(|message| Error::SceneWorld { message })?;
+            }
+        }
+        if !new.is_empty() {
+            self.watch.after_line(&self.scene.state);
+        }
+        if self
+            .pause_after
+            .is_some_and(|n| self.scene.events.len() >= n)
+        {
+            self.watch.paused(self.scene.events.len());
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One model call; its attempts are kept for the log, failed ones included.
+async fn ask_model(
+    gateway: &Gateway,
+    req: &ChatRequest,
+    calls: &mut Vec<(String, String, Vec<Value>)>,
+) -> Result<GatewayReply, Error> {
+    let mut attempts = Vec::new();
+    let reply = gateway
+        .call(req, &mut |a| {
+            attempts.push(serde_json::to_value(&a).unwrap_or_default());
+        })
+        .await;
+    calls.push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
+    reply.map_err(|e| Error::SceneModel {
+        message: e.to_string(),
+    })
+}
+
+/// The latest narration, for the AI speaker.
+fn last_narration(scene: &Scene) -> String {
+    scene
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            SceneEvent::ToolApplied { narration, .. } => Some(narration.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
