@@ -15,6 +15,7 @@ use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneW
 use troupe_scene::view::gm_view;
 use troupe_scene::{Scene, Truth, World};
 use troupe_seat::{Answer, Ask, Seat};
+use troupe_serve::TableGame;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SceneCommand {
@@ -577,4 +578,118 @@ impl Printed {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(facts.len())
     }
+}
+
+/// `troupe serve --scene FILE`: the campaign's open scene table reopened, or a new run of
+/// `file` with a link for its speaker and one to watch.
+pub fn serve_open(
+    dir: &Path,
+    file: &Path,
+    args: &crate::serve::ServeArgs,
+) -> anyhow::Result<crate::serve::Opened> {
+    std::fs::create_dir_all(dir)?;
+    let lock = crate::sessions::CampaignLock::take(dir)?;
+    if let Some(table) = open_table(dir)? {
+        return served(dir, table, Vec::new(), lock);
+    }
+    let def = match load(file)? {
+        Ok(def) => def,
+        Err(report) => bail!("{report}"),
+    };
+    let seed = crate::play::seed_or_now(args.seed);
+    let mut store = store(dir)?;
+    let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
+    let scene = Scene::start(def, seed);
+    store.append(run, &scene.events, 0)?;
+    let actors: Vec<String> = scene
+        .state
+        .turn_order
+        .iter()
+        .map(|a| scene.state.name_of(a).to_string())
+        .collect();
+    let labels = [
+        (
+            troupe_engine::scene::SPEAKER.to_string(),
+            format!("Player ({})", actors.join(", ")),
+        ),
+        ("watch".to_string(), "Watching".to_string()),
+    ];
+    let (table, links) = troupe_serve::new_table(TableGame::Scene, run, &labels, None)?;
+    troupe_serve::save_table(dir, &table)?;
+    println!(
+        "Table open for scene {} (run {run}, seed {seed}). Goal: {}",
+        scene.state.id, scene.state.goal
+    );
+    served(dir, table, links, lock)
+}
+
+/// The campaign's open scene table, reopened; None when it has none.
+pub fn serve_reopen(dir: &Path) -> anyhow::Result<Option<crate::serve::Opened>> {
+    let lock = crate::sessions::CampaignLock::take(dir)?;
+    match open_table(dir)? {
+        Some(table) => served(dir, table, Vec::new(), lock).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The table file, when it is a scene's whose run has not ended.
+fn open_table(dir: &Path) -> anyhow::Result<Option<troupe_serve::TableFile>> {
+    let Some(t) = troupe_serve::load_table(dir)? else {
+        return Ok(None);
+    };
+    if t.game != TableGame::Scene || !store(dir)?.run(t.session)?.is_some_and(|r| !r.ended) {
+        return Ok(None);
+    }
+    println!(
+        "Reopening the table of scene run {} in {}: the links printed when it opened still work.",
+        t.session,
+        dir.display()
+    );
+    Ok(Some(t))
+}
+
+fn served(
+    dir: &Path,
+    table: troupe_serve::TableFile,
+    links: Vec<troupe_serve::Link>,
+    lock: crate::sessions::CampaignLock,
+) -> anyhow::Result<crate::serve::Opened> {
+    let run = table.session;
+    let world = Printed {
+        dir: dir.to_path_buf(),
+        run,
+        gm: false,
+    };
+    let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
+        store: store(dir)?,
+        run,
+        models: SceneModels {
+            gateway: None,
+            planner: troupe_engine::scene::PlannerKind::Rules,
+            polish: false,
+        },
+        ai: None,
+        keep_world: Box::new(move |state, deltas| {
+            world
+                .write_world(state, deltas)
+                .map_err(|e| format!("{e:#}"))
+        }),
+    }));
+    let title = format!("Scene: {}", load_title(dir, run));
+    let run = troupe_serve::TableRun {
+        title,
+        table,
+        game,
+        on_end: crate::serve::on_end(dir),
+    };
+    Ok(crate::serve::Opened { run, links, lock })
+}
+
+/// The scene's id, from its log.
+fn load_title(dir: &Path, run: u32) -> String {
+    store(dir)
+        .ok()
+        .and_then(|s| s.events(run).ok())
+        .and_then(|e| troupe_scene::fold(&e).ok())
+        .map_or_else(String::new, |s| s.id)
 }

@@ -54,9 +54,13 @@ pub struct ServeArgs {
         requires = "encounter"
     )]
     pub players: Vec<String>,
+    /// Serve a scene of this file (YAML, seed 004) instead: one person speaks for the
+    /// character whose turn it is, the engine decides; others watch
+    #[arg(long, value_name = "FILE", conflicts_with = "encounter")]
+    pub scene: Option<PathBuf>,
     /// Serve every open table found in the campaign directories under ROOT, in one process
     /// (after a restart, or to host many tables): each reopens where it stopped, with its links
-    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "persons"])]
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons"])]
     pub host: Option<PathBuf>,
 }
 
@@ -69,12 +73,16 @@ pub async fn serve(
     if let Some(root) = &args.host {
         return host(root, args, model_args).await;
     }
-    let opened = match &args.encounter {
-        Some(spec) => {
+    let opened = match (&args.encounter, &args.scene) {
+        (Some(spec), _) => {
             let dir = sessions::dir_of(dir.map(Path::to_path_buf));
             crate::encounter::serve::open(&dir, spec, args, model_args)?
         }
-        None => {
+        (None, Some(file)) => {
+            let dir = sessions::dir_of(dir.map(Path::to_path_buf));
+            crate::scene::serve_open(&dir, file, args)?
+        }
+        (None, None) => {
             let (file, dir) = sessions::campaign_file(file, dir)?;
             open_lasers(&file, &dir, args, model_args, false)?
                 .context("the table's session has ended")?
@@ -153,6 +161,7 @@ fn reopen(
     let table = troupe_serve::load_table(dir)?.context("no table.json")?;
     match table.game {
         TableGame::Encounter => crate::encounter::serve::reopen(dir, args, model_args),
+        TableGame::Scene => crate::scene::serve_reopen(dir),
         TableGame::Lasers => {
             let (file, dir) = sessions::campaign_file(None, Some(dir))?;
             open_lasers(&file, &dir, args, model_args, true)

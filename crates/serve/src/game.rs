@@ -65,6 +65,7 @@ pub enum Start {
 pub enum Game {
     Lasers(Box<LasersGame>),
     Encounter(Box<EncounterGame>),
+    Scene(Box<crate::scene::SceneGame>),
 }
 
 /// Play the game until it ends or stops: why it stopped, or the error that stopped it.
@@ -72,6 +73,7 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, String> {
     match game {
         Game::Lasers(g) => play_lasers(*g, hub).await.map_err(|e| e.to_string()),
         Game::Encounter(g) => crate::encounter::play(*g, hub).await,
+        Game::Scene(g) => crate::scene::play(*g, hub).await,
     }
 }
 

@@ -9,8 +9,8 @@
 //! resumes from its log and the pages reconnect on their own.
 //!
 //! Today the server hosts Lasers & Feelings sessions (human or AI GM, people and AI players)
-//! and encounter runs (the AI GM, people and AI players). Scenes are not served yet: their loop
-//! is not on the seat protocol.
+//! encounter runs (the AI GM, people and AI players) and scenes (one person speaks; the engine
+//! decides).
 
 pub mod encounter;
 pub mod feed;
@@ -18,6 +18,7 @@ pub mod game;
 mod http;
 pub mod hub;
 pub mod keys;
+pub mod scene;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use encounter::EncounterGame;
 pub use game::{Game, GmChair, LasersGame, Start};
 pub use hub::{Hub, SeatSpec};
+pub use scene::SceneGame;
 
 /// The table's file in its campaign directory.
 pub const TABLE_FILE: &str = "table.json";
@@ -64,6 +66,7 @@ pub enum TableGame {
     #[default]
     Lasers,
     Encounter,
+    Scene,
 }
 
 /// Which session (or encounter run) a table plays and its seats (keys kept only as hashes).

@@ -28,6 +28,7 @@ mod scene;
 mod seats;
 mod serve;
 mod serve_encounter;
+mod serve_scene;
 mod shards;
 mod simulate;
 mod slurm;

@@ -1,0 +1,157 @@
+//! A scene at the table server: the speaker's lines sent over real HTTP give the same log, byte
+//! for byte, as the same lines at the terminal, through a SIGKILL and a reopen; the speaker has
+//! no GM commands, and what only the GM's view holds reaches no stream.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::serve::{Served, serve};
+use crate::support::{copy_examples, run_with};
+
+/// The speaker's lines of `examples/mill.player.yaml` (the GM's commands left out).
+const LINES: [&str; 12] = [
+    "look around",
+    "status",
+    "/state",
+    "go",
+    "go to the mill yard",
+    "talk to Old Tam about the ledger",
+    "attack the hound",
+    "use the tonic",
+    "sneak into the storehouse",
+    "listen",
+    "examine the place closely",
+    "recap",
+];
+
+fn mill() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_examples(dir.path(), &["mill.scene.yaml"]);
+    dir
+}
+
+fn stored(dir: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT body FROM scene_events WHERE run = 1 ORDER BY seq")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Send one line as the page does: a command for `/state`, the words otherwise. What the
+/// table answered a command comes with the next ask.
+async fn say(s: &Served, line: &str) {
+    let state = s.next_ask("player").await;
+    let (status, text) = match line.strip_prefix('/') {
+        Some(name) => {
+            let body = json!({"ask_id": state["ask"]["id"],
+                              "answer": {"answer": "command", "name": name, "values": {}}});
+            s.post("player", "/answer", &s.keys["player"], body).await
+        }
+        None => s.answer("player", &state, json!({"line": line})).await,
+    };
+    assert_eq!(status, 204, "{line}: {text}");
+}
+
+#[tokio::test]
+async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
+    let terminal = mill();
+    let script: String = LINES.iter().map(|l| format!("- '{l}'\n")).collect();
+    std::fs::write(terminal.path().join("lines.yaml"), script).unwrap();
+    let out = run_with(
+        terminal.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "lines.yaml",
+            "--seed",
+            "7",
+        ],
+        "",
+    );
+
+    let dir = mill();
+    let args = ["--scene", "mill.scene.yaml", "--seed", "7"];
+    let s = serve(dir.path(), &args);
+    assert_eq!(s.keys.keys().collect::<Vec<_>>(), ["player", "watch"]);
+    let first = s.next_ask("player").await;
+    let offered: Vec<&str> = first["ask"]["ask"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        offered,
+        ["help", "state", "quit"],
+        "no GM commands for the speaker"
+    );
+    let body = json!({"ask_id": first["ask"]["id"],
+                      "answer": {"answer": "command", "name": "gm", "values": {}}});
+    let (status, text) = s.post("player", "/answer", &s.keys["player"], body).await;
+    assert_eq!(status, 422, "{text}");
+    for line in &LINES[..6] {
+        say(&s, line).await;
+    }
+    // Killed (once the last line is committed: the next line is asked), and started again:
+    // the same links; the story so far, then on.
+    s.next_ask("player").await;
+    let keys = s.keys.clone();
+    let before = s.raw_feed("watch").await;
+    drop(s);
+    let mut s = serve(dir.path(), &args);
+    assert!(
+        s.stdout.contains("Reopening the table of scene run 1"),
+        "{}",
+        s.stdout
+    );
+    s.keys = keys;
+    let after = s.raw_feed("watch").await;
+    let lines = |raw: &str| serde_json::from_str::<Value>(raw).unwrap()["lines"].clone();
+    assert_eq!(lines(&after), lines(&before));
+    for line in &LINES[6..] {
+        say(&s, line).await;
+    }
+    let last = s.next_ask("player").await;
+    assert!(
+        last["sheet"]["info"].as_str().unwrap().contains("turn"),
+        "{last}"
+    );
+
+    // The same log as at the terminal, byte for byte.
+    let (web, term) = (stored(dir.path()), stored(terminal.path()));
+    for (i, (w, t)) in web.iter().zip(&term).enumerate() {
+        assert_eq!(w, t, "event {i}");
+    }
+    assert_eq!(web.len(), term.len());
+    // Every seat read what the terminal's player read; nothing only the GM sees.
+    let watch: Vec<String> = lines(&s.raw_feed("watch").await)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(watch.len() > 10, "{watch:?}");
+    for line in &watch {
+        assert!(
+            out.contains(line.as_str()),
+            "{line:?} is not what the terminal showed"
+        );
+    }
+    for seat in ["player", "watch"] {
+        let raw = s.raw_feed(seat).await;
+        for hidden in ["Vesk the smuggler", "the ledger"] {
+            assert_eq!(
+                raw.contains(hidden),
+                out.contains(hidden),
+                "{seat}: {hidden:?} only where the terminal's player saw it"
+            );
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! A scene as a table: the engine's scene loop with its speaker in a browser, and the scene's
+//! events as every seat sees them (what the terminal shows its player). The speaker's seat has
+//! no GM commands: the GM's view (hidden entities, every card) never leaves the server, and the
+//! speaker's sheet is their character's view only.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use troupe_engine::SceneStore;
+use troupe_engine::scene::{
+    AiSpeaker, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, shown,
+};
+use troupe_scene::view::character_view;
+use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta};
+
+use crate::feed::{Audience, numbered};
+use crate::game::BrowserSeat;
+use crate::hub::{Hub, Update};
+
+/// Keeps an ended scene's changes in the world (the binary's: world knowledge and memory).
+pub type KeepWorld = Box<dyn FnMut(&State, &[WorldDelta]) -> Result<(), String> + Send>;
+
+/// Everything a scene table needs, built by the binary. The run's log has begun.
+pub struct SceneGame {
+    pub store: SceneStore,
+    pub run: u32,
+    pub models: SceneModels,
+    pub ai: Option<AiSpeaker>,
+    pub keep_world: KeepWorld,
+}
+
+/// Play the scene until it ends or its speaker stops: why, or the error that stopped it.
+pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
+    let SceneGame {
+        store,
+        run,
+        models,
+        ai,
+        keep_world,
+    } = game;
+    let stored = store.run(run).map_err(|e| e.to_string())?;
+    let inputs = stored.map_or(0, |r| r.inputs);
+    let events = store.events(run).map_err(|e| e.to_string())?;
+    let scene = Scene::resume(events).map_err(|e| e.to_string())?;
+    // The streams as they were: the same lines with the same ids.
+    let hidden = polished(&scene.events);
+    for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
+        hub.publish(update(env));
+    }
+    hub.publish(sheet(&scene.state));
+    let watch = Box::new(HubWatch {
+        hub: hub.clone(),
+        keep_world,
+    });
+    let mut table = SceneTable::new(store, run, scene, inputs, BrowserSeat(hub.clone()), watch);
+    table.models(models, ai);
+    table.speaker_is_gm(false);
+    let stop = table.play().await.map_err(|e| e.to_string())?;
+    Ok(match stop {
+        SceneStop::Ended => "the scene has ended".into(),
+        SceneStop::Quit => "the player stopped it here (saved)".into(),
+        SceneStop::OutOfInput => "the speaker left".into(),
+    })
+}
+
+/// The narrations a polish replaced (they are not shown twice).
+fn polished(events: &[Envelope]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            SceneEvent::NarrationPolished {
+                of, refused: None, ..
+            } => Some(*of),
+            _ => None,
+        })
+        .collect()
+}
+
+struct HubWatch {
+    hub: Arc<Hub>,
+    keep_world: KeepWorld,
+}
+
+impl SceneWatch for HubWatch {
+    fn on_event(&mut self, _state: &State, env: &Envelope) {
+        self.hub.publish(update(env));
+    }
+
+    fn after_line(&mut self, state: &State) {
+        self.hub.publish(sheet(state));
+    }
+
+    fn scene_ended(&mut self, state: &State, deltas: &[WorldDelta]) -> Result<(), String> {
+        (self.keep_world)(state, deltas)
+    }
+}
+
+/// An event's line: every seat reads what the terminal's player reads.
+fn update(env: &Envelope) -> Update {
+    let ended = match &env.event {
+        SceneEvent::SceneEnded { .. } => Some(shown(&env.event)),
+        _ => None,
+    };
+    let kind = match &env.event {
+        SceneEvent::ToolApplied { .. } | SceneEvent::NarrationPolished { .. } => "gm",
+        SceneEvent::Rejected { .. } => "problem",
+        _ => "session",
+    };
+    let lines = shown(&env.event)
+        .map(|text| (Audience::Table, kind, text))
+        .into_iter()
+        .collect();
+    Update {
+        lines: numbered(env.seq, lines),
+        ended,
+        ..Update::default()
+    }
+}
+
+/// The speaker's sheet: what the character whose turn it is perceives.
+fn sheet(state: &State) -> Update {
+    let actor = state.current_actor();
+    let info = format!(
+        "It is {}'s turn.\n{}",
+        state.name_of(actor),
+        character_view(state, actor).trim_end()
+    );
+    Update {
+        sheets: vec![(SPEAKER.to_string(), json!({ "info": info }))],
+        ..Update::default()
+    }
+}
