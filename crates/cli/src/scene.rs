@@ -637,7 +637,7 @@ fn open_table(dir: &Path) -> anyhow::Result<Option<troupe_serve::TableFile>> {
     let Some(t) = troupe_serve::load_table(dir)? else {
         return Ok(None);
     };
-    if t.game != TableGame::Scene || !store(dir)?.run(t.session)?.is_some_and(|r| !r.ended) {
+    if t.game != TableGame::Scene || store(dir)?.run(t.session)?.is_none_or(|r| r.ended) {
         return Ok(None);
     }
     println!(
