@@ -677,6 +677,7 @@ fn served(
     }));
     let title = format!("Scene: {}", load_title(dir, run));
     let run = troupe_serve::TableRun {
+        dir: dir.to_path_buf(),
         title,
         table,
         game,

@@ -221,6 +221,7 @@ fn open_lasers(
         turns: args.turns.or(table_file.last_turn),
     }));
     let run = TableRun {
+        dir: dir.to_path_buf(),
         title: campaign.name.clone(),
         table: table_file,
         game,

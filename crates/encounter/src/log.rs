@@ -133,6 +133,12 @@ pub enum EncounterEvent {
     SeatJoined {
         seat: Seat,
     },
+    /// What a person said while they waited to be seated, told once they are (seed 003's held
+    /// messages).
+    HeldDelivered {
+        seat: String,
+        texts: Vec<String>,
+    },
     /// A seat changed hands between decisions: a person handed it to an AI player (who plays
     /// the same character from here on), or took it back.
     SeatHanded {
@@ -360,6 +366,14 @@ impl State {
                 self.public.push(line.clone());
                 self.history.push(Entry::new(Role::User, line, false));
                 self.seats.push(seat.clone());
+            }
+            EncounterEvent::HeldDelivered { seat, texts } => {
+                let who = self.seat(seat).map_or(seat.clone(), |s| s.player.clone());
+                for text in texts {
+                    let line = format!("{who} (before sitting down): {text}");
+                    self.public.push(line.clone());
+                    self.history.push(Entry::new(Role::User, line, false));
+                }
             }
             EncounterEvent::SeatHanded { seat, person } => {
                 if let Some(s) = self.seats.iter_mut().find(|s| &s.id == seat) {

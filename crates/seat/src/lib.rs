@@ -93,6 +93,17 @@ pub enum Answer {
     Leave,
 }
 
+/// A person asking to sit down at a running table: the seat they will hold, who they are, and
+/// what they said while they waited (held until they are seated, then told to the table).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinRequest {
+    pub seat: String,
+    pub name: String,
+    /// Their character's name (their own name when they give none).
+    pub character: String,
+    pub held: Vec<String>,
+}
+
 /// Whoever sits in a seat: a person's browser, a script, a test.
 #[async_trait]
 pub trait Seat: Send {

@@ -25,6 +25,12 @@ async function call(path, body) {
     headers: { "Authorization": "Bearer " + key, "Content-Type": "application/json" },
     body: JSON.stringify(body),
   });
+  if (r.status === 200) {
+    // Sitting down at the invitation link: the new seat's own link opens.
+    const b = await r.json().catch(() => ({}));
+    if (b.open) location.assign(b.open);
+    return null;
+  }
   if (r.ok) return null;
   try { return (await r.json()).error || r.statusText; } catch (_) { return r.statusText; }
 }
@@ -186,7 +192,8 @@ function showSheet(state) {
 
 function showState(state) {
   $("title").textContent = state.title;
-  $("who").textContent = state.role === "watch" ? "Watching" : "Your seat: " + state.label;
+  $("who").textContent = state.role === "watch" ? "Watching"
+    : state.role === "join" ? "Invited: join the table below" : "Your seat: " + state.label;
   let status;
   if (state.stopped) status = "The table stopped: " + state.stopped;
   else if (state.ended) status = "The session has ended: " + state.ended;

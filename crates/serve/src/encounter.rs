@@ -48,6 +48,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     let mut table =
         EncounterTable::open(store, run, gateway, seat, watch).map_err(|e| e.to_string())?;
     table.hand_overs(hub.hand_overs.clone());
+    table.joins(hub.lobby.queue.clone());
     table.stop_before_round(rounds);
     let stop = table.play().await.map_err(|e| e.to_string())?;
     Ok(match stop {
@@ -109,7 +110,9 @@ fn rendered(state: &State, event: &EncounterEvent) -> Vec<Rendered> {
         EncounterEvent::Narrated { .. } | EncounterEvent::Resolved { .. } => "gm",
         EncounterEvent::PlayerActed { .. } => "action",
         EncounterEvent::CheckEmitted { .. } | EncounterEvent::CheckRolled { .. } => "dice",
-        EncounterEvent::SeatHanded { .. } | EncounterEvent::SeatJoined { .. } => "seat",
+        EncounterEvent::SeatHanded { .. }
+        | EncounterEvent::SeatJoined { .. }
+        | EncounterEvent::HeldDelivered { .. } => "seat",
         EncounterEvent::Whispered { .. } | EncounterEvent::ActionSentBack { .. } => "whisper",
         _ => "session",
     };
@@ -124,14 +127,6 @@ fn rendered(state: &State, event: &EncounterEvent) -> Vec<Rendered> {
             Audience::Seat(seat.clone()),
             kind,
             format!("Your action was sent back: {feedback}"),
-        )],
-        EncounterEvent::SeatJoined { seat } => vec![(
-            Audience::Table,
-            kind,
-            format!(
-                "{} joins the table, playing {}.",
-                seat.player, seat.character
-            ),
         )],
         // The rest is what a person at the terminal sees, and each person's action too.
         other => shown(state, other, true)

@@ -24,12 +24,14 @@ pub enum Audience {
 /// The seat that reads the whole table, and the one that only watches it.
 pub const GM: &str = "gm";
 pub const WATCH: &str = "watch";
+/// The invitation link: it reads what a watcher reads, and asks to sit down.
+pub const JOIN: &str = "join";
 
 impl Audience {
     pub fn includes(&self, seat: &str) -> bool {
         match self {
             Audience::Table => true,
-            Audience::Players => seat != WATCH,
+            Audience::Players => seat != WATCH && seat != JOIN,
             Audience::Gm => seat == GM,
             Audience::Seat(agent) => seat == GM || seat == agent,
         }

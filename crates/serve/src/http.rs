@@ -5,7 +5,8 @@
 //! - `GET  /t/{table}/{seat}`: the page
 //! - `GET  /t/{table}/{seat}/feed?after=ID&version=V`: the seat's lines after ID and its state,
 //!   held open until something changes (up to [`HOLD`])
-//! - `POST /t/{table}/{seat}/answer`: `{"ask_id": N, "answer": {...}}`, the seat's answer
+//! - `POST /t/{table}/{seat}/answer`: `{"ask_id": N, "answer": {...}}`, the seat's answer (at
+//!   the invitation link, `join`: sitting down, answered with the new seat's link)
 //! - `POST /t/{table}/{seat}/hand`: `{"seat": AGENT, "person": BOOL}`, a seat changes hands
 
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ use serde::Deserialize;
 use serde_json::json;
 use troupe_seat::Answer;
 
-use crate::feed::{GM, WATCH};
+use crate::feed::{GM, JOIN, WATCH};
 use crate::hub::{Hub, Refused};
 
 /// How long a stream request waits for news before answering "nothing new".
@@ -156,6 +157,22 @@ async fn answer(
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
     };
+    // The lobby's forms: someone sitting down, or saying something while they wait.
+    if seat == JOIN {
+        return match hub.join(&a.answer) {
+            Ok((new, key)) => json_response(
+                StatusCode::OK,
+                json!({"open": format!("/t/{table}/{new}#key={key}")}),
+            ),
+            Err(r) => refused(r),
+        };
+    }
+    if a.ask_id == 0 && hub.lobby.waiting(&seat) {
+        return match hub.hold(&seat, &a.answer) {
+            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Err(r) => refused(r),
+        };
+    }
     match hub.answer(&seat, a.ask_id, a.answer) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(r) => refused(r),
@@ -183,7 +200,7 @@ async fn hand(
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
     };
-    if seat == WATCH || (seat != GM && seat != h.seat) {
+    if seat == WATCH || seat == JOIN || (seat != GM && seat != h.seat) {
         return error(
             StatusCode::FORBIDDEN,
             "only the GM hands over another seat; a player hands over or claims only their own",

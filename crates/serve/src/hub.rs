@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 use troupe_seat::{Answer, Ask, check};
 
-use crate::feed::{GM, Line, WATCH};
+use crate::feed::{GM, JOIN, Line, WATCH};
 use crate::keys;
+use crate::lobby::{Lobby, MAX_NAME_CHARS, held_ask, join_ask};
 
 /// A seat of the table as the server knows it.
 #[derive(Clone, Debug)]
@@ -97,6 +98,8 @@ pub struct Hub {
     changed: Notify,
     /// Seats changing hands, taken by the game before its next step.
     pub hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
+    /// People joining from the invitation link.
+    pub lobby: Lobby,
 }
 
 impl Hub {
@@ -118,6 +121,7 @@ impl Hub {
             inner: Mutex::new(inner),
             changed: Notify::new(),
             hand_overs: Arc::default(),
+            lobby: Lobby::default(),
         }
     }
 
@@ -244,6 +248,91 @@ impl Hub {
         Ok(())
     }
 
+    /// Someone at the invitation link asks to sit down: a new seat and its key, for the game to
+    /// seat before its next step.
+    pub fn join(&self, answer: &Answer) -> Result<(String, String), Refused> {
+        let ask = join_ask();
+        check(&ask, answer).map_err(|e| Refused::Invalid(e.to_string()))?;
+        let Answer::Decide { values } = answer else {
+            return Err(Refused::Invalid("answer with your name".into()));
+        };
+        let text = |name: &str| {
+            values
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let (name, character) = (text("name"), text("character"));
+        if name.chars().count() > MAX_NAME_CHARS || character.chars().count() > MAX_NAME_CHARS {
+            return Err(Refused::Invalid(format!(
+                "a name is at most {MAX_NAME_CHARS} characters"
+            )));
+        }
+        if !self.lobby.count_join() {
+            return Err(Refused::NotHere("this table seats no more people".into()));
+        }
+        let key = keys::new_key().map_err(|e| Refused::Invalid(e.to_string()))?;
+        let character = if character.is_empty() {
+            name.clone()
+        } else {
+            character
+        };
+        let mut inner = self.lock();
+        if inner.ended.is_some() || inner.stopped.is_some() {
+            return Err(Refused::NotHere("this table's game has stopped".into()));
+        }
+        let seat = (1..)
+            .map(|k| format!("p{k}"))
+            .find(|s| !inner.seats.contains_key(s))
+            .unwrap_or_default();
+        let spec = SeatSpec {
+            seat: seat.clone(),
+            label: format!("{name} ({character})"),
+            key_hash: keys::hash(&key),
+        };
+        inner.seats.insert(
+            seat.clone(),
+            SeatState {
+                spec: Some(spec.clone()),
+                ..Default::default()
+            },
+        );
+        let request = troupe_seat::JoinRequest {
+            seat: seat.clone(),
+            name,
+            character,
+            held: Vec::new(),
+        };
+        self.lobby.queue_join(request, spec);
+        self.bump(&mut inner);
+        Ok((seat, key))
+    }
+
+    /// A person waiting to be seated says something: held for the table.
+    pub fn hold(&self, seat: &str, answer: &Answer) -> Result<(), Refused> {
+        check(&held_ask(seat), answer).map_err(|e| Refused::Invalid(e.to_string()))?;
+        let Answer::Decide { values } = answer else {
+            return Err(Refused::Invalid("say something".into()));
+        };
+        let text = values
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if text.chars().count() > MAX_FIELD_CHARS {
+            return Err(Refused::Invalid(format!(
+                "a field holds more than {MAX_FIELD_CHARS} characters"
+            )));
+        }
+        if !self.lobby.hold(seat, text.trim().to_string()) {
+            return Err(Refused::Stale);
+        }
+        let mut inner = self.lock();
+        self.bump(&mut inner);
+        Ok(())
+    }
+
     /// People's asks that have waited longer than `limit`: their seats go to an AI.
     pub fn overdue(&self, limit: Duration) -> Vec<String> {
         let inner = self.lock();
@@ -258,6 +347,8 @@ impl Hub {
     /// A committed event, as the game renders it: its lines join the streams; the seats'
     /// holders, sheets and the table's end are brought up to date.
     pub fn publish(&self, update: Update) {
+        self.lobby
+            .seated(update.holders.iter().map(|(seat, _)| seat));
         let mut inner = self.lock();
         inner.lines.extend(update.lines);
         if let Some(ended) = update.ended {
@@ -302,7 +393,14 @@ impl Hub {
     /// What one seat may see now: its lines after `after`, and the table's state from its
     /// chair.
     pub fn seat_feed(&self, seat: &str, after: Option<u64>) -> Value {
+        let lobby = match seat {
+            JOIN => Some(join_ask()),
+            s if self.lobby.waiting(s) => Some(held_ask(s)),
+            _ => None,
+        };
         let inner = self.lock();
+        // Nobody sits down at a table whose game has stopped.
+        let lobby = lobby.filter(|_| inner.ended.is_none() && inner.stopped.is_none());
         let lines: Vec<&Line> = inner
             .lines
             .iter()
@@ -312,7 +410,7 @@ impl Hub {
         json!({
             "version": inner.version,
             "lines": lines,
-            "state": state(&inner, seat),
+            "state": state(&inner, seat, lobby),
         })
     }
 }
@@ -327,7 +425,7 @@ fn too_long(v: &Value) -> bool {
 }
 
 /// The table from one chair: the ask waiting on it, who the table waits for, who is here.
-fn state(inner: &Inner, seat: &str) -> Value {
+fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
     let now = Instant::now();
     let label = |s: &str| {
         inner
@@ -346,10 +444,14 @@ fn state(inner: &Inner, seat: &str) -> Value {
         .map(|(name, _)| label(name))
         .collect();
     let waiting_on: Vec<String> = inner.pending.keys().map(|s| label(s)).collect();
-    let ask = inner
-        .pending
-        .get(seat)
-        .map(|p| json!({"id": p.id, "ask": p.ask}));
+    // The lobby's forms are the server's own: their id is 0, never one of the game's.
+    let ask = match lobby {
+        Some(ask) => Some(json!({"id": 0, "ask": ask})),
+        None => inner
+            .pending
+            .get(seat)
+            .map(|p| json!({"id": p.id, "ask": p.ask})),
+    };
     let holders: Vec<Value> = inner
         .person_holds
         .iter()
@@ -359,12 +461,12 @@ fn state(inner: &Inner, seat: &str) -> Value {
         "seat": seat,
         "label": label(seat),
         "title": inner.title,
-        "role": match seat { GM => "gm", WATCH => "watch", _ => "player" },
+        "role": match seat { GM => "gm", WATCH => "watch", JOIN => "join", _ => "player" },
         "ask": ask,
         "waiting_on": waiting_on,
         "connected": connected,
         "thinking": inner.thinking.as_deref().map(&label),
-        "holders": if seat == WATCH { Vec::new() } else { holders },
+        "holders": if seat == WATCH || seat == JOIN { Vec::new() } else { holders },
         "person_holds": inner.person_holds.get(seat),
         "ended": inner.ended,
         "stopped": inner.stopped,

@@ -18,6 +18,7 @@ pub mod game;
 mod http;
 pub mod hub;
 pub mod keys;
+pub mod lobby;
 pub mod scene;
 
 use std::collections::BTreeMap;
@@ -184,6 +185,8 @@ pub async fn bind(addr: SocketAddr) -> Result<Bound, Error> {
 /// One table to serve: its game, and what to do when the game stops (told why, or the error
 /// that stopped it; the pages stay up so everyone sees the end).
 pub struct TableRun {
+    /// The campaign directory: where the table's file keeps the seats of people who join.
+    pub dir: PathBuf,
     pub title: String,
     pub table: TableFile,
     pub game: Game,
@@ -200,6 +203,7 @@ pub async fn run(
     let mut hubs = BTreeMap::new();
     for t in tables {
         let hub = Arc::new(Hub::new(&t.title, seat_specs(&t.table)));
+        hub.lobby.persist_with(keep_seat(t.dir.clone()));
         hubs.insert(t.table.id.clone(), hub.clone());
         start_game(t.game, hub.clone(), t.on_end)?;
         if let Some(limit) = hand_over_after {
@@ -213,6 +217,23 @@ pub async fn run(
     axum::serve(bound.listener, app)
         .await
         .map_err(|source| Error::Listen { addr, source })
+}
+
+/// A joined seat's key hash, added to the table's file in `dir`.
+fn keep_seat(dir: PathBuf) -> lobby::Persist {
+    Box::new(move |spec| {
+        let mut table = load_table(&dir)
+            .map_err(|e| e.to_string())?
+            .ok_or("the table's file is gone")?;
+        if !table.seats.iter().any(|s| s.seat == spec.seat) {
+            table.seats.push(StoredSeat {
+                seat: spec.seat.clone(),
+                label: spec.label.clone(),
+                key_sha256: spec.key_hash.clone(),
+            });
+        }
+        save_table(&dir, &table).map_err(|e| e.to_string())
+    })
 }
 
 fn seat_specs(table: &TableFile) -> Vec<SeatSpec> {

@@ -103,6 +103,7 @@ fn table_for(
         finish: finish(dir, run),
     }));
     let run = TableRun {
+        dir: dir.to_path_buf(),
         title,
         table,
         game,
@@ -137,6 +138,11 @@ fn open_new(
         .iter()
         .map(|s| (s.id.clone(), format!("{} ({})", s.player, s.character)))
         .collect();
+    // The watcher's link last: it closes the printed list.
+    labels.push((
+        "join".to_string(),
+        "Invitation (anyone joining)".to_string(),
+    ));
     labels.push(("watch".to_string(), "Watching".to_string()));
     let (table, links) = troupe_serve::new_table(TableGame::Encounter, run, &labels, args.turns)?;
     troupe_serve::save_table(dir, &table)?;

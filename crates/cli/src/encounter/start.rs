@@ -257,11 +257,8 @@ pub async fn resume(
     for line in state.public.iter().rev().take(3).rev() {
         println!("{line}");
     }
+    // Each join is shown as it is recorded.
     for seat in joining(join, &state.seats, campaign(dir).as_ref())? {
-        println!(
-            "{} joins the table, playing {}.",
-            seat.player, seat.character
-        );
         runner.join(seat)?;
     }
     finish(table::play(dir, &mut runner).await?, run)

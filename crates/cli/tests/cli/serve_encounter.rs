@@ -465,3 +465,126 @@ input.value = values.text;
 details.querySelector('button[type=submit]').click();
 return true;
 "#;
+
+/// Kit joins the running encounter from the invitation link while the table waits on Mara:
+/// what Kit says while waiting is held and told to the table once Kit is seated (seed 003's held
+/// messages); Kit acts from the current round on; Kit's new link outlives a restart.
+#[tokio::test]
+async fn a_person_joins_from_the_invitation_link_and_what_they_said_waiting_is_held() {
+    let dir = campaign();
+    let mut s = serve_smithy(dir.path());
+    assert!(
+        s.keys.contains_key("join"),
+        "an invitation link: {:?}",
+        s.keys.keys()
+    );
+    let mara = s.next_ask("p1").await;
+    let invite = s.next_ask("join").await;
+    assert_eq!(invite["ask"]["ask"]["decision"], "join");
+    assert!(invite["holders"].as_array().unwrap().is_empty());
+    let (status, text) = s
+        .answer(
+            "join",
+            &invite,
+            json!({"name": "Kit", "character": "Kestrel"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let open: Value = serde_json::from_str(&text).unwrap();
+    let (path, key) = open["open"].as_str().unwrap().split_once("#key=").unwrap();
+    assert!(path.ends_with("/p2"), "{path}");
+    s.keys.insert("p2".into(), key.to_string());
+    let held = "Hello, I'm new here <b>hi</b>";
+    let waiting = s.next_ask("p2").await;
+    assert_eq!(waiting["ask"]["ask"]["decision"], "held");
+    let (status, text) = s.answer("p2", &waiting, json!({"text": held})).await;
+    assert_eq!(status, 204, "{text}");
+    assert!(
+        !s.raw_feed("watch").await.contains("new here"),
+        "held until Kit is seated"
+    );
+
+    // Mara acts; the table seats Kit before its next step, then Kit acts in this round.
+    let (status, text) = s
+        .answer(
+            "p1",
+            &mara,
+            json!({"action": "I offer to work the bellows myself"}),
+        )
+        .await;
+    assert_eq!(status, 204, "{text}");
+    let kit = loop {
+        let state = s.next_ask("p2").await;
+        if state["ask"]["ask"]["decision"] == "action" {
+            break state;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (status, text) = s
+        .answer(
+            "p2",
+            &kit,
+            json!({"action": "I hold the lantern up for Mara"}),
+        )
+        .await;
+    assert_eq!(status, 204, "{text}");
+    let (status, _) = s.answer("p2", &waiting, json!({"text": "too late"})).await;
+    assert_eq!(status, 409, "Kit is seated: nothing more is held");
+    let log = log(dir.path(), 1);
+    let joined = of(&log, "seat_joined");
+    assert_eq!(joined[0]["seat"]["id"], "p2");
+    assert_eq!(joined[0]["seat"]["character"], "Kestrel");
+    assert_eq!(joined[0]["seat"]["kind"], "person");
+    let seq = joined[0]["seq"].as_u64().unwrap();
+    let next = log.iter().find(|e| e["seq"] == seq + 1).unwrap();
+    assert_eq!(next["event_type"], "held_delivered", "{next}");
+    assert_eq!(next["texts"], json!([held]));
+    let table = std::fs::read_to_string(dir.path().join("table.json")).unwrap();
+    assert!(table.contains("\"p2\"") && !table.contains(key), "{table}");
+
+    // After a restart, Kit's link still opens Kit's seat; the game goes on to the end.
+    let keys = s.keys.clone();
+    drop(s);
+    let mut s = serve_smithy(dir.path());
+    s.keys = keys;
+    let started = Instant::now();
+    let end = loop {
+        let mut ended = None;
+        for seat in ["p1", "p2"] {
+            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
+            assert!(state["stopped"].is_null(), "{state}");
+            if !state["ended"].is_null() {
+                ended = Some(state);
+                break;
+            }
+            let decision = state["ask"]["ask"]["decision"].as_str().unwrap_or_default();
+            let values = match (seat, decision) {
+                (_, "") => continue,
+                ("p1", "action") => json!({"action": "I keep pumping the bellows"}),
+                ("p2", "action") => json!({"action": "I keep the lantern steady"}),
+                _ => json!({}),
+            };
+            let (status, text) = s.answer(seat, &state, values).await;
+            assert!(status == 204 || status == 409, "{status} {text}");
+        }
+        if let Some(state) = ended {
+            break state;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!end["ended"].is_null());
+    let watch = stream(&s, "watch").await;
+    let at = |needle: &str| watch.iter().position(|l| l.contains(needle));
+    let (join_line, held_line) = (at("Kit joins the table, playing Kestrel."), at(held));
+    assert!(join_line.is_some() && held_line > join_line, "{watch:?}");
+    assert!(
+        watch
+            .iter()
+            .any(|l| l == "Kestrel: I hold the lantern up for Mara"),
+        "{watch:?}"
+    );
+}

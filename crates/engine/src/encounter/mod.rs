@@ -61,6 +61,18 @@ pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<
         EncounterEvent::SceneActed {
             outcome, applied, ..
         } => applied.then(|| outcome.clone()),
+        EncounterEvent::HeldDelivered { seat, texts } => {
+            let who = state.seat(seat).map_or(seat.clone(), |s| s.player.clone());
+            let said: Vec<String> = texts
+                .iter()
+                .map(|t| format!("{who} (before sitting down): {t}"))
+                .collect();
+            Some(said.join("\n"))
+        }
+        EncounterEvent::SeatJoined { seat } => Some(format!(
+            "{} joins the table, playing {}.",
+            seat.player, seat.character
+        )),
         EncounterEvent::SeatHanded { seat, person } => {
             let who = asks::who(state.seat(seat)?);
             Some(if *person {

@@ -16,7 +16,7 @@ use troupe_encounter::tools::CheckCall;
 use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
 use troupe_llm::{CallTag, ChatRequest, Gateway, Message, ResponseSchema};
 use troupe_rules::d20::{D20Check, roll_d20};
-use troupe_seat::{Answer, Seat as ProtocolSeat, Values, check};
+use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
 
 use super::asks::{ACTION_AGAIN, WHISPER, action_again_ask, action_ask, roll_ask};
 use crate::{EncounterStore, Error};
@@ -65,6 +65,8 @@ pub struct EncounterTable<P> {
     max_rounds: Option<u32>,
     /// Seats changing hands (seat id, to a person?), recorded before the next step.
     hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
+    /// People asking to sit down, seated before the next step.
+    joins: Arc<Mutex<Vec<JoinRequest>>>,
     pause_after: Option<usize>,
 }
 
@@ -88,6 +90,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             watch,
             max_rounds: None,
             hand_overs: Arc::default(),
+            joins: Arc::default(),
             pause_after: None,
         })
     }
@@ -105,6 +108,11 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     /// Where hand-overs are queued for this table (by the table server).
     pub fn hand_overs(&mut self, queue: Arc<Mutex<Vec<(String, bool)>>>) {
         self.hand_overs = queue;
+    }
+
+    /// Where people asking to sit down are queued (by the table server).
+    pub fn joins(&mut self, queue: Arc<Mutex<Vec<JoinRequest>>>) {
+        self.joins = queue;
     }
 
     pub fn run(&self) -> u32 {
@@ -127,6 +135,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     pub async fn play(&mut self) -> Result<Stop, Error> {
         loop {
             self.record_hand_overs()?;
+            self.record_joins()?;
             match self.state.next() {
                 Next::Done => return Ok(Stop::Resolved),
                 Next::Open | Next::Gm => self.gm_turn().await?,
@@ -186,6 +195,36 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             if held_by_person.is_some_and(|p| p != person) {
                 self.record(vec![EncounterEvent::SeatHanded { seat, person }])?;
             }
+        }
+        Ok(())
+    }
+
+    /// Seat the people who asked to sit down since the last step, each with what they said
+    /// while they waited. They act from their turn in the current round on.
+    fn record_joins(&mut self) -> Result<(), Error> {
+        let asked: Vec<JoinRequest> = match self.joins.lock() {
+            Ok(mut queue) => queue.drain(..).collect(),
+            Err(_) => Vec::new(),
+        };
+        for join in asked {
+            if self.state.seat(&join.seat).is_some() {
+                continue;
+            }
+            let seat = Seat {
+                id: join.seat.clone(),
+                character: join.character,
+                player: join.name,
+                kind: SeatKind::Person,
+                about: String::new(),
+            };
+            let mut events = vec![EncounterEvent::SeatJoined { seat }];
+            if !join.held.is_empty() {
+                events.push(EncounterEvent::HeldDelivered {
+                    seat: join.seat,
+                    texts: join.held,
+                });
+            }
+            self.record(events)?;
         }
         Ok(())
     }
