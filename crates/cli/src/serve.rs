@@ -58,9 +58,13 @@ pub struct ServeArgs {
     /// character whose turn it is, the engine decides; others watch
     #[arg(long, value_name = "FILE", conflicts_with = "encounter")]
     pub scene: Option<PathBuf>,
+    /// Give this seat a new link (a new key) as the table opens: its old link stops working
+    /// (a leaked link, a person replaced). Repeat for several seats
+    #[arg(long = "new-link", value_name = "SEAT")]
+    pub new_link: Vec<String>,
     /// Serve every open table found in the campaign directories under ROOT, in one process
     /// (after a restart, or to host many tables): each reopens where it stopped, with its links
-    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons"])]
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons", "new_link"])]
     pub host: Option<PathBuf>,
 }
 
@@ -88,6 +92,14 @@ pub async fn serve(
                 .context("the table's session has ended")?
         }
     };
+    let mut opened = opened;
+    for seat in &args.new_link {
+        let link = troupe_serve::new_link(&mut opened.run.table, seat)?;
+        opened.links.push(link);
+    }
+    if !args.new_link.is_empty() {
+        troupe_serve::save_table(&opened.run.dir, &opened.run.table)?;
+    }
     let bound = troupe_serve::bind(args.listen).await?;
     print_links(&bound.addr, &opened.run.table, &opened.links);
     let Opened { run, lock, .. } = opened;

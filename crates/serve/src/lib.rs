@@ -57,6 +57,8 @@ pub enum Error {
     },
     #[error("the table's game could not start: {0}")]
     Game(String),
+    #[error("this table has no seat \"{seat}\"; its seats: {seats}")]
+    NoSuchSeat { seat: String, seats: String },
 }
 
 /// Which game a table plays.
@@ -148,6 +150,31 @@ pub fn new_table(
         },
         links,
     ))
+}
+
+/// A new key for one seat of the table (its old link stops working), and the seat's new link.
+pub fn new_link(table: &mut TableFile, seat: &str) -> Result<Link, Error> {
+    let key = keys::new_key().map_err(|e| Error::NoRandomness(e.to_string()))?;
+    let id = table.id.clone();
+    let seats = table
+        .seats
+        .iter()
+        .map(|s| s.seat.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let stored = table
+        .seats
+        .iter_mut()
+        .find(|s| s.seat == seat)
+        .ok_or_else(|| Error::NoSuchSeat {
+            seat: seat.to_string(),
+            seats,
+        })?;
+    stored.key_sha256 = keys::hash(&key);
+    Ok(Link {
+        label: stored.label.clone(),
+        path: format!("/t/{id}/{seat}#key={key}"),
+    })
 }
 
 /// Write the table file (atomically: a crash leaves the old one or the new one).

@@ -1286,3 +1286,51 @@ async fn host_scale_bench() {
         rss_kb(s.child.id())
     );
 }
+
+/// A leaked link is replaced: `--new-link SEAT` as the table reopens gives the seat a new key;
+/// the old link is refused, the new one opens the seat, the other seats' links are untouched.
+#[tokio::test]
+async fn a_seat_gets_a_new_link_and_its_old_one_stops_working() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3", "--person", "alex"]);
+    s.next_ask("gm").await;
+    let old = s.keys.clone();
+    drop(s);
+    let args = ["--seed", "3", "--new-link", "alex"];
+    let mut s = start(dir.path(), &args, |_, line| line.contains("/alex#key="));
+    assert!(s.stdout.contains("Reopening"), "{}", s.stdout);
+    let new_key = s.keys["alex"].clone();
+    assert_ne!(new_key, old["alex"]);
+    let r = s
+        .http
+        .get(s.url("alex", "/feed"))
+        .bearer_auth(&old["alex"])
+        .send()
+        .await;
+    assert_eq!(r.unwrap().status(), 401, "the old link is refused");
+    s.keys = old.clone();
+    s.keys.insert("alex".into(), new_key);
+    assert_eq!(
+        s.feed("alex", &s.keys["alex"], None).await["state"]["seat"],
+        "alex"
+    );
+    assert_eq!(
+        s.next_ask("gm").await["ask"]["ask"]["decision"],
+        "narration"
+    );
+    let table = std::fs::read_to_string(dir.path().join("table.json")).unwrap();
+    assert!(!table.contains(&s.keys["alex"]), "only the hash is kept");
+    // A seat the table does not have is named, with the seats it has.
+    drop(s);
+    let out = crate::support::troupe()
+        .current_dir(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--new-link", "nobody"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no seat \"nobody\""),
+        "{err}"
+    );
+    assert!(err.contains("alex") && err.contains("watch"), "{err}");
+}
