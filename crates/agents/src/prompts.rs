@@ -69,6 +69,14 @@ const EMBEDDED: &[(&str, &str)] = &[
         "extract_facts.md",
         include_str!("../prompts/extract_facts.md"),
     ),
+    (
+        "scene_player.md",
+        include_str!("../prompts/scene_player.md"),
+    ),
+    (
+        "scene_polish.md",
+        include_str!("../prompts/scene_polish.md"),
+    ),
 ];
 
 /// A system and a user message, rendered.
@@ -131,7 +139,9 @@ impl PromptSet {
         &self.overridden
     }
 
-    pub(crate) fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, Error> {
+    /// One template rendered with this context (the games outside this crate, the scene's
+    /// speaker and polish among them, render theirs here too).
+    pub fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, Error> {
         let err = |e: minijinja::Error| Error::Template {
             name: name.to_string(),
             message: format!("{e:#}"),

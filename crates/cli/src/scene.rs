@@ -110,8 +110,11 @@ fn models(args: &PlannerArgs, dir: &Path) -> anyhow::Result<(SceneModels, Option
         PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
         PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
     };
+    let prompts = troupe_agents::PromptSet::with_overrides(&dir.join("prompts"))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let models = SceneModels {
         gateway,
+        prompts,
         planner,
         polish: args.polish,
     };
@@ -665,6 +668,7 @@ fn served(
         run,
         models: SceneModels {
             gateway: None,
+            prompts: troupe_agents::PromptSet::embedded(),
             planner: troupe_engine::scene::PlannerKind::Rules,
             polish: false,
         },

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use troupe_agents::PromptSet;
 use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, ResponseSchema};
 use troupe_scene::planner::plan;
 use troupe_scene::view::{character_view, gm_view};
@@ -31,6 +32,8 @@ pub enum PlannerKind {
 /// refused when it adds or contradicts a fact) and the AI speaker's, all through one gateway.
 pub struct SceneModels {
     pub gateway: Option<Gateway>,
+    /// The speaker's and the polish's prompts (`scene_player.md`, `scene_polish.md`).
+    pub prompts: PromptSet,
     pub planner: PlannerKind,
     pub polish: bool,
 }
@@ -107,6 +110,7 @@ impl<P: Seat> SceneTable<P> {
             ai: None,
             models: SceneModels {
                 gateway: None,
+                prompts: PromptSet::embedded(),
                 planner: PlannerKind::Rules,
                 polish: false,
             },
@@ -189,18 +193,15 @@ impl<P: Seat> SceneTable<P> {
         }
         ai.lines_left -= 1;
         let actor = state.current_actor();
-        let who = match &ai.name {
-            Some(name) => format!("You are {name}, a player"),
-            None => "You are a player".to_string(),
-        };
-        let system = format!(
-            "{who} at a tabletop role-playing game, speaking for {}. Your goal: {}. The scene's \
-             goal: {}. Say in one short sentence what your character tries next (move, talk, \
-             attack, use an item, sneak, look). State what you try, never what happens.",
-            state.name_of(actor),
-            ai.goal,
-            state.goal
-        );
+        let system = self.models.prompts.render(
+            "scene_player.md",
+            serde_json::json!({
+                "name": ai.name,
+                "character": state.name_of(actor),
+                "goal": ai.goal,
+                "scene_goal": state.goal,
+            }),
+        )?;
         let user = format!(
             "{}\nLast: {}",
             character_view(state, actor),
@@ -334,11 +335,10 @@ impl<P: Seat> SceneTable<P> {
             return Ok(());
         };
         let state = &self.scene.state;
-        let system = format!(
-            "Rewrite the narration of a tabletop scene in 1 to 3 sentences, tone: {}. Keep every \
-             fact; add no names, numbers or events. Reply with the narration only.",
-            state.tone.join(", ")
-        );
+        let system = self
+            .models
+            .prompts
+            .render("scene_polish.md", serde_json::json!({ "tone": state.tone }))?;
         let mut req = ChatRequest::new(
             CallTag::new(state.current_actor(), "scene_polish"),
             vec![Message::system(system), Message::user(narration.clone())],
