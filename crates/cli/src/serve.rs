@@ -231,6 +231,7 @@ fn open_lasers(
         table: ai,
         gm,
         turns: args.turns.or(table_file.last_turn),
+        take_back: take_back(dir),
     }));
     let run = TableRun {
         dir: dir.to_path_buf(),
@@ -240,6 +241,27 @@ fn open_lasers(
         on_end: on_end(dir),
     };
     Ok(Some(Opened { run, links, lock }))
+}
+
+/// The GM's undo at the table: as `troupe undo` does it (the mirror and the memory in step),
+/// then the session's record reopened to resume on.
+fn take_back(dir: &Path) -> troupe_serve::TakeBack {
+    let dir = dir.to_path_buf();
+    Box::new(move |number| {
+        let undo = || -> anyhow::Result<troupe_serve::TakenBack> {
+            let mut store = sessions::create_store(&dir)?;
+            let undone = sessions::take_back(&dir, &mut store, number, false)?;
+            let mirror = sessions::mirror_for(&dir, &store, number)?;
+            Ok(troupe_serve::TakenBack {
+                undone: undone.map(|u| (u.what, u.marker)),
+                record: Record {
+                    store,
+                    mirror: Some(mirror),
+                },
+            })
+        };
+        undo().map_err(|e| format!("{e:#}"))
+    })
 }
 
 /// What the terminal is told when a table's game stops.

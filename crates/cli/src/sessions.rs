@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_engine::{
-    Envelope, Event, EventLog, Fault, MirrorCheck, Store, check_mirror, session_log_path,
+    Envelope, EventLog, Fault, MirrorCheck, Store, check_mirror, session_log_path,
 };
 
 /// The campaign directory: the one given, or the current directory.
@@ -163,23 +163,6 @@ pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Is this a decision the GM made (or a command the GM typed)?
-fn gm_decision(event: &Event) -> Option<&'static str> {
-    Some(match event {
-        Event::GmNarration { .. } => "the narration",
-        Event::GmAnswers { .. } => "the answers to the AI's questions",
-        Event::GmReviewedAction { .. } => "the review of an action",
-        Event::GmAdjudication { .. } => "the ruling on an action",
-        Event::GmRollOverride { .. } => "the roll override",
-        Event::LaserFeelingsAnswer { .. } => "the answer to a LASER FEELINGS question",
-        Event::GmOutcome { .. } => "the outcome narration",
-        Event::GmForcedResult { .. } => "the forced result",
-        Event::GmRoll { .. } => "the /roll",
-        Event::GmFailureDecision { .. } => "the decision on a failed phase",
-        _ => return None,
-    })
-}
-
 pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
     require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
@@ -188,82 +171,48 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         bail!("{} has no sessions yet; nothing to undo", dir.display());
     };
     let number = info.number;
-    // A damaged event cannot be read, so it cannot be the decision taken back: the undo starts
-    // at the last GM decision before it, and takes the damaged event back with the rest.
-    let (live, unreadable) = store.readable_live_events(number)?;
-    if let Some(troupe_engine::Unreadable { seq, why }) = &unreadable {
-        eprintln!(
-            "note: event {seq} of session {number} cannot be read ({why}); undoing from the last \
-             GM decision before it"
-        );
-    }
-    let target = if whole_turn {
-        live.iter()
-            .rposition(|e| matches!(e.event, Event::TurnStarted))
-            .map(|i| (i, format!("turn {}", live[i].turn_number)))
-    } else {
-        live.iter()
-            .rposition(|e| gm_decision(&e.event).is_some())
-            .map(|i| {
-                let what = gm_decision(&live[i].event).unwrap_or("a GM decision");
-                (i, format!("{what} (turn {})", live[i].turn_number))
-            })
-    };
-    let Some((mut index, what)) = target else {
+    let Some(undone) = take_back(dir, &mut store, number, whole_turn)? else {
         bail!("session {number} has nothing to undo yet");
     };
-    // An AI GM's calls (and its checks' flags) led to the decision: they go back with it, so
-    // the decision is made again, not read from a reply already used.
-    while index > 0
-        && live.get(index - 1).is_some_and(|e| {
-            matches!(&e.event, Event::ModelCall { agent, .. } if agent == troupe_agents::GM_AGENT)
-                || matches!(e.event, Event::GmFlagged { .. })
-        })
-    {
-        index -= 1;
-    }
-    let from_seq = live[index].seq;
-    let to_seq = match unreadable {
-        // The damaged event is not in `live`: the undo reaches the log's last stored event.
-        Some(_) => store.next_seq(number)?.saturating_sub(1),
-        None => live.last().map_or(from_seq, |e| e.seq),
+    let (what, n) = (&undone.what, undone.events);
+    println!(
+        "Undid {what} in session {number}: {n} event{} marked undone (kept in the log).\n\
+         `troupe resume` continues from there and asks for it again.",
+        if n == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Take back session `number`'s last GM decision (or turn): the events marked undone, the undo
+/// recorded in the log and its mirror, what the undone turns put into memory forgotten (it is
+/// remembered again as they are replayed). None when there is nothing to take back.
+pub fn take_back(
+    dir: &Path,
+    store: &mut Store,
+    number: u32,
+    whole_turn: bool,
+) -> anyhow::Result<Option<troupe_engine::undo::Undone>> {
+    let Some(undone) = troupe_engine::undo::undo_last(store, number, whole_turn)? else {
+        return Ok(None);
     };
-    let undone = store.mark_undone(number, from_seq)?;
-    // What the undone turns put into memory goes too; resume remembers them as replayed.
-    let from_turn = live[index].turn_number.max(1);
+    if let Some(troupe_engine::Unreadable { seq, why }) = &undone.unreadable {
+        eprintln!(
+            "note: event {seq} of session {number} cannot be read ({why}); undone from the last GM \
+             decision before it"
+        );
+    }
+    sync_mirror(dir, store, number, &undone.marker)?;
+    let from_turn = undone.from_turn;
     let forgotten = crate::graph::open_memory(dir, None)?
         .forget_from(number, from_turn)
         .map_err(memory_error)?;
-
-    // Record the undo itself, in the database and its mirror.
-    let state = troupe_engine::snapshot::fold(number, &live[..index])?;
-    let marker = Envelope {
-        seq: store.next_seq(number)?,
-        timestamp: chrono::Utc::now(),
-        session_id: state.id.clone(),
-        session_number: number,
-        turn_number: state.turn_number,
-        phase: state.phase,
-        event: Event::EventsUndone {
-            from_seq,
-            to_seq,
-            what: what.clone(),
-        },
-    };
-    store.append(number, std::slice::from_ref(&marker))?;
-    sync_mirror(dir, &store, number, &marker)?;
-    println!(
-        "Undid {what} in session {number}: {undone} event{} marked undone (kept in the log).\n\
-         `troupe resume` continues from there and asks for it again.",
-        if undone == 1 { "" } else { "s" }
-    );
     if forgotten > 0 {
         println!(
             "Memory: {forgotten} fact{} from turn {from_turn} on forgotten; they are remembered again as the turn is replayed.",
             if forgotten == 1 { "" } else { "s" }
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Some(undone))
 }
 
 pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Result<ExitCode> {

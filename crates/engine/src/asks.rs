@@ -281,6 +281,7 @@ fn gm_commands(v: &GmView) -> Vec<Command> {
                 form::text("text", "Whisper"),
             ],
         ),
+        command("undo", "Take back your last decision", vec![]),
         command(
             "end",
             "End the session",
@@ -318,6 +319,9 @@ fn gm_command<T>(name: &str, values: &Map<String, Value>) -> Result<GmReply<T>, 
             r if r.is_empty() => GmReply::Quit,
             r => GmReply::End(r),
         },
+        // The table takes decisions back (it stops the game, marks them undone and resumes);
+        // a seat cannot do it from inside the game.
+        "undo" => return Err("/undo is the table's: ask the table to take it back".into()),
         other => return Err(format!("/{other} is not a GM command")),
     })
 }

@@ -23,6 +23,7 @@ pub mod snapshot;
 mod spend;
 mod store;
 pub mod transcript;
+pub mod undo;
 pub mod visibility;
 
 pub use ai_gm::AiGm;

@@ -14,7 +14,7 @@ use troupe_engine::{
 use troupe_seat::{Answer, Ask, Seat};
 
 use crate::encounter::EncounterGame;
-use crate::feed::{GM, lines};
+use crate::feed::{Audience, GM, lines, numbered};
 use crate::hub::{Hub, Update};
 
 /// A seat whose asks wait in the hub for a browser to answer.
@@ -84,9 +84,23 @@ pub struct LasersGame {
     pub table: Table,
     pub gm: GmChair,
     pub turns: Option<u32>,
+    /// Takes back the session's last GM decision when the GM asks (the binary's: it keeps the
+    /// mirror and the memory in step), with the record to resume on.
+    pub take_back: TakeBack,
 }
 
-/// Play the session until it ends or stops. Returns why.
+/// What taking back the last GM decision of a session did: what it took back and the recorded
+/// undo (None when there was nothing to take back), and the session's record, reopened.
+pub struct TakenBack {
+    pub undone: Option<(String, Envelope)>,
+    pub record: Record,
+}
+
+pub type TakeBack = Box<dyn FnMut(u32) -> Result<TakenBack, String> + Send>;
+
+/// Play the session until it ends or stops. Returns why. When the GM asks to take back their
+/// last decision, the game is stopped where it waits (as a kill would stop it: every committed
+/// step stays), the decision is marked undone, and the session resumes and asks for it again.
 async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
     let LasersGame {
         start,
@@ -94,6 +108,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         table,
         gm,
         turns,
+        mut take_back,
     } = game;
     let mut gm: Box<dyn GmSeat> = match gm {
         GmChair::Person => Box::new(AskedGm {
@@ -107,27 +122,60 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
     };
     let mut observer = HubObserver(hub.clone());
     let clock = SystemClock;
-    let mut driver = match start {
-        Start::New(setup) => {
-            Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
+    let (mut start, mut record) = (Some(start), record);
+    let mut number = 0;
+    loop {
+        let mut driver = match start.take() {
+            Some(Start::New(setup)) => {
+                number = setup.session_number;
+                Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
+            }
+            Some(Start::Resume { number: n, events }) => {
+                number = n;
+                // The streams as they were when the table stopped: the same lines with the
+                // same ids, so a browser that reconnects gets only what it has not seen.
+                troupe_engine::snapshot::fold_with(number, &events, |env, s| {
+                    hub.publish(update(env, s));
+                })?;
+                Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
+            }
+            // After an undo: the streams hold everything already.
+            None => Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?,
+        };
+        driver.seat_people(&mut people);
+        if let Some(n) = turns {
+            driver.stop_after(n);
         }
-        Start::Resume { number, events } => {
-            // The streams as they were when the table stopped: the same lines with the same
-            // ids, so a browser that reconnects gets only what it has not seen.
-            troupe_engine::snapshot::fold_with(number, &events, |env, s| {
-                hub.publish(update(env, s));
-            })?;
-            Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
+        let undo_asked = hub.undo.notified();
+        // A session that stops unended (a spend limit) stays resumable: the next start reopens
+        // it.
+        let ran = tokio::select! {
+            r = driver.run() => Some(r),
+            () = undo_asked => None,
+        };
+        if let Some(r) = ran {
+            return r;
         }
-    };
-    driver.seat_people(&mut people);
-    if let Some(n) = turns {
-        driver.stop_after(n);
+        drop(driver);
+        hub.withdraw_asks();
+        let taken = take_back(number).map_err(|message| troupe_engine::Error::SeatFailed {
+            session: number,
+            message,
+        })?;
+        if let Some((what, marker)) = taken.undone {
+            let line = (
+                Audience::Table,
+                "session",
+                format!("The GM took back {what}."),
+            );
+            hub.publish(Update {
+                lines: numbered(marker.seq, vec![line]),
+                ..Update::default()
+            });
+        }
+        record = taken.record;
     }
-    // A session that stops unended (a spend limit) stays resumable: the next start reopens it.
-    driver.run().await
 }
-
 /// What a committed event changes at the table: its lines, who holds each seat, each seat's
 /// sheet from its own view.
 fn update(env: &Envelope, session: &Session) -> Update {

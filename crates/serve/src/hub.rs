@@ -100,6 +100,8 @@ pub struct Hub {
     pub hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
     /// People joining from the invitation link.
     pub lobby: Lobby,
+    /// The GM asked to take back their last decision (the table stops the game to do it).
+    pub undo: Notify,
 }
 
 impl Hub {
@@ -122,6 +124,7 @@ impl Hub {
             changed: Notify::new(),
             hand_overs: Arc::default(),
             lobby: Lobby::default(),
+            undo: Notify::new(),
         }
     }
 
@@ -206,6 +209,11 @@ impl Hub {
             ));
         }
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
+        // The GM's undo goes to the table, not the game: the game is stopped to take it back.
+        if matches!(&answer, Answer::Command { name, .. } if name == "undo") {
+            self.undo.notify_one();
+            return Ok(());
+        }
         if let Answer::Decide { values } | Answer::Command { values, .. } = &answer
             && values.values().any(too_long)
         {
@@ -360,6 +368,13 @@ impl Hub {
                 inner.sheets.insert(seat, sheet);
             }
         }
+        self.bump(&mut inner);
+    }
+
+    /// Every waiting ask withdrawn (the game that asked them stopped; its next asks replace them).
+    pub fn withdraw_asks(&self) {
+        let mut inner = self.lock();
+        inner.pending.clear();
         self.bump(&mut inner);
     }
 

@@ -30,7 +30,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use encounter::EncounterGame;
-pub use game::{Game, GmChair, LasersGame, Start};
+pub use game::{Game, GmChair, LasersGame, Start, TakeBack, TakenBack};
 pub use hub::{Hub, SeatSpec};
 pub use scene::SceneGame;
 

@@ -1334,3 +1334,48 @@ async fn a_seat_gets_a_new_link_and_its_old_one_stops_working() {
     );
     assert!(err.contains("alex") && err.contains("watch"), "{err}");
 }
+
+/// The GM takes back a decision from the page: the table stops the game where it waits, marks
+/// the decision undone (kept in the log, as `troupe undo` does), and asks for it again.
+#[tokio::test]
+async fn the_gm_takes_back_a_decision_from_the_page() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3"]);
+    let gm = s.next_ask("gm").await;
+    assert_eq!(gm["ask"]["ask"]["decision"], "narration");
+    let first = "A derelict freighter drifts across the bow.";
+    let (status, text) = s.answer("gm", &gm, json!({"text": first})).await;
+    assert_eq!(status, 204, "{text}");
+    let next = loop {
+        let state = s.next_ask("gm").await;
+        if state["ask"]["id"] != gm["ask"]["id"] {
+            break state;
+        }
+    };
+    s.command("gm", &next, "undo", json!({})).await;
+    let again = loop {
+        let state = s.next_ask("gm").await;
+        if state["ask"]["ask"]["decision"] == "narration" && state["ask"]["id"] != gm["ask"]["id"] {
+            break state;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let second = "A comet's tail lights the hull.";
+    let (status, text) = s.answer("gm", &again, json!({"text": second})).await;
+    assert_eq!(status, 204, "{text}");
+    s.next_ask("gm").await;
+    let log = log_of(dir.path(), 1);
+    let undone = of_type(&log, "events_undone");
+    assert_eq!(undone.len(), 1, "{undone:?}");
+    assert_eq!(undone[0]["what"], "the narration (turn 1)");
+    let transcript = crate::support::run_with(dir.path(), &["transcript", "1"], "");
+    assert!(
+        transcript.contains(second) && !transcript.contains(first),
+        "{transcript}"
+    );
+    let gm_stream = s.raw_feed("gm").await;
+    assert!(
+        gm_stream.contains("The GM took back the narration (turn 1)."),
+        "{gm_stream}"
+    );
+}
