@@ -43,6 +43,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     // after a restart gets only what it has not seen.
     let events = store.events(run).map_err(|e| e.to_string())?;
     replay_into(&hub, &events);
+    hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
     let mut table =

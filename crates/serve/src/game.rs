@@ -128,6 +128,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         let mut driver = match start.take() {
             Some(Start::New(setup)) => {
                 number = setup.session_number;
+                hub.mark_ready();
                 Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
             }
             Some(Start::Resume { number: n, events }) => {
@@ -137,6 +138,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
                 troupe_engine::snapshot::fold_with(number, &events, |env, s| {
                     hub.publish(update(env, s));
                 })?;
+                hub.mark_ready();
                 Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
             }
             // After an undo: the streams hold everything already.

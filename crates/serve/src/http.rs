@@ -128,6 +128,7 @@ async fn feed(
         Ok(hub) => hub,
         Err(r) => return refused(r),
     };
+    hub.until_ready(HOLD).await;
     if let Some(seen) = q.version {
         hub.changed_since(seen, HOLD).await;
         // Let a burst of changes (an AI's replies come fast) go out as one answer: a page

@@ -102,6 +102,10 @@ pub struct Hub {
     pub lobby: Lobby,
     /// The GM asked to take back their last decision (the table stops the game to do it).
     pub undo: Notify,
+    /// Whether the game has rebuilt its streams (a reopened table's history): until then a
+    /// page's request waits, so it never reads a story that is not all there yet.
+    ready: std::sync::atomic::AtomicBool,
+    became_ready: Notify,
 }
 
 impl Hub {
@@ -125,7 +129,26 @@ impl Hub {
             hand_overs: Arc::default(),
             lobby: Lobby::default(),
             undo: Notify::new(),
+            ready: std::sync::atomic::AtomicBool::new(false),
+            became_ready: Notify::new(),
         }
+    }
+
+    /// The game has published its history: pages may read the streams.
+    pub fn mark_ready(&self) {
+        self.ready.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.became_ready.notify_waiters();
+    }
+
+    /// Wait until the streams hold the table's history (or `timeout` passes).
+    pub async fn until_ready(&self, timeout: Duration) {
+        let ready = self.became_ready.notified();
+        tokio::pin!(ready);
+        ready.as_mut().enable();
+        if self.ready.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let _ = tokio::time::timeout(timeout, ready).await;
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -388,6 +411,8 @@ impl Hub {
         let mut inner = self.lock();
         inner.stopped = Some(why);
         self.bump(&mut inner);
+        drop(inner);
+        self.mark_ready();
     }
 
     pub fn version(&self) -> u64 {

@@ -48,6 +48,7 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
         hub.publish(update(env));
     }
     hub.publish(sheet(&scene.state));
+    hub.mark_ready();
     let watch = Box::new(HubWatch {
         hub: hub.clone(),
         keep_world,
