@@ -1,5 +1,5 @@
-//! Running a table's game: a Lasers & Feelings session or an encounter run, on its own thread,
-//! its browser seats and its observer speaking to the [`Hub`].
+//! Running a table's game (a Lasers & Feelings session, an encounter run or a scene) on its own
+//! thread, its browser seats and its observer speaking to the [`Hub`].
 
 use std::sync::Arc;
 

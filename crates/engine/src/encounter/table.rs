@@ -18,7 +18,7 @@ use troupe_llm::{CallTag, ChatRequest, Gateway, Message, ResponseSchema};
 use troupe_rules::d20::{D20Check, roll_d20};
 use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
 
-use super::asks::{ACTION_AGAIN, WHISPER, action_again_ask, action_ask, roll_ask};
+use super::asks::{WHISPER, action_again_ask, action_ask, roll_ask};
 use crate::{EncounterStore, Error};
 
 /// How many answers (table commands, answers that do not fit) a person may give to one
@@ -435,7 +435,6 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                 feedback: feedback.clone(),
             }])?;
             ask = action_again_ask(&self.state, seat, &line, &feedback);
-            debug_assert_eq!(ask.decision, ACTION_AGAIN);
             sent_back = Some(line);
         }
         Ok(Reply::Action(sent_back.unwrap_or_default()))
