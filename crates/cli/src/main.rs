@@ -22,6 +22,7 @@ mod serve;
 mod sessions;
 mod shard;
 mod simulate;
+mod tables;
 mod terminal;
 
 use std::io::{BufRead, Write};

@@ -588,8 +588,8 @@ impl Printed {
 pub fn serve_open(
     dir: &Path,
     file: &Path,
-    args: &crate::serve::ServeArgs,
-) -> anyhow::Result<crate::serve::Opened> {
+    args: &crate::tables::ServeArgs,
+) -> anyhow::Result<crate::tables::Opened> {
     std::fs::create_dir_all(dir)?;
     let lock = crate::sessions::CampaignLock::take(dir)?;
     if let Some(table) = open_table(dir)? {
@@ -627,7 +627,7 @@ pub fn serve_open(
 }
 
 /// The campaign's open scene table, reopened; None when it has none.
-pub fn serve_reopen(dir: &Path) -> anyhow::Result<Option<crate::serve::Opened>> {
+pub fn serve_reopen(dir: &Path) -> anyhow::Result<Option<crate::tables::Opened>> {
     let lock = crate::sessions::CampaignLock::take(dir)?;
     match open_table(dir)? {
         Some(table) => served(dir, table, Vec::new(), lock).map(Some),
@@ -656,7 +656,7 @@ fn served(
     table: troupe_serve::TableFile,
     links: Vec<troupe_serve::Link>,
     lock: crate::sessions::CampaignLock,
-) -> anyhow::Result<crate::serve::Opened> {
+) -> anyhow::Result<crate::tables::Opened> {
     let run = table.session;
     let world = Printed {
         dir: dir.to_path_buf(),
@@ -685,9 +685,9 @@ fn served(
         title,
         table,
         game,
-        on_end: crate::serve::on_end(dir),
+        on_end: crate::tables::on_end(dir),
     };
-    Ok(crate::serve::Opened { run, links, lock })
+    Ok(crate::tables::Opened { run, links, lock })
 }
 
 /// The scene's id, from its log.

@@ -12,61 +12,10 @@ use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
 use troupe_engine::{EventLog, Record, SessionSetup, served_calls, session_log_path};
 use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
 
-use crate::play::{GmChoice, SeatArgs};
+use crate::play::SeatArgs;
 use crate::sessions::{self, CampaignLock};
+pub use crate::tables::{Opened, ServeArgs, on_end};
 use crate::{models, play};
-
-#[derive(Clone, Debug, clap::Args)]
-pub struct ServeArgs {
-    /// Where to listen. Loopback by default; to let others in, listen on a public address
-    /// behind a TLS reverse proxy (see the README)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-    /// Who runs the game: a person (at the GM's link) or ai
-    #[arg(long, value_name = "person|ai", default_value = "person")]
-    pub gm: GmChoice,
-    /// A person plays this character from their browser (its agent id; repeat). The other
-    /// characters start with an AI; anyone with a seat's link can claim it
-    #[arg(long = "person", value_name = "AGENT")]
-    pub persons: Vec<String>,
-    /// Dice seed (recorded in the log)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// End the session once this turn is played (an encounter: stop, saved, after this many
-    /// rounds)
-    #[arg(long)]
-    pub turns: Option<u32>,
-    /// When a person has not answered for this many seconds, an AI plays their seat until
-    /// they take it back
-    #[arg(long, value_name = "SECONDS")]
-    pub hand_over_after: Option<u64>,
-    /// Serve an encounter run of this spec (YAML) instead of a Lasers & Feelings session: the
-    /// AI GM runs it; `--players` seats the table
-    #[arg(long, value_name = "SPEC")]
-    pub encounter: Option<PathBuf>,
-    /// With --encounter: who sits at the table, in turn order: `human:NAME` for a person at
-    /// their own link, `ai` (or `ai:AGENT`) for an AI player. Every seat gets a link: a person
-    /// can claim a seat an AI holds
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "human",
-        requires = "encounter"
-    )]
-    pub players: Vec<String>,
-    /// Serve a scene of this file (YAML, seed 004) instead: one person speaks for the
-    /// character whose turn it is, the engine decides; others watch
-    #[arg(long, value_name = "FILE", conflicts_with = "encounter")]
-    pub scene: Option<PathBuf>,
-    /// Give this seat a new link (a new key) as the table opens: its old link stops working
-    /// (a leaked link, a person replaced). Repeat for several seats
-    #[arg(long = "new-link", value_name = "SEAT")]
-    pub new_link: Vec<String>,
-    /// Serve every open table found in the campaign directories under ROOT, in one process
-    /// (after a restart, or to host many tables): each reopens where it stopped, with its links
-    #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons", "new_link"])]
-    pub host: Option<PathBuf>,
-}
 
 pub async fn serve(
     file: Option<&Path>,
@@ -111,14 +60,6 @@ pub async fn serve(
     .await?;
     drop(lock);
     Ok(ExitCode::SUCCESS)
-}
-
-/// A table ready to serve: its game, the links printed once (none when reopened), and the
-/// campaign's lock, held while it is served.
-pub struct Opened {
-    pub run: TableRun,
-    pub links: Vec<Link>,
-    pub lock: CampaignLock,
 }
 
 /// `--host ROOT`: every open table in ROOT's campaign directories, in one process.
@@ -261,20 +202,6 @@ fn take_back(dir: &Path) -> troupe_serve::TakeBack {
             })
         };
         undo().map_err(|e| format!("{e:#}"))
-    })
-}
-
-/// What the terminal is told when a table's game stops.
-pub fn on_end(dir: &Path) -> Box<dyn FnOnce(Result<String, String>) + Send> {
-    let dir = dir.display().to_string();
-    Box::new(move |ended| match ended {
-        Ok(why) => println!(
-            "The table in {dir} stopped: {why}. The pages stay up; Ctrl-C closes the server."
-        ),
-        Err(e) => eprintln!(
-            "troupe: the table in {dir} stopped: {e}. Everything so far is saved; `troupe \
-             serve` again continues it."
-        ),
     })
 }
 

@@ -49,8 +49,9 @@ pub fn scorecard(events: &[Envelope]) -> Scorecard {
             EncounterEvent::Started { seats: all, .. } => seats = all.len().max(1),
             EncounterEvent::GmCalled { call, trimmed, .. } => {
                 s.gm_calls += 1;
-                tokens_in += call.tokens_in;
-                tokens_out += call.tokens_out;
+                // A damaged log may count anything: the sums saturate.
+                tokens_in = tokens_in.saturating_add(call.tokens_in);
+                tokens_out = tokens_out.saturating_add(call.tokens_out);
                 latencies.push(call.latency_ms);
                 s.trimmed_calls += u32::from(*trimmed > 0);
             }

@@ -77,8 +77,9 @@ fn attempt(c: &mut GameCalls, a: &Value) -> bool {
     let u = a.get("usage").unwrap_or(&Value::Null);
     c.attempts += 1;
     c.answered += u32::from(a.get("reply").is_some_and(|r| !r.is_null()));
-    c.tokens_in += num(u, "input_tokens");
-    c.tokens_out += num(u, "output_tokens");
+    // A damaged log may count anything: the sums saturate.
+    c.tokens_in = c.tokens_in.saturating_add(num(u, "input_tokens"));
+    c.tokens_out = c.tokens_out.saturating_add(num(u, "output_tokens"));
     let shown = a
         .get("messages")
         .and_then(Value::as_array)

@@ -331,8 +331,8 @@ fn tokens(o: &mut String, events: &[Value]) {
         let t = by.entry(who).or_default();
         *t = (
             t.0 + 1,
-            t.1 + num(call, "tokens_in"),
-            t.2 + num(call, "tokens_out"),
+            t.1.saturating_add(num(call, "tokens_in")),
+            t.2.saturating_add(num(call, "tokens_out")),
         );
     }
     let parts: Vec<String> = by

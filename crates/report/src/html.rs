@@ -236,7 +236,8 @@ impl Report<'_> {
             self.card(
                 &format!(
                     "{:.0}",
-                    (m.model.tokens.input + m.model.tokens.output) as f64 / f64::from(m.turns)
+                    (m.model.tokens.input as f64 + m.model.tokens.output as f64)
+                        / f64::from(m.turns)
                 ),
                 "tokens per turn (in + out)",
             );

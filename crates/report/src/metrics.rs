@@ -44,6 +44,14 @@ pub struct Tokens {
     pub output: u64,
 }
 
+impl Tokens {
+    /// Add these counts, saturating (a log's counts are not trusted).
+    pub fn add(&mut self, more: &Tokens) {
+        self.input = self.input.saturating_add(more.input);
+        self.output = self.output.saturating_add(more.output);
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TurnStats {
     pub session: u32,
@@ -265,16 +273,15 @@ pub fn metrics(events: &[Value]) -> Metrics {
                 if failed {
                     m.model.errors += 1;
                 }
-                m.model.tokens.input += u.input;
-                m.model.tokens.output += u.output;
-                t.tokens.input += u.input;
-                t.tokens.output += u.output;
+                // Counts from a log are whatever it says: a damaged one may say u64::MAX, so
+                // the sums saturate instead of overflowing.
+                m.model.tokens.add(&u);
+                t.tokens.add(&u);
                 t.calls += 1;
                 let lat = num(e, "latency_ms");
-                t.latency_ms += lat;
+                t.latency_ms = t.latency_ms.saturating_add(lat);
                 let tok = m.tokens_by_agent.entry(agent(e).to_string()).or_default();
-                tok.input += u.input;
-                tok.output += u.output;
+                tok.add(&u);
                 // Response time: attempts that got an answer.
                 if e.get("reply").is_some_and(Value::is_string) {
                     by_layer

@@ -143,8 +143,9 @@ fn count(row: &mut ModelScore, e: &Value) {
                 row.failed_calls += 1;
             }
             let usage = e.get("usage").unwrap_or(&Value::Null);
-            row.tokens += num(usage, "input_tokens") + num(usage, "output_tokens");
-            row.latency_ms += num(e, "latency_ms");
+            let tokens = num(usage, "input_tokens").saturating_add(num(usage, "output_tokens"));
+            row.tokens = row.tokens.saturating_add(tokens);
+            row.latency_ms = row.latency_ms.saturating_add(num(e, "latency_ms"));
         }
         "phase_failed" => row.phases_failed += 1,
         t if t.starts_with("gm_flag") => row.gm_flags += 1,

@@ -12,8 +12,8 @@ use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
 
 use super::{run, start};
 use crate::models::{self, ModelArgs};
-use crate::serve::{Opened, ServeArgs};
 use crate::sessions::{self, CampaignLock};
+use crate::tables::{Opened, ServeArgs};
 
 /// The encounter table of this campaign: its open run reopened, or a new run of `spec_path`
 /// with new links.
@@ -107,7 +107,7 @@ fn table_for(
         title,
         table,
         game,
-        on_end: crate::serve::on_end(dir),
+        on_end: crate::tables::on_end(dir),
     };
     Ok(Opened { run, links, lock })
 }
