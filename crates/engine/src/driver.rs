@@ -340,7 +340,8 @@ impl<'a> Driver<'a> {
                 Step::Done => break,
                 Step::Begin => {
                     if let Some(last) = self.last_turn.filter(|&n| self.session.turn_number >= n) {
-                        self.end(&format!("played the {last} turns asked for"))
+                        let turns = if last == 1 { "turn" } else { "turns" };
+                        self.end(&format!("played the {last} {turns} asked for"))
                             .await?;
                         continue;
                     }

@@ -808,54 +808,7 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
         .open(&format!("{}#key={}", s.url("alex", ""), s.keys["alex"]))
         .await;
     let pages = [("gm", &gm_page), ("alex", &alex_page)];
-    let started = Instant::now();
-    let mut answered = 0;
-    let end = 'play: loop {
-        for (seat, page) in pages {
-            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
-            if !state["ended"].is_null() {
-                break 'play state;
-            }
-            if state["ask"].is_null() {
-                continue;
-            }
-            let ask = &state["ask"]["ask"];
-            let values = if seat == "gm" {
-                gm_answer(ask)
-            } else {
-                player_answer(ask)
-            };
-            // The page shows the ask once its stream has it; then the person answers.
-            let waited = Instant::now();
-            while page
-                .eval_with(FILL_AND_SEND, json!([values, state["ask"]["id"]]))
-                .await
-                != json!(true)
-            {
-                assert!(
-                    waited.elapsed() < Duration::from_secs(20),
-                    "{seat}'s page shows no form"
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            // Sent: the ask is answered (and gone) before anything else is asked of the seat.
-            while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"]
-                == state["ask"]["id"]
-            {
-                assert!(
-                    waited.elapsed() < Duration::from_secs(20),
-                    "{seat}'s answer never arrived"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            answered += 1;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the session did not end"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let (end, answered) = play_from_pages(&s, &pages).await;
     assert_eq!(end["ended"], "played the 2 turns asked for");
     assert!(answered >= 10, "{answered} answers from the pages");
     let log = log_of(dir.path(), 1);
@@ -913,6 +866,119 @@ async fn a_gm_and_a_person_play_whole_turns_from_their_browsers() {
     assert!(
         background * 20 > pixels,
         "the style sheet is applied: {background} of {pixels}"
+    );
+}
+
+/// Answer every ask of these seats from their pages, as people would (the form filled and
+/// sent), until the session ends: its final state, and how many answers the pages sent.
+async fn play_from_pages(
+    s: &Served,
+    pages: &[(&str, &crate::support::browser::WebDriver)],
+) -> (Value, usize) {
+    let started = Instant::now();
+    let mut answered = 0;
+    let end = 'play: loop {
+        for &(seat, page) in pages {
+            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
+            if !state["ended"].is_null() {
+                break 'play state;
+            }
+            if state["ask"].is_null() {
+                continue;
+            }
+            let ask = &state["ask"]["ask"];
+            let values = if seat == "gm" {
+                gm_answer(ask)
+            } else {
+                player_answer(ask)
+            };
+            // The page shows the ask once its stream has it; then the person answers.
+            let waited = Instant::now();
+            while page
+                .eval_with(FILL_AND_SEND, json!([values, state["ask"]["id"]]))
+                .await
+                != json!(true)
+            {
+                assert!(
+                    waited.elapsed() < Duration::from_secs(20),
+                    "{seat}'s page shows no form"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // Sent: the ask is answered (and gone) before anything else is asked of the seat.
+            while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"]
+                == state["ask"]["id"]
+            {
+                assert!(
+                    waited.elapsed() < Duration::from_secs(20),
+                    "{seat}'s answer never arrived"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            answered += 1;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the session did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    (end, answered)
+}
+
+/// A GM and two people, each at their own browser, with an AI in the third chair: whole turns
+/// of a party's session, every decision sent from a page.
+#[tokio::test]
+async fn a_gm_and_two_people_play_whole_turns_from_three_browsers() {
+    use crate::support::browser::WebDriver;
+    let mut pages = Vec::new();
+    for _ in 0..3 {
+        let Some(page) = WebDriver::start_or_skip("the table's three-browser test").await else {
+            return;
+        };
+        pages.push(page);
+    }
+    let dir = campaign_with(&["party.json", "party.replay.jsonl"]);
+    let s = serve(
+        dir.path(),
+        &[
+            "party.json",
+            "--seed",
+            "3",
+            "--turns",
+            "1",
+            "--person",
+            "alex",
+            "--person",
+            "priya",
+        ],
+    );
+    let seats = ["gm", "alex", "priya"];
+    for (seat, page) in seats.iter().zip(&pages) {
+        page.open(&format!("{}#key={}", s.url(seat, ""), s.keys[*seat]))
+            .await;
+    }
+    let at: Vec<(&str, &WebDriver)> = seats.iter().copied().zip(pages.iter()).collect();
+    let (end, answered) = play_from_pages(&s, &at).await;
+    assert_eq!(end["ended"], "played the 1 turn asked for");
+    assert!(answered >= 8, "{answered} answers from the pages");
+    let log = log_of(dir.path(), 1);
+    let acted: Vec<&str> = of_type(&log, "character_action")
+        .iter()
+        .map(|e| e["agent"].as_str().unwrap_or_default())
+        .collect();
+    for person in ["alex", "priya"] {
+        assert!(
+            acted.contains(&person),
+            "{person} acted from the page: {acted:?}"
+        );
+    }
+    // The AI in the third chair played its part too.
+    assert!(
+        of_type(&log, "model_call")
+            .iter()
+            .any(|e| e["agent"] == "sam"),
+        "Sam's AI played"
     );
 }
 
