@@ -24,6 +24,9 @@ pub struct TableSeat {
     pub character: CharacterSheet,
     /// A person plays this character (not an AI).
     pub human: bool,
+    /// The character's profile from the campaign (seed 003's registry: pronouns first, then
+    /// ancestry, class, level, backstory), or empty.
+    pub profile: String,
 }
 
 /// An action declared this turn, as the table heard it.

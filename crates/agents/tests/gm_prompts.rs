@@ -42,6 +42,12 @@ fn view() -> GmView {
             player_name: s.player.name.clone(),
             character: s.character.clone(),
             human: s.player.agent_id == "sam",
+            // Sam's character has a profile in the campaign's registry; Zara-7 has none.
+            profile: if s.player.agent_id == "sam" {
+                "he/him; human pilot, level 3. Grew up on a mining barge".into()
+            } else {
+                String::new()
+            },
         })
         .collect();
     GmView {

@@ -242,6 +242,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
                 player_name: x.player.name.clone(),
                 character: x.character.clone(),
                 human: x.taken_by == SeatTaker::Human,
+                profile: profile_of(campaign, &x.character.name),
             })
             .collect(),
         scenario: campaign.gm.scenario.clone(),
@@ -334,4 +335,15 @@ fn ooc_line(m: &crate::OocEntry) -> OocLine {
         stance: m.stance.map(|x| x.as_str().to_string()),
         on: m.on.clone(),
     }
+}
+
+/// A character's profile from the campaign's registry (by name, any case), described for the
+/// GM: pronouns first. Empty when the campaign has none for them.
+fn profile_of(campaign: &troupe_campaign::Campaign, character: &str) -> String {
+    campaign
+        .profiles
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(character))
+        .map(|(_, p)| p.describe())
+        .unwrap_or_default()
 }

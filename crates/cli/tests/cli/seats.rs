@@ -469,3 +469,32 @@ fn a_person_plays_a_turn_at_an_ai_gms_table() {
             .all(|e| e["agent"] != "alex")
     );
 }
+
+/// Issue 33: the AI GM of a Lasers & Feelings session reads the campaign's character profiles
+/// (pronouns first) in its prompt, as the encounter's GM does.
+#[test]
+fn the_ai_gm_reads_the_characters_profiles() {
+    let dir = campaign_with(&AIGM);
+    let file = dir.path().join("aigm.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    c["profiles"] = serde_json::json!({
+        "rex nova": {"pronouns": "he/him", "ancestry": "human", "class": "pilot", "level": 3}
+    });
+    std::fs::write(&file, c.to_string()).unwrap();
+    let out = run(
+        dir.path(),
+        &["play", "aigm.json", "--seed", "7", "--turns", "1"],
+    );
+    assert!(out.contains("played the 1 turn asked for"), "{out}");
+    let log = log_of(dir.path());
+    let narration = gm_calls(&log, "gm_narration");
+    let prompt = narration[0]["messages"].to_string();
+    assert!(
+        prompt.contains("Rex Nova (he/him; human pilot, level 3) (played by"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Zara-7 (played by"),
+        "no profile, nothing added: {prompt}"
+    );
+}
