@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -12,7 +13,7 @@ use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
 use troupe_engine::{EventLog, Record, SessionSetup, served_calls, session_log_path};
 use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
 
-use crate::play::SeatArgs;
+use crate::play::{GmChoice, SeatArgs};
 use crate::sessions::{self, CampaignLock};
 pub use crate::tables::{Opened, ServeArgs, on_end};
 use crate::{models, play};
@@ -52,12 +53,8 @@ pub async fn serve(
     let bound = troupe_serve::bind(args.listen).await?;
     print_links(&bound.addr, &opened.run.table, &opened.links);
     let Opened { run, lock, .. } = opened;
-    troupe_serve::run(
-        bound,
-        vec![run],
-        args.hand_over_after.map(Duration::from_secs),
-    )
-    .await?;
+    let hand_over = args.hand_over_after.map(Duration::from_secs);
+    troupe_serve::run(bound, vec![run], None, hand_over).await?;
     drop(lock);
     Ok(ExitCode::SUCCESS)
 }
@@ -83,26 +80,81 @@ async fn host(
             Err(e) => eprintln!("troupe: {}: {e:#}; not served", dir.display()),
         }
     }
-    if opened.is_empty() {
-        bail!(
-            "no open table in {}: open one with `troupe serve --campaign DIR` first (a campaign \
-             directory under {} keeps its table in table.json)",
-            root.display(),
-            root.display()
-        );
-    }
     let bound = troupe_serve::bind(args.listen).await?;
+    let host_key = troupe_serve::keys::new_key()?;
+    println!(
+        "Open new tables at http://{}/host#key={host_key} (the host's link: keep it to yourself)",
+        bound.addr
+    );
     println!("Serving {} tables at http://{}/", opened.len(), bound.addr);
+    let locks = Arc::new(Mutex::new(Vec::new()));
     let mut runs = Vec::new();
-    let mut locks = Vec::new();
     for (dir, o) in opened {
         println!("  table {}: {}", o.run.table.id, dir.display());
         runs.push(o.run);
-        locks.push(o.lock);
+        locks
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a lock list poisoned"))?
+            .push(o.lock);
     }
-    troupe_serve::run(bound, runs, args.hand_over_after.map(Duration::from_secs)).await?;
+    let opener = opener(root, args, model_args, locks.clone());
+    let host = troupe_serve::host::Host::new(troupe_serve::keys::hash(&host_key), opener);
+    let hand_over = args.hand_over_after.map(Duration::from_secs);
+    troupe_serve::run(bound, runs, Some(host), hand_over).await?;
     drop(locks);
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the host's page opens a table: in ROOT's campaign directory of that name, as `troupe
+/// serve --campaign ROOT/NAME …` would (the campaign's lock held while the process serves).
+fn opener(
+    root: &Path,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+    locks: Arc<Mutex<Vec<CampaignLock>>>,
+) -> troupe_serve::host::Opener {
+    let (root, args, model_args) = (root.to_path_buf(), args.clone(), model_args.clone());
+    Box::new(move |r: &troupe_serve::host::OpenRequest| {
+        let dir = root.join(&r.campaign);
+        if !dir.is_dir() {
+            return Err(format!(
+                "there is no campaign directory {} in the host's ROOT",
+                r.campaign
+            ));
+        }
+        let mut args = args.clone();
+        args.seed = r.seed;
+        args.persons = r.persons.clone();
+        args.gm = if r.gm == "ai" {
+            GmChoice::Ai
+        } else {
+            GmChoice::Person
+        };
+        if !r.players.is_empty() {
+            args.players = r.players.clone();
+        }
+        let file = dir.join(if r.file.is_empty() {
+            "campaign.json"
+        } else {
+            &r.file
+        });
+        let opened = match r.game.as_str() {
+            "encounter" => crate::encounter::serve::open(&dir, &file, &args, &model_args),
+            "scene" => crate::scene::serve_open(&dir, &file, &args),
+            _ => open_lasers(&file, &dir, &args, &model_args, false)
+                .and_then(|o| o.ok_or_else(|| anyhow::anyhow!("the campaign's table has ended"))),
+        }
+        .map_err(|e| format!("{e:#}"))?;
+        println!(
+            "  table {}: {} (opened from the host's page)",
+            opened.run.table.id,
+            dir.display()
+        );
+        if let Ok(mut held) = locks.lock() {
+            held.push(opened.lock);
+        }
+        Ok((opened.run, opened.links))
+    })
 }
 
 /// The campaign directory's open table, reopened; None when its game has ended.

@@ -10,7 +10,7 @@
 //! - `POST /t/{table}/{seat}/hand`: `{"seat": AGENT, "person": BOOL}`, a seat changes hands
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::Json;
@@ -24,6 +24,7 @@ use serde_json::json;
 use troupe_seat::Answer;
 
 use crate::feed::{GM, JOIN, WATCH};
+use crate::host::{Host, OpenRequest, check_names};
 use crate::hub::{Hub, Refused};
 
 /// How long a stream request waits for news before answering "nothing new".
@@ -36,16 +37,21 @@ pub const MAX_BODY: usize = 64 * 1024;
 const PAGE: &str = include_str!("../assets/table.html");
 const SCRIPT: &str = include_str!("../assets/table.js");
 const STYLE: &str = include_str!("../assets/table.css");
+const HOST_PAGE: &str = include_str!("../assets/host.html");
+const HOST_SCRIPT: &str = include_str!("../assets/host.js");
 
-/// The tables this process serves, by id.
+/// The tables this process serves, by id, and the host that opens more (with `--host`).
 #[derive(Clone)]
 pub struct Served {
-    pub tables: Arc<BTreeMap<String, Arc<Hub>>>,
+    pub tables: Arc<RwLock<BTreeMap<String, Arc<Hub>>>>,
+    pub host: Option<Arc<Host>>,
+    pub hand_over_after: Option<Duration>,
 }
 
 impl Served {
-    fn hub(&self, table: &str) -> Result<&Arc<Hub>, Refused> {
-        self.tables.get(table).ok_or(Refused::NoSuchSeat)
+    fn hub(&self, table: &str) -> Result<Arc<Hub>, Refused> {
+        let tables = self.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables.get(table).cloned().ok_or(Refused::NoSuchSeat)
     }
 }
 
@@ -59,6 +65,12 @@ pub fn router(served: Served) -> Router {
         .route(
             "/assets/table.css",
             get(|| asset(STYLE, "text/css; charset=utf-8")),
+        )
+        .route("/host", get(host_page))
+        .route("/host/open", post(open_table))
+        .route(
+            "/assets/host.js",
+            get(|| asset(HOST_SCRIPT, "text/javascript; charset=utf-8")),
         )
         .route("/t/{table}/{seat}", get(page))
         .route("/t/{table}/{seat}/feed", get(feed))
@@ -87,13 +99,24 @@ async fn page(State(s): State<Served>, Path((table, _seat)): Path<(String, Strin
     if let Err(r) = s.hub(&table) {
         return refused(r);
     }
-    let mut r = PAGE.into_response();
+    html(PAGE)
+}
+
+async fn host_page(State(s): State<Served>) -> Response {
+    if s.host.is_none() {
+        return refused(Refused::NoSuchSeat);
+    }
+    html(HOST_PAGE)
+}
+
+/// A static page, with nothing but this server's own script and style allowed to run or load.
+fn html(body: &'static str) -> Response {
+    let mut r = body.into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    // Nothing but this server's own script and style runs or loads in the page.
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
@@ -110,6 +133,57 @@ async fn page(State(s): State<Served>, Path((table, _seat)): Path<(String, Strin
         HeaderValue::from_static("nosniff"),
     );
     r
+}
+
+/// The host opens a table: checked (the host's key, the page's origin, the request's names),
+/// opened by the binary on a blocking thread, its game started beside the others.
+async fn open_table(
+    State(s): State<Served>,
+    headers: HeaderMap,
+    body: Result<Json<OpenRequest>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Some(host) = s.host.clone() else {
+        return refused(Refused::NoSuchSeat);
+    };
+    if !same_origin(&headers) {
+        return refused(Refused::NotHere(
+            "this request comes from another site's page".into(),
+        ));
+    }
+    let key = bearer(&headers).unwrap_or_default();
+    if !crate::keys::matches(key, &host.key_hash) {
+        return refused(Refused::BadKey);
+    }
+    let Json(request) = match body {
+        Ok(b) => b,
+        Err(e) => return error(e.status(), &e.body_text()),
+    };
+    if let Err(why) = check_names(&request) {
+        return refused(Refused::Invalid(why));
+    }
+    if !host.within_rate() {
+        return refused(Refused::TooMany);
+    }
+    let opener = host.clone();
+    let opened = tokio::task::spawn_blocking(move || (opener.opener)(&request)).await;
+    let (run, links) = match opened {
+        Ok(Ok(o)) => o,
+        Ok(Err(why)) => return refused(Refused::Invalid(why)),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let id = run.table.id.clone();
+    match crate::serve_table(run, s.hand_over_after) {
+        Ok(hub) => {
+            let mut tables = s.tables.write().unwrap_or_else(|e| e.into_inner());
+            tables.insert(id.clone(), hub);
+        }
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+    let links: Vec<serde_json::Value> = links
+        .iter()
+        .map(|l| json!({"label": l.label, "path": l.path}))
+        .collect();
+    json_response(StatusCode::OK, json!({"table": id, "links": links}))
 }
 
 #[derive(Deserialize)]
@@ -215,26 +289,31 @@ async fn hand(
 
 /// The table and seat exist, the request carries the seat's key, a state-changing request
 /// comes from this server's own pages, and the seat is within its rate.
-fn admit<'a>(
-    s: &'a Served,
+fn admit(
+    s: &Served,
     table: &str,
     seat: &str,
     headers: &HeaderMap,
     post: bool,
-) -> Result<&'a Arc<Hub>, Refused> {
+) -> Result<Arc<Hub>, Refused> {
     let hub = s.hub(table)?;
     if post && !same_origin(headers) {
         return Err(Refused::NotHere(
             "this request comes from another site's page".into(),
         ));
     }
-    let key = headers
+    let key = bearer(headers).ok_or(Refused::BadKey)?;
+    hub.admit(seat, key, post)?;
+    Ok(hub)
+}
+
+/// The key a request carries as its bearer token.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or(Refused::BadKey)?;
-    hub.admit(seat, key.trim(), post)?;
-    Ok(hub)
+        .map(str::trim)
 }
 
 /// A browser names the page a request comes from (`Origin`); it must be this server (as the

@@ -15,6 +15,7 @@
 pub mod encounter;
 pub mod feed;
 pub mod game;
+pub mod host;
 mod http;
 pub mod hub;
 pub mod keys;
@@ -221,29 +222,38 @@ pub struct TableRun {
 }
 
 /// Serve these tables until the process is stopped: each table's game on its own thread, every
-/// page from here, routed by the table's id.
+/// page from here, routed by the table's id. With a host, its page opens more.
 pub async fn run(
     bound: Bound,
     tables: Vec<TableRun>,
+    host: Option<host::Host>,
     hand_over_after: Option<Duration>,
 ) -> Result<(), Error> {
     let mut hubs = BTreeMap::new();
     for t in tables {
-        let hub = Arc::new(Hub::new(&t.title, seat_specs(&t.table)));
-        hub.lobby.persist_with(keep_seat(t.dir.clone()));
-        hubs.insert(t.table.id.clone(), hub.clone());
-        start_game(t.game, hub.clone(), t.on_end)?;
-        if let Some(limit) = hand_over_after {
-            hand_over_when_idle(hub, limit);
-        }
+        let id = t.table.id.clone();
+        hubs.insert(id, serve_table(t, hand_over_after)?);
     }
     let app = http::router(http::Served {
-        tables: Arc::new(hubs),
+        tables: Arc::new(std::sync::RwLock::new(hubs)),
+        host: host.map(Arc::new),
+        hand_over_after,
     });
     let addr = bound.addr;
     axum::serve(bound.listener, app)
         .await
         .map_err(|source| Error::Listen { addr, source })
+}
+
+/// One table's hub, its game started (and seats handed to an AI when their people are idle).
+fn serve_table(t: TableRun, hand_over_after: Option<Duration>) -> Result<Arc<Hub>, Error> {
+    let hub = Arc::new(Hub::new(&t.title, seat_specs(&t.table)));
+    hub.lobby.persist_with(keep_seat(t.dir.clone()));
+    start_game(t.game, hub.clone(), t.on_end)?;
+    if let Some(limit) = hand_over_after {
+        hand_over_when_idle(hub.clone(), limit);
+    }
+    Ok(hub)
 }
 
 /// A joined seat's key hash, added to the table's file in `dir`.

@@ -1445,3 +1445,79 @@ async fn the_gm_takes_back_a_decision_from_the_page() {
         "{gm_stream}"
     );
 }
+
+/// A GM opens a table from the host's page: `troupe serve --host ROOT` with no table yet prints
+/// the host's link; its key opens a table for a campaign under ROOT and returns the seats'
+/// links; the game runs beside the others. A wrong key, a name outside ROOT and a game that
+/// does not exist are refused.
+#[tokio::test]
+async fn a_table_is_opened_from_the_hosts_page() {
+    let root = tempfile::tempdir().unwrap();
+    let lasers = root.path().join("lasers");
+    std::fs::create_dir(&lasers).unwrap();
+    crate::support::copy_examples(&lasers, &["campaign.json", "campaign.replay.jsonl"]);
+    let args = ["--host", root.path().to_str().unwrap()];
+    let mut s = start(root.path(), &args, |_, line| line.starts_with("Serving "));
+    let host_key = s
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("/host#key=")
+                .map(|(_, k)| k.split(' ').next().unwrap())
+        })
+        .expect("the host's link")
+        .to_string();
+    let page = s.http.get(format!("{}/host", s.base)).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("script-src 'self'")
+    );
+    let open = |key: String, body: Value| {
+        let (http, url) = (s.http.clone(), format!("{}/host/open", s.base));
+        async move {
+            let r = http
+                .post(url)
+                .bearer_auth(key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            (
+                r.status().as_u16(),
+                r.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let table = json!({"campaign": "lasers", "game": "lasers", "persons": ["alex"], "seed": 3});
+    assert_eq!(open("wrong".into(), table.clone()).await.0, 401);
+    for bad in [
+        json!({"campaign": "..", "game": "lasers"}),
+        json!({"campaign": "lasers", "game": "lasers", "file": "../campaign.json"}),
+        json!({"campaign": "lasers", "game": "chess"}),
+        json!({"campaign": "nowhere", "game": "lasers"}),
+    ] {
+        let (status, body) = open(host_key.clone(), bad.clone()).await;
+        assert_eq!(status, 422, "{bad}: {body}");
+        assert!(body["error"].is_string(), "{body}");
+    }
+    let (status, opened) = open(host_key.clone(), table).await;
+    assert_eq!(status, 200, "{opened}");
+    s.table = opened["table"].as_str().unwrap().to_string();
+    for link in opened["links"].as_array().unwrap() {
+        let (path, key) = link["path"].as_str().unwrap().split_once("#key=").unwrap();
+        s.keys.insert(
+            path.rsplit('/').next().unwrap().to_string(),
+            key.to_string(),
+        );
+    }
+    assert_eq!(s.keys.keys().collect::<Vec<_>>(), ["alex", "gm", "watch"]);
+    assert_eq!(
+        s.next_ask("gm").await["ask"]["ask"]["decision"],
+        "narration"
+    );
+    let table_file = std::fs::read_to_string(lasers.join("table.json")).unwrap();
+    assert!(!table_file.contains(&host_key) && !table_file.contains(&s.keys["gm"]));
+}
