@@ -1521,3 +1521,60 @@ async fn a_table_is_opened_from_the_hosts_page() {
     let table_file = std::fs::read_to_string(lasers.join("table.json")).unwrap();
     assert!(!table_file.contains(&host_key) && !table_file.contains(&s.keys["gm"]));
 }
+
+/// The host's page in a browser: the form filled and sent as a GM would, the new table's links
+/// listed as text.
+#[tokio::test]
+async fn the_hosts_page_opens_a_table_in_a_browser() {
+    let Some(page) =
+        crate::support::browser::WebDriver::start_or_skip("the host page's browser test").await
+    else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("my-table");
+    std::fs::create_dir(&dir).unwrap();
+    crate::support::copy_examples(&dir, &["campaign.json", "campaign.replay.jsonl"]);
+    let args = ["--host", root.path().to_str().unwrap()];
+    let s = start(root.path(), &args, |_, line| line.starts_with("Serving "));
+    let host = s
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("Open new tables at ")
+                .map(|(_, r)| r.split(' ').next().unwrap())
+        })
+        .unwrap()
+        .to_string();
+    page.open(&host).await;
+    let fill = r#"
+        document.getElementById('campaign').value = 'my-table';
+        document.getElementById('persons').value = 'alex';
+        document.querySelector('#open button').click();
+        return true;
+    "#;
+    page.eval(fill).await;
+    let started = Instant::now();
+    let links = loop {
+        let links = page
+            .eval("return document.getElementById('links').innerText")
+            .await;
+        let links = links.as_str().unwrap_or_default().to_string();
+        if links.contains("/watch#key=") {
+            break links;
+        }
+        let error = page
+            .eval("return document.getElementById('error').textContent")
+            .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no links: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        links.contains("/gm#key=") && links.contains("/alex#key="),
+        "{links}"
+    );
+    assert!(dir.join("table.json").is_file());
+}
