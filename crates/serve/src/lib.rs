@@ -8,9 +8,10 @@
 //! ask ([`troupe_seat::Ask`]). Kill the server at any moment and start it again: the session
 //! resumes from its log and the pages reconnect on their own.
 //!
-//! Today the server hosts Lasers & Feelings sessions (human or AI GM, people and AI players)
-//! encounter runs (the AI GM, people and AI players) and scenes (one person speaks; the engine
-//! decides).
+//! It hosts Lasers & Feelings sessions (a person or an AI GM, people and AI players), encounter
+//! runs (the AI GM, people and AI players, an invitation link for newcomers) and scenes (one
+//! person speaks; the engine decides), as many tables in one process as it is given, and with
+//! `--host` a page that opens more ([`host`]).
 
 pub mod encounter;
 pub mod feed;
