@@ -407,6 +407,18 @@ impl Hub {
         self.bump(&mut inner);
     }
 
+    /// The game stopped saved: unless it ended (which the pages show already), they say why it
+    /// stopped and that starting the server again goes on.
+    pub fn paused(&self, why: &str) {
+        let mut inner = self.lock();
+        if inner.ended.is_none() {
+            inner.stopped = Some(format!(
+                "{why}. Everything is saved: the table goes on when its server starts again"
+            ));
+            self.bump(&mut inner);
+        }
+    }
+
     pub fn stopped(&self, why: String) {
         let mut inner = self.lock();
         inner.stopped = Some(why);

@@ -303,8 +303,11 @@ fn start_game(
                 Ok(rt) => rt.block_on(game::play(game, hub.clone())),
                 Err(e) => Err(e.to_string()),
             };
-            if let Err(why) = &ended {
-                hub.stopped(why.clone());
+            match &ended {
+                Err(why) => hub.stopped(why.clone()),
+                // Stopped without ending (a round limit, a spend limit, the speaker's /quit):
+                // the pages say so instead of waiting for a game that is not playing.
+                Ok(why) => hub.paused(why),
             }
             on_end(ended);
         })

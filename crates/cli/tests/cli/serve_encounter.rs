@@ -588,3 +588,48 @@ async fn a_person_joins_from_the_invitation_link_and_what_they_said_waiting_is_h
         "{watch:?}"
     );
 }
+
+/// A table stopped saved (here after the rounds asked for) says so on every page, instead of
+/// leaving the pages waiting on a game that is not playing.
+#[tokio::test]
+async fn a_table_stopped_after_its_rounds_says_so() {
+    let dir = campaign();
+    let s = serve(
+        dir.path(),
+        &[
+            "--encounter",
+            "encounters/smithy.yaml",
+            "--players",
+            "human:Mara,ai,ai",
+            "--seed",
+            "12",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+            "--turns",
+            "1",
+        ],
+    );
+    let mut actions = ["I offer to work the bellows myself"].into_iter();
+    let state = loop {
+        let state = s.next_ask("p1").await;
+        if !state["stopped"].is_null() || !state["ended"].is_null() {
+            break state;
+        }
+        let values = match state["ask"]["ask"]["decision"].as_str().unwrap() {
+            "action" => json!({"action": actions.next().expect("only one round is played")}),
+            _ => json!({}),
+        };
+        let (status, text) = s.answer("p1", &state, values).await;
+        assert!(status == 204 || status == 409, "{status} {text}");
+    };
+    assert!(state["ended"].is_null(), "{state}");
+    let stopped = state["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("stopped after round 1 as asked"),
+        "{stopped}"
+    );
+    assert!(
+        stopped.contains("goes on when its server starts again"),
+        "{stopped}"
+    );
+}
