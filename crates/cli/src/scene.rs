@@ -589,11 +589,13 @@ pub fn serve_open(
     dir: &Path,
     file: &Path,
     args: &crate::tables::ServeArgs,
+    model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<crate::tables::Opened> {
     std::fs::create_dir_all(dir)?;
     let lock = crate::sessions::CampaignLock::take(dir)?;
+    let models = served_models(dir, args, model_args)?;
     if let Some(table) = open_table(dir)? {
-        return served(dir, table, Vec::new(), lock);
+        return served(dir, table, Vec::new(), lock, models);
     }
     let def = match load(file)? {
         Ok(def) => def,
@@ -623,16 +625,44 @@ pub fn serve_open(
         "Table open for scene {} (run {run}, seed {seed}). Goal: {}",
         scene.state.id, scene.state.goal
     );
-    served(dir, table, links, lock)
+    served(dir, table, links, lock, models)
 }
 
 /// The campaign's open scene table, reopened; None when it has none.
-pub fn serve_reopen(dir: &Path) -> anyhow::Result<Option<crate::tables::Opened>> {
+pub fn serve_reopen(
+    dir: &Path,
+    args: &crate::tables::ServeArgs,
+    model_args: &crate::models::ModelArgs,
+) -> anyhow::Result<Option<crate::tables::Opened>> {
     let lock = crate::sessions::CampaignLock::take(dir)?;
     match open_table(dir)? {
-        Some(table) => served(dir, table, Vec::new(), lock).map(Some),
+        Some(table) => {
+            let models = served_models(dir, args, model_args)?;
+            served(dir, table, Vec::new(), lock, models).map(Some)
+        }
         None => Ok(None),
     }
+}
+
+/// A served scene's planner and polish, from `--scene-planner` and `--polish` (a model only
+/// when one of them asks for it). The speaker is the person at the speaker's link.
+fn served_models(
+    dir: &Path,
+    args: &crate::tables::ServeArgs,
+    model_args: &crate::models::ModelArgs,
+) -> anyhow::Result<SceneModels> {
+    let planner_args = PlannerArgs {
+        planner: if args.scene_planner_model() {
+            PlannerKind::Model
+        } else {
+            PlannerKind::Rules
+        },
+        polish: args.polish,
+        player: PlayerKind::Human,
+        ai_lines: 0,
+        model: model_args.clone(),
+    };
+    Ok(models(&planner_args, dir)?.0)
 }
 
 /// The table file, when it is a scene's whose run has not ended.
@@ -656,6 +686,7 @@ fn served(
     table: troupe_serve::TableFile,
     links: Vec<troupe_serve::Link>,
     lock: crate::sessions::CampaignLock,
+    models: SceneModels,
 ) -> anyhow::Result<crate::tables::Opened> {
     let run = table.session;
     let world = Printed {
@@ -666,12 +697,7 @@ fn served(
     let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
         store: store(dir)?,
         run,
-        models: SceneModels {
-            gateway: None,
-            prompts: troupe_agents::PromptSet::embedded(),
-            planner: troupe_engine::scene::PlannerKind::Rules,
-            polish: false,
-        },
+        models,
         ai: None,
         keep_world: Box::new(move |state, deltas| {
             world

@@ -34,7 +34,7 @@ pub async fn serve(
         }
         (None, Some(file)) => {
             let dir = sessions::dir_of(dir.map(Path::to_path_buf));
-            crate::scene::serve_open(&dir, file, args)?
+            crate::scene::serve_open(&dir, file, args, model_args)?
         }
         (None, None) => {
             let (file, dir) = sessions::campaign_file(file, dir)?;
@@ -140,7 +140,7 @@ fn opener(
         });
         let opened = match r.game.as_str() {
             "encounter" => crate::encounter::serve::open(&dir, &file, &args, &model_args),
-            "scene" => crate::scene::serve_open(&dir, &file, &args),
+            "scene" => crate::scene::serve_open(&dir, &file, &args, &model_args),
             _ => open_lasers(&file, &dir, &args, &model_args, false)
                 .and_then(|o| o.ok_or_else(|| anyhow::anyhow!("the campaign's table has ended"))),
         }
@@ -166,7 +166,7 @@ fn reopen(
     let table = troupe_serve::load_table(dir)?.context("no table.json")?;
     match table.game {
         TableGame::Encounter => crate::encounter::serve::reopen(dir, args, model_args),
-        TableGame::Scene => crate::scene::serve_reopen(dir),
+        TableGame::Scene => crate::scene::serve_reopen(dir, args, model_args),
         TableGame::Lasers => {
             let (file, dir) = sessions::campaign_file(None, Some(dir))?;
             open_lasers(&file, &dir, args, model_args, true)

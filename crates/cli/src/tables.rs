@@ -53,6 +53,20 @@ pub struct ServeArgs {
     /// character whose turn it is, the engine decides; others watch
     #[arg(long, value_name = "FILE", conflicts_with = "encounter")]
     pub scene: Option<PathBuf>,
+    /// With --scene: who turns the speaker's words into a tool call: rules, or a model choosing
+    /// from the menu (its reply checked like any other call)
+    #[arg(
+        long,
+        value_name = "rules|model",
+        default_value = "rules",
+        value_parser = ["rules", "model"],
+        requires = "scene"
+    )]
+    pub scene_planner: String,
+    /// With --scene: a model rewrites each narration; a rewrite that adds or contradicts a fact
+    /// is refused (and logged) and the template stands
+    #[arg(long, requires = "scene")]
+    pub polish: bool,
     /// Give this seat a new link (a new key) as the table opens: its old link stops working
     /// (a leaked link, a person replaced). Repeat for several seats
     #[arg(long = "new-link", value_name = "SEAT")]
@@ -61,6 +75,12 @@ pub struct ServeArgs {
     /// (after a restart, or to host many tables): each reopens where it stopped, with its links
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons", "new_link"])]
     pub host: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    pub fn scene_planner_model(&self) -> bool {
+        self.scene_planner.eq_ignore_ascii_case("model")
+    }
 }
 
 /// A table ready to serve: its game, the links printed once (none when reopened), and the

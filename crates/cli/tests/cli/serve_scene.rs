@@ -155,3 +155,71 @@ async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
         }
     }
 }
+
+/// A served scene with the model planner (`--scene-planner model`, recorded replies): the same
+/// calls and decisions as the same lines at the terminal with `--planner model`.
+#[tokio::test]
+async fn a_served_scene_plans_with_a_model_as_the_terminal_does() {
+    let lines = [
+        "head into the yard",
+        "ask Tam about the ledger",
+        "go for the dog",
+        "leave",
+    ];
+    let with_replies = || {
+        let dir = mill();
+        copy_examples(dir.path(), &["mill.replay.jsonl"]);
+        dir
+    };
+    let terminal = with_replies();
+    let script: String = lines.iter().map(|l| format!("- '{l}'\n")).collect();
+    std::fs::write(terminal.path().join("lines.yaml"), script).unwrap();
+    run_with(
+        terminal.path(),
+        &[
+            "scene",
+            "play",
+            "mill.scene.yaml",
+            "--player-script",
+            "lines.yaml",
+            "--seed",
+            "3",
+            "--planner",
+            "model",
+            "--replay",
+            "mill.replay.jsonl",
+        ],
+        "",
+    );
+    let dir = with_replies();
+    let s = serve(
+        dir.path(),
+        &[
+            "--scene",
+            "mill.scene.yaml",
+            "--seed",
+            "3",
+            "--scene-planner",
+            "model",
+            "--replay",
+            "mill.replay.jsonl",
+        ],
+    );
+    for line in lines {
+        say(&s, line).await;
+    }
+    s.next_ask("player").await;
+    // Timings differ between two runs; every decision and what the model replied do not.
+    let decisions = |dir: &Path| -> Vec<String> {
+        stored(dir)
+            .into_iter()
+            .filter(|e| !e.contains("\"event_type\":\"model_called\""))
+            .collect()
+    };
+    let web = decisions(dir.path());
+    assert!(
+        web.iter().filter(|e| e.contains("planner_replied")).count() == 4,
+        "{web:?}"
+    );
+    assert_eq!(web, decisions(terminal.path()));
+}
