@@ -97,9 +97,10 @@ enum Command {
         #[command(flatten)]
         model: models::ModelArgs,
     },
-    /// Open a table that people join from their own browsers: a link per seat (GM, each
-    /// character, watchers), AI in any empty chair. Run it again after a stop or a crash to
-    /// continue the same table
+    /// Open a table that people join from their own browsers (a Lasers & Feelings session, an
+    /// encounter or a scene): a link per seat, AI in any empty chair. Run it again after a stop
+    /// or a crash to continue the same table; `--host ROOT` serves many, and opens more from a
+    /// page
     Serve {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,

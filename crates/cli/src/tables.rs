@@ -72,7 +72,8 @@ pub struct ServeArgs {
     #[arg(long = "new-link", value_name = "SEAT")]
     pub new_link: Vec<String>,
     /// Serve every open table found in the campaign directories under ROOT, in one process
-    /// (after a restart, or to host many tables): each reopens where it stopped, with its links
+    /// (after a restart, or to host many tables): each reopens where it stopped, with its
+    /// links. Prints the host's link, whose page opens new tables there
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons", "new_link"])]
     pub host: Option<PathBuf>,
 }
