@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 use troupe_engine::SceneStore;
 use troupe_engine::scene::{
-    AiSpeaker, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, shown,
+    AiSpeaker, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished, shown,
 };
 use troupe_scene::view::character_view;
 use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta};
@@ -62,19 +62,6 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
         SceneStop::Quit => "the player stopped it here (saved)".into(),
         SceneStop::OutOfInput => "the speaker left".into(),
     })
-}
-
-/// The narrations a polish replaced (they are not shown twice).
-fn polished(events: &[Envelope]) -> Vec<u64> {
-    events
-        .iter()
-        .filter_map(|e| match &e.event {
-            SceneEvent::NarrationPolished {
-                of, refused: None, ..
-            } => Some(*of),
-            _ => None,
-        })
-        .collect()
 }
 
 struct HubWatch {

@@ -66,6 +66,20 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
     }
 }
 
+/// The narrations a polish replaced among these events: what the table sees instead is the
+/// polished text, so they are not shown twice.
+pub fn polished(events: &[troupe_scene::Envelope]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            SceneEvent::NarrationPolished {
+                of, refused: None, ..
+            } => Some(*of),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What the table sees of an event.
 pub fn shown(event: &SceneEvent) -> Option<String> {
     match event {

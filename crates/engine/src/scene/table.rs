@@ -362,16 +362,7 @@ impl<P: Seat> SceneTable<P> {
     fn commit(&mut self, before: usize) -> Result<(), Error> {
         let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
         self.store.append(self.run, &new, self.inputs)?;
-        // A narration the polish replaced is not shown twice.
-        let polished: Vec<u64> = new
-            .iter()
-            .filter_map(|e| match &e.event {
-                SceneEvent::NarrationPolished {
-                    of, refused: None, ..
-                } => Some(*of),
-                _ => None,
-            })
-            .collect();
+        let polished = super::polished(&new);
         for env in &new {
             if !polished.contains(&env.seq) {
                 self.watch.on_event(&self.scene.state, env);
