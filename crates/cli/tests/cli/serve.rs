@@ -892,29 +892,7 @@ async fn play_from_pages(
             } else {
                 player_answer(ask)
             };
-            // The page shows the ask once its stream has it; then the person answers.
-            let waited = Instant::now();
-            while page
-                .eval_with(FILL_AND_SEND, json!([values, state["ask"]["id"]]))
-                .await
-                != json!(true)
-            {
-                assert!(
-                    waited.elapsed() < Duration::from_secs(20),
-                    "{seat}'s page shows no form"
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            // Sent: the ask is answered (and gone) before anything else is asked of the seat.
-            while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"]
-                == state["ask"]["id"]
-            {
-                assert!(
-                    waited.elapsed() < Duration::from_secs(20),
-                    "{seat}'s answer never arrived"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            answer_from_page(s, seat, page, FILL_AND_SEND, &values, &state).await;
             answered += 1;
         }
         assert!(
@@ -924,6 +902,52 @@ async fn play_from_pages(
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     (end, answered)
+}
+
+/// Answer the ask in `state` from the seat's page as a person would: once the page shows that
+/// ask's form, `script` fills it with `values` and sends it; then wait until the seat's stream
+/// has moved past the ask. When it never does, the page's errors and form are in the panic.
+pub async fn answer_from_page(
+    s: &Served,
+    seat: &str,
+    page: &crate::support::browser::WebDriver,
+    script: &str,
+    values: &Value,
+    state: &Value,
+) {
+    let id = &state["ask"]["id"];
+    let waited = Instant::now();
+    while page.eval_with(script, json!([values, id])).await != json!(true) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "{seat}'s page shows no form"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    while s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"]["ask"]["id"] == *id {
+        if waited.elapsed() > Duration::from_secs(20) {
+            let errors = page
+                .eval("return Array.from(document.querySelectorAll('.error')).map(e => e.textContent).join('|')")
+                .await;
+            let form = page
+                .eval("return document.getElementById('ask').innerHTML")
+                .await;
+            panic!("{seat}'s answer to ask {id} never arrived: {errors} {form}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+impl Served {
+    /// The server killed and started again by `start` (which waits for it as `serve` does),
+    /// with the seats' keys as they were: the links people hold.
+    pub fn restarted(self, start: impl FnOnce() -> Served) -> Served {
+        let keys = self.keys.clone();
+        drop(self);
+        let mut s = start();
+        s.keys = keys;
+        s
+    }
 }
 
 /// A GM and two people, each at their own browser, with an AI in the third chair: whole turns

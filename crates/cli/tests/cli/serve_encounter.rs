@@ -14,19 +14,23 @@ use crate::support::run_with;
 
 /// `troupe serve` for the smithy encounter with Mara at her own link and two AI players.
 fn serve_smithy(dir: &Path) -> Served {
-    serve(
-        dir,
-        &[
-            "--encounter",
-            "encounters/smithy.yaml",
-            "--players",
-            "human:Mara,ai,ai",
-            "--seed",
-            "12",
-            "--replay",
-            "encounters/smithy.replay.jsonl",
-        ],
-    )
+    serve_smithy_with(dir, &[])
+}
+
+/// The same, with more arguments.
+fn serve_smithy_with(dir: &Path, more: &[&str]) -> Served {
+    let mut args = vec![
+        "--encounter",
+        "encounters/smithy.yaml",
+        "--players",
+        "human:Mara,ai,ai",
+        "--seed",
+        "12",
+        "--replay",
+        "encounters/smithy.replay.jsonl",
+    ];
+    args.extend_from_slice(more);
+    serve(dir, &args)
 }
 
 /// Mara's answers at the terminal (`MARA`), as the page sends them.
@@ -120,15 +124,12 @@ async fn an_encounter_is_played_from_a_browser_seat_as_at_the_terminal_through_a
     // Killed while it waits for the roll, and started again: the same links, the same ask,
     // the streams exactly as they were.
     let before: Vec<(String, Vec<String>)> = futures_all(&s, &["p1", "alex", "watch"]).await;
-    let keys = s.keys.clone();
-    drop(s);
-    let mut s = serve_smithy(dir.path());
+    let s = s.restarted(|| serve_smithy(dir.path()));
     assert!(
         s.stdout.contains("Reopening the table of encounter run 1"),
         "{}",
         s.stdout
     );
-    s.keys = keys;
     let state = s.next_ask("p1").await;
     assert_eq!(state["ask"]["ask"]["decision"], "roll", "{state}");
     assert_eq!(futures_all(&s, &["p1", "alex", "watch"]).await, before);
@@ -368,40 +369,7 @@ async fn mara_plays_the_encounter_from_her_page_in_a_browser() {
             "action" => json!({"action": actions.next().unwrap()}),
             _ => json!({}),
         };
-        let waited = Instant::now();
-        while page
-            .eval_with(script, json!([values, state["ask"]["id"]]))
-            .await
-            != json!(true)
-        {
-            assert!(
-                waited.elapsed() < Duration::from_secs(20),
-                "Mara's page shows no form"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        // Answered: wait until the stream moves past this ask.
-        while s.feed("p1", &s.keys["p1"], Some(u64::MAX)).await["state"]["ask"]["id"]
-            == state["ask"]["id"]
-        {
-            if waited.elapsed() > Duration::from_secs(20) {
-                let errors = page
-                    .eval("return Array.from(document.querySelectorAll('.error')).map(e => e.textContent).join('|')")
-                    .await;
-                let events: Vec<String> = log(dir.path(), 1)
-                    .iter()
-                    .map(|e| e["event_type"].to_string())
-                    .collect();
-                let form = page
-                    .eval("return document.getElementById('ask').innerHTML")
-                    .await;
-                panic!(
-                    "the answer never arrived: {errors} (whispered: {whispered}) {} {events:?} {form}",
-                    state["ask"]["id"]
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        crate::serve::answer_from_page(&s, "p1", &page, script, &values, &state).await;
     };
     assert!(!end["ended"].is_null());
     let log = log(dir.path(), 1);
@@ -543,10 +511,7 @@ async fn a_person_joins_from_the_invitation_link_and_what_they_said_waiting_is_h
     assert!(table.contains("\"p2\"") && !table.contains(key), "{table}");
 
     // After a restart, Kit's link still opens Kit's seat; the game goes on to the end.
-    let keys = s.keys.clone();
-    drop(s);
-    let mut s = serve_smithy(dir.path());
-    s.keys = keys;
+    let s = s.restarted(|| serve_smithy(dir.path()));
     let started = Instant::now();
     let end = loop {
         let mut ended = None;
@@ -594,21 +559,7 @@ async fn a_person_joins_from_the_invitation_link_and_what_they_said_waiting_is_h
 #[tokio::test]
 async fn a_table_stopped_after_its_rounds_says_so() {
     let dir = campaign();
-    let s = serve(
-        dir.path(),
-        &[
-            "--encounter",
-            "encounters/smithy.yaml",
-            "--players",
-            "human:Mara,ai,ai",
-            "--seed",
-            "12",
-            "--replay",
-            "encounters/smithy.replay.jsonl",
-            "--turns",
-            "1",
-        ],
-    );
+    let s = serve_smithy_with(dir.path(), &["--turns", "1"]);
     let mut actions = ["I offer to work the bellows myself"].into_iter();
     let state = loop {
         let state = s.next_ask("p1").await;

@@ -42,6 +42,22 @@ fn stored(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The same lines spoken at the terminal (`troupe scene play` with them as the player's
+/// script, and these arguments): what it printed.
+fn play_at_terminal(dir: &Path, lines: &[&str], args: &[&str]) -> String {
+    let script: String = lines.iter().map(|l| format!("- '{l}'\n")).collect();
+    std::fs::write(dir.join("lines.yaml"), script).unwrap();
+    let mut play = vec![
+        "scene",
+        "play",
+        "mill.scene.yaml",
+        "--player-script",
+        "lines.yaml",
+    ];
+    play.extend_from_slice(args);
+    run_with(dir, &play, "")
+}
+
 /// Send one line as the page does: a command for `/state`, the words otherwise. What the
 /// table answered a command comes with the next ask.
 async fn say(s: &Served, line: &str) {
@@ -60,21 +76,7 @@ async fn say(s: &Served, line: &str) {
 #[tokio::test]
 async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
     let terminal = mill();
-    let script: String = LINES.iter().map(|l| format!("- '{l}'\n")).collect();
-    std::fs::write(terminal.path().join("lines.yaml"), script).unwrap();
-    let out = run_with(
-        terminal.path(),
-        &[
-            "scene",
-            "play",
-            "mill.scene.yaml",
-            "--player-script",
-            "lines.yaml",
-            "--seed",
-            "7",
-        ],
-        "",
-    );
+    let out = play_at_terminal(terminal.path(), &LINES, &["--seed", "7"]);
 
     let dir = mill();
     let args = ["--scene", "mill.scene.yaml", "--seed", "7"];
@@ -102,16 +104,13 @@ async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
     // Killed (once the last line is committed: the next line is asked), and started again:
     // the same links; the story so far, then on.
     s.next_ask("player").await;
-    let keys = s.keys.clone();
     let before = s.raw_feed("watch").await;
-    drop(s);
-    let mut s = serve(dir.path(), &args);
+    let s = s.restarted(|| serve(dir.path(), &args));
     assert!(
         s.stdout.contains("Reopening the table of scene run 1"),
         "{}",
         s.stdout
     );
-    s.keys = keys;
     let after = s.raw_feed("watch").await;
     let lines = |raw: &str| serde_json::from_str::<Value>(raw).unwrap()["lines"].clone();
     assert_eq!(lines(&after), lines(&before));
@@ -172,25 +171,15 @@ async fn a_served_scene_plans_with_a_model_as_the_terminal_does() {
         dir
     };
     let terminal = with_replies();
-    let script: String = lines.iter().map(|l| format!("- '{l}'\n")).collect();
-    std::fs::write(terminal.path().join("lines.yaml"), script).unwrap();
-    run_with(
-        terminal.path(),
-        &[
-            "scene",
-            "play",
-            "mill.scene.yaml",
-            "--player-script",
-            "lines.yaml",
-            "--seed",
-            "3",
-            "--planner",
-            "model",
-            "--replay",
-            "mill.replay.jsonl",
-        ],
-        "",
-    );
+    let model = [
+        "--seed",
+        "3",
+        "--planner",
+        "model",
+        "--replay",
+        "mill.replay.jsonl",
+    ];
+    play_at_terminal(terminal.path(), &lines, &model);
     let dir = with_replies();
     let s = serve(
         dir.path(),
