@@ -17,6 +17,8 @@ use troupe_scene::{Scene, Truth, World};
 use troupe_seat::{Answer, Ask, Seat};
 use troupe_serve::TableGame;
 
+use crate::tables::PlannerKind;
+
 #[derive(Debug, clap::Subcommand)]
 pub enum SceneCommand {
     /// Check a scene file and report every mistake in it, with line and column
@@ -84,12 +86,6 @@ pub struct PlannerArgs {
 enum PlayerKind {
     Human,
     Ai,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum PlannerKind {
-    Rules,
-    Model,
 }
 
 /// The scene's models from the flags: the gateway when the planner, the polish or the AI
@@ -652,11 +648,7 @@ fn served_models(
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<SceneModels> {
     let planner_args = PlannerArgs {
-        planner: if args.scene_planner_model() {
-            PlannerKind::Model
-        } else {
-            PlannerKind::Rules
-        },
+        planner: args.scene_planner,
         polish: args.polish,
         player: PlayerKind::Human,
         ai_lines: 0,

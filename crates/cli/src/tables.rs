@@ -55,14 +55,8 @@ pub struct ServeArgs {
     pub scene: Option<PathBuf>,
     /// With --scene: who turns the speaker's words into a tool call: rules, or a model choosing
     /// from the menu (its reply checked like any other call)
-    #[arg(
-        long,
-        value_name = "rules|model",
-        default_value = "rules",
-        value_parser = ["rules", "model"],
-        requires = "scene"
-    )]
-    pub scene_planner: String,
+    #[arg(long, value_enum, default_value = "rules", requires = "scene")]
+    pub scene_planner: PlannerKind,
     /// With --scene: a model rewrites each narration; a rewrite that adds or contradicts a fact
     /// is refused (and logged) and the template stands
     #[arg(long, requires = "scene")]
@@ -78,10 +72,12 @@ pub struct ServeArgs {
     pub host: Option<PathBuf>,
 }
 
-impl ServeArgs {
-    pub fn scene_planner_model(&self) -> bool {
-        self.scene_planner.eq_ignore_ascii_case("model")
-    }
+/// Who turns a scene's words into a tool call (`troupe scene --planner`, `troupe serve
+/// --scene-planner`): the rules, or a model choosing from the menu.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlannerKind {
+    Rules,
+    Model,
 }
 
 /// A table ready to serve: its game, the links printed once (none when reopened), and the

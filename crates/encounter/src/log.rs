@@ -359,10 +359,7 @@ impl State {
             EncounterEvent::Narrated { text, facts } => self.narrated(text, facts),
             EncounterEvent::PlayerActed { seat, text } => self.acted_by(seat, text),
             EncounterEvent::SeatJoined { seat } => {
-                let line = format!(
-                    "{} joins the table, playing {}.",
-                    seat.player, seat.character
-                );
+                let line = joined_line(seat);
                 self.public.push(line.clone());
                 self.history.push(Entry::new(Role::User, line, false));
                 self.seats.push(seat.clone());
@@ -370,7 +367,7 @@ impl State {
             EncounterEvent::HeldDelivered { seat, texts } => {
                 let who = self.seat(seat).map_or(seat.clone(), |s| s.player.clone());
                 for text in texts {
-                    let line = format!("{who} (before sitting down): {text}");
+                    let line = held_line(&who, text);
                     self.public.push(line.clone());
                     self.history.push(Entry::new(Role::User, line, false));
                 }
@@ -516,6 +513,19 @@ pub fn live(events: &[Envelope]) -> Vec<&Envelope> {
         }
     }
     out
+}
+
+/// What the table hears when someone sits down at a running table.
+pub fn joined_line(seat: &Seat) -> String {
+    format!(
+        "{} joins the table, playing {}.",
+        seat.player, seat.character
+    )
+}
+
+/// What the table hears of something a person said while they waited to be seated.
+pub fn held_line(who: &str, text: &str) -> String {
+    format!("{who} (before sitting down): {text}")
 }
 
 /// Fold a run's events into its state; None when the log does not start the encounter.

@@ -10,7 +10,7 @@ mod table;
 pub use replay::replay;
 pub use table::{EncounterTable, EncounterWatch, PERSON_ANSWERS, Stop};
 
-use troupe_encounter::log::{EncounterEvent, Phase, SeatKind, State};
+use troupe_encounter::log::{EncounterEvent, Phase, SeatKind, State, held_line, joined_line};
 use troupe_encounter::tools::CheckCall;
 
 /// Now, ISO 8601 in UTC to the second.
@@ -63,16 +63,10 @@ pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<
         } => applied.then(|| outcome.clone()),
         EncounterEvent::HeldDelivered { seat, texts } => {
             let who = state.seat(seat).map_or(seat.clone(), |s| s.player.clone());
-            let said: Vec<String> = texts
-                .iter()
-                .map(|t| format!("{who} (before sitting down): {t}"))
-                .collect();
+            let said: Vec<String> = texts.iter().map(|t| held_line(&who, t)).collect();
             Some(said.join("\n"))
         }
-        EncounterEvent::SeatJoined { seat } => Some(format!(
-            "{} joins the table, playing {}.",
-            seat.player, seat.character
-        )),
+        EncounterEvent::SeatJoined { seat } => Some(joined_line(seat)),
         EncounterEvent::SeatHanded { seat, person } => {
             let who = asks::who(state.seat(seat)?);
             Some(if *person {
