@@ -301,9 +301,6 @@ impl Hub {
                 "a name is at most {MAX_NAME_CHARS} characters"
             )));
         }
-        if !self.lobby.count_join() {
-            return Err(Refused::NotHere("this table seats no more people".into()));
-        }
         let key = keys::new_key().map_err(|e| Refused::Invalid(e.to_string()))?;
         let character = if character.is_empty() {
             name.clone()
@@ -313,6 +310,10 @@ impl Hub {
         let mut inner = self.lock();
         if inner.ended.is_some() || inner.stopped.is_some() {
             return Err(Refused::NotHere("this table's game has stopped".into()));
+        }
+        // Counted only once the join can happen: a refused one takes no place.
+        if !self.lobby.count_join() {
+            return Err(Refused::NotHere("this table seats no more people".into()));
         }
         let seat = (1..)
             .map(|k| format!("p{k}"))
