@@ -67,6 +67,8 @@ pub struct GmView {
     pub gm_name: String,
     pub ship: Ship,
     pub turn: u32,
+    /// The story's in-game day (day 1 is the campaign's first).
+    pub day: u32,
     /// The phase being played, by its title ("between turns" when none).
     pub phase: String,
     /// The turn the session stops after, when there is a limit.
@@ -157,6 +159,12 @@ pub struct GmOutcomeReply {
     pub outcome: String,
     #[serde(default)]
     pub end_session: bool,
+    /// This outcome closes a scene.
+    #[serde(default)]
+    pub scene_ends: bool,
+    /// In-game days that pass after this outcome (0: the story goes straight on).
+    #[serde(default)]
+    pub days_pass: u32,
 }
 
 fn text(min: u32) -> Value {
@@ -177,7 +185,8 @@ fn gm_ctx(v: &GmView, extra: Value) -> Value {
         .map(|s| json!({"seat": s, "number_lean": number_lean(&s.character)}))
         .collect();
     let mut ctx = json!({
-        "gm_name": v.gm_name, "ship": v.ship, "turn": v.turn, "last_turn": v.last_turn,
+        "gm_name": v.gm_name, "ship": v.ship, "turn": v.turn, "day": v.day,
+        "last_turn": v.last_turn,
         "table": table, "scenario": v.scenario, "recent": v.recent,
         "narration": v.narration, "clarifications": v.clarifications,
         "discussion": v.discussion, "plan": v.plan, "actions": v.actions, "rolls": v.rolls,
@@ -296,7 +305,9 @@ impl PromptSet {
         let s = schema(
             "gm_outcome",
             json!({"type": "object", "properties": {"outcome": text(20),
-                "end_session": {"type": "boolean"}}, "required": ["outcome", "end_session"]}),
+                "end_session": {"type": "boolean"}, "scene_ends": {"type": "boolean"},
+                "days_pass": {"type": "integer", "minimum": 0, "maximum": 3650}},
+                "required": ["outcome", "end_session"]}),
         );
         Ok(gm_call(GmPurpose::Outcome, p, s, 350))
     }

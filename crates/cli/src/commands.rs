@@ -1,6 +1,6 @@
 //! Slash commands, available at every GM prompt.
 
-use troupe_engine::WhisperScope;
+use troupe_engine::{StoryMark, WhisperScope};
 use troupe_rules::DiceExpr;
 
 const WHISPER_USAGE: &str = "usage: /whisper AGENT|all --player-only|--character-only|--both TEXT";
@@ -32,7 +32,9 @@ Commands (at any prompt):
   /whisper AGENT|all --player-only|--character-only|--both TEXT
                 tell one AI (or the whole table) something in private: the player
                 only (its strategy; never any character), the character only, or both
-  /info         character sheets, ship, turn and phase
+  /scene [TITLE]  end the scene here (what was played goes into memory)
+  /time DAYS    let days pass in the story, e.g. /time 3 (the in-game day moves on)
+  /info         character sheets, ship, day, turn and phase
   /help         this list
   /quit         save and end the session";
 
@@ -47,6 +49,8 @@ pub enum Command {
     },
     Success,
     Fail,
+    /// `/scene` or `/time`.
+    Mark(StoryMark),
     Info,
     Help,
     Quit,
@@ -65,6 +69,12 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             .map(Command::Roll)
             .map_err(|e| format!("{e}")),
         "whisper" => whisper(arg),
+        "scene" => Ok(Command::Mark(StoryMark::SceneEnded {
+            title: Some(arg.trim().to_string()).filter(|t| !t.is_empty()),
+        })),
+        "time" => StoryMark::parse_days(arg)
+            .map(|days| Command::Mark(StoryMark::TimePassed { days }))
+            .map_err(|e| format!("/time needs {e}")),
         "success" => Ok(Command::Success),
         "fail" => Ok(Command::Fail),
         "info" => Ok(Command::Info),
@@ -84,6 +94,30 @@ mod tests {
         assert_eq!(parse("  /SUCCESS "), Some(Ok(Command::Success)));
         assert!(matches!(parse("/roll 2d6+3"), Some(Ok(Command::Roll(_)))));
         assert_eq!(parse("I open the door"), None);
+    }
+
+    #[test]
+    fn the_gm_ends_scenes_and_lets_days_pass() {
+        let mark = |m| Some(Ok(Command::Mark(m)));
+        assert_eq!(parse("/scene"), mark(StoryMark::SceneEnded { title: None }));
+        assert_eq!(
+            parse("/scene  The heist "),
+            mark(StoryMark::SceneEnded {
+                title: Some("The heist".into())
+            })
+        );
+        assert_eq!(parse("/time 3"), mark(StoryMark::TimePassed { days: 3 }));
+        assert_eq!(
+            parse("/time 14 days"),
+            mark(StoryMark::TimePassed { days: 14 })
+        );
+        for bad in ["/time", "/time 0", "/time -2", "/time soon", "/time 99999"] {
+            let Some(Err(msg)) = parse(bad) else {
+                panic!("{bad}")
+            };
+            assert!(msg.contains("/time needs a number of days"), "{bad}: {msg}");
+            assert!(msg.contains("e.g. 3"), "{bad}: {msg}");
+        }
     }
 
     #[test]

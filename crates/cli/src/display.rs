@@ -130,6 +130,11 @@ impl Observer for Story {
                 out
             }
             Event::TurnStarted => format!("\n──── Turn {} ────", env.turn_number),
+            Event::SceneEnded { .. } | Event::TimePassed { .. } => env
+                .event
+                .story_mark_line(s.day())
+                .map(|l| format!("── {l} ──"))
+                .unwrap_or_default(),
             Event::GmNarration { text } if self.echo_gm => format!("GM: {text}"),
             Event::MemoryRetrieved {
                 agent,

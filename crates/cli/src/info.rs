@@ -6,7 +6,7 @@ use troupe_engine::Session;
 /// `/info` at a GM prompt: the same sheets, from what the GM sees.
 pub fn gm_info(v: &GmView) -> String {
     let mut out = format!(
-        "{} — GM {}\nShip: {} (strengths: {}; problem: {})\nTurn {}, phase: {}\n",
+        "{} — GM {}\nShip: {} (strengths: {}; problem: {})\nDay {}, turn {}, phase: {}\n",
         v.campaign_name,
         v.gm_name,
         v.ship.name,
@@ -17,6 +17,7 @@ pub fn gm_info(v: &GmView) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         v.ship.problem,
+        v.day,
         v.turn,
         v.phase,
     );

@@ -239,6 +239,7 @@ fn now(sessions: Option<&Store>, store: &MemoryStore) -> anyhow::Result<GameTime
         Some(s) => s.latest_session()?,
         None => None,
     };
+    let latest_played = latest.is_some();
     let from_sessions = match latest {
         Some(s) if s.ended_reason.is_none() => s.number,
         Some(s) => s.number + 1,
@@ -246,10 +247,15 @@ fn now(sessions: Option<&Store>, store: &MemoryStore) -> anyhow::Result<GameTime
     };
     let (session, day) = store.latest().map_err(sessions::memory_error)?;
     let from_facts = session.map_or(1, |s| s + 1);
+    // The story's calendar, where the sessions track it; else the latest day memory holds.
+    let played_day = match (sessions, latest_played) {
+        (Some(s), true) => Some(s.campaign_day()?),
+        _ => None,
+    };
     Ok(GameTime {
         session: from_sessions.max(from_facts),
         turn: 0,
-        day,
+        day: played_day.max(day),
     })
 }
 

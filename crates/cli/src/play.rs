@@ -345,6 +345,7 @@ pub async fn play_campaign(
         campaign,
         session_number: number,
         seed,
+        day: store.campaign_day()?,
     };
     let record = Record {
         store,

@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::{
     Answers, Driver, Envelope, Event, EventLog, FailureChoice, GmReply, GmSeat, Phase, Quiet,
-    Record, RollOverride, Ruling, SessionSetup, Store, SystemClock, WhisperScope, render_markdown,
+    Record, RollOverride, Ruling, SeatNote, SessionSetup, Store, StoryMark, SystemClock,
+    WhisperScope, render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, ReplayEntry, ReplayModel,
@@ -35,6 +36,18 @@ enum Command {
         scope: WhisperScope,
         text: String,
     },
+    Mark(StoryMark),
+}
+
+/// A recorded scene end or passing of days as the mark that made it.
+fn story_mark(event: &Event) -> Option<StoryMark> {
+    match event {
+        Event::SceneEnded { title } => Some(StoryMark::SceneEnded {
+            title: title.clone(),
+        }),
+        Event::TimePassed { days } => Some(StoryMark::TimePassed { days: *days }),
+        _ => None,
+    }
 }
 
 /// A GM decision as recorded, with the commands typed at the same prompt before it.
@@ -54,6 +67,8 @@ struct TurnInputs {
     overrides: VecDeque<Recorded<RollOverride>>,
     insights: VecDeque<Recorded<String>>,
     outcome: Option<Recorded<String>>,
+    /// What the outcome marked in the story (a scene's end, days passing), recorded after it.
+    outcome_marks: Vec<StoryMark>,
     failures: VecDeque<Recorded<FailureChoice>>,
     ooc: VecDeque<Recorded<Option<String>>>,
 }
@@ -67,6 +82,8 @@ struct LogGm {
     queued: VecDeque<Command>,
     /// That decision, held until its commands are done.
     held: Option<Decision>,
+    /// Marks of the story to hand over with the decision just given.
+    notes: Vec<SeatNote>,
 }
 
 /// A recorded GM decision of any kind, held while the commands typed before it are replayed.
@@ -111,10 +128,22 @@ impl LogGm {
     fn new(events: &[Envelope]) -> Self {
         let mut turns: BTreeMap<u32, TurnInputs> = BTreeMap::new();
         let mut commands: Vec<Command> = Vec::new();
+        // Marks right after an outcome came with it; others were typed before a decision.
+        let mut after_outcome = false;
         for env in events {
             let t = turns.entry(env.turn_number).or_default();
             let rec = |commands: &mut Vec<Command>| std::mem::take(commands);
+            let was_after_outcome = std::mem::replace(&mut after_outcome, false);
             match &env.event {
+                Event::SceneEnded { .. } | Event::TimePassed { .. } => {
+                    let mark = story_mark(&env.event);
+                    if was_after_outcome {
+                        t.outcome_marks.extend(mark);
+                        after_outcome = true;
+                    } else {
+                        commands.extend(mark.map(Command::Mark));
+                    }
+                }
                 Event::GmRoll { expression, .. } => {
                     if let Ok(expr) = expression.parse::<DiceExpr>() {
                         commands.push(Command::Roll(expr));
@@ -166,7 +195,8 @@ impl LogGm {
                     t.outcome = Some(Recorded {
                         commands: rec(&mut commands),
                         decision: text.clone(),
-                    })
+                    });
+                    after_outcome = true;
                 }
                 Event::GmFailureDecision { choice, .. } => t.failures.push_back(Recorded {
                     commands: rec(&mut commands),
@@ -179,6 +209,7 @@ impl LogGm {
             turns,
             queued: VecDeque::new(),
             held: None,
+            notes: Vec::new(),
         }
     }
 
@@ -204,6 +235,7 @@ impl LogGm {
             Some(Command::Whisper { to, scope, text }) => {
                 return GmReply::Whisper { to, scope, text };
             }
+            Some(Command::Mark(mark)) => return GmReply::Mark(mark),
             None => {}
         }
         match self.held.take().and_then(T::take) {
@@ -215,6 +247,10 @@ impl LogGm {
 
 #[async_trait]
 impl GmSeat for LogGm {
+    fn take_notes(&mut self) -> Vec<SeatNote> {
+        std::mem::take(&mut self.notes)
+    }
+
     async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         let recorded = self.held.is_some()
             || self
@@ -284,7 +320,16 @@ impl GmSeat for LogGm {
     }
 
     async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
-        self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string())
+        let reply = self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string());
+        if matches!(reply, GmReply::Answer(_)) {
+            let marks = self
+                .turns
+                .get_mut(&s.turn)
+                .map(|t| std::mem::take(&mut t.outcome_marks))
+                .unwrap_or_default();
+            self.notes.extend(marks.into_iter().map(SeatNote::Mark));
+        }
+        reply
     }
 
     async fn interject(&mut self, s: &GmView, _round: u32) -> GmReply<Option<String>> {
@@ -360,13 +405,14 @@ pub async fn replay(
 ) -> anyhow::Result<ExitCode> {
     let store = open_store(dir)?;
     let events = store.live_events(session)?;
-    let Some((campaign, seed, recorded_from)) = events.iter().find_map(|e| match &e.event {
+    let Some((campaign, seed, recorded_from, day)) = events.iter().find_map(|e| match &e.event {
         Event::SessionStarted {
             campaign,
             seed,
             model,
+            day,
             ..
-        } => Some(((**campaign).clone(), *seed, model.clone())),
+        } => Some(((**campaign).clone(), *seed, model.clone(), *day)),
         _ => None,
     }) else {
         bail!("there is no session {session} in {}", dir.display());
@@ -405,6 +451,7 @@ pub async fn replay(
         campaign,
         session_number: session,
         seed,
+        day,
     };
     let clock = SystemClock;
     let mut quiet = Quiet;

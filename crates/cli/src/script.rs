@@ -10,7 +10,7 @@ use serde::Deserialize;
 use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::{
     Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
-    WhisperScope,
+    SeatNote, StoryMark, WhisperScope,
 };
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
@@ -70,6 +70,37 @@ pub struct ScriptTurn {
     /// order; when they run out, the GM lets the players talk.
     #[serde(default)]
     pub ooc: Option<OneOrMany<String>>,
+    /// The outcome ends the scene: `true`, or the scene's title.
+    #[serde(default)]
+    pub scene_ends: Option<SceneEnd>,
+    /// In-game days that pass after the outcome.
+    #[serde(default)]
+    pub days_pass: u32,
+}
+
+/// `scene_ends: true` or `scene_ends: "The heist"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum SceneEnd {
+    Ends(bool),
+    Titled(String),
+}
+
+impl ScriptTurn {
+    /// What the turn's outcome marks in the story, in order: the scene's end, then the days.
+    fn marks(&self) -> Vec<StoryMark> {
+        let scene = match &self.scene_ends {
+            Some(SceneEnd::Ends(true)) => Some(StoryMark::SceneEnded { title: None }),
+            Some(SceneEnd::Titled(t)) => Some(StoryMark::SceneEnded {
+                title: Some(t.trim().to_string()).filter(|t| !t.is_empty()),
+            }),
+            Some(SceneEnd::Ends(false)) | None => None,
+        };
+        let days = (self.days_pass > 0).then_some(StoryMark::TimePassed {
+            days: self.days_pass,
+        });
+        scene.into_iter().chain(days).collect()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,6 +170,13 @@ impl Script {
             if t.narration.trim().is_empty() || t.outcome.trim().is_empty() {
                 bail!("{file}: turns[{i}] needs a non-empty narration and outcome");
             }
+            if t.days_pass > StoryMark::MAX_DAYS {
+                bail!(
+                    "{file}: turns[{i}].days_pass is {}; at most {} days pass at once",
+                    t.days_pass,
+                    StoryMark::MAX_DAYS
+                );
+            }
         }
         Ok(script)
     }
@@ -161,6 +199,8 @@ pub struct ScriptGm {
     /// The next turn, taken from the script while its whispers go out before its narration.
     staged: Option<ScriptTurn>,
     whispers: VecDeque<ScriptWhisper>,
+    /// The current turn's marks of the story, handed to the driver with its outcome.
+    notes: Vec<SeatNote>,
 }
 
 struct Current {
@@ -180,6 +220,7 @@ impl ScriptGm {
             current: None,
             staged: None,
             whispers: VecDeque::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -280,6 +321,10 @@ impl ScriptGm {
 
 #[async_trait]
 impl GmSeat for ScriptGm {
+    fn take_notes(&mut self) -> Vec<SeatNote> {
+        std::mem::take(&mut self.notes)
+    }
+
     async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         self.stage();
         while let Some(w) = self.whispers.pop_front() {
@@ -399,7 +444,9 @@ impl GmSeat for ScriptGm {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
-        GmReply::Answer(cur.turn.outcome.clone())
+        let (outcome, marks) = (cur.turn.outcome.clone(), cur.turn.marks());
+        self.notes.extend(marks.into_iter().map(SeatNote::Mark));
+        GmReply::Answer(outcome)
     }
 
     async fn interject(&mut self, _s: &GmView, _round: u32) -> GmReply<Option<String>> {

@@ -345,6 +345,7 @@ fn open_new(
         campaign: campaign.clone(),
         session_number: number,
         seed,
+        day: store.campaign_day()?,
     };
     let record = Record {
         store,

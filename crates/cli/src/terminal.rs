@@ -57,6 +57,7 @@ impl TerminalGm {
                     }
                     return Input::Engine(GmReply::Whisper { to, scope, text });
                 }
+                Some(Ok(Command::Mark(mark))) => return Input::Engine(GmReply::Mark(mark)),
                 Some(Ok(Command::Success)) => return Input::Engine(GmReply::Force(true)),
                 Some(Ok(Command::Fail)) => return Input::Engine(GmReply::Force(false)),
                 Some(Ok(Command::Quit)) => return Input::Engine(GmReply::Quit),
@@ -104,6 +105,7 @@ fn pass<T>(r: GmReply<()>) -> GmReply<T> {
         GmReply::Answer(()) | GmReply::Quit => GmReply::Quit,
         GmReply::Roll(e) => GmReply::Roll(e),
         GmReply::Force(b) => GmReply::Force(b),
+        GmReply::Mark(m) => GmReply::Mark(m),
         GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
         GmReply::Fail(why) => GmReply::Fail(why),
         GmReply::Handed => GmReply::Handed,

@@ -17,7 +17,9 @@ use troupe_rules::RollResult;
 use troupe_validator::Verdict;
 use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
 
-use crate::{Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, SeatNote};
+use crate::{
+    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, SeatNote, StoryMark,
+};
 
 /// Model calls that failed (past the gateway's own retries) before the seat gives up.
 const FAILED_CALLS: u32 = 2;
@@ -109,6 +111,21 @@ impl AiGm {
             feedback = detail;
         }
     }
+}
+
+/// What the AI GM's outcome marks in the story: the scene's end, days passing (at most
+/// [`StoryMark::MAX_DAYS`], whatever the model said).
+fn outcome_marks(o: &troupe_agents::GmOutcomeReply) -> Vec<StoryMark> {
+    let mut marks = Vec::new();
+    if o.scene_ends {
+        marks.push(StoryMark::SceneEnded { title: None });
+    }
+    if o.days_pass > 0 {
+        marks.push(StoryMark::TimePassed {
+            days: o.days_pass.min(StoryMark::MAX_DAYS),
+        });
+    }
+    marks
 }
 
 /// The checks every text the GM says aloud goes through. `deeds`: a scene's narration may not
@@ -276,6 +293,8 @@ impl GmSeat for AiGm {
                 self.ending =
                     Some("the AI GM ended the session at a natural stopping point".into());
             }
+            self.notes
+                .extend(outcome_marks(&o).into_iter().map(SeatNote::Mark));
             o.outcome
         })
     }

@@ -13,7 +13,7 @@ use crate::machine::{CallSpec, GmAsk, MAX_QUESTIONS};
 use crate::visibility::describe_roll;
 use crate::{
     Answers, FailureChoice, GmReply, GmSeat, LayerView, Phase, PlayerSeat, RollOverride, Ruling,
-    SeatView, WhisperScope,
+    SeatView, StoryMark, WhisperScope,
 };
 
 /// A seat that answers badly this many times in a row is taken to have failed.
@@ -281,6 +281,16 @@ fn gm_commands(v: &GmView) -> Vec<Command> {
                 form::text("text", "Whisper"),
             ],
         ),
+        command(
+            "scene",
+            "End the scene",
+            vec![form::optional("title", "The scene's title (optional)")],
+        ),
+        command(
+            "time",
+            "Let days pass",
+            vec![form::line("days", "Days that pass (e.g. 3)")],
+        ),
         command("undo", "Take back your last decision", vec![]),
         command(
             "end",
@@ -302,6 +312,15 @@ fn gm_command<T>(name: &str, values: &Map<String, Value>) -> Result<GmReply<T>, 
         }
         "success" => GmReply::Force(true),
         "fail" => GmReply::Force(false),
+        "scene" => GmReply::Mark(StoryMark::SceneEnded {
+            title: Some(values.text("title"))
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
+        }),
+        "time" => GmReply::Mark(StoryMark::TimePassed {
+            days: StoryMark::parse_days(&values.text("days"))
+                .map_err(|e| format!("/time needs {e}"))?,
+        }),
         "whisper" => {
             let to = values.text("to");
             let scope = match values.text("scope").as_str() {

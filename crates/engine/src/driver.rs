@@ -145,6 +145,8 @@ pub struct SessionSetup {
     pub campaign: Campaign,
     pub session_number: u32,
     pub seed: u64,
+    /// The in-game day the session begins on: where the campaign's last session left it.
+    pub day: u32,
 }
 
 /// Where a session's events go: the campaign's store, and the JSONL mirror when there is one.
@@ -216,6 +218,7 @@ impl<'a> Driver<'a> {
             seed: setup.seed,
             model: table.gateway.model_name(),
             troupe_version: env!("CARGO_PKG_VERSION").to_string(),
+            day: setup.day.max(crate::events::FIRST_DAY),
         })?;
         driver.flush()?;
         Ok(driver)
@@ -604,16 +607,32 @@ impl<'a> Driver<'a> {
                 gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
             view.last_turn = self.last_turn;
             let reply = self.gm_decision(&ask, &view).await;
-            // What the seat did to decide (an AI's calls, its checks) comes before the decision.
-            for note in self.gm.take_notes() {
+            // What the seat did to decide (an AI's calls, its checks) comes before the decision,
+            // what it marked in the story with the decision (a scene's end) after it.
+            let (marks, notes): (Vec<_>, Vec<_>) = self
+                .gm
+                .take_notes()
+                .into_iter()
+                .partition(|n| matches!(n, SeatNote::Mark(_)));
+            for note in notes {
                 self.append(seat_note_event(note))?;
+            }
+            let mut after: Vec<Event> = marks.into_iter().map(seat_note_event).collect();
+            if !matches!(reply, GmReply::Answer(_)) {
+                for e in std::mem::take(&mut after) {
+                    self.append(e)?;
+                }
             }
             match reply {
                 GmReply::Answer(events) => {
-                    for e in events {
+                    for e in events.into_iter().chain(after) {
                         self.append(e)?;
                     }
                     return Ok(None);
+                }
+                GmReply::Mark(mark) => {
+                    self.append(mark.event())?;
+                    self.flush()?;
                 }
                 GmReply::Roll(expr) => {
                     self.gm_roll(&expr)?;
@@ -1334,6 +1353,7 @@ fn seat_note_event(note: SeatNote) -> Event {
             sent_back,
             kept,
         },
+        SeatNote::Mark(mark) => mark.event(),
     }
 }
 

@@ -115,6 +115,10 @@ pub enum Event {
         seed: u64,
         model: String,
         troupe_version: String,
+        /// The story's in-game day when the session began (day 1 is the campaign's first;
+        /// absent in logs of the first day and in logs written before days were tracked).
+        #[serde(default = "first_day", skip_serializing_if = "is_first_day")]
+        day: u32,
     },
     SessionEnded {
         reason: String,
@@ -291,6 +295,16 @@ pub enum Event {
         agent: String,
         person: bool,
     },
+    /// The GM ended a scene (`/scene`, a script's `scene_ends`, an AI GM's reply): what was
+    /// played goes into memory at the turn's storage step.
+    SceneEnded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+    /// The GM let time pass in the story (`/time N`): the in-game day moves on by `days`.
+    TimePassed {
+        days: u32,
+    },
     /// The GM told someone something in private (`/whisper`). `to: None` is the whole table.
     Whisper {
         to: Option<String>,
@@ -354,6 +368,18 @@ pub enum Event {
 }
 
 impl Event {
+    /// How a GM's mark of the story reads at the table (`day`: the in-game day after it), for
+    /// the terminal, the transcript and the web table alike. None for other events.
+    pub fn story_mark_line(&self, day: u32) -> Option<String> {
+        match self {
+            Event::SceneEnded { title: Some(t) } => Some(format!("The scene ends: {t}.")),
+            Event::SceneEnded { title: None } => Some("The scene ends.".into()),
+            Event::TimePassed { days: 1 } => Some(format!("A day passes. It is now day {day}.")),
+            Event::TimePassed { days } => Some(format!("{days} days pass. It is now day {day}.")),
+            _ => None,
+        }
+    }
+
     /// The `event_type` tag, as written in the log.
     pub fn event_type(&self) -> String {
         serde_json::to_value(self)
@@ -364,5 +390,50 @@ impl Event {
                     .map(String::from)
             })
             .unwrap_or_default()
+    }
+}
+
+/// The story's first in-game day.
+pub const FIRST_DAY: u32 = 1;
+
+fn first_day() -> u32 {
+    FIRST_DAY
+}
+
+fn is_first_day(day: &u32) -> bool {
+    *day == FIRST_DAY
+}
+
+/// What a GM marks in the story besides its decisions: a scene's end, time passing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoryMark {
+    SceneEnded { title: Option<String> },
+    TimePassed { days: u32 },
+}
+
+impl StoryMark {
+    /// The most days one `/time` may pass: ten years, a typo's guard.
+    pub const MAX_DAYS: u32 = 3650;
+
+    /// Days for `/time`: "3", "3 days", "1 day"; from 1 to [`StoryMark::MAX_DAYS`].
+    pub fn parse_days(text: &str) -> Result<u32, String> {
+        let text = text.trim();
+        let number = text
+            .strip_suffix("days")
+            .or_else(|| text.strip_suffix("day"))
+            .unwrap_or(text)
+            .trim();
+        number
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=Self::MAX_DAYS).contains(n))
+            .ok_or_else(|| format!("a number of days from 1 to {}, e.g. 3", Self::MAX_DAYS))
+    }
+
+    pub fn event(self) -> Event {
+        match self {
+            StoryMark::SceneEnded { title } => Event::SceneEnded { title },
+            StoryMark::TimePassed { days } => Event::TimePassed { days },
+        }
     }
 }

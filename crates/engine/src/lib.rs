@@ -32,7 +32,8 @@ pub use driver::{
     served_calls,
 };
 pub use events::{
-    Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, VerdictResult, WhisperScope,
+    Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, StoryMark, VerdictResult,
+    WhisperScope,
 };
 pub use fault::Fault;
 pub use log::{EventLog, MirrorCheck, check_mirror, next_session_log, read_log, session_log_path};

@@ -8,7 +8,7 @@ use troupe_llm::AttemptRecord;
 use troupe_rules::{DiceExpr, RollResult};
 use troupe_validator::Verdict;
 
-use crate::{CallSpec, FailureChoice, Phase, RollOverride, Ruling, WhisperScope};
+use crate::{CallSpec, FailureChoice, Phase, RollOverride, Ruling, StoryMark, WhisperScope};
 
 /// A seat's reply: the answer, or a table command to perform before asking again.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +24,8 @@ pub enum GmReply<T> {
         scope: WhisperScope,
         text: String,
     },
+    /// `/scene` or `/time N`: mark the story (a scene ends, days pass), ask again.
+    Mark(StoryMark),
     /// `/quit` (or the script ran out): save and end the session.
     Quit,
     /// End the session here, for this reason (an AI GM's natural stopping point).
@@ -43,6 +45,7 @@ impl<T> GmReply<T> {
             GmReply::Roll(e) => GmReply::Roll(e),
             GmReply::Force(b) => GmReply::Force(b),
             GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
+            GmReply::Mark(m) => GmReply::Mark(m),
             GmReply::Quit => GmReply::Quit,
             GmReply::End(why) => GmReply::End(why),
             GmReply::Fail(why) => GmReply::Fail(why),
@@ -80,13 +83,16 @@ pub enum SeatNote {
         /// The flagged text is what the table got.
         kept: bool,
     },
+    /// The seat marked the story with its decision (an AI GM's or a script's outcome that ends
+    /// the scene or lets days pass): recorded after the decision, unlike the notes above.
+    Mark(StoryMark),
 }
 
 /// The GM's seat: one method per decision the game asks of the GM, each given the GM's view.
 #[async_trait]
 pub trait GmSeat: Send {
     /// What this seat did since it was last asked (an AI's model calls, its checks' flags), in
-    /// order; recorded before the decision.
+    /// order; recorded before the decision (its marks of the story after it).
     fn take_notes(&mut self) -> Vec<SeatNote> {
         Vec::new()
     }

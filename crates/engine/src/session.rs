@@ -128,6 +128,13 @@ pub struct Turn {
     pub failures: BTreeMap<(Phase, String), (u32, String)>,
     /// AI contributions the GM chose to skip.
     pub skipped: BTreeSet<(Phase, String)>,
+    /// The in-game day the turn began on: its episodes are remembered as of that day, even
+    /// when the GM lets time pass at its end.
+    #[serde(default)]
+    pub day: u32,
+    /// The GM ended a scene during this turn: a memory storage trigger.
+    #[serde(default)]
+    pub scene_ended: bool,
 }
 
 /// The whole session, folded from its events.
@@ -151,6 +158,13 @@ pub struct Session {
     pub memory_through: u32,
     /// What the GM whispered this session, in order.
     pub whispers: Vec<Whispered>,
+    /// The story's in-game day now (see [`Session::day`]; 0 in snapshots written before days
+    /// were tracked).
+    #[serde(default)]
+    pub day: u32,
+    /// Scenes the GM has ended this session.
+    #[serde(default)]
+    pub scenes_ended: u32,
 }
 
 impl Session {
@@ -159,6 +173,20 @@ impl Session {
             id: id.into(),
             number,
             ..Default::default()
+        }
+    }
+
+    /// The story's in-game day (day 1 is the campaign's first).
+    pub fn day(&self) -> u32 {
+        self.day.max(crate::events::FIRST_DAY)
+    }
+
+    /// The day the current (or last) turn began on.
+    pub fn turn_day(&self) -> u32 {
+        if self.turn.day == 0 {
+            self.day()
+        } else {
+            self.turn.day
         }
     }
 
@@ -273,11 +301,13 @@ impl Session {
                 campaign,
                 seed,
                 model,
+                day,
                 ..
             } => {
                 self.campaign = Some((**campaign).clone());
                 self.seed = *seed;
                 self.model = model.clone();
+                self.day = *day;
             }
             Event::SessionEnded { reason } => self.ended = Some(reason.clone()),
             Event::SessionResumed { .. } => self.ended = None,
@@ -288,6 +318,7 @@ impl Session {
                 self.in_turn = true;
                 self.turn = Turn {
                     clarification_round: 1,
+                    day: self.day(),
                     ..Default::default()
                 };
             }
@@ -456,6 +487,11 @@ impl Session {
                 }
             }
             Event::GmOutcome { text } => t.outcome = Some(text.clone()),
+            Event::SceneEnded { .. } => {
+                t.scene_ended = true;
+                self.scenes_ended += 1;
+            }
+            Event::TimePassed { days } => self.day = self.day().saturating_add(*days),
             Event::CharacterReaction { agent, text } => {
                 t.reactions.insert(agent.clone(), text.clone());
             }

@@ -380,6 +380,22 @@ impl Store {
         )?))
     }
 
+    /// The in-game day the campaign's latest session left the story on: where a new session
+    /// begins. Day 1 for a campaign without sessions.
+    pub fn campaign_day(&self) -> Result<u32, Error> {
+        let Some(last) = self.latest_session()? else {
+            return Ok(crate::events::FIRST_DAY);
+        };
+        let events = self.live_events_of_types(last.number, &["session_started", "time_passed"])?;
+        Ok(events
+            .iter()
+            .fold(crate::events::FIRST_DAY, |day, e| match &e.event {
+                Event::SessionStarted { day: start, .. } => *start,
+                Event::TimePassed { days } => day.saturating_add(*days),
+                _ => day,
+            }))
+    }
+
     /// The standing events up to the first one that cannot be read, and that one's seq and
     /// what is wrong with it: what `troupe undo` works from when a stored event is damaged.
     pub fn readable_live_events(

@@ -50,6 +50,8 @@ struct Transcript {
     questions: BTreeMap<u32, BTreeMap<String, Vec<String>>>,
     /// Declared actions not yet judged, per agent; rendered with their verdict.
     pending: BTreeMap<String, Vec<Pending>>,
+    /// The story's in-game day, as the events so far have moved it.
+    day: u32,
 }
 
 impl Transcript {
@@ -164,6 +166,14 @@ impl Transcript {
                 self.block(&format!("## Turn {}", env.turn_number));
             }
             Event::TurnCompleted => self.flush_all(),
+            Event::SessionStarted { day, .. } => self.day = *day,
+            event @ (Event::SceneEnded { .. } | Event::TimePassed { .. }) => {
+                if let Event::TimePassed { days } = event {
+                    self.day = self.day.max(crate::events::FIRST_DAY).saturating_add(*days);
+                }
+                let line = event.story_mark_line(self.day).unwrap_or_default();
+                self.block(&format!("**[GM]** {}", inline(&line)));
+            }
             Event::SessionResumed { at, .. } => {
                 self.block(&format!(
                     "**[NOTE]** The session was resumed here ({}).",

@@ -32,6 +32,8 @@ pub fn gm_decision(event: &Event) -> Option<&'static str> {
         Event::GmOutcome { .. } => "the outcome narration",
         Event::GmForcedResult { .. } => "the forced result",
         Event::GmRoll { .. } => "the /roll",
+        Event::SceneEnded { .. } => "the scene's end",
+        Event::TimePassed { .. } => "the days that passed",
         Event::GmFailureDecision { .. } => "the decision on a failed phase",
         _ => return None,
     })

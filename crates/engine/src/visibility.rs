@@ -232,6 +232,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
         gm_name: campaign.gm_name.clone(),
         ship: campaign.ship.clone(),
         turn: s.turn_number,
+        day: s.day(),
         phase: s.phase.map_or("between turns", |p| p.title()).to_string(),
         last_turn: None,
         table: s

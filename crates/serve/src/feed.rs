@@ -203,6 +203,10 @@ fn rendered(event: &Event, s: &Session) -> Vec<Rendered> {
             },
         ),
         Event::Whisper { to, scope, text } => whisper(to.as_deref(), *scope, text),
+        Event::SceneEnded { .. } | Event::TimePassed { .. } => event
+            .story_mark_line(s.day())
+            .map(|l| table("story", l))
+            .unwrap_or_default(),
         Event::PhaseFailed { agent, error, .. } => vec![(
             Audience::Gm,
             "problem",

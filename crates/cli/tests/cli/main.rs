@@ -6,6 +6,7 @@
 mod support;
 
 mod caching_bench;
+mod calendar;
 mod detector;
 mod durable;
 mod e2e;

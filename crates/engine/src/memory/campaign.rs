@@ -59,15 +59,24 @@ impl StoreMemory {
     }
 }
 
-/// In-game days are not tracked yet: for corruption's time factor a session counts as a week.
+/// For a memory from before in-game days were tracked, a session counts as a week.
 const DAYS_PER_SESSION: u32 = 7;
+
+/// The in-game days since a memory was made: from the story's calendar when the memory has a
+/// day, else a week per session.
+fn days_since(now: GameTime, then: GameTime) -> u32 {
+    match (now.day, then.day) {
+        (Some(now), Some(then)) => now.saturating_sub(then),
+        _ => now.session.saturating_sub(then.session) * DAYS_PER_SESSION,
+    }
+}
 
 impl CampaignMemory for StoreMemory {
     fn recall(&mut self, s: &Session, agent: &str, query: &str) -> Result<Vec<Recalled>, String> {
         let now = GameTime {
             session: s.number,
             turn: s.turn_number,
-            day: None,
+            day: Some(s.day()),
         };
         // This agent's recall at this turn counts once. Should it have run before (the step
         // recalled, then the process died before the session saved it), what that run counted
@@ -120,7 +129,7 @@ impl CampaignMemory for StoreMemory {
             }
             let texts: Vec<String> = hits.iter().map(|h| h.fact.text.clone()).collect();
             for (i, h) in hits.into_iter().enumerate() {
-                let days = now.session.saturating_sub(h.fact.at.session) * DAYS_PER_SESSION;
+                let days = days_since(now, h.fact.at);
                 let other = texts
                     .get((i + 1) % texts.len().max(1))
                     .filter(|_| texts.len() > 1);

@@ -34,6 +34,15 @@ pub fn episodes_of(
         .take(s.whispers.len().saturating_sub(told_in_range))
         .cloned()
         .collect();
+    // Likewise the day the events begin on: today's, less the days they let pass.
+    let passed_in_range: u32 = events
+        .iter()
+        .map(|e| match e.event {
+            Event::TimePassed { days } => days,
+            _ => 0,
+        })
+        .sum();
+    scratch.day = s.day().saturating_sub(passed_in_range);
     let mut out = Vec::new();
     for env in events {
         let completing = matches!(env.event, Event::TurnCompleted);
@@ -43,7 +52,8 @@ pub fn episodes_of(
         if let Event::Whisper { to, scope, text } = &env.event
             && turns.contains(&env.turn_number)
         {
-            out.extend(whisper_episodes(s, env, to.as_deref(), *scope, text));
+            let day = scratch.day();
+            out.extend(whisper_episodes(s, env, day, (to.as_deref(), *scope, text)));
         }
         scratch.apply(env);
     }
@@ -59,9 +69,8 @@ pub fn episodes_of(
 fn whisper_episodes(
     s: &Session,
     env: &Envelope,
-    to: Option<&str>,
-    scope: crate::WhisperScope,
-    text: &str,
+    day: u32,
+    (to, scope, text): (Option<&str>, crate::WhisperScope, &str),
 ) -> Vec<(Episode, Source, Moment)> {
     use troupe_agents::Layer;
     let agents = match to {
@@ -86,7 +95,7 @@ fn whisper_episodes(
                     ),
                     session: s.number,
                     turn: env.turn_number,
-                    day: None,
+                    day: Some(day),
                     timestamp: String::new(),
                     speaker: "gm".into(),
                     text: format!("The GM told me in private: {text}"),
@@ -136,7 +145,7 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
                 id: format!("s{}-t{}-{}", s.number, n, key),
                 session: s.number,
                 turn: n,
-                day: None,
+                day: Some(s.turn_day()),
                 timestamp: String::new(),
                 speaker: speaker.to_string(),
                 text,
@@ -306,6 +315,9 @@ fn character_name(s: &Session, agent: &str) -> String {
 /// (seed 001 FR-005: every 10 turns, critical events, scene and session end).
 pub fn storage_trigger(s: &Session) -> Option<String> {
     let t = &s.turn;
+    if t.scene_ended {
+        return Some("the GM ended the scene".into());
+    }
     if s.turn_number > 0 && s.turn_number.is_multiple_of(10) {
         return Some("every 10 turns".into());
     }
