@@ -55,6 +55,7 @@ fn view() -> GmView {
         gm_name: c.gm_name,
         ship: c.ship,
         turn: 2,
+        day: 4,
         phase: "GM outcome".into(),
         last_turn: Some(3),
         table,
