@@ -158,6 +158,7 @@ async fn session(turns: u64, gm: &mut dyn GmSeat) -> Took {
         campaign: campaign(),
         session_number: 1,
         seed: 1,
+        day: 1,
     };
     let (mut quiet, clock) = (Quiet, SystemClock);
     let (start, cpu) = (Instant::now(), cpu_ns());

@@ -106,6 +106,7 @@ async fn turn(server: &str, players: usize, seed: u64) -> (Duration, f64, bool) 
         campaign: campaign(players),
         session_number: 1,
         seed,
+        day: 1,
     };
     let mut gm = InstantGm(1);
     let (mut quiet, clock) = (Quiet, SystemClock);

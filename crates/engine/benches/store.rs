@@ -69,6 +69,7 @@ fn play_long_session() -> Vec<Envelope> {
         campaign: campaign(),
         session_number: 1,
         seed: 1,
+        day: 1,
     };
     rt.block_on(async {
         let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)

@@ -63,6 +63,7 @@ async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
         campaign: campaign(),
         session_number: n,
         seed: 1,
+        day: 1,
     };
     let start = Instant::now();
     let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)

@@ -131,6 +131,7 @@ async fn main() {
         campaign: c,
         session_number: n,
         seed: 1,
+        day: 1,
     };
     let mut gm = InstantGm(turns);
     let mut watch = Stopwatch {

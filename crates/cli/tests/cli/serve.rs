@@ -1602,3 +1602,50 @@ async fn the_hosts_page_opens_a_table_in_a_browser() {
     );
     assert!(dir.join("table.json").is_file());
 }
+
+/// Issue 33 at the web table: the GM ends a scene and lets days pass from the page; every seat's
+/// stream tells it, the log records it, and a number of days that is not one is asked again.
+#[tokio::test]
+async fn the_gm_ends_a_scene_and_lets_days_pass_from_the_page() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
+    let state = s.next_ask("gm").await;
+    let commands: Vec<&str> = state["ask"]["ask"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        commands.contains(&"scene") && commands.contains(&"time"),
+        "{commands:?}"
+    );
+    let bad = json!({"ask_id": state["ask"]["id"],
+                     "answer": {"answer": "command", "name": "time", "values": {"days": "soon"}}});
+    let (status, text) = s.post("gm", "/answer", &s.keys["gm"], bad).await;
+    assert_eq!(status, 204, "{text}");
+    // The game reads it, refuses it and asks again, saying why.
+    let state = s.next_ask("gm").await;
+    let why = state["ask"]["ask"]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("a number of days from 1 to 3650"), "{state}");
+    s.command("gm", &state, "time", json!({"days": "2"})).await;
+    let state = s.next_ask("gm").await;
+    s.command("gm", &state, "scene", json!({"title": "The dock"}))
+        .await;
+    s.play_gm(|_| false).await;
+    for seat in ["alex", "watch", "gm"] {
+        let raw = s.raw_feed(seat).await;
+        assert!(
+            raw.contains("2 days pass. It is now day 3."),
+            "{seat}: {raw}"
+        );
+        assert!(raw.contains("The scene ends: The dock."), "{seat}: {raw}");
+    }
+    let log = read_log(&dir.path().join("logs/session-1.jsonl"));
+    let types: Vec<&str> = log
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .filter(|t| *t == "time_passed" || *t == "scene_ended")
+        .collect();
+    assert_eq!(types, ["time_passed", "scene_ended"]);
+}

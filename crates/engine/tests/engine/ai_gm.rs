@@ -30,6 +30,7 @@ fn view() -> GmView {
             seed: 1,
             model: "test".into(),
             troupe_version: "test".into(),
+            day: 1,
         },
     });
     let mut v = gm_view(&session).unwrap();
@@ -69,6 +70,7 @@ fn tags(notes: &[SeatNote]) -> Vec<String> {
                 kept,
                 ..
             } => format!("flag:{check}:{sent_back}:{kept}"),
+            SeatNote::Mark(mark) => format!("mark:{mark:?}"),
         })
         .collect()
 }
@@ -86,7 +88,7 @@ fn prompt_of(notes: &[SeatNote], n: usize) -> String {
                     .collect::<Vec<_>>()
                     .join("\n"),
             ),
-            SeatNote::Flag { .. } => None,
+            SeatNote::Flag { .. } | SeatNote::Mark(_) => None,
         })
         .nth(n)
         .unwrap()

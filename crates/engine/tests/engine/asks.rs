@@ -86,6 +86,7 @@ async fn play(
         campaign,
         session_number: 1,
         seed: 3,
+        day: 1,
     };
     {
         let mut driver = Driver::start(setup, record, gm, &table, &mut quiet, &clock).unwrap();

@@ -228,6 +228,7 @@ fn play(turns: &[(Vec<Secret>, Vec<Leak>)]) -> Vec<(Session, Vec<Secret>)> {
         seed: 1,
         model: "test".into(),
         troupe_version: "test".into(),
+        day: 1,
     });
     let mut secrets: Vec<Secret> = Vec::new();
     let mut snapshots = Vec::new();

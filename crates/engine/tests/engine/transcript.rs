@@ -57,6 +57,7 @@ async fn run_at(
         campaign: campaign("campaign.json"),
         session_number: 1,
         seed,
+        day: 1,
     };
     let clock = ClockAt(at);
     let mut seen = Collect::default();

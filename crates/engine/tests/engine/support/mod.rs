@@ -240,6 +240,7 @@ pub async fn run_in_context(
         campaign: campaign(file),
         session_number: number,
         seed,
+        day: 1,
     };
     let (session, end) = {
         let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock).unwrap();
