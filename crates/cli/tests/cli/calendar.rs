@@ -252,12 +252,10 @@ fn the_ai_gm_ends_a_scene_and_lets_days_pass_in_its_outcome() {
     // The AI GM's first outcome closes the scene and lets two days pass.
     let replay = d.join("aigm.replay.jsonl");
     let text = std::fs::read_to_string(&replay).unwrap();
-    let first = "\"end_session\": false}}";
-    let at = text.find(first).unwrap();
-    let text = format!(
-        "{}\"end_session\": false, \"scene_ends\": true, \"days_pass\": 2}}}}{}",
-        &text[..at],
-        &text[at + first.len()..]
+    let text = text.replacen(
+        "\"end_session\": false}}",
+        "\"end_session\": false, \"scene_ends\": true, \"days_pass\": 2}}",
+        1,
     );
     std::fs::write(&replay, text).unwrap();
     let out = run(d, &["play", "aigm.json", "--seed", "7", "--turns", "2"]);
