@@ -14,14 +14,14 @@ use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
     served_calls, session_log_path,
 };
-use troupe_engine::{CampaignMemory, StoreMemory};
+use troupe_engine::{CampaignMemory, StoreMemory, script};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_rules::roll_seed;
 
 use crate::keyboard::Keyboard;
 use crate::people::TerminalPlayers;
 use crate::sessions::{self, CampaignLock};
-use crate::{display, models, script, terminal};
+use crate::{display, models, terminal};
 
 /// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
 pub fn sleeper() -> Arc<dyn Sleeper> {
@@ -236,7 +236,19 @@ fn gm_seat(
     }
     Ok(match gm_script {
         Some(path) => {
-            let mut gm = script::ScriptGm::new(script::Script::load(path)?);
+            let script = script::Script::load(path)?;
+            let agents: Vec<String> = campaign
+                .seats
+                .iter()
+                .map(|s| s.player.agent_id.clone())
+                .collect();
+            for to in script.unknown_recipients(&agents) {
+                eprintln!(
+                    "GM script: no AI called {to} at this table (agents: {}, or all); its whispers will not be sent",
+                    agents.join(", ")
+                );
+            }
+            let mut gm = script::ScriptGm::new(script);
             gm.fast_forward(resumed);
             Box::new(gm)
         }

@@ -14,8 +14,10 @@ mod log;
 mod machine;
 pub mod memory;
 mod phase;
+pub mod recorded;
 mod run_store;
 pub mod scene;
+pub mod script;
 mod seat;
 pub mod secrets;
 mod session;
@@ -113,6 +115,9 @@ pub enum Error {
          asks again."
     )]
     SeatFailed { session: u32, message: String },
+    /// A GM script that cannot be played, with the file and what is wrong.
+    #[error("{0}")]
+    Script(String),
     #[error("there is no session {0} in this campaign")]
     NoSuchSession(u32),
     #[error("no agent {0} at this table")]

@@ -1,12 +1,12 @@
-//! The people of a recorded session, for `troupe replay`: each decision a person made is read
+//! The people of a recorded session, for a replay: each decision a person made is read
 //! back from the log, turned into the JSON their seat gave, and given again when asked.
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::{CallSpec, Envelope, Event, GmReply, PlayerSeat, SeatView};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use troupe_campaign::SeatTaker;
-use troupe_engine::{CallSpec, Envelope, Event, GmReply, PlayerSeat, SeatView};
 
 /// What kind of call a recorded decision answers.
 fn kind(call: &CallSpec) -> &'static str {
@@ -76,11 +76,11 @@ fn agent_of(event: &Event) -> Option<&str> {
 }
 
 /// The recorded decisions of the people at the table, by (turn, agent, kind), in order.
-pub struct LogPlayers {
+pub struct RecordedPeople {
     decisions: BTreeMap<(u32, String, &'static str), VecDeque<Value>>,
 }
 
-impl LogPlayers {
+impl RecordedPeople {
     /// `None` when nobody at the recorded table was a person.
     pub fn from_log(events: &[Envelope]) -> Option<Self> {
         let people: Vec<String> = events.iter().find_map(|e| match &e.event {
@@ -109,12 +109,12 @@ impl LogPlayers {
                     .push_back(value);
             }
         }
-        Some(LogPlayers { decisions })
+        Some(RecordedPeople { decisions })
     }
 }
 
 #[async_trait]
-impl PlayerSeat for LogPlayers {
+impl PlayerSeat for RecordedPeople {
     /// The recorded decision; a directive is the last one of its turn (the ones before it came
     /// from the person's plan). Past the recording, the person has left.
     async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {

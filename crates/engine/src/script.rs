@@ -4,18 +4,17 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use crate::{
+    Answers, Envelope, Error, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
+    SeatNote, StoryMark, WhisperScope,
+};
 use async_trait::async_trait;
 use serde::Deserialize;
 use troupe_agents::{ActionDecl, GmView};
-use troupe_engine::{
-    Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
-    SeatNote, StoryMark, WhisperScope,
-};
 use troupe_rules::{RollResult, TaskType};
 use troupe_validator::Verdict;
 
-use crate::terminal::suggested;
+use crate::asks::suggested;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +31,13 @@ pub enum OneOrMany<T> {
 }
 
 impl<T> OneOrMany<T> {
+    fn iter(&self) -> std::slice::Iter<'_, T> {
+        match self {
+            OneOrMany::One(t) => std::slice::from_ref(t).iter(),
+            OneOrMany::Many(v) => v.iter(),
+        }
+    }
+
     fn into_deque(self) -> VecDeque<T> {
         match self {
             OneOrMany::One(t) => VecDeque::from([t]),
@@ -153,32 +159,52 @@ pub enum ScriptFailure {
 }
 
 impl Script {
-    pub fn load(path: &Path) -> anyhow::Result<Script> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("could not read the GM script {}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Script, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: format!("could not read the GM script {}", path.display()),
+            source,
+        })?;
         Script::parse(&text, &path.display().to_string())
     }
 
     /// Read a script's text; `file` names it in every error.
-    pub fn parse(text: &str, file: &str) -> anyhow::Result<Script> {
-        let script: Script = serde_saphyr::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{file}: not a valid GM script: {e}"))?;
+    pub fn parse(text: &str, file: &str) -> Result<Script, Error> {
+        let bad = |message: String| Error::Script(format!("{file}: {message}"));
+        let script: Script =
+            serde_saphyr::from_str(text).map_err(|e| bad(format!("not a valid GM script: {e}")))?;
         if script.turns.is_empty() {
-            bail!("{file}: the GM script has no turns");
+            return Err(bad("the GM script has no turns".into()));
         }
         for (i, t) in script.turns.iter().enumerate() {
             if t.narration.trim().is_empty() || t.outcome.trim().is_empty() {
-                bail!("{file}: turns[{i}] needs a non-empty narration and outcome");
+                return Err(bad(format!(
+                    "turns[{i}] needs a non-empty narration and outcome"
+                )));
             }
             if t.days_pass > StoryMark::MAX_DAYS {
-                bail!(
-                    "{file}: turns[{i}].days_pass is {}; at most {} days pass at once",
+                return Err(bad(format!(
+                    "turns[{i}].days_pass is {}; at most {} days pass at once",
                     t.days_pass,
                     StoryMark::MAX_DAYS
-                );
+                )));
             }
         }
         Ok(script)
+    }
+
+    /// The whispers' recipients that are not at a table of these agents (nor "all"): those
+    /// whispers are not sent.
+    pub fn unknown_recipients(&self, agents: &[String]) -> Vec<String> {
+        let mut unknown: Vec<String> = self
+            .turns
+            .iter()
+            .filter_map(|t| t.whisper.as_ref())
+            .flat_map(OneOrMany::iter)
+            .map(|w| w.to.clone())
+            .filter(|to| !to.eq_ignore_ascii_case("all") && !agents.contains(to))
+            .collect();
+        unknown.dedup();
+        unknown
     }
 }
 
@@ -329,13 +355,8 @@ impl GmSeat for ScriptGm {
         self.stage();
         while let Some(w) = self.whispers.pop_front() {
             let to = (!w.to.eq_ignore_ascii_case("all")).then_some(w.to);
-            if let Some(a) = &to
-                && !s.seated(a)
-            {
-                eprintln!(
-                    "GM script: no AI called {a} at this table (agents: {}, or all); that whisper was not sent",
-                    s.agent_ids().join(", ")
-                );
+            // Not sent: the table was told before the session began (`unknown_recipients`).
+            if to.as_ref().is_some_and(|a| !s.seated(a)) {
                 continue;
             }
             return GmReply::Whisper {
@@ -507,6 +528,8 @@ mod fuzz {
         "failure: ",
         "whisper: ",
         "ooc: ",
+        "scene_ends: ",
+        "days_pass: ",
         "accept",
         "roll",
         "task: ",
@@ -558,7 +581,7 @@ mod fuzz {
     fn parse(bytes: &[u8]) -> Result<(), TestCaseError> {
         let text = String::from_utf8_lossy(bytes);
         if let Err(e) = Script::parse(&text, "gm.yaml") {
-            let message = format!("{e:#}");
+            let message = e.to_string();
             prop_assert!(message.starts_with("gm.yaml: "), "{}", message);
         }
         Ok(())
