@@ -24,7 +24,7 @@ pub struct BrowserSeat(pub Arc<Hub>);
 impl Seat for BrowserSeat {
     async fn decide(&mut self, ask: &Ask) -> Answer {
         // The sender goes only when the table closes: then the person has left.
-        self.0.ask(ask.clone()).await.unwrap_or(Answer::Leave)
+        self.0.ask_and_wait(ask.clone()).await.unwrap_or(Answer::Leave)
     }
 }
 

@@ -197,6 +197,36 @@ impl Hub {
 
     /// The game asks a seat; the answer comes through the returned channel.
     pub fn ask(&self, ask: Ask) -> oneshot::Receiver<Answer> {
+        self.ask_numbered(ask).1
+    }
+
+    /// The game asks a seat and waits for its answer: None when the table closes. A game that
+    /// stops waiting (another seat answered first) withdraws the ask, so an answer sent to it
+    /// late is refused as stale, for the page to fetch the new ask, instead of lost.
+    pub async fn ask_and_wait(&self, ask: Ask) -> Option<Answer> {
+        let seat = ask.seat.clone();
+        let (id, answer) = self.ask_numbered(ask);
+        let mut waiting = Withdraw {
+            hub: self,
+            seat,
+            id,
+            answered: false,
+        };
+        let answer = answer.await.ok();
+        waiting.answered = true;
+        answer
+    }
+
+    /// Take back a seat's ask if it is still this one.
+    fn withdraw(&self, seat: &str, id: u64) {
+        let mut inner = self.lock();
+        if inner.pending.get(seat).is_some_and(|p| p.id == id) {
+            inner.pending.remove(seat);
+            self.bump(&mut inner);
+        }
+    }
+
+    fn ask_numbered(&self, ask: Ask) -> (u64, oneshot::Receiver<Answer>) {
         let (reply, answer) = oneshot::channel();
         let mut inner = self.lock();
         inner.next_ask += 1;
@@ -212,7 +242,7 @@ impl Hub {
             },
         );
         self.bump(&mut inner);
-        answer
+        (id, answer)
     }
 
     /// A seat answers the ask it was shown (by its id): checked against the ask's form, then
@@ -244,9 +274,12 @@ impl Hub {
                 "a field holds more than {MAX_FIELD_CHARS} characters"
             )));
         }
-        if let Some(p) = inner.pending.remove(seat) {
-            // The game may have stopped meanwhile; then the answer has nowhere to go.
-            let _ = p.reply.send(answer);
+        if let Some(p) = inner.pending.remove(seat)
+            && p.reply.send(answer).is_err()
+        {
+            // The game stopped waiting for it meanwhile.
+            self.bump(&mut inner);
+            return Err(Refused::Stale);
         }
         self.bump(&mut inner);
         Ok(())
@@ -527,6 +560,22 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
     })
 }
 
+/// An ask the game waits on; dropped unanswered, it is withdrawn from the seat.
+struct Withdraw<'a> {
+    hub: &'a Hub,
+    seat: String,
+    id: u64,
+    answered: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.hub.withdraw(&self.seat, self.id);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,6 +633,19 @@ mod tests {
             hub.answer("alex", 1, decide(json!({}))),
             Err(Refused::Stale)
         );
+    }
+
+    #[tokio::test]
+    async fn an_ask_the_game_stopped_waiting_for_refuses_a_late_answer() {
+        let hub = hub();
+        let waited = tokio::time::timeout(
+            std::time::Duration::from_millis(10),
+            hub.ask_and_wait(ask()),
+        )
+        .await;
+        assert!(waited.is_err(), "nobody answered");
+        let fine = decide(json!({"questions": []}));
+        assert_eq!(hub.answer("alex", 1, fine), Err(Refused::Stale));
     }
 
     #[test]
