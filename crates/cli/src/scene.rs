@@ -580,7 +580,7 @@ impl Printed {
 }
 
 /// `troupe serve --scene FILE`: the campaign's open scene table reopened, or a new run of
-/// `file` with a link for its speaker and one to watch.
+/// `file` with a link for its speaker, one for its GM and one to watch.
 pub fn serve_open(
     dir: &Path,
     file: &Path,
@@ -612,6 +612,10 @@ pub fn serve_open(
         (
             troupe_engine::scene::SPEAKER.to_string(),
             format!("Player ({})", actors.join(", ")),
+        ),
+        (
+            troupe_engine::scene::GM.to_string(),
+            "Game master (the GM's view and commands)".to_string(),
         ),
         ("watch".to_string(), "Watching".to_string()),
     ];
@@ -681,6 +685,10 @@ fn served(
     models: SceneModels,
 ) -> anyhow::Result<crate::tables::Opened> {
     let run = table.session;
+    let gm = table
+        .seats
+        .iter()
+        .any(|s| s.seat == troupe_engine::scene::GM);
     let world = Printed {
         dir: dir.to_path_buf(),
         run,
@@ -691,6 +699,7 @@ fn served(
         run,
         models,
         ai: None,
+        gm,
         keep_world: Box::new(move |state, deltas| {
             world
                 .write_world(state, deltas)

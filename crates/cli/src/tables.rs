@@ -50,7 +50,8 @@ pub struct ServeArgs {
     )]
     pub players: Vec<String>,
     /// Serve a scene of this file (YAML, seed 004) instead: one person speaks for the
-    /// character whose turn it is, the engine decides; others watch
+    /// character whose turn it is, a GM may run it from a link of their own (the GM's view and
+    /// commands), the engine decides; others watch
     #[arg(long, value_name = "FILE", conflicts_with = "encounter")]
     pub scene: Option<PathBuf>,
     /// With --scene: who turns the speaker's words into a tool call: rules, or a model choosing

@@ -24,7 +24,10 @@ pub struct BrowserSeat(pub Arc<Hub>);
 impl Seat for BrowserSeat {
     async fn decide(&mut self, ask: &Ask) -> Answer {
         // The sender goes only when the table closes: then the person has left.
-        self.0.ask_and_wait(ask.clone()).await.unwrap_or(Answer::Leave)
+        self.0
+            .ask_and_wait(ask.clone())
+            .await
+            .unwrap_or(Answer::Leave)
     }
 }
 
@@ -110,6 +113,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         turns,
         mut take_back,
     } = game;
+    hub.undo_by_table();
     let mut gm: Box<dyn GmSeat> = match gm {
         GmChair::Person => Box::new(AskedGm {
             seat: BrowserSeat(hub.clone()),

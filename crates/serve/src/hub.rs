@@ -102,6 +102,9 @@ pub struct Hub {
     pub lobby: Lobby,
     /// The GM asked to take back their last decision (the table stops the game to do it).
     pub undo: Notify,
+    /// Whether the table takes the GM's `undo` (a Lasers & Feelings session); a game that
+    /// takes back its own steps (a scene) gets the command like any other.
+    table_undo: std::sync::atomic::AtomicBool,
     /// Whether the game has rebuilt its streams (a reopened table's history): until then a
     /// page's request waits, so it never reads a story that is not all there yet.
     ready: std::sync::atomic::AtomicBool,
@@ -129,9 +132,17 @@ impl Hub {
             hand_overs: Arc::default(),
             lobby: Lobby::default(),
             undo: Notify::new(),
+            table_undo: std::sync::atomic::AtomicBool::new(false),
             ready: std::sync::atomic::AtomicBool::new(false),
             became_ready: Notify::new(),
         }
+    }
+
+    /// The GM's `undo` goes to the table (which stops the game to take the step back), not to
+    /// the game.
+    pub fn undo_by_table(&self) {
+        self.table_undo
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The game has published its history: pages may read the streams.
@@ -263,7 +274,9 @@ impl Hub {
         }
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
         // The GM's undo goes to the table, not the game: the game is stopped to take it back.
-        if matches!(&answer, Answer::Command { name, .. } if name == "undo") {
+        if self.table_undo.load(std::sync::atomic::Ordering::SeqCst)
+            && matches!(&answer, Answer::Command { name, .. } if name == "undo")
+        {
             self.undo.notify_one();
             return Ok(());
         }

@@ -1,16 +1,17 @@
 //! A scene as a table: the engine's scene loop with its speaker in a browser, and the scene's
 //! events as every seat sees them (what the terminal shows its player). The speaker's seat has
-//! no GM commands: the GM's view (hidden entities, every card) never leaves the server, and the
-//! speaker's sheet is their character's view only.
+//! no GM commands and their sheet is their character's view only. A table opened with a GM
+//! seat gives its person the GM's commands and the GM's view (hidden entities, every card):
+//! that view, and the notes and truths the GM sets on cards, reach the GM's stream alone.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use troupe_engine::SceneStore;
 use troupe_engine::scene::{
-    AiSpeaker, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished, shown,
+    AiSpeaker, GM, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished, shown,
 };
-use troupe_scene::view::character_view;
+use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta};
 
 use crate::feed::{Audience, numbered};
@@ -26,6 +27,8 @@ pub struct SceneGame {
     pub run: u32,
     pub models: SceneModels,
     pub ai: Option<AiSpeaker>,
+    /// Whether the table has a GM seat (tables opened before it had one do not).
+    pub gm: bool,
     pub keep_world: KeepWorld,
 }
 
@@ -36,6 +39,7 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
         run,
         models,
         ai,
+        gm,
         keep_world,
     } = game;
     let stored = store.run(run).map_err(|e| e.to_string())?;
@@ -47,15 +51,19 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
     for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
         hub.publish(update(env));
     }
-    hub.publish(sheet(&scene.state));
+    hub.publish(sheet(&scene.state, gm));
     hub.mark_ready();
     let watch = Box::new(HubWatch {
         hub: hub.clone(),
         keep_world,
+        gm,
     });
     let mut table = SceneTable::new(store, run, scene, inputs, BrowserSeat(hub.clone()), watch);
     table.models(models, ai);
     table.speaker_is_gm(false);
+    if gm {
+        table.gm_seat(Box::new(BrowserSeat(hub.clone())));
+    }
     let stop = table.play().await.map_err(|e| e.to_string())?;
     Ok(match stop {
         SceneStop::Ended => "the scene has ended".into(),
@@ -67,6 +75,7 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
 struct HubWatch {
     hub: Arc<Hub>,
     keep_world: KeepWorld,
+    gm: bool,
 }
 
 impl SceneWatch for HubWatch {
@@ -75,7 +84,7 @@ impl SceneWatch for HubWatch {
     }
 
     fn after_line(&mut self, state: &State) {
-        self.hub.publish(sheet(state));
+        self.hub.publish(sheet(state, self.gm));
     }
 
     fn scene_ended(&mut self, state: &State, deltas: &[WorldDelta]) -> Result<(), String> {
@@ -94,8 +103,13 @@ fn update(env: &Envelope) -> Update {
         SceneEvent::Rejected { .. } => "problem",
         _ => "session",
     };
+    // What the GM writes on the cards is the GM's bookkeeping, not the world's.
+    let audience = match &env.event {
+        SceneEvent::Noted { .. } | SceneEvent::TruthChanged { .. } => Audience::Gm,
+        _ => Audience::Table,
+    };
     let lines = shown(&env.event)
-        .map(|text| (Audience::Table, kind, text))
+        .map(|text| (audience, kind, text))
         .into_iter()
         .collect();
     Update {
@@ -105,16 +119,19 @@ fn update(env: &Envelope) -> Update {
     }
 }
 
-/// The speaker's sheet: what the character whose turn it is perceives.
-fn sheet(state: &State) -> Update {
+/// The speaker's sheet: what the character whose turn it is perceives; and, at a table with a
+/// GM seat, the GM's: everything.
+fn sheet(state: &State, gm: bool) -> Update {
     let actor = state.current_actor();
-    let info = format!(
-        "It is {}'s turn.\n{}",
-        state.name_of(actor),
-        character_view(state, actor).trim_end()
-    );
+    let turn = format!("It is {}'s turn.", state.name_of(actor));
+    let info = format!("{turn}\n{}", character_view(state, actor).trim_end());
+    let mut sheets = vec![(SPEAKER.to_string(), json!({ "info": info }))];
+    if gm {
+        let everything = format!("{turn}\n{}", gm_view(state).trim_end());
+        sheets.push((GM.to_string(), json!({ "info": everything })));
+    }
     Update {
-        sheets: vec![(SPEAKER.to_string(), json!({ "info": info }))],
+        sheets,
         ..Update::default()
     }
 }

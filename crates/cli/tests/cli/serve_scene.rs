@@ -81,7 +81,7 @@ async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
     let dir = mill();
     let args = ["--scene", "mill.scene.yaml", "--seed", "7"];
     let s = serve(dir.path(), &args);
-    assert_eq!(s.keys.keys().collect::<Vec<_>>(), ["player", "watch"]);
+    assert_eq!(s.keys.keys().collect::<Vec<_>>(), ["gm", "player", "watch"]);
     let first = s.next_ask("player").await;
     let offered: Vec<&str> = first["ask"]["ask"]["commands"]
         .as_array()
@@ -211,4 +211,86 @@ async fn a_served_scene_plans_with_a_model_as_the_terminal_does() {
         "{web:?}"
     );
     assert_eq!(web, decisions(terminal.path()));
+}
+
+/// The GM's commands from the GM's own link, while the speaker plays (a command answers the
+/// GM's standing ask).
+async fn gm(s: &Served, name: &str, args: &str) -> Value {
+    let state = s.next_ask("gm").await;
+    assert_eq!(state["ask"]["ask"]["decision"], "run", "{state}");
+    let values = if args.is_empty() {
+        json!({})
+    } else {
+        json!({ "args": args })
+    };
+    s.command("gm", &state, name, values).await;
+    s.next_ask("gm").await
+}
+
+/// A scene served with a GM link: the GM runs it from their own page while the speaker plays.
+/// The GM sees everything (the hidden smuggler, the cards' notes); the speaker and the watchers
+/// never do; the GM's undo and end act on the scene, and the log keeps every command.
+#[tokio::test]
+async fn the_gm_runs_a_served_scene_from_their_own_link() {
+    let dir = mill();
+    let s = serve(dir.path(), &["--scene", "mill.scene.yaml", "--seed", "7"]);
+    let first = gm(&s, "gm", "").await;
+    let offered: Vec<&str> = first["ask"]["ask"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["undo", "gm", "effects", "note", "promote", "end"]);
+    let shown = first["ask"]["ask"]["shown"].to_string();
+    assert!(shown.contains("Vesk"), "/gm shows everything: {shown}");
+    assert!(
+        first["sheet"]["info"].as_str().unwrap().contains("Vesk"),
+        "{first}"
+    );
+
+    say(&s, "go to the mill yard").await;
+    gm(&s, "note", "tam SECRETNOTE hums old river songs").await;
+    gm(&s, "promote", "tam 1").await;
+    gm(
+        &s,
+        "effects",
+        r#"[{"effect": "tag", "key": "alert", "value": "wary"}]"#,
+    )
+    .await;
+    say(&s, "talk to Old Tam about the ledger").await;
+    // Taken back: the last turn (the talk with Tam) is undone.
+    let after_undo = gm(&s, "undo", "").await;
+    assert!(after_undo["ask"]["ask"]["error"].is_null(), "{after_undo}");
+    say(&s, "listen").await;
+    gm(&s, "end", "").await;
+    let ended = s.next_ask("player").await;
+    assert!(
+        !ended["ended"].is_null(),
+        "the GM's /end ends the table: {ended}"
+    );
+
+    let events = stored(dir.path());
+    let of = |ty: &str| {
+        events
+            .iter()
+            .filter(|e| e.contains(&format!("\"event_type\":\"{ty}\"")))
+            .count()
+    };
+    assert_eq!(of("noted"), 1, "{events:#?}");
+    assert_eq!(of("truth_changed"), 1);
+    assert_eq!(of("undone"), 1);
+    assert_eq!(of("scene_ended"), 1);
+    assert!(events.iter().any(|e| e.contains("\"caller\":\"gm\"")));
+    for seat in ["player", "watch"] {
+        let raw = s.raw_feed(seat).await;
+        for secret in ["SECRETNOTE", "Vesk the smuggler", "soft-canon"] {
+            assert!(!raw.contains(secret), "{seat} read {secret:?}");
+        }
+    }
+    let raw = s.raw_feed("gm").await;
+    assert!(
+        raw.contains("SECRETNOTE"),
+        "the GM reads their notes: {raw}"
+    );
 }

@@ -37,6 +37,19 @@ pub const HELP: &str = "Say what your character does (\"go to the yard\", \"atta
 turn), /effects JSON (GM: apply effect atoms), /note CARD TEXT, /promote CARD N (improv → \
 canon), /end (end the scene), /quit (stop; resume later).";
 
+/// A table command; those that act on something take it as one line of text.
+fn command(name: &str, label: &str) -> Command {
+    Command {
+        name: name.to_string(),
+        label: label.to_string(),
+        fields: if matches!(name, "effects" | "note" | "promote") {
+            vec![form::line("args", label)]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
 /// What does the character whose turn it is do? `shown` carries what the last command
 /// answered; `gm` allows the GM's commands.
 pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
@@ -44,15 +57,7 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
     let commands = COMMANDS
         .iter()
         .filter(|(_, _, gm_only)| gm || !gm_only)
-        .map(|(name, label, _)| Command {
-            name: (*name).to_string(),
-            label: (*label).to_string(),
-            fields: if matches!(*name, "effects" | "note" | "promote") {
-                vec![form::line("args", label)]
-            } else {
-                Vec::new()
-            },
-        })
+        .map(|(name, label, _)| command(name, label))
         .collect();
     Ask {
         seat: SPEAKER.into(),
@@ -61,6 +66,34 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
         shown,
         view: json!({ "character": character_view(state, actor), "actor": actor }),
         fields: vec![form::optional("line", "What your character does")],
+        commands,
+        error: None,
+    }
+}
+
+/// The seat of the person who runs the scene, when it is not the speaker's (at the web table).
+pub const GM: &str = "gm";
+/// The GM's one standing ask: run the scene (its answers are the GM's commands).
+pub const RUN: &str = "run";
+
+/// The GM's standing ask while the speaker plays: the GM's commands, the GM's view of the scene,
+/// and what the last command answered (`shown`).
+pub fn gm_ask(state: &State, shown: Vec<String>) -> Ask {
+    let commands = COMMANDS
+        .iter()
+        .filter(|(_, _, gm_only)| *gm_only)
+        .map(|(name, label, _)| command(name, label))
+        .collect();
+    Ask {
+        seat: GM.into(),
+        decision: RUN.into(),
+        prompt: format!(
+            "You run the scene; it is {}'s turn. Your commands act at once.",
+            state.name_of(state.current_actor())
+        ),
+        shown,
+        view: json!({ "gm": troupe_scene::view::gm_view(state) }),
+        fields: Vec::new(),
         commands,
         error: None,
     }

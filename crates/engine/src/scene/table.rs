@@ -14,9 +14,9 @@ use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::{
     Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta,
 };
-use troupe_seat::{Answer, Seat, Values, check};
+use troupe_seat::{Answer, Ask, Seat, Values, check};
 
-use super::{HELP, line_ask};
+use super::{HELP, gm_ask, line_ask};
 use crate::{Error, SceneStore};
 
 /// Who turns the speaker's words into a tool call.
@@ -87,7 +87,16 @@ pub struct SceneTable<P> {
     watch: Box<dyn SceneWatch>,
     /// Whether the speaker has the GM's commands (at the terminal, the one person is both).
     gm: bool,
+    /// The person who runs the scene from a seat of their own (at the web table): their
+    /// commands act while the speaker is asked for a line.
+    gm_seat: Option<Box<dyn Seat>>,
     pause_after: Option<usize>,
+}
+
+/// Whose answer the loop took.
+enum From {
+    Speaker(Answer),
+    Gm(Ask, Answer),
 }
 
 impl<P: Seat> SceneTable<P> {
@@ -117,6 +126,7 @@ impl<P: Seat> SceneTable<P> {
             calls: Vec::new(),
             watch,
             gm: true,
+            gm_seat: None,
             pause_after: None,
         }
     }
@@ -129,6 +139,12 @@ impl<P: Seat> SceneTable<P> {
     /// Whether the speaker has the GM's commands.
     pub fn speaker_is_gm(&mut self, gm: bool) {
         self.gm = gm;
+    }
+
+    /// A GM of the scene at a seat of their own: the speaker then has no GM commands.
+    pub fn gm_seat(&mut self, seat: Box<dyn Seat>) {
+        self.gm = false;
+        self.gm_seat = Some(seat);
     }
 
     /// Stop and wait (until the process is killed) once the log holds this many events.
@@ -146,6 +162,7 @@ impl<P: Seat> SceneTable<P> {
 
     pub async fn play(&mut self) -> Result<SceneStop, Error> {
         let mut answered: Vec<String> = Vec::new();
+        let mut gm_answered: Vec<String> = Vec::new();
         loop {
             if self.scene.state.ended {
                 return Ok(SceneStop::Ended);
@@ -156,7 +173,16 @@ impl<P: Seat> SceneTable<P> {
                     values: Map::from_iter([("line".to_string(), Value::String(line))]),
                 },
                 None if self.ai.is_some() => return Ok(SceneStop::OutOfInput),
-                None => self.speaker.decide(&ask).await,
+                None => match self
+                    .next_answer(&ask, std::mem::take(&mut gm_answered))
+                    .await
+                {
+                    From::Speaker(answer) => answer,
+                    From::Gm(gm_ask, answer) => {
+                        gm_answered = self.gm_answer(&gm_ask, answer)?;
+                        continue;
+                    }
+                },
             };
             if let Err(e) = check(&ask, &answer) {
                 answered.push(format!("({e})"));
@@ -180,6 +206,38 @@ impl<P: Seat> SceneTable<P> {
             }
             self.commit(before)?;
         }
+    }
+
+    /// The speaker's answer, or the GM's command when the GM has a seat and acts first (the
+    /// speaker's ask is then asked again, with the scene as the command left it).
+    async fn next_answer(&mut self, ask: &Ask, gm_shown: Vec<String>) -> From {
+        let Some(gm) = self.gm_seat.as_mut() else {
+            return From::Speaker(self.speaker.decide(ask).await);
+        };
+        let gm_ask = gm_ask(&self.scene.state, gm_shown);
+        tokio::select! {
+            answer = self.speaker.decide(ask) => From::Speaker(answer),
+            answer = gm.decide(&gm_ask) => From::Gm(gm_ask, answer),
+        }
+    }
+
+    /// Act on the GM's command and commit what it did: what it answers the GM.
+    fn gm_answer(&mut self, ask: &Ask, answer: Answer) -> Result<Vec<String>, Error> {
+        if let Err(e) = check(ask, &answer) {
+            return Ok(vec![format!("({e})")]);
+        }
+        let before = self.scene.events.len();
+        let shown = match answer {
+            Answer::Command { name, values } => self.command(&name, &values.text("args")),
+            // The GM's page closed (the table is closing): the scene goes on without it.
+            Answer::Leave | Answer::Handed => {
+                self.gm_seat = None;
+                Vec::new()
+            }
+            Answer::Decide { .. } => Vec::new(),
+        };
+        self.commit(before)?;
+        Ok(shown)
     }
 
     /// The AI speaker's next line, or None when there is no AI or it has said all it may.
