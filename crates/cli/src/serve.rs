@@ -30,7 +30,7 @@ pub async fn serve(
     let opened = match (&args.encounter, &args.scene) {
         (Some(spec), _) => {
             let dir = sessions::dir_of(dir.map(Path::to_path_buf));
-            crate::encounter::serve::open(&dir, spec, args, model_args)?
+            open_encounter(&dir, spec, args, model_args)?
         }
         (None, Some(file)) => {
             let dir = sessions::dir_of(dir.map(Path::to_path_buf));
@@ -139,7 +139,7 @@ fn opener(
             &r.file
         });
         let opened = match r.game.as_str() {
-            "encounter" => crate::encounter::serve::open(&dir, &file, &args, &model_args),
+            "encounter" => open_encounter(&dir, &file, &args, &model_args),
             "scene" => crate::scene::serve_open(&dir, &file, &args, &model_args),
             _ => open_lasers(&file, &dir, &args, &model_args, false)
                 .and_then(|o| o.ok_or_else(|| anyhow::anyhow!("the campaign's table has ended"))),
@@ -174,6 +174,38 @@ fn reopen(
     }
 }
 
+/// An encounter's table: a d20 encounter run, or a Lasers & Feelings encounter played as a
+/// session whose AI GM runs the spec (its outcome written when the session ends).
+fn open_encounter(
+    dir: &Path,
+    spec_path: &Path,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<Opened> {
+    let spec = crate::encounter::load_spec(spec_path)?;
+    if spec.rules != troupe_encounter::spec::RulesKind::LasersFeelings {
+        return crate::encounter::serve::open(dir, spec_path, spec, args, model_args);
+    }
+    std::fs::create_dir_all(dir)?;
+    // A table of this campaign still playing is reopened as it was, not prepared again.
+    if troupe_serve::load_table(dir)?.is_some_and(|t| t.game == TableGame::Lasers)
+        && let Some(opened) = reopen(dir, args, model_args)?
+    {
+        return Ok(opened);
+    }
+    let lock = CampaignLock::take(dir)?;
+    let seed = play::seed_or_now(args.seed);
+    let (campaign, _) = crate::encounter::lasers::prepare(dir, &spec, seed, &args.players)?;
+    println!(
+        "{} plays by Lasers & Feelings: the campaign's characters play it, with an AI GM.",
+        spec.title
+    );
+    let store = sessions::create_store(dir)?;
+    sessions::repair_last_mirror(dir, &store)?;
+    let session = new_session(campaign, dir, store, args, seed)?;
+    lasers_table(dir, session, lock, args, model_args)
+}
+
 /// A Lasers & Feelings table: the campaign's open one reopened, or (unless `reopen_only`) a new
 /// session with new links.
 fn open_lasers(
@@ -197,11 +229,22 @@ fn open_lasers(
         }
         _ => None,
     };
-    let (table_file, links, campaign, start, record) = match open {
+    let session = match open {
         Some(t) => reopen_session(dir, store, t)?,
         None if reopen_only => return Ok(None),
         None => open_new(file, dir, store, args)?,
     };
+    lasers_table(dir, session, lock, args, model_args).map(Some)
+}
+
+/// The game of a Lasers & Feelings table: its model, the GM's chair and the session's record.
+fn lasers_table(
+    dir: &Path,
+    (table_file, links, campaign, start, record): Session,
+    lock: CampaignLock,
+    args: &ServeArgs,
+    model_args: &models::ModelArgs,
+) -> anyhow::Result<Opened> {
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     if let Start::Resume { events, .. } = &start
         && model.replays_served()
@@ -218,6 +261,7 @@ fn open_lasers(
         GmSeatKind::Person => GmChair::Person,
     };
     let ai = play::table(dir, model.clone(), play::campaign_memory(dir, &campaign)?)?;
+    let session = table_file.session;
     let game = Game::Lasers(Box::new(LasersGame {
         start,
         record,
@@ -231,9 +275,27 @@ fn open_lasers(
         title: campaign.name.clone(),
         table: table_file,
         game,
-        on_end: on_end(dir),
+        on_end: session_ended(dir, session),
     };
-    Ok(Some(Opened { run, links, lock }))
+    Ok(Opened { run, links, lock })
+}
+
+/// When a session's table stops: an encounter's session that has ended writes its outcome (as
+/// `troupe resume` would), and the table says why it stopped.
+fn session_ended(dir: &Path, session: u32) -> Box<dyn FnOnce(Result<String, String>) + Send> {
+    let say = on_end(dir);
+    let dir = dir.to_path_buf();
+    Box::new(move |ended| {
+        if ended.is_ok()
+            && let Err(e) = crate::encounter::lasers::finish_pending(&dir, session)
+        {
+            eprintln!(
+                "troupe: {}: the encounter's outcome could not be written: {e:#}",
+                dir.display()
+            );
+        }
+        say(ended)
+    })
 }
 
 /// The GM's undo at the table: as `troupe undo` does it (the mirror and the memory in step),
@@ -290,7 +352,7 @@ fn reopen_session(
     Ok((t, Vec::new(), campaign, start, record))
 }
 
-/// A new session, with a link per seat.
+/// A new session of the campaign file, seated as the arguments say, with a link per seat.
 fn open_new(
     file: &Path,
     dir: &Path,
@@ -305,6 +367,17 @@ fn open_new(
         ..Default::default()
     };
     play::seat_table(&mut campaign, &seats, None, seed)?;
+    new_session(campaign, dir, store, args, seed)
+}
+
+/// A new session of a seated campaign, with a link per seat.
+fn new_session(
+    campaign: Campaign,
+    dir: &Path,
+    store: troupe_engine::Store,
+    args: &ServeArgs,
+    seed: u64,
+) -> anyhow::Result<Session> {
     let number = store.next_session_number(dir)?;
     let mut labels = Vec::new();
     if campaign.gm.seat == GmSeatKind::Person {

@@ -10,8 +10,7 @@ use anyhow::{Context, bail};
 use troupe_campaign::{GmSeatKind, Scenario, SeatTaker};
 use troupe_encounter::Spec;
 use troupe_encounter::lasers::scenario;
-use troupe_encounter::log::NpcMemory;
-use troupe_encounter::names::Drawn;
+use troupe_encounter::names::{Drawn, draw};
 
 use super::files;
 use super::run::now;
@@ -22,46 +21,14 @@ use crate::play::SeatArgs;
 pub async fn run(
     dir: &Path,
     spec: &Spec,
-    names: &[Drawn],
-    memories: &[NpcMemory],
+    seed: u64,
     table: &TableArgs,
     model: &ModelArgs,
 ) -> anyhow::Result<ExitCode> {
-    let (file, _) = crate::sessions::campaign_file(None, Some(dir)).with_context(|| {
-        format!(
-            "a Lasers & Feelings encounter is played by a campaign's characters: {} needs a campaign.json",
-            dir.display()
-        )
-    })?;
-    let mut campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if table.players.len() > campaign.seats.len() {
-        bail!(
-            "--players names {} seats; the campaign has {} characters",
-            table.players.len(),
-            campaign.seats.len()
-        );
-    }
-    // `--players` seats the campaign's characters in file order: a person or an AI each.
-    for (seat, entry) in campaign.seats.iter_mut().zip(&table.players) {
-        seat.taken_by = if entry.starts_with("human") || entry.starts_with("person") {
-            SeatTaker::Human
-        } else {
-            SeatTaker::Ai
-        };
-    }
-    let (text, notes) = scenario(spec, names, memories);
-    campaign.gm.seat = GmSeatKind::Ai;
-    campaign.gm.scenario = Some(Scenario { text, notes });
-    let at = now();
-    files::bump_tally(dir, &spec.id, &at)?;
-    // Kept until the session ends, so a `troupe resume` that finishes it writes the outcome.
-    let number = crate::sessions::create_store(dir)?.next_session_number(dir)?;
-    let pending = Pending {
-        spec: spec.clone(),
-        names: names.to_vec(),
-        at: at.clone(),
+    let (campaign, number) = {
+        let _lock = crate::sessions::CampaignLock::take(dir)?;
+        prepare(dir, spec, seed, &table.players)?
     };
-    pending.save(dir, number)?;
     println!(
         "== {} (Lasers & Feelings: the campaign's characters play it)",
         spec.title
@@ -75,6 +42,56 @@ pub async fn run(
     let code = crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model).await?;
     finish_pending(dir, number)?;
     Ok(code)
+}
+
+/// The campaign set up to play `spec`: its characters seated in file order as `players` says
+/// (a person or an AI each), an AI GM whose adventure is the spec (its NPCs' names drawn with
+/// `seed`, with what they remember of earlier runs). The tally is bumped and what the session
+/// needs to write its outcome is kept until it ends. The campaign, and the number of the session
+/// about to play it. The caller holds the campaign's lock.
+pub fn prepare(
+    dir: &Path,
+    spec: &Spec,
+    seed: u64,
+    players: &[String],
+) -> anyhow::Result<(troupe_campaign::Campaign, u32)> {
+    let names = draw(spec, seed, &mut |r| files::name_from_memory(dir, r));
+    let memories = files::npc_memories(dir, spec, &names)?;
+    let (file, _) = crate::sessions::campaign_file(None, Some(dir)).with_context(|| {
+        format!(
+            "a Lasers & Feelings encounter is played by a campaign's characters: {} needs a campaign.json",
+            dir.display()
+        )
+    })?;
+    let mut campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if players.len() > campaign.seats.len() {
+        bail!(
+            "--players names {} seats; the campaign has {} characters",
+            players.len(),
+            campaign.seats.len()
+        );
+    }
+    for (seat, entry) in campaign.seats.iter_mut().zip(players) {
+        seat.taken_by = if entry.starts_with("human") || entry.starts_with("person") {
+            SeatTaker::Human
+        } else {
+            SeatTaker::Ai
+        };
+    }
+    let (text, notes) = scenario(spec, &names, &memories);
+    campaign.gm.seat = GmSeatKind::Ai;
+    campaign.gm.scenario = Some(Scenario { text, notes });
+    let at = now();
+    files::bump_tally(dir, &spec.id, &at)?;
+    // Kept until the session ends, so a `troupe resume` that finishes it writes the outcome.
+    let number = crate::sessions::create_store(dir)?.next_session_number(dir)?;
+    let pending = Pending {
+        spec: spec.clone(),
+        names,
+        at,
+    };
+    pending.save(dir, number)?;
+    Ok((campaign, number))
 }
 
 /// What a Lasers & Feelings encounter's session needs to write its outcome when it ends, in

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::bail;
+use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
 use troupe_llm::{ChatModel, Gateway};
 use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
@@ -15,11 +15,12 @@ use crate::models::{self, ModelArgs};
 use crate::sessions::{self, CampaignLock};
 use crate::tables::{Opened, ServeArgs};
 
-/// The encounter table of this campaign: its open run reopened, or a new run of `spec_path`
-/// with new links.
+/// The encounter table of this campaign: its open run reopened, or a new run of `spec` (a d20
+/// encounter's, read from `spec_path`) with new links.
 pub fn open(
     dir: &Path,
     spec_path: &Path,
+    spec: Spec,
     args: &ServeArgs,
     model_args: &ModelArgs,
 ) -> anyhow::Result<Opened> {
@@ -29,7 +30,7 @@ pub fn open(
     if let Some(table) = open_table(dir)? {
         return table_for(dir, table, Vec::new(), lock, model, args);
     }
-    let (table, links) = open_new(dir, spec_path, args, &model)?;
+    let (table, links) = open_new(dir, spec_path, &spec, args, &model)?;
     table_for(dir, table, links, lock, model, args)
 }
 
@@ -116,21 +117,13 @@ fn table_for(
 fn open_new(
     dir: &Path,
     spec_path: &Path,
+    spec: &Spec,
     args: &ServeArgs,
     model: &Arc<dyn ChatModel>,
 ) -> anyhow::Result<(TableFile, Vec<Link>)> {
-    let spec = super::load_spec(spec_path)?;
-    if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
-        bail!(
-            "{} plays by Lasers & Feelings: the table server runs it as a session \
-             (`troupe encounter run {}` at the terminal); --encounter serves d20 encounters",
-            spec_path.display(),
-            spec_path.display()
-        );
-    }
-    let scene = super::load_scene(spec_path, &spec)?;
+    let scene = super::load_scene(spec_path, spec)?;
     let seed = crate::play::seed_or_now(args.seed);
-    let (store, run) = start::begin(dir, &spec, scene, &args.players, seed, model)?;
+    let (store, run) = start::begin(dir, spec, scene, &args.players, seed, model)?;
     let state = fold(&store.events(run)?)
         .ok_or_else(|| anyhow::anyhow!("encounter run {run} did not start"))?;
     let mut labels: Vec<(String, String)> = state

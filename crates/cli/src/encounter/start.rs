@@ -171,10 +171,8 @@ pub async fn start(
             .map_or(0, |d| d.as_nanos() as u64)
     });
     if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
-        let names = draw(&spec, seed, &mut |r| files::name_from_memory(dir, r));
-        let memories = files::npc_memories(dir, &spec, &names)?;
         drop(_lock);
-        return super::lasers::run(dir, &spec, &names, &memories, table, model_args).await;
+        return super::lasers::run(dir, &spec, seed, table, model_args).await;
     }
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     let (store, run) = begin(dir, &spec, scene, &table.players, seed, &model)?;

@@ -584,3 +584,88 @@ async fn a_table_stopped_after_its_rounds_says_so() {
         "{stopped}"
     );
 }
+
+/// A Lasers & Feelings encounter at the table server: served as a session of the campaign's
+/// characters with an AI GM whose adventure is the spec; a person plays Alex's character from
+/// their link; when the session ends, the encounter's summary, tally and NPC memory are written
+/// as at the terminal.
+#[tokio::test]
+async fn a_lasers_and_feelings_encounter_is_served_as_a_session_and_writes_its_outcome() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(examples.join("aigm.json"), dir.path().join("campaign.json")).unwrap();
+    std::fs::copy(
+        examples.join("aigm.replay.jsonl"),
+        dir.path().join("r.jsonl"),
+    )
+    .unwrap();
+    let spec = examples.join("encounters/docking.yaml");
+    let args = [
+        "--encounter",
+        spec.to_str().unwrap(),
+        "--players",
+        "human,ai,ai",
+        "--seed",
+        "7",
+        "--turns",
+        "2",
+        "--replay",
+        "r.jsonl",
+    ];
+    let s = serve(dir.path(), &args);
+    assert!(
+        s.stdout.contains("plays by Lasers & Feelings") && s.stdout.contains("people play Zara-7"),
+        "{}",
+        s.stdout
+    );
+    // The GM is an AI: no GM link; every character's seat and the watchers'.
+    assert_eq!(
+        s.keys.keys().collect::<Vec<_>>(),
+        ["alex", "priya", "sam", "watch"]
+    );
+    let pending = dir.path().join("encounter-sessions/session-1.json");
+    assert!(pending.exists(), "the outcome waits for the session's end");
+    // Killed while Alex's seat is asked, and started with the same command: the same session
+    // goes on; the encounter is not prepared a second time.
+    s.next_ask("alex").await;
+    let s = s.restarted(|| serve(dir.path(), &args));
+    assert!(
+        s.stdout.contains("Reopening the table of session 1"),
+        "{}",
+        s.stdout
+    );
+    let ended = s.play_seats(&["alex"]).await;
+    assert!(!ended["ended"].is_null(), "{ended}");
+
+    let log = crate::support::read_log(&dir.path().join("logs/session-1.jsonl"));
+    let started = &crate::support::of_type(&log, "session_started")[0];
+    let scenario = &started["campaign"]["gm"]["scenario"];
+    assert!(
+        scenario["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Docking Trouble at Halcyon Ring."),
+        "{scenario}"
+    );
+    // The person's decisions are the page's, not the recorded model's.
+    assert!(
+        log.iter().any(|e| e["event_type"] == "strategic_intent"
+            && e["agent"] == "alex"
+            && e["intent"]["strategy"] == "Look around carefully."),
+        "alex's plan came from the page"
+    );
+    let tally: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("tally.json")).unwrap())
+            .unwrap();
+    assert_eq!(tally["docking-at-halcyon-ring"]["runs"], 1, "{tally}");
+    assert!(!dir.path().join("logs/session-2.jsonl").exists());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pending.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!pending.exists(), "the outcome was written");
+    let summaries = std::fs::read_dir(dir.path().join("summaries"))
+        .unwrap()
+        .count();
+    assert_eq!(summaries, 1);
+}
