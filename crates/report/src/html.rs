@@ -1321,6 +1321,22 @@ impl Report<'_> {
                 ),
                 none,
             ),
+            "scene_ended" => (
+                "GM",
+                match opt(e, "title") {
+                    Some(t) => format!("<b>The scene ends:</b> {}", esc(t)),
+                    None => "<b>The scene ends.</b>".to_string(),
+                },
+                none,
+            ),
+            "time_passed" => (
+                "GM",
+                match num(e, "days") {
+                    1 => "<b>A day passes.</b>".to_string(),
+                    n => format!("<b>{n} days pass.</b>"),
+                },
+                none,
+            ),
             "turn_completed" | "phase_started" | "phase_completed" => return None,
             // Anything newer than this report: shown raw, so nothing is hidden.
             other => {

@@ -32,6 +32,14 @@ pub const EVENT_TYPES: &[(&str, &str)] = &[
     ),
     ("whisper", "the GM told someone something in private"),
     (
+        "scene_ended",
+        "the GM ended a scene (a memory storage trigger)",
+    ),
+    (
+        "time_passed",
+        "the GM let days pass in the story: the in-game day moves on",
+    ),
+    (
         "seat_handed",
         "a player's seat changed hands: a person took it, or an AI plays it now",
     ),

@@ -9,6 +9,8 @@ const base = location.pathname.replace(/\/+$/, "");
 let after = null;
 let version = null;
 let shownAsk = null;
+// What was typed in the last ask's forms, until an ask is shown again (see `typed`).
+let carried = new Map();
 
 const $ = (id) => document.getElementById(id);
 
@@ -90,8 +92,10 @@ function values(form) {
   return v;
 }
 
-function formFor(fields, button, send) {
+// `purpose`: "decide" or the command's name, so a form asked again keeps what was typed in it.
+function formFor(fields, button, send, purpose) {
   const form = el("form");
+  form.dataset.purpose = purpose;
   for (const f of fields) form.appendChild(field(f));
   const b = el("button", button);
   b.type = "submit";
@@ -104,8 +108,41 @@ function formFor(fields, button, send) {
     const problem = await send(values(form));
     b.disabled = false;
     err.textContent = problem || "";
+    // Sent: what it held is not typed into the next ask.
+    if (!problem) form.dataset.sent = "1";
   });
   return form;
+}
+
+// What is typed in the forms of the ask on screen (not sent yet), and which commands are open,
+// keyed by the decision: the same decision asked again (another seat acted, a command ran) gets
+// them back instead of empty forms.
+function typed(box) {
+  const decision = box.dataset.decision || "";
+  const kept = new Map();
+  for (const form of box.querySelectorAll("form")) {
+    if (form.dataset.sent) continue;
+    for (const i of form.querySelectorAll("[data-name]")) {
+      const v = i.type === "checkbox" ? i.checked : i.value;
+      kept.set(decision + "|" + form.dataset.purpose + "|" + i.dataset.name, v);
+    }
+  }
+  for (const d of box.querySelectorAll("details[open]")) kept.set(decision + "|open|" + d.dataset.command, true);
+  return kept;
+}
+
+function retype(box, decision, kept) {
+  for (const form of box.querySelectorAll("form")) {
+    for (const i of form.querySelectorAll("[data-name]")) {
+      const k = decision + "|" + form.dataset.purpose + "|" + i.dataset.name;
+      if (!kept.has(k)) continue;
+      if (i.type === "checkbox") i.checked = kept.get(k);
+      else i.value = kept.get(k);
+    }
+  }
+  for (const d of box.querySelectorAll("details")) {
+    if (kept.has(decision + "|open|" + d.dataset.command)) d.open = true;
+  }
 }
 
 function showAsk(pending) {
@@ -113,23 +150,28 @@ function showAsk(pending) {
   const id = pending ? pending.id : null;
   if (id === shownAsk) return;
   shownAsk = id;
+  if (box.dataset.decision) carried = typed(box);
   box.replaceChildren();
   // Which ask the form answers (for a person's tools and tests; the answer carries it too).
   box.dataset.ask = id === null ? "" : String(id);
+  box.dataset.decision = pending ? pending.ask.decision : "";
   if (!pending) return;
   const ask = pending.ask;
   box.appendChild(el("p", ask.prompt, "prompt"));
   for (const s of ask.shown || []) box.appendChild(el("p", s, "shown"));
   if (ask.error) box.appendChild(el("p", ask.error, "error"));
   box.appendChild(formFor(ask.fields, "Send", (v) =>
-    call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } })));
+    call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } }), "decide"));
   for (const c of ask.commands || []) {
     const d = el("details");
+    d.dataset.command = c.name;
     d.appendChild(el("summary", c.label));
     d.appendChild(formFor(c.fields, c.label, (v) =>
-      call("/answer", { ask_id: pending.id, answer: { answer: "command", name: c.name, values: v } })));
+      call("/answer", { ask_id: pending.id, answer: { answer: "command", name: c.name, values: v } }), "command:" + c.name));
     box.appendChild(d);
   }
+  retype(box, ask.decision, carried);
+  carried = new Map();
 }
 
 function showHolders(state) {

@@ -72,6 +72,9 @@ struct Inner {
     lines: Vec<Line>,
     seats: BTreeMap<String, SeatState>,
     pending: BTreeMap<String, Pending>,
+    /// An answer that reached an ask the game had just stopped waiting for (another seat's
+    /// answer came at the same moment): it answers the seat's next ask, if it fits it.
+    unclaimed: BTreeMap<String, Answer>,
     /// Agent id → whether a person holds it.
     person_holds: BTreeMap<String, bool>,
     /// What each seat's page shows beside the story: its sheet, the ship, the GM's prep.
@@ -212,8 +215,9 @@ impl Hub {
     }
 
     /// The game asks a seat and waits for its answer: None when the table closes. A game that
-    /// stops waiting (another seat answered first) withdraws the ask, so an answer sent to it
-    /// late is refused as stale, for the page to fetch the new ask, instead of lost.
+    /// stops waiting (it took another seat's answer first) withdraws the ask: an answer sent to
+    /// it later is refused as stale (the page fetches the new ask), and one that arrived just as
+    /// the game stopped waiting answers the seat's next ask instead of being lost.
     pub async fn ask_and_wait(&self, ask: Ask) -> Option<Answer> {
         let seat = ask.seat.clone();
         let (id, answer) = self.ask_numbered(ask);
@@ -221,19 +225,24 @@ impl Hub {
             hub: self,
             seat,
             id,
+            answer,
             answered: false,
         };
-        let answer = answer.await.ok();
+        let answer = (&mut waiting.answer).await.ok();
         waiting.answered = true;
         answer
     }
 
-    /// Take back a seat's ask if it is still this one.
-    fn withdraw(&self, seat: &str, id: u64) {
+    /// Take back a seat's ask if it is still this one; an answer it got meanwhile is kept for
+    /// the seat's next ask.
+    fn withdraw(&self, seat: &str, id: u64, delivered: Option<Answer>) {
         let mut inner = self.lock();
         if inner.pending.get(seat).is_some_and(|p| p.id == id) {
             inner.pending.remove(seat);
             self.bump(&mut inner);
+        }
+        if let Some(answer) = delivered {
+            inner.unclaimed.insert(seat.to_string(), answer);
         }
     }
 
@@ -243,6 +252,12 @@ impl Hub {
         inner.next_ask += 1;
         let id = inner.next_ask;
         let seat = ask.seat.clone();
+        if let Some(unclaimed) = inner.unclaimed.remove(&seat)
+            && check(&ask, &unclaimed).is_ok()
+        {
+            let _ = reply.send(unclaimed);
+            return (id, answer);
+        }
         inner.pending.insert(
             seat,
             Pending {
@@ -578,13 +593,16 @@ struct Withdraw<'a> {
     hub: &'a Hub,
     seat: String,
     id: u64,
+    answer: oneshot::Receiver<Answer>,
     answered: bool,
 }
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
         if !self.answered {
-            self.hub.withdraw(&self.seat, self.id);
+            self.answer.close();
+            let delivered = self.answer.try_recv().ok();
+            self.hub.withdraw(&self.seat, self.id, delivered);
         }
     }
 }
@@ -659,6 +677,33 @@ mod tests {
         assert!(waited.is_err(), "nobody answered");
         let fine = decide(json!({"questions": []}));
         assert_eq!(hub.answer("alex", 1, fine), Err(Refused::Stale));
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_came_as_the_game_stopped_waiting_answers_the_next_ask() {
+        let hub = hub();
+        let fine = decide(json!({"questions": ["Who is there?"]}));
+        {
+            let waiting = hub.ask_and_wait(ask());
+            tokio::pin!(waiting);
+            // Asked, then answered before the game looks at it again, then dropped.
+            assert!(futures_poll_once(waiting.as_mut()).await.is_none());
+            assert_eq!(hub.answer("alex", 1, fine.clone()), Ok(()));
+        }
+        let next = hub.ask_and_wait(ask()).await;
+        assert_eq!(next, Some(fine));
+    }
+
+    /// Poll a future once: its output if it is ready.
+    async fn futures_poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
+        let mut f = f;
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(match std::pin::Pin::new(&mut f).poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            })
+        })
+        .await
     }
 
     #[test]

@@ -102,6 +102,21 @@ fn a_scripted_gm_ends_a_scene_lets_days_pass_and_memory_knows_the_day() {
             .any(|e| e["event_type"] == "session_started" && e.get("day").is_some()),
         "the first day is not written"
     );
+    // The report tells both, as text.
+    run(d, &["report", "1", "-o", "r.html"]);
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(
+        html.contains("<b>The scene ends:</b> The relay station")
+            && html.contains("<b>13 days pass.</b>"),
+        "the report shows the scene's end and the days"
+    );
+    // And so does the transcript.
+    let md = run(d, &["transcript", "1"]);
+    assert!(
+        md.contains("**[GM]** The scene ends: The relay station.")
+            && md.contains("**[GM]** 13 days pass. It is now day 14."),
+        "{md}"
+    );
 
     // The next session begins on the day the last one left the story.
     run(

@@ -214,17 +214,25 @@ async fn a_served_scene_plans_with_a_model_as_the_terminal_does() {
 }
 
 /// The GM's commands from the GM's own link, while the speaker plays (a command answers the
-/// GM's standing ask).
+/// GM's standing ask). The speaker's line may just have been played: the GM's ask it answered
+/// is then gone (409) and the page sends it again to the new one, as a person's page does.
 async fn gm(s: &Served, name: &str, args: &str) -> Value {
-    let state = s.next_ask("gm").await;
-    assert_eq!(state["ask"]["ask"]["decision"], "run", "{state}");
     let values = if args.is_empty() {
         json!({})
     } else {
         json!({ "args": args })
     };
-    s.command("gm", &state, name, values).await;
-    s.next_ask("gm").await
+    loop {
+        let state = s.next_ask("gm").await;
+        assert_eq!(state["ask"]["ask"]["decision"], "run", "{state}");
+        let body = json!({"ask_id": state["ask"]["id"],
+                          "answer": {"answer": "command", "name": name, "values": values}});
+        match s.post("gm", "/answer", &s.keys["gm"], body).await {
+            (204, _) => return s.next_ask("gm").await,
+            (409, _) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            (status, text) => panic!("/{name}: {status} {text}"),
+        }
+    }
 }
 
 /// A scene served with a GM link: the GM runs it from their own page while the speaker plays.
@@ -293,4 +301,76 @@ async fn the_gm_runs_a_served_scene_from_their_own_link() {
         raw.contains("SECRETNOTE"),
         "the GM reads their notes: {raw}"
     );
+}
+
+/// Wait until `script` returns true on the page.
+async fn until(page: &crate::support::browser::WebDriver, script: &str) {
+    let started = std::time::Instant::now();
+    while page.eval(script).await != Value::Bool(true) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the page never showed: {script}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Wait until the page shows this ask.
+async fn shows(page: &crate::support::browser::WebDriver, state: &Value) {
+    let id = &state["ask"]["id"];
+    until(
+        page,
+        &format!("return document.getElementById('ask').dataset.ask === '{id}'"),
+    )
+    .await;
+}
+
+/// In Chromium: the GM starts writing a note on the GM's page; the speaker says a line, so the
+/// GM is asked again; the half-written note and its open form are still there, and sending it
+/// notes the card. The GM's sheet shows the hidden smuggler.
+#[tokio::test]
+async fn the_gms_half_written_note_survives_the_speakers_line_in_a_browser() {
+    use crate::support::browser::WebDriver;
+    let Some(page) = WebDriver::start_or_skip("the scene GM's browser test").await else {
+        return;
+    };
+    let dir = mill();
+    let s = serve(dir.path(), &["--scene", "mill.scene.yaml", "--seed", "7"]);
+    page.open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"]))
+        .await;
+    let first = s.next_ask("gm").await;
+    shows(&page, &first).await;
+    page.eval(
+        "const d = document.querySelector('details[data-command=note]'); d.open = true; \
+         d.querySelector('[data-name=args]').value = 'tam HALFWRITTEN hums'; return true",
+    )
+    .await;
+    say(&s, "go to the mill yard").await;
+    // The speaker's line is played; the GM is asked again (a new ask).
+    let again = loop {
+        let state = s.next_ask("gm").await;
+        if state["ask"]["id"] != first["ask"]["id"] {
+            break state;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    shows(&page, &again).await;
+    let kept = page
+        .eval(
+            "const d = document.querySelector('details[data-command=note]'); \
+             return [d.open, d.querySelector('[data-name=args]').value]",
+        )
+        .await;
+    assert_eq!(kept, json!([true, "tam HALFWRITTEN hums"]));
+    page.eval("document.querySelector('details[data-command=note] button').click(); return true")
+        .await;
+    let started = std::time::Instant::now();
+    while !stored(dir.path()).iter().any(|e| e.contains("HALFWRITTEN")) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the note was never sent"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    until(&page, "return document.body.innerText.includes('Vesk')").await;
 }

@@ -94,7 +94,7 @@ pub struct SceneTable<P> {
 }
 
 /// Whose answer the loop took.
-enum From {
+enum Whose {
     Speaker(Answer),
     Gm(Ask, Answer),
 }
@@ -167,23 +167,23 @@ impl<P: Seat> SceneTable<P> {
             if self.scene.state.ended {
                 return Ok(SceneStop::Ended);
             }
-            let ask = line_ask(&self.scene.state, std::mem::take(&mut answered), self.gm);
+            // What the last command answered stays shown until the speaker answers: a GM's
+            // command that comes first asks the speaker again.
+            let ask = line_ask(&self.scene.state, answered.clone(), self.gm);
             let answer = match self.ai_line(&ask.prompt).await? {
                 Some(line) => Answer::Decide {
                     values: Map::from_iter([("line".to_string(), Value::String(line))]),
                 },
                 None if self.ai.is_some() => return Ok(SceneStop::OutOfInput),
-                None => match self
-                    .next_answer(&ask, std::mem::take(&mut gm_answered))
-                    .await
-                {
-                    From::Speaker(answer) => answer,
-                    From::Gm(gm_ask, answer) => {
+                None => match self.next_answer(&ask, gm_answered.clone()).await {
+                    Whose::Speaker(answer) => answer,
+                    Whose::Gm(gm_ask, answer) => {
                         gm_answered = self.gm_answer(&gm_ask, answer)?;
                         continue;
                     }
                 },
             };
+            answered.clear();
             if let Err(e) = check(&ask, &answer) {
                 answered.push(format!("({e})"));
                 continue;
@@ -210,14 +210,14 @@ impl<P: Seat> SceneTable<P> {
 
     /// The speaker's answer, or the GM's command when the GM has a seat and acts first (the
     /// speaker's ask is then asked again, with the scene as the command left it).
-    async fn next_answer(&mut self, ask: &Ask, gm_shown: Vec<String>) -> From {
+    async fn next_answer(&mut self, ask: &Ask, gm_shown: Vec<String>) -> Whose {
         let Some(gm) = self.gm_seat.as_mut() else {
-            return From::Speaker(self.speaker.decide(ask).await);
+            return Whose::Speaker(self.speaker.decide(ask).await);
         };
         let gm_ask = gm_ask(&self.scene.state, gm_shown);
         tokio::select! {
-            answer = self.speaker.decide(ask) => From::Speaker(answer),
-            answer = gm.decide(&gm_ask) => From::Gm(gm_ask, answer),
+            answer = self.speaker.decide(ask) => Whose::Speaker(answer),
+            answer = gm.decide(&gm_ask) => Whose::Gm(gm_ask, answer),
         }
     }
 
