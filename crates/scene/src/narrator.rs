@@ -304,6 +304,43 @@ mod unbacked_tests {
         assert_eq!(said("Wren has 12 hit points left.", &[]), None);
         assert_eq!(said("The dead leaves stir in the yard.", &[]), None);
     }
+
+    #[test]
+    fn a_move_a_taking_or_a_clock_the_engine_did_not_make_is_named() {
+        let state = mill();
+        let said = |s: &str, applied: &[&str]| {
+            let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
+            unbacked(s, &state, &applied)
+        };
+        // Positions: Old Tam is in the yard, Wren on the road.
+        let claim = said("Old Tam climbs into the hay loft.", &[]).unwrap();
+        assert!(
+            claim.contains("Old Tam") && claim.contains("the mill yard"),
+            "{claim}"
+        );
+        assert!(said("Wren walks into the mill yard.", &[]).is_some());
+        assert_eq!(
+            said("Old Tam walks across the yard.", &[]),
+            None,
+            "he is there"
+        );
+        assert_eq!(said("Wren walks toward the yard, slowly.", &[]), None);
+        assert_eq!(said("The hound snarls at the mill road.", &[]), None);
+        assert_eq!(
+            said("Wren drags Old Tam into the loft.", &[]),
+            None,
+            "two people: whose move is not clear"
+        );
+        // Items: Wren carries the tonic and the lockpick; Tam carries nothing.
+        let claim = said("Old Tam pockets the bitter tonic.", &[]).unwrap();
+        assert!(claim.contains("carries none"), "{claim}");
+        assert_eq!(said("Wren takes out her bent lockpick.", &[]), None);
+        // Clocks: the alarm stands at 0 of 6.
+        let claim = said("The alarm sounds across the mill.", &[]).unwrap();
+        assert!(claim.contains("0/6"), "{claim}");
+        assert_eq!(said("The alarm clock ticks forward.", &[]), None);
+        assert_eq!(said("Nobody has raised a voice.", &[]), None);
+    }
 }
 
 #[cfg(test)]
@@ -394,6 +431,22 @@ const DEFEAT_WORDS: &[&str] = &[
 ];
 /// Words that tell hit points were lost or won.
 const HARM_WORDS: &[&str] = &["damage", "heals", "hp", "points", "wound", "wounds"];
+/// Words that tell someone changes place.
+const MOVE_WORDS: &[&str] = &[
+    "arrives", "climbs", "crawls", "crosses", "dashes", "enters", "flees", "goes", "heads",
+    "moves", "reaches", "retreats", "runs", "slips", "sneaks", "steps", "walks",
+];
+/// Words that put the mover in a place ("into the loft", "enters the yard").
+const PLACE_WORDS: &[&str] = &[
+    "at", "enters", "in", "inside", "into", "onto", "reaches", "through", "to", "up",
+];
+/// Words that tell someone comes to hold a thing.
+const TAKE_WORDS: &[&str] = &[
+    "carries", "catches", "gets", "grabs", "holds", "pockets", "picks", "receives", "snatches",
+    "takes",
+];
+/// Words that tell a clock has run out.
+const CLOCK_DONE_WORDS: &[&str] = &["blares", "complete", "full", "raised", "rings", "sounds"];
 /// Words of a name that do not name anyone on their own.
 const TITLES: &[&str] = &[
     "captain", "lady", "lord", "mister", "old", "sir", "the", "young",
@@ -424,6 +477,12 @@ pub fn unbacked(sentence: &str, state: &State, applied: &[String]) -> Option<Str
             ));
         }
     }
+    if let Some(claim) = moved(&words, state)
+        .or_else(|| taken(&words, state))
+        .or_else(|| clocked(&words, state))
+    {
+        return Some(claim);
+    }
     if words.iter().any(|w| HARM_WORDS.contains(w)) {
         let known = |n: i32| {
             applied.iter().any(|a| numbers(a).contains(&n))
@@ -436,6 +495,90 @@ pub fn unbacked(sentence: &str, state: &State, applied: &[String]) -> Option<Str
         }
     }
     None
+}
+
+/// The one person a sentence names, when it names exactly one.
+fn the_person<'a>(words: &[&str], state: &'a State) -> Option<&'a crate::model::Entity> {
+    let mut named_here = state
+        .entities
+        .values()
+        .filter(|e| e.kind.is_person() && e.alive() && named(words, &e.name));
+    let one = named_here.next()?;
+    named_here.next().is_none().then_some(one)
+}
+
+/// A person told to go somewhere the engine does not have them: a move word, and a place the
+/// sentence puts them in ("into the hay loft") other than their zone.
+fn moved(words: &[&str], state: &State) -> Option<String> {
+    if !words.iter().any(|w| MOVE_WORDS.contains(w)) {
+        return None;
+    }
+    let who = the_person(words, state)?;
+    let place = state
+        .zones
+        .values()
+        .filter(|z| z.id != who.zone)
+        .find(|z| placed_in(words, &z.name))?;
+    let at = state
+        .zones
+        .get(&who.zone)
+        .map_or(who.zone.as_str(), |z| z.name.as_str());
+    Some(format!(
+        "it tells {} goes to {}, but the scene engine has {} in {at}: move with a tool, then \
+         narrate what the engine says",
+        who.name, place.name, who.name
+    ))
+}
+
+/// The place named right after a word that puts someone there ("into the loft").
+fn placed_in(words: &[&str], place: &str) -> bool {
+    let head = place
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .last()
+        .map(str::to_lowercase);
+    let Some(head) = head else {
+        return false;
+    };
+    words.iter().enumerate().any(|(i, w)| {
+        *w == head
+            && words
+                .get(i.saturating_sub(4)..i)
+                .is_some_and(|before| before.iter().any(|b| PLACE_WORDS.contains(b)))
+    })
+}
+
+/// A person told to take or hold an item the engine's inventory does not give them.
+fn taken(words: &[&str], state: &State) -> Option<String> {
+    if !words.iter().any(|w| TAKE_WORDS.contains(w)) {
+        return None;
+    }
+    let who = the_person(words, state)?;
+    let item = state.items.values().find(|i| named(words, &i.name))?;
+    if who.inventory.get(&item.id).copied().unwrap_or(0) > 0 {
+        return None;
+    }
+    Some(format!(
+        "it tells {} has {}, but the scene engine's {} carries none: give it with a tool, then \
+         narrate what the engine says",
+        who.name, item.name, who.name
+    ))
+}
+
+/// A clock told to have run out that the engine has short of full. (A clock told to move is
+/// not checked: the state after the reply's tools does not say whether they moved it.)
+fn clocked(words: &[&str], state: &State) -> Option<String> {
+    let clock = state
+        .clocks
+        .values()
+        .find(|c| named(words, &c.name) || words.contains(&c.id.as_str()))?;
+    (words.iter().any(|w| CLOCK_DONE_WORDS.contains(w)) && clock.value < clock.size).then(|| {
+        format!(
+            "it tells the {} has run out, but the scene engine's clock stands at {}/{}: move it \
+             with a tool, then narrate what the engine says",
+            clock.name, clock.value, clock.size
+        )
+    })
 }
 
 /// `name` among `words`: whole, or by the word a narration calls it by: a proper name's

@@ -334,6 +334,56 @@ fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
     );
 }
 
+/// Issue 33: positions, items and clocks too. A narration that moves Old Tam into the loft, hands
+/// him Wren's tonic, or sounds the alarm that the engine has at 0/6 is sent back.
+#[test]
+fn a_narrated_move_item_or_clock_the_scene_engine_did_not_make_is_sent_back() {
+    let spec = troupe_encounter::check::check(include_str!(
+        "../../../../examples/encounters/mill-raid.yaml"
+    ))
+    .unwrap();
+    let scene = include_str!("../../../../examples/mill.scene.yaml").to_string();
+    let events = vec![Envelope {
+        seq: 0,
+        event: EncounterEvent::Started {
+            spec: Box::new(spec),
+            scene: Some(scene),
+            seed: 3,
+            seats: vec![seat("wren", "Wren", SeatKind::Person)],
+            names: vec![],
+            memories: vec![],
+            window: 128_000,
+            at: "2026-11-24T00:00:00Z".into(),
+        },
+    }];
+    let state = fold(&events).unwrap();
+    for (told, detail) in [
+        (
+            "Rain falls. Old Tam climbs into the hay loft.",
+            "has Old Tam in the mill yard",
+        ),
+        ("Old Tam pockets the bitter tonic.", "carries none"),
+        ("The alarm sounds over the mill.", "stands at 0/6"),
+    ] {
+        let reply = json!({"narration": told, "tools": []});
+        let GmStep::Events(new) = gm_reply(&state, &reply, "now") else {
+            panic!()
+        };
+        let EncounterEvent::LeakCaught { leaks, .. } = &new[0] else {
+            panic!("{told}: {new:?}")
+        };
+        assert_eq!(
+            leaks[0].kind,
+            troupe_encounter::leaks::SecretKind::NotInScene
+        );
+        assert!(
+            leaks[0].detail.contains(detail),
+            "{told}: {}",
+            leaks[0].detail
+        );
+    }
+}
+
 #[test]
 fn a_reply_that_resolves_a_goal_may_name_it() {
     let state = fold(&started(vec![], None)).unwrap();
