@@ -116,3 +116,57 @@ fn write_tables(tables: &[Table], dir: &Path) -> Result<(), Error> {
 fn write_tables(_: &[Table], _: &Path) -> Result<(), Error> {
     Err(Error::NotBuilt)
 }
+
+/// The column tables of docs/export-schema.md, as the code defines them.
+pub fn schema_markdown() -> String {
+    let mut md = column_table("The keys: the first columns of every table", tables::KEYS);
+    for t in schema() {
+        let own = t.columns.get(tables::KEYS.len()..).unwrap_or_default();
+        md.push_str(&column_table(
+            &format!("`{}.parquet`: the keys, then", t.name),
+            own,
+        ));
+    }
+    md
+}
+
+fn column_table(heading: &str, columns: &[Column]) -> String {
+    let mut md = format!("### {heading}\n\n| column | type | meaning |\n|---|---|---|\n");
+    for c in columns {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.name,
+            c.kind.doc_name(),
+            c.meaning
+        ));
+    }
+    md.push('\n');
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The published column list is the code's: a column added, renamed or retyped without
+    /// its line in docs/export-schema.md fails here (the message has the text to paste).
+    #[test]
+    fn the_column_doc_lists_every_column() {
+        let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/export-schema.md");
+        let doc = std::fs::read_to_string(doc).unwrap();
+        let tables = schema_markdown();
+        assert!(
+            doc.contains(tables.trim_end()),
+            "docs/export-schema.md's column tables should read:\n\n{tables}"
+        );
+        assert!(doc.contains(&format!("`{SCHEMA_VERSION_KEY}`")));
+        assert!(doc.contains(&format!("schema version {SCHEMA_VERSION}")));
+    }
+
+    #[test]
+    fn without_the_writer_export_says_how_to_build_it() {
+        let msg = Error::NotBuilt.to_string();
+        assert!(msg.contains(BUILD_HINT) && msg.contains("--features export"), "{msg}");
+    }
+}

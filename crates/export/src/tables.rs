@@ -12,7 +12,7 @@ use troupe_report::{TurnStats, metrics, scorecard};
 use crate::table::{Column, Kind, Table, col};
 
 /// What identifies a session in every table.
-const KEYS: &[Column] = &[
+pub const KEYS: &[Column] = &[
     col(
         "run",
         Kind::Text,
