@@ -167,6 +167,9 @@ mod tests {
     #[test]
     fn without_the_writer_export_says_how_to_build_it() {
         let msg = Error::NotBuilt.to_string();
-        assert!(msg.contains(BUILD_HINT) && msg.contains("--features export"), "{msg}");
+        assert!(
+            msg.contains(BUILD_HINT) && msg.contains("--features export"),
+            "{msg}"
+        );
     }
 }

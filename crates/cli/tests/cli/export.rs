@@ -34,8 +34,31 @@ for name in ["events", "model_calls", "turns", "verdicts", "scorecards"]:
 print(json.dumps(out, default=str))
 "#;
 
+/// python3, seeing also the pyarrow scripts/setup installs into troupe's data directory where
+/// pip may not install into the system's Python.
+fn python() -> std::process::Command {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let home = std::path::PathBuf::from(std::env::var_os("HOME")?);
+            Some(if cfg!(target_os = "macos") {
+                home.join("Library/Application Support")
+            } else {
+                home.join(".local/share")
+            })
+        });
+    let mut paths: Vec<std::path::PathBuf> =
+        data.map(|d| d.join("troupe/python")).into_iter().collect();
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PYTHONPATH").unwrap_or_default(),
+    ));
+    let mut cmd = std::process::Command::new("python3");
+    cmd.env("PYTHONPATH", std::env::join_paths(paths).unwrap());
+    cmd
+}
+
 fn python_with_pyarrow() -> bool {
-    std::process::Command::new("python3")
+    python()
         .args(["-c", "import pyarrow.parquet"])
         .output()
         .is_ok_and(|o| o.status.success())
@@ -49,12 +72,7 @@ fn read_back(dir: &Path) -> Option<Value> {
         eprintln!("\n*** SKIPPED: {msg} ***\n");
         return None;
     }
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(READER)
-        .arg(dir)
-        .output()
-        .unwrap();
+    let out = python().arg("-c").arg(READER).arg(dir).output().unwrap();
     assert!(
         out.status.success(),
         "pyarrow could not read {}:\n{}",
