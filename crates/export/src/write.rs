@@ -147,8 +147,41 @@ fn timestamps(rows: &[Row], column: &str) -> Vec<Option<i64>> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
     use super::*;
+    use crate::table::col;
     use serde_json::json;
+
+    /// Past one row group, with nulls: the rows and groups are all there, and the version.
+    /// (The real reading back is pyarrow's, in troupe-cli's export test.)
+    #[test]
+    fn a_long_table_is_split_into_row_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let columns = vec![col("n", Kind::Int, ""), col("s", Kind::Text, "")];
+        let mut table = Table::new("t", columns);
+        for n in 0..(ROW_GROUP + 10) {
+            table.push(if n % 2 == 0 {
+                json!({"n": n})
+            } else {
+                json!({"s": "x"})
+            });
+        }
+        let path = dir.path().join("t.parquet");
+        write(&table, &path).unwrap();
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let meta = reader.metadata();
+        assert_eq!(meta.file_metadata().num_rows(), (ROW_GROUP + 10) as i64);
+        assert_eq!(meta.num_row_groups(), 2);
+        let kv = meta.file_metadata().key_value_metadata().unwrap();
+        assert!(
+            kv.iter()
+                .any(|k| k.key == SCHEMA_VERSION_KEY && k.value.as_deref() == Some("1"))
+        );
+        let empty = Table::new("e", vec![col("n", Kind::Int, "")]);
+        write(&empty, &dir.path().join("e.parquet")).unwrap();
+    }
 
     fn rows(values: &[Value]) -> Vec<Row> {
         values
