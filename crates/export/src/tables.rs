@@ -375,7 +375,7 @@ pub const VERDICT_COLUMNS: &[Column] = &[
     col(
         "result",
         Kind::Text,
-        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite) or `kept` (the rewrite was flagged too and reached the table)",
+        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite), `kept` (the rewrite was flagged too and reached the table), or null",
     ),
     col(
         "flagged",
@@ -456,14 +456,21 @@ fn validation(e: &Value) -> Value {
 }
 
 fn gm_flag(e: &Value, ty: &str) -> Value {
-    let kept = e.get("kept").and_then(Value::as_bool) == Some(true);
+    let is = |field: &str| e.get(field).and_then(Value::as_bool) == Some(true);
+    let result = if is("kept") {
+        Some("kept")
+    } else if is("sent_back") {
+        Some("sent_back")
+    } else {
+        None
+    };
     json!({
         "turn": e.get("turn_number"),
         "seq": e.get("seq"),
         "source": ty,
         "check": e.get("check"),
         "agent": e.get("agent"),
-        "result": if kept { "kept" } else { "sent_back" },
+        "result": result,
         "flagged": true,
         "violations": 1,
         "violation_kinds": e.get("check"),
@@ -553,4 +560,97 @@ fn without(mut fields: Value, field: &str) -> Value {
         o.remove(field);
     }
     fields
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn batch_events() -> Vec<Value> {
+        let ev = |seq: u64, turn: u64, ty: &str, extra: Value| {
+            let mut e = json!({"event_type": ty, "seq": seq, "turn_number": turn,
+                "session_number": 2, "run": "party-seed3", "run_session": 1});
+            if let (Some(o), Value::Object(x)) = (e.as_object_mut(), extra) {
+                o.extend(x);
+            }
+            e
+        };
+        vec![
+            ev(
+                0,
+                0,
+                "session_started",
+                json!({"model": "m:x", "campaign": {"name": "Raptor"}}),
+            ),
+            ev(1, 1, "turn_started", json!({})),
+            ev(
+                2,
+                1,
+                "gm_flagged",
+                json!({"check": "decides_for_character", "kept": true,
+                "text": "You flee."}),
+            ),
+            ev(3, 1, "turn_completed", json!({})),
+            ev(4, 2, "turn_started", json!({})),
+        ]
+    }
+
+    fn find<'a>(tables: &'a [Table], name: &str) -> &'a Table {
+        tables.iter().find(|t| t.name == name).unwrap()
+    }
+
+    #[test]
+    fn every_row_carries_the_keys_and_an_event_keeps_its_own_session_number() {
+        let tables = all(&batch_events());
+        let events = find(&tables, "events");
+        let first = &events.rows[0];
+        assert_eq!(first["run"], "party-seed3");
+        assert_eq!(
+            (first["session"].as_u64(), first["run_session"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(
+            (first["campaign"].as_str(), first["model"].as_str()),
+            (Some("Raptor"), Some("m:x"))
+        );
+        let payload: Value = serde_json::from_str(first["payload"].as_str().unwrap()).unwrap();
+        assert_eq!(payload["session_number"], 1);
+        assert!(payload.get("run").is_none() && payload.get("run_session").is_none());
+
+        let turns = find(&tables, "turns");
+        let completed: Vec<(u64, bool)> = turns
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r["turn"].as_u64().unwrap(),
+                    r["completed"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(completed, [(1, true), (2, false)]);
+
+        let verdict = &find(&tables, "verdicts").rows[0];
+        assert_eq!(
+            (verdict["source"].as_str(), verdict["result"].as_str()),
+            (Some("gm_flagged"), Some("kept"))
+        );
+        assert_eq!(verdict["check"], "decides_for_character");
+        assert_eq!(find(&tables, "scorecards").rows[0]["gm_flags"], 1);
+    }
+
+    #[test]
+    fn every_table_has_its_columns_without_events() {
+        let names: Vec<&str> = all(&[]).iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            ["events", "model_calls", "turns", "verdicts", "scorecards"]
+        );
+        assert!(
+            all(&[])
+                .iter()
+                .all(|t| t.rows.is_empty() && t.columns.len() > KEYS.len())
+        );
+    }
 }
