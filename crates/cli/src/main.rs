@@ -5,6 +5,7 @@ mod commands;
 mod detector;
 mod display;
 mod encounter;
+mod export;
 mod graph;
 mod info;
 mod keyboard;
@@ -193,6 +194,24 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
+    /// Write a session, a campaign or a `troupe simulate` batch as Parquet tables (events, model
+    /// calls, turns, verdicts, scorecards) for pandas, polars or DuckDB; the columns are in
+    /// docs/export-schema.md. Needs a troupe built with `--features export`
+    Export {
+        /// What to export: a campaign directory or its campaign.db, a session's
+        /// logs/session-N.jsonl, or the --out directory of troupe simulate (default: --campaign,
+        /// or the current directory)
+        #[arg(value_name = "PATH")]
+        source: Option<PathBuf>,
+        /// The directory to write the .parquet files into (new or empty)
+        #[arg(short, long, value_name = "OUTDIR")]
+        output: PathBuf,
+        /// Replace OUTDIR when it already holds files
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        dir: CampaignDir,
+    },
     /// Check character actions for overreach: one action per line on stdin, one JSON verdict per line out
     Validate,
     /// The campaign memory: query it, import notes into it, export it
@@ -279,6 +298,16 @@ fn main() -> ExitCode {
             output,
             dir,
         } => research::report(&sessions::dir_of(dir.path), session, all, &output),
+        Command::Export {
+            source,
+            output,
+            force,
+            dir,
+        } => export::export(
+            &source.unwrap_or_else(|| sessions::dir_of(dir.path)),
+            &output,
+            force,
+        ),
         Command::Sessions { dir } => sessions::list(&sessions::dir_of(dir.path)),
         Command::Undo { dir, turn } => sessions::undo(&sessions::dir_of(dir.path), turn),
         Command::Transcript {

@@ -11,6 +11,7 @@ mod detector;
 mod durable;
 mod e2e;
 mod encounter;
+mod export;
 mod extraction;
 mod graph_memory;
 mod hostile;

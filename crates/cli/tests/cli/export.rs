@@ -1,0 +1,308 @@
+//! `troupe export` end to end: a recorded batch played by `troupe simulate`, exported, and read
+//! back by an independent reader (Python's pyarrow, the library pandas reads Parquet with),
+//! checked against what `troupe stats --json` says of the same batch. Without Python and
+//! pyarrow the test says so and skips, except in CI (`CI` set), where it fails; scripts/setup
+//! installs pyarrow.
+//!
+//! The test binary always has the Parquet writer (troupe-cli's dev-dependency turns it on), so
+//! this never passes by exporting nothing.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::browser::in_ci;
+use crate::support::{campaign_with, read_log, run, troupe};
+
+/// Reads every .parquet file of a directory with pyarrow and prints, as JSON, what the test
+/// compares: rows, the schema version, column types and a few sums per table.
+const READER: &str = r#"
+import json, sys
+import pyarrow.parquet as pq
+out = {}
+for name in ["events", "model_calls", "turns", "verdicts", "scorecards"]:
+    f = pq.ParquetFile(f"{sys.argv[1]}/{name}.parquet")
+    t = f.read()
+    meta = f.schema_arrow.metadata or {}
+    out[name] = {
+        "rows": t.num_rows,
+        "version": meta.get(b"troupe.export_schema_version", b"").decode(),
+        "types": {c: str(t.schema.field(c).type) for c in t.column_names},
+        "columns": t.to_pydict(),
+    }
+print(json.dumps(out, default=str))
+"#;
+
+/// python3, seeing also the pyarrow scripts/setup installs into troupe's data directory where
+/// pip may not install into the system's Python.
+fn python() -> std::process::Command {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let home = std::path::PathBuf::from(std::env::var_os("HOME")?);
+            Some(if cfg!(target_os = "macos") {
+                home.join("Library/Application Support")
+            } else {
+                home.join(".local/share")
+            })
+        });
+    let mut paths: Vec<std::path::PathBuf> =
+        data.map(|d| d.join("troupe/python")).into_iter().collect();
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PYTHONPATH").unwrap_or_default(),
+    ));
+    let mut cmd = std::process::Command::new("python3");
+    cmd.env("PYTHONPATH", std::env::join_paths(paths).unwrap());
+    cmd
+}
+
+fn python_with_pyarrow() -> bool {
+    python()
+        .args(["-c", "import pyarrow.parquet"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The tables of `dir` as pyarrow read them, or None after saying why the test is skipped.
+fn read_back(dir: &Path) -> Option<Value> {
+    if !python_with_pyarrow() {
+        let msg = "python3 with pyarrow is not installed: the export cannot be read back (scripts/setup installs it: pip install pyarrow)";
+        assert!(!in_ci(), "{msg}");
+        eprintln!("\n*** SKIPPED: {msg} ***\n");
+        return None;
+    }
+    let out = python().arg("-c").arg(READER).arg(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pyarrow could not read {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn export(dir: &Path, args: &[&str]) -> Output {
+    troupe()
+        .current_dir(dir)
+        .arg("export")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// A column's values.
+fn col<'a>(tables: &'a Value, table: &str, column: &str) -> &'a Vec<Value> {
+    tables[table]["columns"][column]
+        .as_array()
+        .unwrap_or_else(|| panic!("{table}.{column} is missing"))
+}
+
+fn sum(tables: &Value, table: &str, column: &str) -> u64 {
+    col(tables, table, column)
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
+fn count_true(tables: &Value, table: &str, column: &str) -> usize {
+    col(tables, table, column)
+        .iter()
+        .filter(|v| v.as_bool() == Some(true))
+        .count()
+}
+
+/// A batch of three recorded party sessions (three players, three turns each).
+fn batch() -> tempfile::TempDir {
+    let dir = campaign_with(&["party.json", "research.gm.yaml", "research.replay.jsonl"]);
+    run(
+        dir.path(),
+        &[
+            "simulate",
+            "party.json",
+            "--seeds",
+            "1..=3",
+            "--model",
+            "replay:research.replay.jsonl",
+            "--jobs",
+            "2",
+            "--out",
+            "runs",
+            "--",
+            "--gm-script",
+            "research.gm.yaml",
+        ],
+    );
+    dir
+}
+
+#[test]
+fn a_batch_exported_reads_back_in_pyarrow_as_troupe_stats_counts_it() {
+    let dir = batch();
+    let said = run(dir.path(), &["export", "runs", "-o", "tables"]);
+    assert!(
+        said.contains("3 sessions") && said.contains("model_calls.parquet"),
+        "{said}"
+    );
+    let Some(tables) = read_back(&dir.path().join("tables")) else {
+        return;
+    };
+    let stats: Value =
+        serde_json::from_str(&run(dir.path(), &["stats", "--json", "--campaign", "runs"])).unwrap();
+    let metrics = &stats["metrics"];
+    for name in ["events", "model_calls", "turns", "verdicts", "scorecards"] {
+        assert_eq!(tables[name]["version"], "1", "{name} has no schema version");
+    }
+
+    // Every event of every run's log, each with its run and its own session number.
+    let runs: Vec<String> = stats["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(runs.len(), 3);
+    let logged: usize = runs
+        .iter()
+        .map(|r| read_log(&dir.path().join("runs").join(r).join("logs/session-1.jsonl")).len())
+        .sum();
+    assert!(logged > 100, "{logged}");
+    assert_eq!(tables["events"]["rows"], logged);
+    let ev_runs = col(&tables, "events", "run");
+    for r in &runs {
+        assert!(ev_runs.iter().any(|v| v == r.as_str()), "no event of {r}");
+    }
+    let payload: Value =
+        serde_json::from_str(col(&tables, "events", "payload")[0].as_str().unwrap()).unwrap();
+    assert_eq!(payload["event_type"], "session_started");
+    assert_eq!(payload["session_number"], 1);
+    assert!(payload.get("run").is_none(), "{payload}");
+    assert_eq!(
+        tables["events"]["types"]["timestamp"],
+        "timestamp[us, tz=UTC]"
+    );
+
+    // The model calls: one row per attempt, their tokens and the answered ones as stats counts.
+    let model = &metrics["model"];
+    assert_eq!(tables["model_calls"]["rows"], model["attempts"]);
+    assert_eq!(
+        sum(&tables, "model_calls", "input_tokens"),
+        model["tokens"]["input"].as_u64().unwrap()
+    );
+    assert_eq!(
+        sum(&tables, "model_calls", "output_tokens"),
+        model["tokens"]["output"].as_u64().unwrap()
+    );
+    assert!(sum(&tables, "model_calls", "input_tokens") > 0);
+    assert_eq!(
+        count_true(&tables, "model_calls", "ok") as u64,
+        model["attempts"].as_u64().unwrap()
+            - stats["scorecard"][0]["failed_calls"].as_u64().unwrap()
+    );
+    assert_eq!(tables["model_calls"]["types"]["input_tokens"], "int64");
+    assert!(
+        col(&tables, "model_calls", "model")
+            .iter()
+            .all(|m| m == "replay:research.replay.jsonl")
+    );
+
+    // The turns: one row per turn started (the script ends each session as its fourth begins),
+    // the completed ones as stats counts them.
+    assert_eq!(tables["turns"]["rows"], metrics["turns_started"]);
+    assert_eq!(metrics["turns"], 9);
+    assert_eq!(
+        count_true(&tables, "turns", "completed") as u64,
+        metrics["turns"].as_u64().unwrap()
+    );
+    assert_eq!(
+        sum(&tables, "turns", "model_calls"),
+        model["attempts"].as_u64().unwrap()
+    );
+
+    // The verdicts: every overreach check, and the ones sent back.
+    let validation = &metrics["validation"];
+    assert_eq!(tables["verdicts"]["rows"], validation["verdicts"]);
+    let not_passed = col(&tables, "verdicts", "result")
+        .iter()
+        .filter(|r| *r != "passed")
+        .count() as u64;
+    assert!(
+        not_passed >= 3,
+        "the research script sends an action back in every session"
+    );
+    assert_eq!(
+        Some(not_passed),
+        stats["scorecard"][0]["overreach"].as_u64()
+    );
+
+    // The scorecards: one row per session, summing to the batch's row per model.
+    let card = &stats["scorecard"][0];
+    assert_eq!(tables["scorecards"]["rows"], 3);
+    for field in ["turns", "actions", "calls", "tokens", "review_flags"] {
+        assert_eq!(
+            Some(sum(&tables, "scorecards", field)),
+            card[field].as_u64(),
+            "{field}"
+        );
+    }
+}
+
+#[test]
+fn export_refuses_a_full_directory_and_a_path_that_is_nothing_to_export() {
+    let dir = batch();
+    let run_dir = format!("runs/{}", "party-seed2-replay-research");
+    // One run's session, by its log file: only its own rows.
+    run(
+        dir.path(),
+        &[
+            "export",
+            &format!("{run_dir}/logs/session-1.jsonl"),
+            "-o",
+            "one",
+        ],
+    );
+    if let Some(tables) = read_back(&dir.path().join("one")) {
+        assert_eq!(tables["scorecards"]["rows"], 1);
+        assert!(col(&tables, "events", "run").iter().all(Value::is_null));
+    }
+    let refused = export(dir.path(), &["runs", "-o", "one"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("one already holds files")
+            && stderr(&refused).contains("--force"),
+        "{}",
+        stderr(&refused)
+    );
+    run(dir.path(), &["export", "runs", "-o", "one", "--force"]);
+    if let Some(tables) = read_back(&dir.path().join("one")) {
+        assert_eq!(
+            tables["scorecards"]["rows"], 3,
+            "--force replaced the one-session export"
+        );
+    }
+    let entries: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(
+        entries.is_empty(),
+        "temporary directories left: {entries:?}"
+    );
+
+    std::fs::write(dir.path().join("notes.txt"), "not a log").unwrap();
+    for bad in ["notes.txt", "nowhere", "."] {
+        let out = export(dir.path(), &[bad, "-o", "t"]);
+        assert!(!out.status.success(), "{bad}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{bad} is not a session, a campaign or a batch")),
+            "{err}"
+        );
+        assert!(!dir.path().join("t").exists(), "{bad} left an output");
+    }
+}

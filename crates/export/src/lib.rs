@@ -1,0 +1,175 @@
+//! `troupe export`: a session, a campaign or a whole `troupe simulate` batch as Parquet tables
+//! (events, model calls, turns, verdicts, scorecards), for pandas, polars or DuckDB without any
+//! troupe code. docs/export-schema.md documents every column.
+//!
+//! The events come from troupe-report's readers and the numbers from its metrics, so the files
+//! say what `troupe stats` says. The Parquet writer itself is feature `parquet` (troupe-cli's
+//! `export`): the tables are built in every build, but without the feature `export` refuses and
+//! says how to build a troupe that writes them, so the default binary does not carry a Parquet
+//! writer few of its users need.
+
+mod outdir;
+mod source;
+mod table;
+mod tables;
+#[cfg(feature = "parquet")]
+mod write;
+
+use std::path::{Path, PathBuf};
+
+pub use source::Source;
+pub use table::{Column, Kind, Table};
+
+/// The version of the tables' layout, in every file's key-value metadata under
+/// [`SCHEMA_VERSION_KEY`]. Raised when a column is renamed, removed or changes meaning (a new
+/// column does not raise it: readers select the columns they know).
+pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION_KEY: &str = "troupe.export_schema_version";
+
+/// The command that builds a troupe with the Parquet writer.
+pub const BUILD_HINT: &str = "cargo build --release -p troupe-cli --features export";
+
+/// Whether this build writes Parquet files.
+pub const WRITES_PARQUET: bool = cfg!(feature = "parquet");
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "this troupe was built without the Parquet writer (cargo feature `export`); build one that has it with: {BUILD_HINT}"
+    )]
+    NotBuilt,
+    #[error(
+        "{path} is not a session, a campaign or a batch to export: {why}. Give a campaign directory (or its campaign.db), a session's logs/session-N.jsonl, or the --out directory of troupe simulate"
+    )]
+    NotASource { path: String, why: String },
+    #[error(
+        "{path} already holds files; choose an empty or new directory, or add --force to replace it"
+    )]
+    OutNotEmpty { path: String },
+    #[error("{path} is a file, not a directory to write the tables into")]
+    OutIsFile { path: String },
+    #[error(transparent)]
+    Read(#[from] troupe_report::Error),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: could not write Parquet: {message}")]
+    Parquet { path: String, message: String },
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug)]
+pub struct Exported {
+    pub out: PathBuf,
+    /// Each file written and its rows, in order.
+    pub files: Vec<(String, usize)>,
+    pub sessions: usize,
+}
+
+/// The tables and their columns, without rows: what docs/export-schema.md lists.
+pub fn schema() -> Vec<Table> {
+    tables::all(&[])
+}
+
+/// The tables of the session, campaign or batch at `path`, not yet written.
+pub fn tables_of(path: &Path) -> Result<Vec<Table>, Error> {
+    let events = Source::find(path)?.events()?;
+    Ok(tables::all(&events))
+}
+
+/// Export `path` into the directory `out`: one `NAME.parquet` per table. `out` must be new or
+/// empty unless `force`, which replaces it. Nothing is half-written: the files go to a
+/// temporary directory beside `out`, renamed into place once all are written.
+pub fn export(path: &Path, out: &Path, force: bool) -> Result<Exported, Error> {
+    if !WRITES_PARQUET {
+        return Err(Error::NotBuilt);
+    }
+    outdir::check(out, force)?;
+    let tables = tables_of(path)?;
+    let sessions = tables
+        .iter()
+        .find(|t| t.name == "scorecards")
+        .map_or(0, |t| t.rows.len());
+    outdir::write_all(out, |dir| write_tables(&tables, dir))?;
+    Ok(Exported {
+        out: out.to_path_buf(),
+        files: tables
+            .iter()
+            .map(|t| (format!("{}.parquet", t.name), t.rows.len()))
+            .collect(),
+        sessions,
+    })
+}
+
+#[cfg(feature = "parquet")]
+fn write_tables(tables: &[Table], dir: &Path) -> Result<(), Error> {
+    for t in tables {
+        write::write(t, &dir.join(format!("{}.parquet", t.name)))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_tables(_: &[Table], _: &Path) -> Result<(), Error> {
+    Err(Error::NotBuilt)
+}
+
+/// The column tables of docs/export-schema.md, as the code defines them.
+pub fn schema_markdown() -> String {
+    let mut md = column_table("The keys: the first columns of every table", tables::KEYS);
+    for t in schema() {
+        let own = t.columns.get(tables::KEYS.len()..).unwrap_or_default();
+        md.push_str(&column_table(
+            &format!("`{}.parquet`: the keys, then", t.name),
+            own,
+        ));
+    }
+    md
+}
+
+fn column_table(heading: &str, columns: &[Column]) -> String {
+    let mut md = format!("### {heading}\n\n| column | type | meaning |\n|---|---|---|\n");
+    for c in columns {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            c.name,
+            c.kind.doc_name(),
+            c.meaning
+        ));
+    }
+    md.push('\n');
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The published column list is the code's: a column added, renamed or retyped without
+    /// its line in docs/export-schema.md fails here (the message has the text to paste).
+    #[test]
+    fn the_column_doc_lists_every_column() {
+        let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/export-schema.md");
+        let doc = std::fs::read_to_string(doc).unwrap();
+        let tables = schema_markdown();
+        assert!(
+            doc.contains(tables.trim_end()),
+            "docs/export-schema.md's column tables should read:\n\n{tables}"
+        );
+        assert!(doc.contains(&format!("`{SCHEMA_VERSION_KEY}`")));
+        assert!(doc.contains(&format!("schema version {SCHEMA_VERSION}")));
+    }
+
+    #[test]
+    fn without_the_writer_export_says_how_to_build_it() {
+        let msg = Error::NotBuilt.to_string();
+        assert!(
+            msg.contains(BUILD_HINT) && msg.contains("--features export"),
+            "{msg}"
+        );
+    }
+}
