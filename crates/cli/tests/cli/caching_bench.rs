@@ -197,11 +197,10 @@ fn reply_schema(body: &Value) -> Value {
         _ => String::new(),
     };
     const MARK: &str = "The JSON schema: ";
-    let from = text
-        .rfind(MARK)
-        .expect("the schema at the end of the last message")
-        + MARK.len();
-    serde_json::from_str(&text[from..]).unwrap()
+    let (_, schema) = text
+        .rsplit_once(MARK)
+        .expect("the schema at the end of the last message");
+    serde_json::from_str(schema).unwrap()
 }
 
 fn script() -> String {
