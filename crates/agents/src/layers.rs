@@ -135,6 +135,11 @@ fn laid_out(system: String, story: String, seat: String, ask: String) -> Rendere
 /// breakpoint), in estimated tokens.
 const CACHEABLE_TOKENS: u32 = 1024;
 
+/// Whether a prompt is long enough for a provider to cache it.
+fn cacheable(p: &RenderedPrompt) -> bool {
+    troupe_llm::estimate_tokens(&p.text()) >= CACHEABLE_TOKENS
+}
+
 /// How a character's number leans, in the rulebook's terms (a high number favours LASERS).
 pub(crate) fn number_lean(sheet: &CharacterSheet) -> String {
     let n = sheet.number.get();
@@ -371,11 +376,16 @@ impl PromptSet {
         attempt: u32,
         feedback: &str,
     ) -> Result<AgentCall, Error> {
-        let p = self.character(
+        let mut p = self.character(
             v,
             "character_action.md",
             json!({"attempt": attempt, "feedback": feedback}),
         )?;
+        if attempt == 1 && cacheable(&p) {
+            // The reaction will repeat this whole prompt (see `reaction`): name it all, so
+            // Anthropic marks the end of the ask too.
+            p.cache_prefix = p.cache_prefix.map(|n| n + 1);
+        }
         let schema = Schemas::action(!v.others.is_empty());
         Ok(call(&v.agent_id, Purpose::CharacterAction, p, schema, 300))
     }
@@ -403,12 +413,13 @@ impl PromptSet {
             "character_action.md",
             json!({"attempt": 1, "feedback": ""}),
         )?;
-        let cacheable = troupe_llm::estimate_tokens(&action.text()) >= CACHEABLE_TOKENS;
         let p = match &v.action {
-            Some(declared) if cacheable => {
+            Some(declared) if cacheable(&action) => {
                 let mut p =
                     self.character(v, "character_reaction.md", json!({"continued": true}))?;
                 p.exchange = Some((action.user, declared.clone()));
+                // The action's prompt, its ask included, is the prefix read back.
+                p.cache_prefix = p.cache_prefix.map(|n| n + 1);
                 p
             }
             _ => self.character(v, "character_reaction.md", json!({}))?,

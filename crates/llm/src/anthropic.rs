@@ -54,20 +54,20 @@ impl AnthropicModel {
         // With a named stable prefix every call answers through the same tool (see below), so
         // the schema is written at the end of the last message instead.
         let one_tool = req.cache_prefix.is_some();
-        let last = turns.len().saturating_sub(1);
-        let texts: Vec<(Role, String, bool)> = turns
+        let mut texts: Vec<(Role, String, bool)> = turns
             .iter()
             .enumerate()
-            .map(|(i, m)| {
-                let text = match (&req.schema, one_tool && i == last) {
-                    (Some(schema), true) => {
-                        format!("{}\n\nThe JSON schema: {}", m.content, schema.schema)
-                    }
-                    _ => m.content.clone(),
-                };
-                (m.role, text, marked.contains(&i))
-            })
+            .map(|(i, m)| (m.role, m.content.clone(), marked.contains(&i)))
             .collect();
+        if let (Some(schema), true) = (&req.schema, one_tool) {
+            // A block of its own after the ask: a later call that repeats this ask earlier in
+            // its conversation (a reaction after its action) still shares the prefix up to it.
+            texts.push((
+                Role::User,
+                format!("The JSON schema: {}", schema.schema),
+                false,
+            ));
+        }
         // Consecutive messages of one role go as one message of several text blocks (the API
         // wants the roles to alternate); a breakpoint needs a block of its own.
         let mut messages: Vec<Value> = Vec::new();
