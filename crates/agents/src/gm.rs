@@ -222,10 +222,10 @@ fn gm_call(
 impl PromptSet {
     fn gm(&self, v: &GmView, task: &str, extra: Value) -> Result<RenderedPrompt, Error> {
         let ctx = gm_ctx(v, extra);
-        Ok(RenderedPrompt {
-            system: self.render("gm_system.md", &ctx)?,
-            user: self.render(task, &ctx)?,
-        })
+        Ok(RenderedPrompt::plain(
+            self.render("gm_system.md", &ctx)?,
+            self.render(task, &ctx)?,
+        ))
     }
 
     pub fn gm_narration(&self, v: &GmView, feedback: &str) -> Result<GmCall, Error> {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use troupe_campaign::{CharacterSheet, Personality};
-use troupe_llm::{CallTag, ChatRequest, Message};
+use troupe_llm::{CallTag, ChatRequest};
 
 use crate::{
     ActionDecl, CharacterView, Error, InsightDecision, Intent, OocReply, PlayerView, PromptSet,
@@ -95,7 +95,8 @@ fn call(
     }
 }
 
-/// The chat request for a rendered prompt: one system and one user message, a JSON schema.
+/// The chat request for a rendered prompt: the system message, then the user ones (the story,
+/// the seat's own part, the ask), a JSON schema, and the cache prefix the prompt names.
 pub(crate) fn request(
     tag: CallTag,
     prompt: &RenderedPrompt,
@@ -104,18 +105,39 @@ pub(crate) fn request(
 ) -> ChatRequest {
     ChatRequest {
         tag,
-        messages: vec![
-            Message::system(prompt.system.clone()),
-            Message::user(prompt.user.clone()),
-        ],
+        messages: prompt.messages(),
         schema: Some(schema),
         max_tokens,
         temperature: 0.7,
         seed: None,
         stop: Vec::new(),
         structured: troupe_llm::StructuredOutput::default(),
-        cache_prefix: None,
+        cache_prefix: prompt.cache_prefix,
     }
+}
+
+/// A player's or character's prompt: the layer's system message, the story and the seat's own
+/// part (each call of the seat this turn repeats those three, the story and system every seat
+/// of the layer too), then the ask.
+fn laid_out(system: String, story: String, seat: String, ask: String) -> RenderedPrompt {
+    let shared = 1 + usize::from(!story.is_empty()) + usize::from(!seat.is_empty());
+    RenderedPrompt {
+        system,
+        story,
+        seat,
+        exchange: None,
+        user: ask,
+        cache_prefix: Some(shared),
+    }
+}
+
+/// The shortest prompt prefix both providers cache (OpenAI automatically, Anthropic at a
+/// breakpoint), in estimated tokens.
+const CACHEABLE_TOKENS: u32 = 1024;
+
+/// Whether a prompt is long enough for a provider to cache it.
+fn cacheable(p: &RenderedPrompt) -> bool {
+    troupe_llm::estimate_tokens(&p.text()) >= CACHEABLE_TOKENS
 }
 
 /// How a character's number leans, in the rulebook's terms (a high number favours LASERS).
@@ -190,6 +212,7 @@ fn player_ctx(v: &PlayerView, extra: Value) -> Value {
         "discussion": v.discussion,
         "plan": v.plan,
         "secrets": v.secrets,
+        "party_table": !v.party.is_empty(),
     });
     merge(&mut ctx, extra);
     ctx
@@ -212,6 +235,7 @@ fn character_ctx(v: &CharacterView, extra: Value) -> Value {
         "outcome": v.outcome,
         "number_lean": number_lean(&v.character),
         "secrets": v.secrets,
+        "party_table": !v.others.is_empty(),
     });
     merge(&mut ctx, extra);
     ctx
@@ -226,10 +250,12 @@ fn merge(into: &mut Value, extra: Value) {
 impl PromptSet {
     fn player(&self, v: &PlayerView, task: &str, extra: Value) -> Result<RenderedPrompt, Error> {
         let ctx = player_ctx(v, extra);
-        Ok(RenderedPrompt {
-            system: self.render("player_system.md", &ctx)?,
-            user: self.render(task, &ctx)?,
-        })
+        Ok(laid_out(
+            self.render("player_system.md", &ctx)?,
+            self.render("_story.md", &ctx)?,
+            self.render("player_seat.md", &ctx)?,
+            self.render(task, &ctx)?,
+        ))
     }
 
     fn character(
@@ -239,10 +265,12 @@ impl PromptSet {
         extra: Value,
     ) -> Result<RenderedPrompt, Error> {
         let ctx = character_ctx(v, extra);
-        Ok(RenderedPrompt {
-            system: self.render("character_system.md", &ctx)?,
-            user: self.render(task, &ctx)?,
-        })
+        Ok(laid_out(
+            self.render("character_system.md", &ctx)?,
+            self.render("_story.md", &ctx)?,
+            self.render("character_seat.md", &ctx)?,
+            self.render(task, &ctx)?,
+        ))
     }
 
     /// The player's clarifying questions for the GM (up to `max`).
@@ -348,11 +376,16 @@ impl PromptSet {
         attempt: u32,
         feedback: &str,
     ) -> Result<AgentCall, Error> {
-        let p = self.character(
+        let mut p = self.character(
             v,
             "character_action.md",
             json!({"attempt": attempt, "feedback": feedback}),
         )?;
+        if attempt == 1 && cacheable(&p) {
+            // The reaction will repeat this whole prompt (see `reaction`): name it all, so
+            // Anthropic marks the end of the ask too.
+            p.cache_prefix = p.cache_prefix.map(|n| n + 1);
+        }
         let schema = Schemas::action(!v.others.is_empty());
         Ok(call(&v.agent_id, Purpose::CharacterAction, p, schema, 300))
     }
@@ -369,9 +402,28 @@ impl PromptSet {
         ))
     }
 
-    /// The character's emotional reaction to the outcome.
+    /// The character's emotional reaction to the outcome. When the action's prompt was long
+    /// enough for a provider to cache it (1,024 tokens), the reaction repeats it, the action
+    /// declared as the answer, and asks on: most of its prompt is then read from the cache
+    /// instead of paid in full. A shorter action's prompt is not cached, and the reaction
+    /// stays short.
     pub fn reaction(&self, v: &CharacterView) -> Result<AgentCall, Error> {
-        let p = self.character(v, "character_reaction.md", json!({}))?;
+        let action = self.character(
+            v,
+            "character_action.md",
+            json!({"attempt": 1, "feedback": ""}),
+        )?;
+        let p = match &v.action {
+            Some(declared) if cacheable(&action) => {
+                let mut p =
+                    self.character(v, "character_reaction.md", json!({"continued": true}))?;
+                p.exchange = Some((action.user, declared.clone()));
+                // The action's prompt, its ask included, is the prefix read back.
+                p.cache_prefix = p.cache_prefix.map(|n| n + 1);
+                p
+            }
+            _ => self.character(v, "character_reaction.md", json!({}))?,
+        };
         Ok(call(
             &v.agent_id,
             Purpose::CharacterReaction,

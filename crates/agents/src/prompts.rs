@@ -10,11 +10,16 @@ use crate::Error;
 
 /// The embedded templates, by file name.
 const EMBEDDED: &[(&str, &str)] = &[
-    ("_scene.md", include_str!("../prompts/_scene.md")),
+    ("_story.md", include_str!("../prompts/_story.md")),
+    (
+        "_clarifications.md",
+        include_str!("../prompts/_clarifications.md"),
+    ),
     (
         "player_system.md",
         include_str!("../prompts/player_system.md"),
     ),
+    ("player_seat.md", include_str!("../prompts/player_seat.md")),
     (
         "player_questions.md",
         include_str!("../prompts/player_questions.md"),
@@ -39,6 +44,10 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         "character_system.md",
         include_str!("../prompts/character_system.md"),
+    ),
+    (
+        "character_seat.md",
+        include_str!("../prompts/character_seat.md"),
     ),
     (
         "character_action.md",
@@ -79,11 +88,66 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
 ];
 
-/// A system and a user message, rendered.
+/// A prompt's messages, rendered. The game master's are a system and a user message. An AI
+/// player's or character's open with what the whole party shares, so that the calls of a turn
+/// share a prefix a provider's prompt cache can keep: the system message (the same for every
+/// seat of a layer all session), the story (a user message, the same for every seat this
+/// turn), then the seat's own part (who it is, its secrets and memories: the same for each of
+/// its calls this turn) and last the ask.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RenderedPrompt {
     pub system: String,
+    /// The story so far and the GM's narration this turn (empty: no such message).
+    pub story: String,
+    /// What is this seat's own: never shared (empty: no such message).
+    pub seat: String,
+    /// An earlier ask of this seat and the answer it gave, between the seat's part and the ask:
+    /// the call then repeats that earlier call's whole prompt, which a provider may have cached.
+    pub exchange: Option<(String, String)>,
+    /// The ask, the last message.
     pub user: String,
+    /// How many leading messages later calls repeat byte for byte (`None`: not known).
+    pub cache_prefix: Option<usize>,
+}
+
+impl RenderedPrompt {
+    /// A system and a user message, with no story, seat part or named cache prefix.
+    pub fn plain(system: String, user: String) -> Self {
+        RenderedPrompt {
+            system,
+            story: String::new(),
+            seat: String::new(),
+            exchange: None,
+            user,
+            cache_prefix: None,
+        }
+    }
+
+    /// The messages, in order (the empty ones left out).
+    pub fn messages(&self) -> Vec<troupe_llm::Message> {
+        use troupe_llm::Message;
+        let mut out = vec![Message::system(self.system.clone())];
+        for m in [&self.story, &self.seat] {
+            if !m.is_empty() {
+                out.push(Message::user(m.clone()));
+            }
+        }
+        if let Some((ask, answer)) = &self.exchange {
+            out.push(Message::user(ask.clone()));
+            out.push(Message::assistant(answer.clone()));
+        }
+        out.push(Message::user(self.user.clone()));
+        out
+    }
+
+    /// Every message's text, in order: all a model reads (for tests and checks).
+    pub fn text(&self) -> String {
+        self.messages()
+            .into_iter()
+            .map(|m| m.content)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// The set of templates in use: the embedded ones, with any campaign overrides on top.

@@ -50,18 +50,55 @@ impl AnthropicModel {
             .iter()
             .filter(|m| m.role != Role::System)
             .collect();
-        let prefix_end = stable_prefix_end(req);
-        let messages: Vec<Value> = turns
+        let marked = stable_prefix_marks(req);
+        // With a named stable prefix every call answers through the same tool (see below), so
+        // the schema is written at the end of the last message instead.
+        let one_tool = req.cache_prefix.is_some();
+        let mut texts: Vec<(Role, String, bool)> = turns
             .iter()
             .enumerate()
-            .map(|(i, m)| {
-                if Some(i) == prefix_end {
-                    json!({"role": m.role.as_str(), "content": [cached_text(&m.content)]})
-                } else {
-                    json!({"role": m.role.as_str(), "content": m.content})
-                }
-            })
+            .map(|(i, m)| (m.role, m.content.clone(), marked.contains(&i)))
             .collect();
+        if let (Some(schema), true) = (&req.schema, one_tool) {
+            // A block of its own after the ask: a later call that repeats this ask earlier in
+            // its conversation (a reaction after its action) still shares the prefix up to it.
+            texts.push((
+                Role::User,
+                format!("The JSON schema: {}", schema.schema),
+                false,
+            ));
+        }
+        // Consecutive messages of one role go as one message of several text blocks (the API
+        // wants the roles to alternate); a breakpoint needs a block of its own.
+        let mut messages: Vec<Value> = Vec::new();
+        let mut run: Vec<&(Role, String, bool)> = Vec::new();
+        let flush = |run: &mut Vec<&(Role, String, bool)>, messages: &mut Vec<Value>| {
+            let Some(first) = run.first() else {
+                return;
+            };
+            let content = match run.as_slice() {
+                [(_, text, false)] => json!(text),
+                blocks => json!(
+                    blocks
+                        .iter()
+                        .map(|(_, text, mark)| if *mark {
+                            cached_text(text)
+                        } else {
+                            json!({"type": "text", "text": text})
+                        })
+                        .collect::<Vec<_>>()
+                ),
+            };
+            messages.push(json!({"role": first.0.as_str(), "content": content}));
+            run.clear();
+        };
+        for t in &texts {
+            if run.first().is_some_and(|r| r.0 != t.0) {
+                flush(&mut run, &mut messages);
+            }
+            run.push(t);
+        }
+        flush(&mut run, &mut messages);
         let temperature = (f64::from(req.temperature.clamp(0.0, 1.0)) * 1000.0).round() / 1000.0;
         let mut body = json!({
             "model": self.model,
@@ -76,12 +113,27 @@ impl AnthropicModel {
             body["stop_sequences"] = json!(req.stop);
         }
         if let Some(schema) = &req.schema {
-            // Forcing a tool is Anthropic's way to get JSON that follows a schema.
-            let name = sanitize_name(&schema.name);
+            // Forcing a tool is Anthropic's way to get JSON that follows a schema. Anthropic
+            // caches the tools first: a request that names a stable prefix gets the same tool
+            // whatever its schema, so calls for different purposes share the cached prefix (the
+            // gateway still checks the reply against the schema).
+            let (name, description, input_schema) = if one_tool {
+                (
+                    "answer".to_string(),
+                    "Your answer.",
+                    json!({"type": "object"}),
+                )
+            } else {
+                (
+                    sanitize_name(&schema.name),
+                    "Give your answer by calling this tool with the requested fields.",
+                    schema.schema.clone(),
+                )
+            };
             body["tools"] = json!([{
                 "name": name,
-                "description": "Give your answer by calling this tool with the requested fields.",
-                "input_schema": schema.schema,
+                "description": description,
+                "input_schema": input_schema,
             }]);
             body["tool_choice"] = json!({"type": "tool", "name": name});
         }
@@ -147,20 +199,23 @@ fn cached_text(text: &str) -> Value {
     json!({"type": "text", "text": text, "cache_control": {"type": "ephemeral"}})
 }
 
-/// Which conversation message (counting only non-system ones, as Anthropic does) ends the
-/// stable prefix the caller named, if it is a conversation message. With the system prompt's
-/// breakpoint that makes at most two of the four breakpoints Anthropic allows. Nothing else is
-/// marked: a breakpoint on a prefix no later call repeats (a repair re-ask's bad reply) would
-/// only pay the cache-write premium.
-fn stable_prefix_end(req: &ChatRequest) -> Option<usize> {
-    let n = req.cache_prefix?.min(req.messages.len());
+/// Which conversation messages (counting only non-system ones, as Anthropic does) end a cache
+/// breakpoint: each of the stable prefix the caller named, as its parts are shared by more
+/// calls the shorter they are (a party's story by every seat, a seat's own part by its own
+/// calls). With the system prompt's breakpoint that makes at most the four Anthropic allows.
+/// Nothing else is marked: a breakpoint on a prefix no later call repeats (a repair re-ask's
+/// bad reply) would only pay the cache-write premium.
+fn stable_prefix_marks(req: &ChatRequest) -> Vec<usize> {
+    let Some(n) = req.cache_prefix else {
+        return Vec::new();
+    };
     let turns = req
         .messages
         .iter()
-        .take(n)
+        .take(n.min(req.messages.len()))
         .filter(|m| m.role != Role::System)
         .count();
-    turns.checked_sub(1)
+    (turns.saturating_sub(3)..turns).collect()
 }
 
 #[async_trait]

@@ -112,8 +112,7 @@ impl OpenAiModel {
     }
 
     fn body(&self, req: &ChatRequest) -> Value {
-        let messages: Vec<Value> = req
-            .messages
+        let messages: Vec<Value> = crate::types::merge_consecutive(&req.messages)
             .iter()
             .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
             .collect();

@@ -32,6 +32,23 @@ pub struct Message {
     pub content: String,
 }
 
+/// `messages` with each run of consecutive messages of one role joined into one (a blank line
+/// between them), for servers and chat templates that want the roles to alternate. A prompt's
+/// text, and so the prefix a server caches, stays the same.
+pub fn merge_consecutive(messages: &[Message]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match out.last_mut() {
+            Some(last) if last.role == m.role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&m.content);
+            }
+            _ => out.push(m.clone()),
+        }
+    }
+    out
+}
+
 impl Message {
     pub fn system(content: impl Into<String>) -> Self {
         Self {

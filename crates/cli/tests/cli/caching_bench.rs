@@ -33,6 +33,21 @@ const MIN_CACHED: usize = 1024;
 const STEP: usize = 128;
 const ANTHROPIC_TTL: Duration = Duration::from_secs(300);
 
+/// With `CACHING_BENCH_DUMP` set to a file, every request body is appended to it (one JSON a
+/// line), to study what the calls of a turn share.
+fn dump(body: &Value) {
+    if let Ok(path) = std::env::var("CACHING_BENCH_DUMP") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{body}");
+        }
+    }
+}
+
 fn tokens(chars: usize) -> usize {
     chars.div_ceil(4)
 }
@@ -53,6 +68,7 @@ struct OpenAiCache {
 impl Respond for OpenAiCache {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
+        dump(&body);
         let prompt: String = body["messages"]
             .as_array()
             .unwrap()
@@ -125,6 +141,7 @@ fn anthropic_blocks(body: &Value) -> Vec<(String, bool)> {
 impl Respond for AnthropicCache {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
+        dump(&body);
         let blocks = anthropic_blocks(&body);
         let now = Instant::now();
         let mut entries = self.entries.lock().unwrap();
@@ -154,8 +171,7 @@ impl Respond for AnthropicCache {
         if last_breakpoint > read && last_breakpoint >= MIN_CACHED {
             written = last_breakpoint - read;
         }
-        let schema = &body["tools"][0]["input_schema"];
-        let reply = instance(schema, &Fill::Words);
+        let reply = instance(&reply_schema(&body), &Fill::Words);
         let name = body["tools"][0]["name"].clone();
         ResponseTemplate::new(200).set_body_json(json!({
             "model": "claude-sonnet-4-5",
@@ -165,6 +181,26 @@ impl Respond for AnthropicCache {
                       "cache_creation_input_tokens": written, "output_tokens": 40}
         }))
     }
+}
+
+/// The schema the reply must follow: the forced tool's, or, when the tool takes any object
+/// (a request that names a stable prefix), the one written at the end of the last message.
+fn reply_schema(body: &Value) -> Value {
+    let tool = &body["tools"][0]["input_schema"];
+    if tool.get("properties").is_some() {
+        return tool.clone();
+    }
+    let last = &body["messages"].as_array().unwrap().last().unwrap()["content"];
+    let text = match last {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.last().unwrap()["text"].as_str().unwrap().to_string(),
+        _ => String::new(),
+    };
+    const MARK: &str = "The JSON schema: ";
+    let (_, schema) = text
+        .rsplit_once(MARK)
+        .expect("the schema at the end of the last message");
+    serde_json::from_str(schema).unwrap()
 }
 
 fn script() -> String {

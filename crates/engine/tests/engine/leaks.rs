@@ -199,7 +199,7 @@ fn all_prompts(s: &Session, p: &PromptSet) -> Vec<(usize, bool, String)> {
         ];
         for c in calls {
             let c = c.unwrap();
-            let text = format!("{}\n{}", c.prompt.system, c.prompt.user);
+            let text = c.prompt.text();
             out.push((i, c.purpose.layer() == troupe_agents::Layer::Player, text));
         }
     }

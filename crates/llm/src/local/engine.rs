@@ -170,8 +170,7 @@ impl Engine<'_> {
 
     /// The conversation in the model's chat format, ending where the assistant speaks.
     fn render(&self, req: &ChatRequest) -> Result<String, ProviderError> {
-        let messages = req
-            .messages
+        let messages = crate::types::merge_consecutive(&req.messages)
             .iter()
             .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
             .collect::<Result<Vec<_>, _>>()

@@ -89,15 +89,17 @@ async fn anthropic_marks_the_system_prompt_and_the_end_of_the_stable_prefix() {
         body["system"][0]["text"],
         "You are Zed, a pilot on the Raptor. The rules: ..."
     );
-    // The breakpoint sits on the last message before the per-call ask, and only there.
+    // Each message of the stable prefix ends a breakpoint (the shorter ones are shared by
+    // more calls); the per-call ask gets none.
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
-    assert_eq!(messages[1]["content"][0]["cache_control"], ephemeral);
-    assert_eq!(messages[1]["content"][0]["text"], "Noted.");
+    assert_eq!(messages[0]["content"][0]["cache_control"], ephemeral);
     assert_eq!(
-        messages[0]["content"],
+        messages[0]["content"][0]["text"],
         "The story so far: the alien ship hailed us."
     );
+    assert_eq!(messages[1]["content"][0]["cache_control"], ephemeral);
+    assert_eq!(messages[1]["content"][0]["text"], "Noted.");
     assert_eq!(
         messages[2]["content"],
         "The alien ship opens fire. What do you do?"
@@ -119,6 +121,52 @@ async fn anthropic_marks_the_system_prompt_and_the_end_of_the_stable_prefix() {
         }
     );
     assert_eq!(records[0].usage.uncached_input_tokens(), 30);
+}
+
+#[tokio::test]
+async fn anthropic_answers_every_call_that_names_a_prefix_through_one_tool() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "model": "claude-test",
+            "content": [{"type": "tool_use", "id": "t", "name": "answer",
+                         "input": {"action": "I fire back."}}],
+            "usage": {"input_tokens": 30, "output_tokens": 9}
+        })))
+        .mount(&server)
+        .await;
+    let schema = json!({"type": "object", "properties": {"action": {"type": "string"}},
+                        "required": ["action"]});
+    let mut req = conversation();
+    req.schema = Some(troupe_llm::ResponseSchema {
+        name: "character_action".into(),
+        schema: schema.clone(),
+    });
+    let records = call(anthropic(&server), &req).await;
+    assert!(records[0].error.is_none(), "{:?}", records[0].error);
+    let body = body_sent(&server).await;
+    // The same tool whatever the schema, so calls for different purposes share the prefix
+    // Anthropic caches (tools first); the schema is at the end of the last message.
+    assert_eq!(body["tools"][0]["name"], "answer");
+    assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+    assert_eq!(body["tool_choice"]["name"], "answer");
+    // (a block of its own, so a later call that repeats this ask still shares the prefix).
+    let last = &body["messages"][2]["content"];
+    assert_eq!(
+        last[0]["text"], "The alien ship opens fire. What do you do?",
+        "{last}"
+    );
+    assert_eq!(
+        last[1]["text"],
+        format!("The JSON schema: {schema}"),
+        "{last}"
+    );
+    // The prefix before it is unchanged.
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "The story so far: the alien ship hailed us."
+    );
 }
 
 #[tokio::test]
