@@ -15,7 +15,7 @@ use troupe_engine::{
     render_markdown,
 };
 use troupe_llm::{
-    CallTag, ChatModel, ChatReply, ChatRequest, ProviderError, ReplayEntry, ReplayModel,
+    CallTag, ChatModel, ChatReply, ChatRequest, Message, ProviderError, ReplayEntry, ReplayModel,
 };
 
 use crate::sessions::open_store;
@@ -47,6 +47,13 @@ impl ChatModel for ThenLive {
 
     fn skip_served(&self, served: &[CallTag]) {
         self.recorded.skip_served(served);
+    }
+
+    fn sent_messages(&self, messages: &[Message]) -> Vec<Message> {
+        match &self.live {
+            Some(live) => live.sent_messages(messages),
+            None => messages.to_vec(),
+        }
     }
 }
 

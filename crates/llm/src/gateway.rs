@@ -328,7 +328,7 @@ impl Gateway {
                 attempt: tally.attempts,
                 provider: provider.clone(),
                 request_hash: request_hash(&req),
-                messages: req.messages.clone(),
+                messages: self.model.sent_messages(&req.messages),
                 reply: None,
                 usage: Usage::default(),
                 latency_ms: if self.model.timed() {

@@ -242,6 +242,10 @@ impl ChatModel for OpenAiModel {
         self.name.clone()
     }
 
+    fn sent_messages(&self, messages: &[crate::types::Message]) -> Vec<crate::types::Message> {
+        crate::types::merge_consecutive(messages)
+    }
+
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
         // Each lesson sets a flag that was unset, so this asks at most three times.
         loop {

@@ -261,6 +261,12 @@ pub trait ChatModel: Send + Sync {
     /// `openai-compatible:gpt-4o-mini@http://localhost:11434/v1`. Never contains a key.
     fn name(&self) -> String;
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError>;
+    /// The messages as this provider puts them on the wire (a chat API that wants the roles
+    /// to alternate gets consecutive messages of one role joined): what the log records the
+    /// model was shown.
+    fn sent_messages(&self, messages: &[Message]) -> Vec<Message> {
+        messages.to_vec()
+    }
     /// A resumed session already received replies to these calls, in this order. A provider
     /// that answers from a fixed sequence (replay) moves past them; a live model ignores it.
     fn skip_served(&self, _served: &[CallTag]) {}

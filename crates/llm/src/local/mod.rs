@@ -235,6 +235,10 @@ impl ChatModel for LocalModel {
         self.name.clone()
     }
 
+    fn sent_messages(&self, messages: &[crate::types::Message]) -> Vec<crate::types::Message> {
+        crate::types::merge_consecutive(messages)
+    }
+
     fn context_tokens(&self) -> Option<u32> {
         Some(self.info.context_tokens)
     }
