@@ -534,8 +534,7 @@ fn moved(words: &[&str], state: &State) -> Option<String> {
 fn placed_in(words: &[&str], place: &str) -> bool {
     let head = place
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .last()
+        .rfind(|w| !w.is_empty())
         .map(str::to_lowercase);
     let Some(head) = head else {
         return false;
