@@ -280,16 +280,14 @@ fn a_hidden_goal_by_id_or_in_other_words_is_a_leak() {
     }
 }
 
-/// Issue 33: with a scene, the engine holds the truth. A narration that tells a defeat the
-/// engine did not apply is sent back like a leak, and withheld if it comes back the same.
-#[test]
-fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
+/// The mill raid begun, on the mill scene, with Wren played by a person.
+fn mill_raid_with_wren() -> Vec<Envelope> {
     let spec = troupe_encounter::check::check(include_str!(
         "../../../../examples/encounters/mill-raid.yaml"
     ))
     .unwrap();
     let scene = include_str!("../../../../examples/mill.scene.yaml").to_string();
-    let mut events = vec![Envelope {
+    vec![Envelope {
         seq: 0,
         event: EncounterEvent::Started {
             spec: Box::new(spec),
@@ -301,7 +299,14 @@ fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
             window: 128_000,
             at: "2026-11-24T00:00:00Z".into(),
         },
-    }];
+    }]
+}
+
+/// Issue 33: with a scene, the engine holds the truth. A narration that tells a defeat the
+/// engine did not apply is sent back like a leak, and withheld if it comes back the same.
+#[test]
+fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
+    let mut events = mill_raid_with_wren();
     let mut state = fold(&events).unwrap();
     let dead = json!({"narration": "Rain on the road. Vesk the smuggler falls dead in the yard.", "tools": []});
     for round in 0..2 {
@@ -338,24 +343,7 @@ fn a_narrated_effect_the_scene_engine_did_not_apply_is_sent_back() {
 /// him Wren's tonic, or sounds the alarm that the engine has at 0/6 is sent back.
 #[test]
 fn a_narrated_move_item_or_clock_the_scene_engine_did_not_make_is_sent_back() {
-    let spec = troupe_encounter::check::check(include_str!(
-        "../../../../examples/encounters/mill-raid.yaml"
-    ))
-    .unwrap();
-    let scene = include_str!("../../../../examples/mill.scene.yaml").to_string();
-    let events = vec![Envelope {
-        seq: 0,
-        event: EncounterEvent::Started {
-            spec: Box::new(spec),
-            scene: Some(scene),
-            seed: 3,
-            seats: vec![seat("wren", "Wren", SeatKind::Person)],
-            names: vec![],
-            memories: vec![],
-            window: 128_000,
-            at: "2026-11-24T00:00:00Z".into(),
-        },
-    }];
+    let events = mill_raid_with_wren();
     let state = fold(&events).unwrap();
     for (told, detail) in [
         (
