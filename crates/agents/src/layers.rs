@@ -201,6 +201,7 @@ fn player_ctx(v: &PlayerView, extra: Value) -> Value {
         "ship": v.ship,
         "player": v.player,
         "character": v.character,
+        "day": v.day,
         "recent": v.recent,
         "narration": v.narration,
         "clarifications": v.clarifications,
@@ -222,6 +223,7 @@ fn character_ctx(v: &CharacterView, extra: Value) -> Value {
     let mut ctx = json!({
         "ship": v.ship,
         "character": v.character,
+        "day": v.day,
         "recent": v.recent,
         "narration": v.narration,
         "clarifications": v.clarifications,

@@ -69,6 +69,8 @@ pub struct PlayerView {
     pub ship: Ship,
     pub player: PlayerProfile,
     pub character: CharacterSheet,
+    /// The story's in-game day (day 1 is the campaign's first).
+    pub day: u32,
     pub recent: Vec<TurnRecap>,
     pub narration: String,
     pub clarifications: Vec<QuestionAnswer>,
@@ -92,6 +94,8 @@ pub struct CharacterView {
     pub agent_id: String,
     pub ship: Ship,
     pub character: CharacterSheet,
+    /// The story's in-game day, as the character lives it.
+    pub day: u32,
     pub recent: Vec<TurnRecap>,
     pub narration: String,
     pub clarifications: Vec<QuestionAnswer>,

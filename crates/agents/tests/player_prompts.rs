@@ -62,6 +62,7 @@ fn player_view(agent: &str) -> PlayerView {
         ship: c.ship.clone(),
         player: seat.player.clone(),
         character: seat.character.clone(),
+        day: 4,
         recent: story(),
         narration: "Inside, a drone with welding arms rolls out of the shadows. What do you do?"
             .into(),
@@ -117,6 +118,7 @@ fn character_view(agent: &str) -> CharacterView {
         agent_id: p.agent_id.clone(),
         ship: p.ship.clone(),
         character: p.character.clone(),
+        day: p.day,
         recent: p.recent.clone(),
         narration: p.narration.clone(),
         clarifications: p.clarifications.clone(),

@@ -84,6 +84,7 @@ async fn calls_only(turns: u64) -> Duration {
         ship: c.ship.clone(),
         player: seat.player.clone(),
         character: seat.character.clone(),
+        day: 1,
         recent: vec![TurnRecap {
             turn: 1,
             narration: "n".into(),
@@ -104,6 +105,7 @@ async fn calls_only(turns: u64) -> Duration {
         agent_id: pv.agent_id.clone(),
         ship: c.ship.clone(),
         character: seat.character.clone(),
+        day: 1,
         recent: pv.recent.clone(),
         narration: pv.narration.clone(),
         clarifications: vec![],

@@ -133,6 +133,17 @@ fn a_scripted_gm_ends_a_scene_lets_days_pass_and_memory_knows_the_day() {
     let log2 = session_log(d, 2);
     assert_eq!(log2[0]["event_type"], "session_started");
     assert_eq!(log2[0]["day"], 14, "{}", log2[0]);
+    // The AI player knows the day too.
+    let player_call = log2
+        .iter()
+        .find(|e| e["event_type"] == "model_call" && e["agent"] == "alex")
+        .unwrap();
+    assert!(
+        player_call["messages"]
+            .to_string()
+            .contains("It is day 14 of the story."),
+        "{player_call}"
+    );
 
     // Memory dates what it stored by the story's calendar.
     let ask = |q: &str| -> Vec<String> {
