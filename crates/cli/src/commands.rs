@@ -69,9 +69,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             .map(Command::Roll)
             .map_err(|e| format!("{e}")),
         "whisper" => whisper(arg),
-        "scene" => Ok(Command::Mark(StoryMark::SceneEnded {
-            title: Some(arg.trim().to_string()).filter(|t| !t.is_empty()),
-        })),
+        "scene" => Ok(Command::Mark(StoryMark::scene_ended(Some(arg)))),
         "time" => StoryMark::parse_days(arg)
             .map(|days| Command::Mark(StoryMark::TimePassed { days }))
             .map_err(|e| format!("/time needs {e}")),

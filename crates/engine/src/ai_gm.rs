@@ -113,21 +113,6 @@ impl AiGm {
     }
 }
 
-/// What the AI GM's outcome marks in the story: the scene's end, days passing (at most
-/// [`StoryMark::MAX_DAYS`], whatever the model said).
-fn outcome_marks(o: &troupe_agents::GmOutcomeReply) -> Vec<StoryMark> {
-    let mut marks = Vec::new();
-    if o.scene_ends {
-        marks.push(StoryMark::SceneEnded { title: None });
-    }
-    if o.days_pass > 0 {
-        marks.push(StoryMark::TimePassed {
-            days: o.days_pass.min(StoryMark::MAX_DAYS),
-        });
-    }
-    marks
-}
-
 /// The checks every text the GM says aloud goes through. `deeds`: a scene's narration may not
 /// make a character act either (an outcome restates the declared action).
 fn said_aloud(v: &GmView, text: &str, deeds: bool) -> Option<Finding> {
@@ -293,8 +278,14 @@ impl GmSeat for AiGm {
                 self.ending =
                     Some("the AI GM ended the session at a natural stopping point".into());
             }
-            self.notes
-                .extend(outcome_marks(&o).into_iter().map(SeatNote::Mark));
+            self.notes.extend(
+                StoryMark::with_outcome(
+                    o.scene_ends.then(|| StoryMark::scene_ended(None)),
+                    o.days_pass,
+                )
+                .into_iter()
+                .map(SeatNote::Mark),
+            );
             o.outcome
         })
     }

@@ -312,11 +312,7 @@ fn gm_command<T>(name: &str, values: &Map<String, Value>) -> Result<GmReply<T>, 
         }
         "success" => GmReply::Force(true),
         "fail" => GmReply::Force(false),
-        "scene" => GmReply::Mark(StoryMark::SceneEnded {
-            title: Some(values.text("title"))
-                .map(|t| t.trim().to_string())
-                .filter(|t| !t.is_empty()),
-        }),
+        "scene" => GmReply::Mark(StoryMark::scene_ended(Some(&values.text("title")))),
         "time" => GmReply::Mark(StoryMark::TimePassed {
             days: StoryMark::parse_days(&values.text("days"))
                 .map_err(|e| format!("/time needs {e}"))?,

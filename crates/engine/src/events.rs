@@ -430,10 +430,40 @@ impl StoryMark {
             .ok_or_else(|| format!("a number of days from 1 to {}, e.g. 3", Self::MAX_DAYS))
     }
 
+    /// A scene's end, with its title when one is given (blank is none).
+    pub fn scene_ended(title: Option<&str>) -> StoryMark {
+        StoryMark::SceneEnded {
+            title: title
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from),
+        }
+    }
+
+    /// What an outcome marks in the story, in order: the scene's end, then the days that pass
+    /// (none when `days` is 0; at most [`StoryMark::MAX_DAYS`]).
+    pub fn with_outcome(scene_end: Option<StoryMark>, days: u32) -> Vec<StoryMark> {
+        let days = (days > 0).then(|| StoryMark::TimePassed {
+            days: days.min(Self::MAX_DAYS),
+        });
+        scene_end.into_iter().chain(days).collect()
+    }
+
     pub fn event(self) -> Event {
         match self {
             StoryMark::SceneEnded { title } => Event::SceneEnded { title },
             StoryMark::TimePassed { days } => Event::TimePassed { days },
+        }
+    }
+
+    /// The mark an event records, if it records one: [`StoryMark::event`] read back.
+    pub fn of_event(event: &Event) -> Option<StoryMark> {
+        match event {
+            Event::SceneEnded { title } => Some(StoryMark::SceneEnded {
+                title: title.clone(),
+            }),
+            Event::TimePassed { days } => Some(StoryMark::TimePassed { days: *days }),
+            _ => None,
         }
     }
 }

@@ -96,16 +96,11 @@ impl ScriptTurn {
     /// What the turn's outcome marks in the story, in order: the scene's end, then the days.
     fn marks(&self) -> Vec<StoryMark> {
         let scene = match &self.scene_ends {
-            Some(SceneEnd::Ends(true)) => Some(StoryMark::SceneEnded { title: None }),
-            Some(SceneEnd::Titled(t)) => Some(StoryMark::SceneEnded {
-                title: Some(t.trim().to_string()).filter(|t| !t.is_empty()),
-            }),
+            Some(SceneEnd::Ends(true)) => Some(StoryMark::scene_ended(None)),
+            Some(SceneEnd::Titled(t)) => Some(StoryMark::scene_ended(Some(t))),
             Some(SceneEnd::Ends(false)) | None => None,
         };
-        let days = (self.days_pass > 0).then_some(StoryMark::TimePassed {
-            days: self.days_pass,
-        });
-        scene.into_iter().chain(days).collect()
+        StoryMark::with_outcome(scene, self.days_pass)
     }
 }
 

@@ -27,17 +27,6 @@ enum Command {
     Mark(StoryMark),
 }
 
-/// A recorded scene end or passing of days as the mark that made it.
-fn story_mark(event: &Event) -> Option<StoryMark> {
-    match event {
-        Event::SceneEnded { title } => Some(StoryMark::SceneEnded {
-            title: title.clone(),
-        }),
-        Event::TimePassed { days } => Some(StoryMark::TimePassed { days: *days }),
-        _ => None,
-    }
-}
-
 /// A GM decision as recorded, with the commands typed at the same prompt before it.
 #[derive(Clone, Debug)]
 struct Recorded<T> {
@@ -124,7 +113,7 @@ impl RecordedGm {
             let was_after_outcome = std::mem::replace(&mut after_outcome, false);
             match &env.event {
                 Event::SceneEnded { .. } | Event::TimePassed { .. } => {
-                    let mark = story_mark(&env.event);
+                    let mark = StoryMark::of_event(&env.event);
                     if was_after_outcome {
                         t.outcome_marks.extend(mark);
                         after_outcome = true;
