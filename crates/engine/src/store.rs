@@ -386,14 +386,13 @@ impl Store {
         let Some(last) = self.latest_session()? else {
             return Ok(crate::events::FIRST_DAY);
         };
+        // The session's own fold, over the only events that move the day.
         let events = self.live_events_of_types(last.number, &["session_started", "time_passed"])?;
-        Ok(events
-            .iter()
-            .fold(crate::events::FIRST_DAY, |day, e| match &e.event {
-                Event::SessionStarted { day: start, .. } => *start,
-                Event::TimePassed { days } => day.saturating_add(*days),
-                _ => day,
-            }))
+        let mut session = crate::Session::new(String::new(), last.number);
+        for env in &events {
+            session.apply(env);
+        }
+        Ok(session.day())
     }
 
     /// The standing events up to the first one that cannot be read, and that one's seq and
