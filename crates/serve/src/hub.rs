@@ -209,11 +209,6 @@ impl Hub {
         Ok(())
     }
 
-    /// The game asks a seat; the answer comes through the returned channel.
-    pub fn ask(&self, ask: Ask) -> oneshot::Receiver<Answer> {
-        self.ask_numbered(ask).1
-    }
-
     /// The game asks a seat and waits for its answer: None when the table closes. A game that
     /// stops waiting (it took another seat's answer first) withdraws the ask: an answer sent to
     /// it later is refused as stale (the page fetches the new ask), and one that arrived just as
@@ -246,6 +241,8 @@ impl Hub {
         }
     }
 
+    /// Register the seat's ask (or answer it at once with an answer kept for it): its id, and
+    /// the channel its answer comes through.
     fn ask_numbered(&self, ask: Ask) -> (u64, oneshot::Receiver<Answer>) {
         let (reply, answer) = oneshot::channel();
         let mut inner = self.lock();
@@ -644,7 +641,7 @@ mod tests {
     #[test]
     fn only_a_fitting_answer_to_the_waiting_ask_reaches_the_game() {
         let hub = hub();
-        let mut reply = hub.ask(ask());
+        let (_, mut reply) = hub.ask_numbered(ask());
         let long = "x".repeat(MAX_FIELD_CHARS + 1);
         let refusals = [
             (2, decide(json!({"questions": []}))),
