@@ -282,13 +282,19 @@ mod unbacked_tests {
         crate::Scene::start(def, 1).state
     }
 
+    /// What `unbacked` finds in a sentence said at the mill's start, with the engine's
+    /// narration of what the reply's tools did.
+    fn said_at_the_mill() -> impl Fn(&str, &[&str]) -> Option<String> {
+        let state = mill();
+        move |sentence, applied| {
+            let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
+            unbacked(sentence, &state, &applied)
+        }
+    }
+
     #[test]
     fn a_defeat_or_harm_the_engine_did_not_deal_is_named() {
-        let state = mill();
-        let said = |s: &str, applied: &[&str]| {
-            let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
-            unbacked(s, &state, &applied)
-        };
+        let said = said_at_the_mill();
         assert!(
             said("The hound yelps and dies.", &[])
                 .unwrap()
@@ -307,11 +313,7 @@ mod unbacked_tests {
 
     #[test]
     fn a_move_a_taking_or_a_clock_the_engine_did_not_make_is_named() {
-        let state = mill();
-        let said = |s: &str, applied: &[&str]| {
-            let applied: Vec<String> = applied.iter().map(|a| a.to_string()).collect();
-            unbacked(s, &state, &applied)
-        };
+        let said = said_at_the_mill();
         // Positions: Old Tam is in the yard, Wren on the road.
         let claim = said("Old Tam climbs into the hay loft.", &[]).unwrap();
         assert!(

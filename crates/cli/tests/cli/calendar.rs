@@ -33,6 +33,16 @@ const NEXT_SCRIPT: &str = "turns:
       Ilsa pays in fuel cells and leaves without a word.
 ";
 
+/// The session the days script plays.
+const PLAY_DAYS: [&str; 6] = [
+    "play",
+    "campaign.json",
+    "--gm-script",
+    "days.gm.yaml",
+    "--seed",
+    "7",
+];
+
 fn campaign() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &DEMO);
@@ -64,17 +74,7 @@ fn after_outcome(log: &[Value], turn: u64) -> Vec<Value> {
 fn a_scripted_gm_ends_a_scene_lets_days_pass_and_memory_knows_the_day() {
     let dir = campaign();
     let d = dir.path();
-    let out = run(
-        d,
-        &[
-            "play",
-            "campaign.json",
-            "--gm-script",
-            "days.gm.yaml",
-            "--seed",
-            "7",
-        ],
-    );
+    let out = run(d, &PLAY_DAYS);
     assert!(
         out.contains("── The scene ends: The relay station. ──"),
         "{out}"
@@ -186,17 +186,7 @@ fn a_scripted_gm_ends_a_scene_lets_days_pass_and_memory_knows_the_day() {
 fn a_replay_marks_the_story_where_the_session_did() {
     let dir = campaign();
     let d = dir.path();
-    run(
-        d,
-        &[
-            "play",
-            "campaign.json",
-            "--gm-script",
-            "days.gm.yaml",
-            "--seed",
-            "7",
-        ],
-    );
+    run(d, &PLAY_DAYS);
     run(d, &["replay", "1"]);
     let replayed = read_log(&d.join("replays/session-1-replay-1.jsonl"));
     let original = session_log(d, 1);

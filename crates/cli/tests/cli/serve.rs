@@ -283,6 +283,16 @@ pub fn player_answer(ask: &Value) -> Value {
     }
 }
 
+/// The names of the table commands a seat's pending ask offers.
+pub fn command_names(state: &Value) -> Vec<&str> {
+    state["ask"]["ask"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
 /// What a plain GM answers to each decision.
 pub fn gm_answer(ask: &Value) -> Value {
     match ask["decision"].as_str().unwrap() {
@@ -1610,12 +1620,7 @@ async fn the_gm_ends_a_scene_and_lets_days_pass_from_the_page() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
     let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
     let state = s.next_ask("gm").await;
-    let commands: Vec<&str> = state["ask"]["ask"]["commands"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let commands = command_names(&state);
     assert!(
         commands.contains(&"scene") && commands.contains(&"time"),
         "{commands:?}"

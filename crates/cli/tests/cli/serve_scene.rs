@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::serve::{Served, serve};
+use crate::serve::{Served, command_names, serve};
 use crate::support::{copy_examples, run_with};
 
 /// The speaker's lines of `examples/mill.player.yaml` (the GM's commands left out).
@@ -83,12 +83,7 @@ async fn a_scene_is_spoken_from_a_browser_as_at_the_terminal_through_a_kill() {
     let s = serve(dir.path(), &args);
     assert_eq!(s.keys.keys().collect::<Vec<_>>(), ["gm", "player", "watch"]);
     let first = s.next_ask("player").await;
-    let offered: Vec<&str> = first["ask"]["ask"]["commands"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let offered = command_names(&first);
     assert_eq!(
         offered,
         ["help", "state", "quit"],
@@ -243,12 +238,7 @@ async fn the_gm_runs_a_served_scene_from_their_own_link() {
     let dir = mill();
     let s = serve(dir.path(), &["--scene", "mill.scene.yaml", "--seed", "7"]);
     let first = gm(&s, "gm", "").await;
-    let offered: Vec<&str> = first["ask"]["ask"]["commands"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let offered = command_names(&first);
     assert_eq!(offered, ["undo", "gm", "effects", "note", "promote", "end"]);
     let shown = first["ask"]["ask"]["shown"].to_string();
     assert!(shown.contains("Vesk"), "/gm shows everything: {shown}");
