@@ -114,6 +114,15 @@ function formFor(fields, button, send, purpose) {
   return form;
 }
 
+// Where a typed value, and an open command, are kept: by decision and form.
+function typedKey(decision, form, input) {
+  return decision + "|" + form.dataset.purpose + "|" + input.dataset.name;
+}
+
+function openKey(decision, details) {
+  return decision + "|open|" + details.dataset.command;
+}
+
 // What is typed in the forms of the ask on screen (not sent yet), and which commands are open,
 // keyed by the decision: the same decision asked again (another seat acted, a command ran) gets
 // them back instead of empty forms.
@@ -124,24 +133,24 @@ function typed(box) {
     if (form.dataset.sent) continue;
     for (const i of form.querySelectorAll("[data-name]")) {
       const v = i.type === "checkbox" ? i.checked : i.value;
-      kept.set(decision + "|" + form.dataset.purpose + "|" + i.dataset.name, v);
+      kept.set(typedKey(decision, form, i), v);
     }
   }
-  for (const d of box.querySelectorAll("details[open]")) kept.set(decision + "|open|" + d.dataset.command, true);
+  for (const d of box.querySelectorAll("details[open]")) kept.set(openKey(decision, d), true);
   return kept;
 }
 
 function retype(box, decision, kept) {
   for (const form of box.querySelectorAll("form")) {
     for (const i of form.querySelectorAll("[data-name]")) {
-      const k = decision + "|" + form.dataset.purpose + "|" + i.dataset.name;
+      const k = typedKey(decision, form, i);
       if (!kept.has(k)) continue;
       if (i.type === "checkbox") i.checked = kept.get(k);
       else i.value = kept.get(k);
     }
   }
   for (const d of box.querySelectorAll("details")) {
-    if (kept.has(decision + "|open|" + d.dataset.command)) d.open = true;
+    if (kept.has(openKey(decision, d))) d.open = true;
   }
 }
 
