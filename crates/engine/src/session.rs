@@ -162,9 +162,6 @@ pub struct Session {
     /// were tracked).
     #[serde(default)]
     pub day: u32,
-    /// Scenes the GM has ended this session.
-    #[serde(default)]
-    pub scenes_ended: u32,
 }
 
 impl Session {
@@ -487,10 +484,7 @@ impl Session {
                 }
             }
             Event::GmOutcome { text } => t.outcome = Some(text.clone()),
-            Event::SceneEnded { .. } => {
-                t.scene_ended = true;
-                self.scenes_ended += 1;
-            }
+            Event::SceneEnded { .. } => t.scene_ended = true,
             Event::TimePassed { days } => self.day = self.day().saturating_add(*days),
             Event::CharacterReaction { agent, text } => {
                 t.reactions.insert(agent.clone(), text.clone());

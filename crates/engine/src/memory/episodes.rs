@@ -53,7 +53,7 @@ pub fn episodes_of(
             && turns.contains(&env.turn_number)
         {
             let day = scratch.day();
-            out.extend(whisper_episodes(s, env, day, (to.as_deref(), *scope, text)));
+            out.extend(whisper_episodes(s, env, day, to.as_deref(), *scope, text));
         }
         scratch.apply(env);
     }
@@ -70,7 +70,9 @@ fn whisper_episodes(
     s: &Session,
     env: &Envelope,
     day: u32,
-    (to, scope, text): (Option<&str>, crate::WhisperScope, &str),
+    to: Option<&str>,
+    scope: crate::WhisperScope,
+    text: &str,
 ) -> Vec<(Episode, Source, Moment)> {
     use troupe_agents::Layer;
     let agents = match to {
