@@ -2,9 +2,14 @@
 
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
+use troupe_engine::asks::gm_answer;
 use troupe_engine::visibility::describe_roll;
-use troupe_engine::{Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling};
+use troupe_engine::{
+    Answers, FailureChoice, GmAsk, GmDecision, GmQuestion, GmReply, GmSeat, Phase, RollOverride,
+    Ruling,
+};
 use troupe_rules::{RollResult, TaskType};
+use troupe_seat::Answer;
 use troupe_validator::Verdict;
 
 use crate::commands::{self, Command, HELP};
@@ -126,6 +131,58 @@ pub use troupe_engine::asks::{parse_faces, suggested};
 
 #[async_trait]
 impl GmSeat for TerminalGm {
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        if let Some(why) = question.error {
+            println!("That answer does not fit: {why}");
+        }
+        let s = question.view;
+        let reply = match question.decision {
+            GmAsk::Narration => self.narrate(s).await.map(GmDecision::Text),
+            GmAsk::Answers { round, questions } => self
+                .answer_questions(s, *round, questions)
+                .await
+                .map(GmDecision::Answers),
+            GmAsk::Review {
+                agent,
+                original,
+                corrected,
+                verdict,
+            } => self
+                .review_action(s, agent, original, corrected, verdict)
+                .await
+                .map(GmDecision::Text),
+            GmAsk::Adjudicate { agent, action } => self
+                .adjudicate(s, agent, action)
+                .await
+                .map(GmDecision::Ruling),
+            GmAsk::Override { agent, roll } => self
+                .override_roll(s, agent, roll)
+                .await
+                .map(GmDecision::Override),
+            GmAsk::Insight { agent, question } => self
+                .answer_insight(s, agent, question)
+                .await
+                .map(GmDecision::Text),
+            GmAsk::Outcome => self.narrate_outcome(s).await.map(GmDecision::Text),
+            GmAsk::Interject { round } => self
+                .interject(s, *round)
+                .await
+                .map(GmDecision::Interjection),
+            GmAsk::Failure {
+                phase,
+                agent,
+                error,
+            } => self
+                .resolve_failure(s, *phase, agent, error)
+                .await
+                .map(GmDecision::Failure),
+        };
+        gm_answer(question.decision, reply)
+    }
+}
+
+/// One prompt (or a few) per decision, in the game's words.
+impl TerminalGm {
     async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         println!(
             "\n[Turn {}] Awaiting GM narration. (/help for commands)",

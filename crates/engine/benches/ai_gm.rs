@@ -18,11 +18,9 @@ use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use support::{InstantGm, campaign, entry, turn_replies};
-use troupe_agents::{ActionDecl, GmView, PromptSet};
+use troupe_agents::PromptSet;
 use troupe_engine::*;
 use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
-use troupe_rules::RollResult;
-use troupe_validator::Verdict;
 
 fn gateway(replies: Vec<ReplayEntry>) -> Gateway {
     Gateway::new(
@@ -76,54 +74,8 @@ impl<G: GmSeat> GmSeat for Timed<G> {
     fn take_notes(&mut self) -> Vec<SeatNote> {
         self.inner.take_notes()
     }
-    async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
-        self.time(async |g| g.narrate(v).await).await
-    }
-    async fn answer_questions(
-        &mut self,
-        v: &GmView,
-        r: u32,
-        q: &[(String, String)],
-    ) -> GmReply<Answers> {
-        self.time(async |g| g.answer_questions(v, r, q).await).await
-    }
-    async fn review_action(
-        &mut self,
-        v: &GmView,
-        a: &str,
-        o: &str,
-        c: &str,
-        verdict: &Verdict,
-    ) -> GmReply<String> {
-        self.time(async |g| g.review_action(v, a, o, c, verdict).await)
-            .await
-    }
-    async fn adjudicate(&mut self, v: &GmView, a: &str, x: &ActionDecl) -> GmReply<Ruling> {
-        self.time(async |g| g.adjudicate(v, a, x).await).await
-    }
-    async fn override_roll(
-        &mut self,
-        v: &GmView,
-        a: &str,
-        r: &RollResult,
-    ) -> GmReply<RollOverride> {
-        self.time(async |g| g.override_roll(v, a, r).await).await
-    }
-    async fn answer_insight(&mut self, v: &GmView, a: &str, q: &str) -> GmReply<String> {
-        self.time(async |g| g.answer_insight(v, a, q).await).await
-    }
-    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
-        self.time(async |g| g.narrate_outcome(v).await).await
-    }
-    async fn resolve_failure(
-        &mut self,
-        v: &GmView,
-        p: Phase,
-        a: &str,
-        e: &str,
-    ) -> GmReply<FailureChoice> {
-        self.time(async |g| g.resolve_failure(v, p, a, e).await)
-            .await
+    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
+        self.time(async |g| g.decide(q).await).await
     }
 }
 

@@ -11,14 +11,16 @@ use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_agents::{ActionDecl, GmCall, GmPurpose, GmView, PromptSet};
+use troupe_agents::{GmCall, GmPurpose, GmView, PromptSet};
 use troupe_llm::Gateway;
-use troupe_rules::RollResult;
-use troupe_validator::Verdict;
+use troupe_seat::Answer;
 use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
 
+use crate::asks::gm_answer;
+use crate::machine::GmAsk;
 use crate::{
-    Answers, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling, SeatNote, StoryMark,
+    Answers, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, Phase, RollOverride, Ruling,
+    SeatNote, StoryMark,
 };
 
 /// Model calls that failed (past the gateway's own retries) before the seat gives up.
@@ -67,7 +69,7 @@ impl AiGm {
 
     /// Build, call, read and check; a text the checks flag goes back once with what was wrong.
     /// The model failing twice stops the seat (the session is saved; resume asks again).
-    async fn decide<T>(
+    async fn ask_model<T>(
         &mut self,
         build: impl Fn(&PromptSet, &str) -> Result<GmCall, troupe_agents::Error>,
         read: impl Fn(&Value) -> Result<T, troupe_agents::Error>,
@@ -165,12 +167,44 @@ impl GmSeat for AiGm {
         std::mem::take(&mut self.notes)
     }
 
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        let v = question.view;
+        let reply = match question.decision {
+            GmAsk::Narration => self.narrate(v).await.map(GmDecision::Text),
+            GmAsk::Answers { questions, .. } => self
+                .answer_questions(v, questions)
+                .await
+                .map(GmDecision::Answers),
+            // The correction keeps the character's intent without the overreach: the AI GM
+            // takes it.
+            GmAsk::Review { corrected, .. } => GmReply::Answer(GmDecision::Text(corrected.clone())),
+            GmAsk::Adjudicate { agent, .. } => {
+                self.adjudicate(v, agent).await.map(GmDecision::Ruling)
+            }
+            // The dice stand: the AI GM lets the chips fall where they may.
+            GmAsk::Override { .. } => GmReply::Answer(GmDecision::Override(RollOverride::Keep)),
+            GmAsk::Insight { agent, question } => self
+                .answer_insight(v, agent, question)
+                .await
+                .map(GmDecision::Text),
+            GmAsk::Outcome => self.narrate_outcome(v).await.map(GmDecision::Text),
+            // The party talks it out without the AI GM.
+            GmAsk::Interject { .. } => GmReply::Answer(GmDecision::Interjection(None)),
+            GmAsk::Failure { phase, agent, .. } => {
+                GmReply::Answer(GmDecision::Failure(self.resolve_failure(v, *phase, agent)))
+            }
+        };
+        gm_answer(question.decision, reply)
+    }
+}
+
+impl AiGm {
     async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
         if let Some(why) = self.ending.take() {
             return GmReply::End(why);
         }
         let view = v.clone();
-        self.decide(
+        self.ask_model(
             |p, fb| p.gm_narration(&view, fb),
             GmPurpose::read_narration,
             |text| said_aloud(&view, text, true),
@@ -182,11 +216,10 @@ impl GmSeat for AiGm {
     async fn answer_questions(
         &mut self,
         v: &GmView,
-        _round: u32,
         questions: &[(String, String)],
     ) -> GmReply<Answers> {
         let (view, n) = (v.clone(), questions.len());
-        self.decide(
+        self.ask_model(
             |p, fb| p.gm_answers(&view, questions, fb),
             |value| GmPurpose::read_answers(value, n),
             |answers| said_aloud(&view, &answers.join("\n"), false),
@@ -196,26 +229,9 @@ impl GmSeat for AiGm {
         .map(Answers::Answered)
     }
 
-    /// The correction keeps the character's intent without the overreach: the AI GM takes it.
-    async fn review_action(
-        &mut self,
-        _v: &GmView,
-        _agent: &str,
-        _original: &str,
-        corrected: &str,
-        _verdict: &Verdict,
-    ) -> GmReply<String> {
-        GmReply::Answer(corrected.to_string())
-    }
-
-    async fn adjudicate(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        _action: &ActionDecl,
-    ) -> GmReply<Ruling> {
+    async fn adjudicate(&mut self, v: &GmView, agent: &str) -> GmReply<Ruling> {
         let view = v.clone();
-        self.decide(
+        self.ask_model(
             |p, _| p.gm_ruling(&view, agent),
             GmPurpose::read_ruling,
             |r| note_read_out(&view, &r.reason),
@@ -236,19 +252,9 @@ impl GmSeat for AiGm {
         })
     }
 
-    /// The dice stand: the AI GM lets the chips fall where they may.
-    async fn override_roll(
-        &mut self,
-        _v: &GmView,
-        _agent: &str,
-        _roll: &RollResult,
-    ) -> GmReply<RollOverride> {
-        GmReply::Answer(RollOverride::Keep)
-    }
-
     async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String> {
         let view = v.clone();
-        self.decide(
+        self.ask_model(
             |p, fb| p.gm_insight(&view, agent, question, fb),
             GmPurpose::read_insight_answer,
             |text| said_aloud(&view, text, false),
@@ -261,7 +267,7 @@ impl GmSeat for AiGm {
         let view = v.clone();
         let successes: Vec<u32> = v.rolls.iter().map(|r| r.successes).collect();
         let reply = self
-            .decide(
+            .ask_model(
                 |p, fb| p.gm_outcome(&view, fb),
                 GmPurpose::read_outcome,
                 |o| {
@@ -291,17 +297,11 @@ impl GmSeat for AiGm {
     }
 
     /// Twice failed: try once more, then skip the AI's part and keep the story moving.
-    async fn resolve_failure(
-        &mut self,
-        v: &GmView,
-        phase: Phase,
-        agent: &str,
-        _error: &str,
-    ) -> GmReply<FailureChoice> {
+    fn resolve_failure(&mut self, v: &GmView, phase: Phase, agent: &str) -> FailureChoice {
         if self.retried.insert((v.turn, phase, agent.to_string())) {
-            GmReply::Answer(FailureChoice::Retry)
+            FailureChoice::Retry
         } else {
-            GmReply::Answer(FailureChoice::Skip)
+            FailureChoice::Skip
         }
     }
 }

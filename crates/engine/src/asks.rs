@@ -5,19 +5,19 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use troupe_agents::{ActionDecl, GmView};
-use troupe_rules::{RollResult, TaskType};
+use troupe_rules::TaskType;
 use troupe_seat::{Answer, Ask, Command, Field, Seat, Values, check, form};
 use troupe_validator::Verdict;
 
 use crate::machine::{CallSpec, GmAsk, MAX_QUESTIONS};
 use crate::visibility::describe_roll;
 use crate::{
-    Answers, FailureChoice, GmReply, GmSeat, LayerView, Phase, PlayerSeat, RollOverride, Ruling,
-    SeatView, StoryMark, WhisperScope,
+    Answers, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, Phase, PlayerSeat,
+    RollOverride, Ruling, SeatView, StoryMark, WhisperScope,
 };
 
 /// A seat that answers badly this many times in a row is taken to have failed.
-const MAX_BAD_ANSWERS: u32 = 5;
+pub(crate) const MAX_BAD_ANSWERS: u32 = 5;
 
 /// The GM's ruling as the character suggested it.
 pub fn suggested(action: &ActionDecl) -> Ruling {
@@ -353,6 +353,7 @@ pub fn read_gm<T>(
         Answer::Command { name, values } => gm_command(&name, &values),
         Answer::Handed => Ok(GmReply::Handed),
         Answer::Leave => Ok(GmReply::Quit),
+        Answer::Fail { reason } => Ok(GmReply::Fail(reason)),
     }
 }
 
@@ -369,15 +370,26 @@ fn ruling(values: &Map<String, Value>, action: &ActionDecl) -> Result<Ruling, St
         "revise" => Ruling::Revise {
             note: required(values, "note", "what to revise")?,
         },
+        // Why there is no roll may go unsaid: the outcome's narration tells it.
         _ => Ruling::NoRoll {
-            note: required(values, "note", "why there is no roll")?,
+            note: exact(values, "note"),
         },
     })
 }
 
+/// A text as it was sent (a person's was trimmed where it arrived; a recording's must replay
+/// byte for byte).
+fn exact(values: &Map<String, Value>, name: &str) -> String {
+    values
+        .get(name)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn required(values: &Map<String, Value>, name: &str, what: &str) -> Result<String, String> {
-    let text = values.text(name);
-    if text.is_empty() {
+    let text = exact(values, name);
+    if text.trim().is_empty() {
         return Err(format!("say {what}"));
     }
     Ok(text)
@@ -405,143 +417,191 @@ fn failure_choice(values: &Map<String, Value>) -> Result<FailureChoice, String> 
     })
 }
 
-/// Any seat that speaks the protocol, in the GM's chair.
+/// Any seat that speaks the protocol, in the GM's chair: it is shown the ask, view and all.
 pub struct AskedGm<S> {
     pub seat: S,
 }
 
-impl<S: Seat> AskedGm<S> {
-    /// Ask until the answer reads (the ask says what was wrong with the last one).
-    async fn ask<T>(
-        &mut self,
-        gm: &GmAsk,
-        v: &GmView,
-        read: impl Fn(&Map<String, Value>) -> Result<T, String>,
-    ) -> GmReply<T> {
-        let mut ask = gm_ask(gm, v);
-        for _ in 0..MAX_BAD_ANSWERS {
-            let answer = self.seat.decide(&ask).await;
-            match read_gm(&ask, answer, &read) {
-                Ok(reply) => return reply,
-                Err(why) => ask.error = Some(why),
-            }
-        }
-        GmReply::Fail(format!(
-            "the GM's seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {}",
-            ask.error.unwrap_or_default()
-        ))
+#[async_trait]
+impl<S: Seat> GmSeat for AskedGm<S> {
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        self.seat.decide(&question.ask()).await
     }
 }
 
-#[async_trait]
-impl<S: Seat> GmSeat for AskedGm<S> {
-    async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
-        self.ask(&GmAsk::Narration, v, |x| Ok(x.text("text"))).await
+impl GmQuestion<'_> {
+    /// The protocol's ask: the form, the GM's view as JSON, the commands, the last error.
+    pub fn ask(&self) -> Ask {
+        let mut ask = gm_ask(self.decision, self.view);
+        ask.error = self.error.map(str::to_string);
+        ask
     }
 
-    async fn answer_questions(
-        &mut self,
-        v: &GmView,
-        round: u32,
-        questions: &[(String, String)],
-    ) -> GmReply<Answers> {
-        let gm = GmAsk::Answers {
-            round,
-            questions: questions.to_vec(),
-        };
-        let n = questions.len();
-        self.ask(&gm, v, |x| {
-            Ok(if x.flag("finish") {
-                Answers::Finish
-            } else {
-                Answers::Answered((0..n).map(|i| x.text(&format!("answer_{i}"))).collect())
-            })
-        })
-        .await
+    /// The ask without the view: what an answer is checked against (the view is not read).
+    fn form(&self) -> Ask {
+        let (decision, prompt, shown, fields) = gm_form(self.decision, self.view);
+        Ask {
+            seat: "gm".into(),
+            decision: decision.into(),
+            prompt,
+            shown,
+            view: Value::Null,
+            fields,
+            commands: gm_commands(self.view),
+            error: None,
+        }
     }
 
-    async fn review_action(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        original: &str,
-        corrected: &str,
-        verdict: &Verdict,
-    ) -> GmReply<String> {
-        let gm = GmAsk::Review {
-            agent: agent.into(),
-            original: original.into(),
-            corrected: corrected.into(),
-            verdict: verdict.clone(),
-        };
-        self.ask(&gm, v, |x| {
-            Ok(match x.text("keep").as_str() {
-                "original" => original.to_string(),
-                "edit" => required(x, "text", "your text")?,
-                _ => corrected.to_string(),
-            })
-        })
-        .await
+    /// Read the seat's answer: the decision in the game's terms, a table command, or why the
+    /// answer does not fit its ask (the seat is then asked again, told why).
+    pub fn read(&self, answer: Answer) -> Result<GmReply<GmDecision>, String> {
+        read_gm(&self.form(), answer, |x| read_decision(self.decision, x))
     }
+}
 
-    async fn adjudicate(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        action: &ActionDecl,
-    ) -> GmReply<Ruling> {
-        let gm = GmAsk::Adjudicate {
-            agent: agent.into(),
-            action: action.clone(),
-        };
-        self.ask(&gm, v, |x| ruling(x, action)).await
+/// The values of a GM's answer, read as the decision asked. Texts are taken as they are (a
+/// person's are trimmed where they arrive), so a recorded decision replays byte for byte.
+fn read_decision(gm: &GmAsk, x: &Map<String, Value>) -> Result<GmDecision, String> {
+    let exact = |name: &str| exact(x, name);
+    Ok(match gm {
+        GmAsk::Narration | GmAsk::Outcome => GmDecision::Text(exact("text")),
+        GmAsk::Insight { .. } => GmDecision::Text(exact("answer")),
+        GmAsk::Answers { questions, .. } => GmDecision::Answers(if x.flag("finish") {
+            Answers::Finish
+        } else {
+            Answers::Answered(
+                (0..questions.len())
+                    .map(|i| exact(&format!("answer_{i}")))
+                    .collect(),
+            )
+        }),
+        GmAsk::Review {
+            original,
+            corrected,
+            ..
+        } => GmDecision::Text(match x.text("keep").as_str() {
+            "original" => original.clone(),
+            "edit" => required(x, "text", "your text")?,
+            _ => corrected.clone(),
+        }),
+        GmAsk::Adjudicate { action, .. } => GmDecision::Ruling(ruling(x, action)?),
+        GmAsk::Override { .. } => GmDecision::Override(roll_override(x)?),
+        GmAsk::Interject { .. } => {
+            GmDecision::Interjection(Some(exact("text")).filter(|t| !t.trim().is_empty()))
+        }
+        GmAsk::Failure { .. } => GmDecision::Failure(failure_choice(x)?),
+    })
+}
+
+/// A GM's reply in the game's terms as the protocol's answer to the decision asked: what the
+/// seats that reason in the game's terms (an AI, a script, a recording, the terminal) send.
+pub fn gm_answer(gm: &GmAsk, reply: GmReply<GmDecision>) -> Answer {
+    match reply {
+        GmReply::Answer(decision) => Answer::Decide {
+            values: decision_values(gm, decision),
+        },
+        GmReply::Roll(dice) => command("roll", json!({ "dice": dice.to_string() })),
+        GmReply::Force(true) => command("success", json!({})),
+        GmReply::Force(false) => command("fail", json!({})),
+        GmReply::Whisper { to, scope, text } => command(
+            "whisper",
+            json!({"to": to.unwrap_or_else(|| "all".into()), "scope": scope_value(scope),
+                   "text": text}),
+        ),
+        GmReply::Mark(StoryMark::SceneEnded { title }) => {
+            command("scene", json!({ "title": title.unwrap_or_default() }))
+        }
+        GmReply::Mark(StoryMark::TimePassed { days }) => {
+            command("time", json!({ "days": days.to_string() }))
+        }
+        GmReply::End(reason) => command("end", json!({ "reason": reason })),
+        GmReply::Quit => Answer::Leave,
+        GmReply::Handed => Answer::Handed,
+        GmReply::Fail(reason) => Answer::Fail { reason },
     }
+}
 
-    async fn override_roll(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        roll: &RollResult,
-    ) -> GmReply<RollOverride> {
-        let gm = GmAsk::Override {
-            agent: agent.into(),
-            roll: roll.clone(),
-        };
-        self.ask(&gm, v, roll_override).await
+fn command(name: &str, values: Value) -> Answer {
+    Answer::Command {
+        name: name.into(),
+        values: object(values),
     }
+}
 
-    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String> {
-        let gm = GmAsk::Insight {
-            agent: agent.into(),
-            question: question.into(),
-        };
-        self.ask(&gm, v, |x| Ok(x.text("answer"))).await
+fn object(values: Value) -> Map<String, Value> {
+    match values {
+        Value::Object(map) => map,
+        _ => Map::new(),
     }
+}
 
-    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
-        self.ask(&GmAsk::Outcome, v, |x| Ok(x.text("text"))).await
+fn scope_value(scope: WhisperScope) -> &'static str {
+    match scope {
+        WhisperScope::PlayerOnly => "player_only",
+        WhisperScope::CharacterOnly => "character_only",
+        WhisperScope::Both => "both",
     }
+}
 
-    async fn interject(&mut self, v: &GmView, round: u32) -> GmReply<Option<String>> {
-        self.ask(&GmAsk::Interject { round }, v, |x| {
-            Ok(Some(x.text("text")).filter(|t| !t.is_empty()))
-        })
-        .await
-    }
+/// The form's values that read back as this decision (see [`read_decision`]).
+fn decision_values(gm: &GmAsk, decision: GmDecision) -> Map<String, Value> {
+    object(match (gm, decision) {
+        (GmAsk::Insight { .. }, GmDecision::Text(t)) => json!({ "answer": t }),
+        (
+            GmAsk::Review {
+                original,
+                corrected,
+                ..
+            },
+            GmDecision::Text(t),
+        ) => match t {
+            t if &t == corrected => json!({"keep": "corrected"}),
+            t if &t == original => json!({"keep": "original"}),
+            t => json!({"keep": "edit", "text": t}),
+        },
+        (_, GmDecision::Text(t)) => json!({ "text": t }),
+        (_, GmDecision::Answers(Answers::Finish)) => json!({"finish": true}),
+        (GmAsk::Answers { questions, .. }, GmDecision::Answers(Answers::Answered(a))) => {
+            let pairs = a.into_iter().take(questions.len()).enumerate();
+            Value::Object(
+                pairs
+                    .map(|(i, t)| (format!("answer_{i}"), Value::String(t)))
+                    .collect(),
+            )
+        }
+        (_, GmDecision::Answers(_)) => json!({}),
+        (_, GmDecision::Ruling(r)) => ruling_values(r),
+        (_, GmDecision::Override(o)) => match o {
+            RollOverride::Keep => json!({"override": "keep"}),
+            RollOverride::Success => json!({"override": "success"}),
+            RollOverride::Failure => json!({"override": "failure"}),
+            RollOverride::Faces { faces } => json!({"override": "faces",
+                "faces": faces.iter().map(u8::to_string).collect::<Vec<_>>().join(" ")}),
+        },
+        (_, GmDecision::Interjection(t)) => json!({ "text": t.unwrap_or_default() }),
+        (_, GmDecision::Failure(f)) => match f {
+            FailureChoice::Retry => json!({"choice": "retry"}),
+            FailureChoice::Skip => json!({"choice": "skip"}),
+            FailureChoice::TakeOver { text } => json!({"choice": "take_over", "text": text}),
+        },
+    })
+}
 
-    async fn resolve_failure(
-        &mut self,
-        v: &GmView,
-        phase: Phase,
-        agent: &str,
-        error: &str,
-    ) -> GmReply<FailureChoice> {
-        let gm = GmAsk::Failure {
-            phase,
-            agent: agent.into(),
-            error: error.into(),
-        };
-        self.ask(&gm, v, failure_choice).await
+fn ruling_values(ruling: Ruling) -> Value {
+    match ruling {
+        Ruling::Roll {
+            task,
+            prepared,
+            expert,
+        } => {
+            let task = match task {
+                TaskType::Lasers => "lasers",
+                TaskType::Feelings => "feelings",
+            };
+            json!({"ruling": task, "prepared": prepared, "expert": expert})
+        }
+        Ruling::Revise { note } => json!({"ruling": "revise", "note": note}),
+        Ruling::NoRoll { note } => json!({"ruling": "no_roll", "note": note}),
     }
 }
 
@@ -729,6 +789,7 @@ impl<S: Seat> PlayerSeat for AskedPlayers<S> {
             return match answer {
                 Answer::Decide { values } => GmReply::Answer(player_reply(call, &values)),
                 Answer::Handed => GmReply::Handed,
+                Answer::Fail { reason } => GmReply::Fail(reason),
                 Answer::Command { .. } | Answer::Leave => {
                     GmReply::End(format!("{}'s player left the table", call.agent()))
                 }

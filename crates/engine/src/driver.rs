@@ -7,6 +7,7 @@ use troupe_campaign::Campaign;
 use troupe_llm::{AttemptRecord, Gateway};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
+use crate::asks::MAX_BAD_ANSWERS;
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
 use crate::memory::campaign::CampaignMemory;
 use crate::memory::episodes::{episodes_of, unstored_turns};
@@ -14,8 +15,8 @@ use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmReply, GmSeat, LayerView, Phase,
-    PlayerSeat, SeatNote, SeatView, Session, Store,
+    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmDecision, GmQuestion, GmReply,
+    GmSeat, LayerView, Phase, PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
 
@@ -665,102 +666,26 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// One GM decision, as the events that record it.
+    /// One GM decision, as the events that record it. The seat is asked through the seat
+    /// protocol; an answer that does not fit is sent back, with why, a few times.
     async fn gm_decision(&mut self, ask: &GmAsk, v: &GmView) -> GmReply<Vec<Event>> {
-        match ask {
-            GmAsk::Narration => self
-                .gm
-                .narrate(v)
-                .await
-                .map(|text| vec![Event::GmNarration { text }]),
-            GmAsk::Answers { round, questions } => {
-                let (round, n) = (*round, questions.len());
-                self.gm
-                    .answer_questions(v, round, questions)
-                    .await
-                    .map(|a| {
-                        let (answers, finished) = match a {
-                            Answers::Finish => (Vec::new(), true),
-                            Answers::Answered(mut v) => {
-                                v.resize(n, String::new());
-                                (v, false)
-                            }
-                        };
-                        vec![Event::GmAnswers {
-                            round,
-                            answers,
-                            finished,
-                        }]
-                    })
-            }
-            GmAsk::Review {
-                agent,
-                original,
-                corrected,
-                verdict,
-            } => self
-                .gm
-                .review_action(v, agent, original, corrected, verdict)
-                .await
-                .map(|action| {
-                    vec![Event::GmReviewedAction {
-                        agent: agent.clone(),
-                        action,
-                    }]
-                }),
-            GmAsk::Adjudicate { agent, action } => {
-                self.gm.adjudicate(v, agent, action).await.map(|ruling| {
-                    vec![Event::GmAdjudication {
-                        agent: agent.clone(),
-                        ruling,
-                    }]
-                })
-            }
-            GmAsk::Override { agent, roll } => {
-                self.gm.override_roll(v, agent, roll).await.map(|change| {
-                    vec![Event::GmRollOverride {
-                        agent: agent.clone(),
-                        result: apply_override(roll, &change),
-                        change,
-                    }]
-                })
-            }
-            GmAsk::Insight { agent, question } => self
-                .gm
-                .answer_insight(v, agent, question)
-                .await
-                .map(|answer| {
-                    vec![Event::LaserFeelingsAnswer {
-                        agent: agent.clone(),
-                        answer,
-                    }]
-                }),
-            GmAsk::Outcome => self
-                .gm
-                .narrate_outcome(v)
-                .await
-                .map(|text| vec![Event::GmOutcome { text }]),
-            GmAsk::Interject { round } => {
-                let round = *round;
-                self.gm.interject(v, round).await.map(|text| {
-                    vec![Event::GmOoc {
-                        round,
-                        text: text.unwrap_or_default(),
-                    }]
-                })
-            }
-            GmAsk::Failure {
-                phase,
-                agent,
-                error,
-            } => {
-                let (phase, agent) = (*phase, agent.clone());
-                self.gm
-                    .resolve_failure(v, phase, &agent, error)
-                    .await
-                    .map(|choice| take_over(&self.session, phase, &agent, choice))
+        let mut error: Option<String> = None;
+        for _ in 0..MAX_BAD_ANSWERS {
+            let question = GmQuestion {
+                decision: ask,
+                view: v,
+                error: error.as_deref(),
+            };
+            let answer = self.gm.decide(&question).await;
+            match question.read(answer) {
+                Ok(reply) => return reply.map(|d| decision_events(&self.session, ask, d)),
+                Err(why) => error = Some(why),
             }
         }
+        GmReply::Fail(format!(
+            "the GM's seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {}",
+            error.unwrap_or_default()
+        ))
     }
 
     fn gm_roll(&mut self, expr: &DiceExpr) -> Result<(), Error> {
@@ -1186,6 +1111,62 @@ fn decide(
 }
 
 /// The GM's choice after two failures, and, when they typed the AI's part, that part.
+/// The events that record a GM decision. The answer was read as the decision asked
+/// ([`GmQuestion::read`]), so each decision comes with its own kind.
+fn decision_events(s: &Session, ask: &GmAsk, decision: GmDecision) -> Vec<Event> {
+    match (ask, decision) {
+        (GmAsk::Narration, GmDecision::Text(text)) => vec![Event::GmNarration { text }],
+        (GmAsk::Answers { round, questions }, GmDecision::Answers(a)) => {
+            let (answers, finished) = match a {
+                Answers::Finish => (Vec::new(), true),
+                Answers::Answered(mut v) => {
+                    v.resize(questions.len(), String::new());
+                    (v, false)
+                }
+            };
+            vec![Event::GmAnswers {
+                round: *round,
+                answers,
+                finished,
+            }]
+        }
+        (GmAsk::Review { agent, .. }, GmDecision::Text(action)) => vec![Event::GmReviewedAction {
+            agent: agent.clone(),
+            action,
+        }],
+        (GmAsk::Adjudicate { agent, .. }, GmDecision::Ruling(ruling)) => {
+            vec![Event::GmAdjudication {
+                agent: agent.clone(),
+                ruling,
+            }]
+        }
+        (GmAsk::Override { agent, roll }, GmDecision::Override(change)) => {
+            vec![Event::GmRollOverride {
+                agent: agent.clone(),
+                result: apply_override(roll, &change),
+                change,
+            }]
+        }
+        (GmAsk::Insight { agent, .. }, GmDecision::Text(answer)) => {
+            vec![Event::LaserFeelingsAnswer {
+                agent: agent.clone(),
+                answer,
+            }]
+        }
+        (GmAsk::Outcome, GmDecision::Text(text)) => vec![Event::GmOutcome { text }],
+        (GmAsk::Interject { round }, GmDecision::Interjection(text)) => vec![Event::GmOoc {
+            round: *round,
+            text: text.unwrap_or_default(),
+        }],
+        (GmAsk::Failure { phase, agent, .. }, GmDecision::Failure(choice)) => {
+            take_over(s, *phase, agent, choice)
+        }
+        (ask, decision) => {
+            unreachable!("{decision:?} read as the answer to {ask:?}: each is read as its own kind")
+        }
+    }
+}
+
 fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> Vec<Event> {
     let mut events = vec![Event::GmFailureDecision {
         agent: agent.to_string(),

@@ -46,7 +46,9 @@ pub use machine::{
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
 pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
-pub use seat::{Answers, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView};
+pub use seat::{
+    Answers, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView,
+};
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use spend::{SpendMeter, SpendStop};
 pub use store::{

@@ -4,17 +4,18 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use crate::machine::GmAsk;
 use crate::{
-    Answers, Envelope, Error, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
-    SeatNote, StoryMark, WhisperScope,
+    Answers, Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, Phase,
+    RollOverride, Ruling, SeatNote, StoryMark, WhisperScope,
 };
 use async_trait::async_trait;
 use serde::Deserialize;
 use troupe_agents::{ActionDecl, GmView};
-use troupe_rules::{RollResult, TaskType};
-use troupe_validator::Verdict;
+use troupe_rules::TaskType;
+use troupe_seat::Answer;
 
-use crate::asks::suggested;
+use crate::asks::{gm_answer, suggested};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -346,7 +347,34 @@ impl GmSeat for ScriptGm {
         std::mem::take(&mut self.notes)
     }
 
-    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        let reply = match question.decision {
+            GmAsk::Narration => self.narrate(question.view).map(GmDecision::Text),
+            GmAsk::Answers { questions, .. } => self
+                .answer_questions(questions.len())
+                .map(GmDecision::Answers),
+            GmAsk::Review {
+                original,
+                corrected,
+                ..
+            } => self
+                .review_action(original, corrected)
+                .map(GmDecision::Text),
+            GmAsk::Adjudicate { action, .. } => self.adjudicate(action).map(GmDecision::Ruling),
+            GmAsk::Override { .. } => self.override_roll().map(GmDecision::Override),
+            GmAsk::Insight { .. } => self.answer_insight().map(GmDecision::Text),
+            GmAsk::Outcome => self.narrate_outcome().map(GmDecision::Text),
+            GmAsk::Interject { .. } => self.interject().map(GmDecision::Interjection),
+            GmAsk::Failure { phase, agent, .. } => {
+                self.resolve_failure(*phase, agent).map(GmDecision::Failure)
+            }
+        };
+        gm_answer(question.decision, reply)
+    }
+}
+
+impl ScriptGm {
+    fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         self.stage();
         while let Some(w) = self.whispers.pop_front() {
             let to = (!w.to.eq_ignore_ascii_case("all")).then_some(w.to);
@@ -366,33 +394,21 @@ impl GmSeat for ScriptGm {
         }
     }
 
-    async fn answer_questions(
-        &mut self,
-        _s: &GmView,
-        _round: u32,
-        questions: &[(String, String)],
-    ) -> GmReply<Answers> {
+    fn answer_questions(&mut self, questions: usize) -> GmReply<Answers> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
         if cur.answers.is_empty() {
             return GmReply::Answer(Answers::Finish);
         }
-        let n = questions.len().min(cur.answers.len());
+        let n = questions.min(cur.answers.len());
         let mut answers: Vec<String> = cur.answers.drain(..n).collect();
         // More questions than scripted answers: the rest get a plain GM deflection.
-        answers.resize(questions.len(), "You don't know yet.".to_string());
+        answers.resize(questions, "You don't know yet.".to_string());
         GmReply::Answer(Answers::Answered(answers))
     }
 
-    async fn review_action(
-        &mut self,
-        _s: &GmView,
-        _agent: &str,
-        original: &str,
-        corrected: &str,
-        _v: &Verdict,
-    ) -> GmReply<String> {
+    fn review_action(&mut self, original: &str, corrected: &str) -> GmReply<String> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -403,12 +419,7 @@ impl GmSeat for ScriptGm {
         })
     }
 
-    async fn adjudicate(
-        &mut self,
-        _s: &GmView,
-        _agent: &str,
-        action: &ActionDecl,
-    ) -> GmReply<Ruling> {
+    fn adjudicate(&mut self, action: &ActionDecl) -> GmReply<Ruling> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -428,12 +439,7 @@ impl GmSeat for ScriptGm {
         })
     }
 
-    async fn override_roll(
-        &mut self,
-        _s: &GmView,
-        _agent: &str,
-        _roll: &RollResult,
-    ) -> GmReply<RollOverride> {
+    fn override_roll(&mut self) -> GmReply<RollOverride> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -445,7 +451,7 @@ impl GmSeat for ScriptGm {
         })
     }
 
-    async fn answer_insight(&mut self, _s: &GmView, _agent: &str, _q: &str) -> GmReply<String> {
+    fn answer_insight(&mut self) -> GmReply<String> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -456,7 +462,7 @@ impl GmSeat for ScriptGm {
         )
     }
 
-    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
+    fn narrate_outcome(&mut self) -> GmReply<String> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
@@ -465,20 +471,14 @@ impl GmSeat for ScriptGm {
         GmReply::Answer(outcome)
     }
 
-    async fn interject(&mut self, _s: &GmView, _round: u32) -> GmReply<Option<String>> {
+    fn interject(&mut self) -> GmReply<Option<String>> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };
         GmReply::Answer(cur.ooc.pop_front())
     }
 
-    async fn resolve_failure(
-        &mut self,
-        _s: &GmView,
-        phase: Phase,
-        agent: &str,
-        _error: &str,
-    ) -> GmReply<FailureChoice> {
+    fn resolve_failure(&mut self, phase: Phase, agent: &str) -> GmReply<FailureChoice> {
         let Some(cur) = self.cur() else {
             return GmReply::Quit;
         };

@@ -3,12 +3,13 @@
 //! decision is recorded as the same event whoever made it.
 
 use async_trait::async_trait;
-use troupe_agents::{ActionDecl, CharacterView, GmView, PlayerView};
+use troupe_agents::{CharacterView, GmView, PlayerView};
 use troupe_llm::AttemptRecord;
-use troupe_rules::{DiceExpr, RollResult};
-use troupe_validator::Verdict;
+use troupe_rules::DiceExpr;
+use troupe_seat::Answer;
 
-use crate::{CallSpec, FailureChoice, Phase, RollOverride, Ruling, StoryMark, WhisperScope};
+use crate::machine::GmAsk;
+use crate::{CallSpec, FailureChoice, RollOverride, Ruling, StoryMark, WhisperScope};
 
 /// A seat's reply: the answer, or a table command to perform before asking again.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +89,22 @@ pub enum SeatNote {
     Mark(StoryMark),
 }
 
-/// The GM's seat: one method per decision the game asks of the GM, each given the GM's view.
+/// One decision asked of the GM's seat. It is the seat protocol's ask ([`GmQuestion::ask`]: the
+/// form, the GM's view as JSON, the table commands), and, for a seat that reasons in the game's
+/// terms (an AI, a script, a recording, the terminal), the same decision and view as the
+/// game's own types, so those seats need not read the JSON back.
+#[derive(Clone, Copy, Debug)]
+pub struct GmQuestion<'a> {
+    pub decision: &'a GmAsk,
+    pub view: &'a GmView,
+    /// Why the seat's last answer to this decision was not taken.
+    pub error: Option<&'a str>,
+}
+
+/// The GM's seat. Every seat answers every decision the same way, with the protocol's answer
+/// (the form's values, a table command, or leaving), read back by the game in one place; so a
+/// seat need implement nothing per decision, and a browser, an AI and a script are all asked
+/// alike.
 #[async_trait]
 pub trait GmSeat: Send {
     /// What this seat did since it was last asked (an AI's model calls, its checks' flags), in
@@ -97,45 +113,21 @@ pub trait GmSeat: Send {
         Vec::new()
     }
 
-    async fn narrate(&mut self, v: &GmView) -> GmReply<String>;
-    async fn answer_questions(
-        &mut self,
-        v: &GmView,
-        round: u32,
-        questions: &[(String, String)],
-    ) -> GmReply<Answers>;
-    /// The validator gave up on an action: return the text to keep (the correction or an edit).
-    async fn review_action(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        original: &str,
-        corrected: &str,
-        verdict: &Verdict,
-    ) -> GmReply<String>;
-    async fn adjudicate(&mut self, v: &GmView, agent: &str, action: &ActionDecl)
-    -> GmReply<Ruling>;
-    async fn override_roll(
-        &mut self,
-        v: &GmView,
-        agent: &str,
-        roll: &RollResult,
-    ) -> GmReply<RollOverride>;
-    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String>;
-    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String>;
-    /// After a discussion round without agreement: something to say into the players' OOC
-    /// talk, or None to let them go on.
-    async fn interject(&mut self, _v: &GmView, _round: u32) -> GmReply<Option<String>> {
-        GmReply::Answer(None)
-    }
-    /// A phase failed twice: retry, skip the AI's contribution, or type it yourself.
-    async fn resolve_failure(
-        &mut self,
-        v: &GmView,
-        phase: Phase,
-        agent: &str,
-        error: &str,
-    ) -> GmReply<FailureChoice>;
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer;
+}
+
+/// A GM decision in the game's terms, for the seats that reason in them: what
+/// [`crate::asks::gm_answer`] turns into the protocol's answer for the decision asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GmDecision {
+    /// Narration, an outcome, an insight answer, or the text of a reviewed action.
+    Text(String),
+    Answers(Answers),
+    Ruling(Ruling),
+    Override(RollOverride),
+    /// Something said into the party's talk, or nothing.
+    Interjection(Option<String>),
+    Failure(FailureChoice),
 }
 
 /// What a player seat is shown: the player layer's view or the character's, by the decision.

@@ -91,6 +91,9 @@ pub enum Answer {
     Handed,
     /// The person left the table: save and stop.
     Leave,
+    /// The seat cannot decide (its model failed past its retries): save and stop, saying why.
+    /// Only a seat inside the game's process answers this; a browser cannot.
+    Fail { reason: String },
 }
 
 /// A person asking to sit down at a running table: the seat they will hold, who they are, and
@@ -147,7 +150,7 @@ pub fn check(ask: &Ask, answer: &Answer) -> Result<(), AnswerError> {
                 .ok_or_else(|| AnswerError::UnknownCommand(name.clone()))?;
             check_values(&command.fields, values)
         }
-        Answer::Handed | Answer::Leave => Ok(()),
+        Answer::Handed | Answer::Leave | Answer::Fail { .. } => Ok(()),
     }
 }
 

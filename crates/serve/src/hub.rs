@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, oneshot};
 use troupe_seat::{Answer, Ask, check};
 
@@ -278,7 +278,7 @@ impl Hub {
         }
         // A person does not end the table by leaving: their seat goes to an AI (the hand-over
         // endpoint), and the GM ends the session with its command.
-        if matches!(answer, Answer::Handed | Answer::Leave) {
+        if matches!(answer, Answer::Handed | Answer::Leave | Answer::Fail { .. }) {
             return Err(Refused::Invalid(
                 "answer with the form's values or a table command; to leave, hand your seat to an AI"
                     .into(),
@@ -299,6 +299,7 @@ impl Hub {
                 "a field holds more than {MAX_FIELD_CHARS} characters"
             )));
         }
+        let answer = trimmed(answer);
         if let Some(p) = inner.pending.remove(seat)
             && p.reply.send(answer).is_err()
         {
@@ -527,6 +528,31 @@ impl Hub {
 }
 
 /// A text, or a line of a list, longer than a field may hold.
+/// A person's texts without the blanks around them (a typed line's trailing newline, a
+/// pasted space); the game keeps a seat's texts as they come, so this is where a person's are
+/// tidied.
+fn trimmed(answer: Answer) -> Answer {
+    let tidy = |values: Map<String, Value>| {
+        values
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(t) => (k, Value::String(t.trim().into())),
+                v => (k, v),
+            })
+            .collect()
+    };
+    match answer {
+        Answer::Decide { values } => Answer::Decide {
+            values: tidy(values),
+        },
+        Answer::Command { name, values } => Answer::Command {
+            name,
+            values: tidy(values),
+        },
+        other => other,
+    }
+}
+
 fn too_long(v: &Value) -> bool {
     match v {
         Value::String(s) => s.chars().count() > MAX_FIELD_CHARS,

@@ -2,70 +2,37 @@
 //! replies, and the example campaign.
 
 use async_trait::async_trait;
-use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::*;
 use troupe_llm::ReplayEntry;
-use troupe_rules::RollResult;
-use troupe_validator::Verdict;
 
 pub struct InstantGm(pub u64);
 
 #[async_trait]
 impl GmSeat for InstantGm {
-    async fn narrate(&mut self, _s: &GmView) -> GmReply<String> {
-        if self.0 == 0 {
-            return GmReply::Quit;
-        }
-        self.0 -= 1;
-        GmReply::Answer("A guard blocks the corridor, rifle raised.".into())
-    }
-    async fn answer_questions(
-        &mut self,
-        _s: &GmView,
-        _r: u32,
-        _q: &[(String, String)],
-    ) -> GmReply<Answers> {
-        GmReply::Answer(Answers::Finish)
-    }
-    async fn review_action(
-        &mut self,
-        _s: &GmView,
-        _a: &str,
-        _o: &str,
-        c: &str,
-        _v: &Verdict,
-    ) -> GmReply<String> {
-        GmReply::Answer(c.into())
-    }
-    async fn adjudicate(&mut self, _s: &GmView, _a: &str, x: &ActionDecl) -> GmReply<Ruling> {
-        GmReply::Answer(Ruling::Roll {
-            task: x.task_type,
-            prepared: x.prepared,
-            expert: x.expert,
-        })
-    }
-    async fn override_roll(
-        &mut self,
-        _s: &GmView,
-        _a: &str,
-        _r: &RollResult,
-    ) -> GmReply<RollOverride> {
-        GmReply::Answer(RollOverride::Keep)
-    }
-    async fn answer_insight(&mut self, _s: &GmView, _a: &str, _q: &str) -> GmReply<String> {
-        GmReply::Answer("They are bluffing.".into())
-    }
-    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
-        GmReply::Answer("The guard hesitates.".into())
-    }
-    async fn resolve_failure(
-        &mut self,
-        _s: &GmView,
-        _p: Phase,
-        _a: &str,
-        _e: &str,
-    ) -> GmReply<FailureChoice> {
-        GmReply::Answer(FailureChoice::Skip)
+    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
+        let text = |t: &str| GmReply::Answer(GmDecision::Text(t.into()));
+        let reply = match q.decision {
+            GmAsk::Narration if self.0 == 0 => GmReply::Quit,
+            GmAsk::Narration => {
+                self.0 -= 1;
+                text("A guard blocks the corridor, rifle raised.")
+            }
+            GmAsk::Answers { .. } => GmReply::Answer(GmDecision::Answers(Answers::Finish)),
+            GmAsk::Review { corrected, .. } => text(corrected),
+            GmAsk::Adjudicate { action: x, .. } => {
+                GmReply::Answer(GmDecision::Ruling(Ruling::Roll {
+                    task: x.task_type,
+                    prepared: x.prepared,
+                    expert: x.expert,
+                }))
+            }
+            GmAsk::Override { .. } => GmReply::Answer(GmDecision::Override(RollOverride::Keep)),
+            GmAsk::Insight { .. } => text("They are bluffing."),
+            GmAsk::Outcome => text("The guard hesitates."),
+            GmAsk::Interject { .. } => GmReply::Answer(GmDecision::Interjection(None)),
+            GmAsk::Failure { .. } => GmReply::Answer(GmDecision::Failure(FailureChoice::Skip)),
+        };
+        asks::gm_answer(q.decision, reply)
     }
 }
 

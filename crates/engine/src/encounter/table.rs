@@ -408,7 +408,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                 continue;
             }
             let values = match answer {
-                Answer::Leave => return Ok(Reply::Leave),
+                Answer::Leave | Answer::Fail { .. } => return Ok(Reply::Leave),
                 Answer::Handed => return Ok(Reply::Handed),
                 Answer::Command { name, values } if name == WHISPER => {
                     self.record(vec![EncounterEvent::Whispered {
@@ -449,7 +449,10 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         if seat.kind == SeatKind::Person {
             let ask = roll_ask(&self.state, &seat, &check);
             // Whatever else comes (a hand-over), the dice are rolled: a roll has no choices.
-            if self.people.decide(&ask).await == Answer::Leave {
+            if matches!(
+                self.people.decide(&ask).await,
+                Answer::Leave | Answer::Fail { .. }
+            ) {
                 return Ok(false);
             }
         }

@@ -4,14 +4,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use async_trait::async_trait;
-use troupe_agents::{ActionDecl, GmView};
-use troupe_rules::{DiceExpr, RollResult};
-use troupe_validator::Verdict;
+use troupe_agents::GmView;
+use troupe_rules::DiceExpr;
+use troupe_seat::Answer;
 
-use crate::asks::suggested;
+use crate::asks::{gm_answer, suggested};
+use crate::machine::GmAsk;
 use crate::{
-    Answers, Envelope, Event, FailureChoice, GmReply, GmSeat, Phase, RollOverride, Ruling,
-    SeatNote, StoryMark, WhisperScope,
+    Answers, Envelope, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, RollOverride,
+    Ruling, SeatNote, StoryMark, WhisperScope,
 };
 
 /// A table command the GM typed at a prompt (/roll, /success, /fail).
@@ -228,7 +229,52 @@ impl GmSeat for RecordedGm {
         std::mem::take(&mut self.notes)
     }
 
-    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
+    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        let s = question.view;
+        let reply = match question.decision {
+            GmAsk::Narration => self.narrate(s).map(GmDecision::Text),
+            GmAsk::Answers { questions, .. } => {
+                let n = questions.len();
+                self.give(s, |t| t.answers.pop_front(), || Answers::Finish)
+                    .map(|a| match a {
+                        Answers::Answered(mut v) => {
+                            v.resize(n, "You don't know yet.".to_string());
+                            Answers::Answered(v)
+                        }
+                        Answers::Finish => Answers::Finish,
+                    })
+                    .map(GmDecision::Answers)
+            }
+            GmAsk::Review { corrected, .. } => self
+                .give(s, |t| t.reviews.pop_front(), || corrected.clone())
+                .map(GmDecision::Text),
+            GmAsk::Adjudicate { action, .. } => self
+                .give(s, |t| t.rulings.pop_front(), || suggested(action))
+                .map(GmDecision::Ruling),
+            GmAsk::Override { .. } => self
+                .give(s, |t| t.overrides.pop_front(), || RollOverride::Keep)
+                .map(GmDecision::Override),
+            GmAsk::Insight { .. } => self
+                .give(
+                    s,
+                    |t| t.insights.pop_front(),
+                    || "Nothing is hidden here: what you see is what is going on.".to_string(),
+                )
+                .map(GmDecision::Text),
+            GmAsk::Outcome => self.narrate_outcome(s).map(GmDecision::Text),
+            GmAsk::Interject { .. } => self
+                .give(s, |t| t.ooc.pop_front(), || None)
+                .map(GmDecision::Interjection),
+            GmAsk::Failure { .. } => self
+                .give(s, |t| t.failures.pop_front(), || FailureChoice::Skip)
+                .map(GmDecision::Failure),
+        };
+        gm_answer(question.decision, reply)
+    }
+}
+
+impl RecordedGm {
+    fn narrate(&mut self, s: &GmView) -> GmReply<String> {
         let recorded = self.held.is_some()
             || self
                 .turns
@@ -241,62 +287,7 @@ impl GmSeat for RecordedGm {
         self.give(s, |t| t.narration.take(), String::new)
     }
 
-    async fn answer_questions(
-        &mut self,
-        s: &GmView,
-        _round: u32,
-        questions: &[(String, String)],
-    ) -> GmReply<Answers> {
-        let n = questions.len();
-        self.give(s, |t| t.answers.pop_front(), || Answers::Finish)
-            .map(|a| match a {
-                Answers::Answered(mut v) => {
-                    v.resize(n, "You don't know yet.".to_string());
-                    Answers::Answered(v)
-                }
-                Answers::Finish => Answers::Finish,
-            })
-    }
-
-    async fn review_action(
-        &mut self,
-        s: &GmView,
-        _agent: &str,
-        _original: &str,
-        corrected: &str,
-        _verdict: &Verdict,
-    ) -> GmReply<String> {
-        let corrected = corrected.to_string();
-        self.give(s, |t| t.reviews.pop_front(), || corrected.clone())
-    }
-
-    async fn adjudicate(
-        &mut self,
-        s: &GmView,
-        _agent: &str,
-        action: &ActionDecl,
-    ) -> GmReply<Ruling> {
-        self.give(s, |t| t.rulings.pop_front(), || suggested(action))
-    }
-
-    async fn override_roll(
-        &mut self,
-        s: &GmView,
-        _agent: &str,
-        _roll: &RollResult,
-    ) -> GmReply<RollOverride> {
-        self.give(s, |t| t.overrides.pop_front(), || RollOverride::Keep)
-    }
-
-    async fn answer_insight(&mut self, s: &GmView, _agent: &str, _q: &str) -> GmReply<String> {
-        self.give(
-            s,
-            |t| t.insights.pop_front(),
-            || "Nothing is hidden here: what you see is what is going on.".to_string(),
-        )
-    }
-
-    async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
+    fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
         let reply = self.give(s, |t| t.outcome.take(), || "The moment passes.".to_string());
         if matches!(reply, GmReply::Answer(_)) {
             let marks = self
@@ -307,19 +298,5 @@ impl GmSeat for RecordedGm {
             self.notes.extend(marks.into_iter().map(SeatNote::Mark));
         }
         reply
-    }
-
-    async fn interject(&mut self, s: &GmView, _round: u32) -> GmReply<Option<String>> {
-        self.give(s, |t| t.ooc.pop_front(), || None)
-    }
-
-    async fn resolve_failure(
-        &mut self,
-        s: &GmView,
-        _phase: Phase,
-        _agent: &str,
-        _error: &str,
-    ) -> GmReply<FailureChoice> {
-        self.give(s, |t| t.failures.pop_front(), || FailureChoice::Skip)
     }
 }

@@ -191,7 +191,7 @@ impl<P: Seat> SceneTable<P> {
             self.inputs += 1;
             let before = self.scene.events.len();
             match answer {
-                Answer::Leave | Answer::Handed => {
+                Answer::Leave | Answer::Handed | Answer::Fail { .. } => {
                     self.inputs -= 1;
                     return Ok(SceneStop::OutOfInput);
                 }
@@ -230,7 +230,7 @@ impl<P: Seat> SceneTable<P> {
         let shown = match answer {
             Answer::Command { name, values } => self.command(&name, &values.text("args")),
             // The GM's page closed (the table is closing): the scene goes on without it.
-            Answer::Leave | Answer::Handed => {
+            Answer::Leave | Answer::Handed | Answer::Fail { .. } => {
                 self.gm_seat = None;
                 Vec::new()
             }

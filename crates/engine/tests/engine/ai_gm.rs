@@ -8,34 +8,43 @@ use crate::support;
 
 use std::sync::Arc;
 
-use chrono::{TimeZone, Utc};
 use serde_json::json;
 use troupe_agents::{GmView, PromptSet, RollLine};
-use troupe_engine::visibility::gm_view;
-use troupe_engine::{AiGm, Envelope, Event, GmReply, GmSeat, SeatNote, Session};
+use troupe_engine::{AiGm, GmAsk, GmDecision, GmQuestion, GmReply, GmSeat, SeatNote};
 use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
+
+/// The AI GM asked as the game asks it (through the seat protocol), its answer read back.
+async fn asked(seat: &mut AiGm, decision: GmAsk, view: &GmView) -> GmReply<String> {
+    let question = GmQuestion {
+        decision: &decision,
+        view,
+        error: None,
+    };
+    let answer = seat.decide(&question).await;
+    question.read(answer).unwrap().map(|d| match d {
+        GmDecision::Text(text) => text,
+        other => panic!("a text was asked, not {other:?}"),
+    })
+}
+
+/// The seat asked for a narration and for an outcome, as the game asks them.
+trait Narrates {
+    async fn narrate(&mut self, view: &GmView) -> GmReply<String>;
+    async fn narrate_outcome(&mut self, view: &GmView) -> GmReply<String>;
+}
+
+impl Narrates for AiGm {
+    async fn narrate(&mut self, view: &GmView) -> GmReply<String> {
+        asked(self, GmAsk::Narration, view).await
+    }
+    async fn narrate_outcome(&mut self, view: &GmView) -> GmReply<String> {
+        asked(self, GmAsk::Outcome, view).await
+    }
+}
 
 /// The GM's view at the start of the example AI-GM campaign (Zara-7, Rex Nova, Ambassador Vell).
 fn view() -> GmView {
-    let mut session = Session::new("s", 1);
-    session.apply(&Envelope {
-        seq: 0,
-        timestamp: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
-        session_id: "s".into(),
-        session_number: 1,
-        turn_number: 1,
-        phase: None,
-        event: Event::SessionStarted {
-            campaign: Box::new(support::campaign("aigm.json")),
-            seed: 1,
-            model: "test".into(),
-            troupe_version: "test".into(),
-            day: 1,
-        },
-    });
-    let mut v = gm_view(&session).unwrap();
-    v.turn = 1;
-    v
+    support::gm_view_at_start("aigm.json")
 }
 
 fn gm(replies: Vec<ReplayEntry>) -> AiGm {

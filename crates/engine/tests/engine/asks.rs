@@ -280,3 +280,187 @@ async fn a_seat_handed_to_an_ai_mid_decision_is_logged_and_the_ai_decides_it() {
         "the AI was called after the hand-over"
     );
 }
+
+/// Every GM decision, answered in the game's terms by the game's own seats (an AI, a script, a
+/// recording, the terminal), goes through the protocol and reads back the same, texts byte for
+/// byte (a recorded session replays exactly).
+#[test]
+fn a_decision_sent_as_the_protocols_answer_reads_back_as_it_was_made() {
+    let view = gm_view_at_start("campaign.json");
+    let action = troupe_agents::ActionDecl {
+        action: "I pick the lock.".into(),
+        dialogue: String::new(),
+        task_type: troupe_rules::TaskType::Lasers,
+        prepared: false,
+        expert: true,
+        helping: None,
+        justification: "Technician.".into(),
+    };
+    let text = |t: &str| GmReply::Answer(GmDecision::Text(t.into()));
+    let mut cases: Vec<(GmAsk, GmReply<GmDecision>)> = vec![
+        (GmAsk::Narration, text("  A door.\n\nA guard.\n")),
+        (GmAsk::Outcome, text("It jams.")),
+        (GmAsk::Narration, GmReply::Roll("2d6+1".parse().unwrap())),
+        (GmAsk::Narration, GmReply::Force(false)),
+        (
+            GmAsk::Narration,
+            GmReply::Whisper {
+                to: Some("alex".into()),
+                scope: WhisperScope::PlayerOnly,
+                text: "The guard is bribed.".into(),
+            },
+        ),
+        (
+            GmAsk::Outcome,
+            GmReply::Whisper {
+                to: None,
+                scope: WhisperScope::Both,
+                text: "A hum.".into(),
+            },
+        ),
+        (
+            GmAsk::Narration,
+            GmReply::Mark(StoryMark::TimePassed { days: 3 }),
+        ),
+        (
+            GmAsk::Narration,
+            GmReply::Mark(StoryMark::scene_ended(Some("The heist"))),
+        ),
+        (
+            GmAsk::Narration,
+            GmReply::Mark(StoryMark::scene_ended(None)),
+        ),
+        (
+            GmAsk::Narration,
+            GmReply::End("a natural stopping point".into()),
+        ),
+        (GmAsk::Narration, GmReply::Quit),
+        (GmAsk::Narration, GmReply::Handed),
+        (
+            GmAsk::Narration,
+            GmReply::Fail("the model failed twice".into()),
+        ),
+        (
+            GmAsk::Answers {
+                round: 1,
+                questions: vec![("a".into(), "Who?".into()), ("b".into(), "Why?".into())],
+            },
+            GmReply::Answer(GmDecision::Answers(Answers::Answered(vec![
+                "Nobody.".into(),
+                String::new(),
+            ]))),
+        ),
+        (
+            GmAsk::Answers {
+                round: 2,
+                questions: vec![("a".into(), "Who?".into())],
+            },
+            GmReply::Answer(GmDecision::Answers(Answers::Finish)),
+        ),
+        (
+            GmAsk::Adjudicate {
+                agent: "a".into(),
+                action: action.clone(),
+            },
+            GmReply::Answer(GmDecision::Ruling(Ruling::Roll {
+                task: troupe_rules::TaskType::Feelings,
+                prepared: true,
+                expert: false,
+            })),
+        ),
+        (
+            GmAsk::Adjudicate {
+                agent: "a".into(),
+                action: action.clone(),
+            },
+            GmReply::Answer(GmDecision::Ruling(Ruling::NoRoll {
+                note: String::new(),
+            })),
+        ),
+        (
+            GmAsk::Adjudicate {
+                agent: "a".into(),
+                action,
+            },
+            GmReply::Answer(GmDecision::Ruling(Ruling::Revise {
+                note: "Say how. ".into(),
+            })),
+        ),
+        (
+            GmAsk::Interject { round: 2 },
+            GmReply::Answer(GmDecision::Interjection(Some("Decide!".into()))),
+        ),
+        (
+            GmAsk::Interject { round: 2 },
+            GmReply::Answer(GmDecision::Interjection(None)),
+        ),
+        (
+            GmAsk::Failure {
+                phase: Phase::CharacterAction,
+                agent: "a".into(),
+                error: "timeout".into(),
+            },
+            GmReply::Answer(GmDecision::Failure(FailureChoice::TakeOver {
+                text: "I wait.".into(),
+            })),
+        ),
+        (
+            GmAsk::Insight {
+                agent: "a".into(),
+                question: "Is he lying?".into(),
+            },
+            text("Yes."),
+        ),
+    ];
+    let review = GmAsk::Review {
+        agent: "a".into(),
+        original: "I pick the lock and it opens.".into(),
+        corrected: "I pick the lock.".into(),
+        verdict: troupe_validator::check("I pick the lock and it opens."),
+    };
+    for kept in [
+        "I pick the lock and it opens.",
+        "I pick the lock.",
+        "I try the lock. ",
+    ] {
+        cases.push((review.clone(), text(kept)));
+    }
+    for (decision, reply) in cases {
+        let question = GmQuestion {
+            decision: &decision,
+            view: &view,
+            error: None,
+        };
+        let answer = asks::gm_answer(&decision, reply.clone());
+        assert_eq!(question.read(answer.clone()), Ok(reply), "{answer:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_read_is_sent_back_with_why_and_the_seat_asked_again() {
+    let mut answers = gm_answers();
+    // "Ask to revise" without saying what: the form takes it, the game cannot.
+    answers.push_front(("adjudicate", decide(json!({"ruling": "revise"}))));
+    let asks = Arc::new(Mutex::new(Vec::new()));
+    let mut asked = AskedGm {
+        seat: Scripted {
+            answers,
+            asks: asks.clone(),
+            ..Default::default()
+        },
+    };
+    let log = play(campaign("campaign.json"), &mut asked, None, plain_turn()).await;
+    let asks = asks.lock().unwrap();
+    let adjudications: Vec<&Ask> = asks.iter().filter(|a| a.decision == "adjudicate").collect();
+    assert_eq!(adjudications.len(), 2);
+    assert_eq!(adjudications[0].error, None);
+    assert_eq!(
+        adjudications[1].error.as_deref(),
+        Some("say what to revise")
+    );
+    let rulings: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["event_type"] == "gm_adjudication")
+        .collect();
+    assert_eq!(rulings.len(), 1, "only the answer that read is recorded");
+}

@@ -10,11 +10,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use troupe_agents::{ActionDecl, GmView, PromptSet};
+use troupe_agents::PromptSet;
 use troupe_engine::*;
 use troupe_llm::{ChatModel, Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
-use troupe_rules::RollResult;
-use troupe_validator::Verdict;
 
 /// A GM that answers from queues; defaults keep a turn moving.
 #[derive(Default)]
@@ -43,74 +41,75 @@ impl QueueGm {
 
 #[async_trait]
 impl GmSeat for QueueGm {
-    async fn narrate(&mut self, _s: &GmView) -> GmReply<String> {
-        self.asked.push("narrate".into());
-        match self.narrations.pop_front() {
-            Some(n) => GmReply::Answer(n),
-            None => GmReply::Quit,
-        }
+    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
+        let reply = self.reply(q.decision);
+        troupe_engine::asks::gm_answer(q.decision, reply)
     }
-    async fn answer_questions(
-        &mut self,
-        _s: &GmView,
-        _r: u32,
-        q: &[(String, String)],
-    ) -> GmReply<Answers> {
-        self.asked.push(format!("answers:{}", q.len()));
-        GmReply::Answer(self.answers.pop_front().unwrap_or(Answers::Finish))
-    }
-    async fn review_action(
-        &mut self,
-        _s: &GmView,
-        _a: &str,
-        _o: &str,
-        corrected: &str,
-        _v: &Verdict,
-    ) -> GmReply<String> {
-        self.asked.push("review".into());
-        GmReply::Answer(
-            self.reviews
-                .pop_front()
-                .unwrap_or_else(|| corrected.to_string()),
-        )
-    }
-    async fn adjudicate(&mut self, _s: &GmView, _a: &str, action: &ActionDecl) -> GmReply<Ruling> {
-        if let Some(cmd) = self.commands_at_adjudication.pop_front() {
-            return cmd;
-        }
-        self.asked.push("adjudicate".into());
-        GmReply::Answer(self.rulings.pop_front().unwrap_or(Ruling::Roll {
-            task: action.task_type,
-            prepared: action.prepared,
-            expert: action.expert,
-        }))
-    }
-    async fn override_roll(
-        &mut self,
-        _s: &GmView,
-        _a: &str,
-        _r: &RollResult,
-    ) -> GmReply<RollOverride> {
-        self.asked.push("override".into());
-        GmReply::Answer(self.overrides.pop_front().unwrap_or(RollOverride::Keep))
-    }
-    async fn answer_insight(&mut self, _s: &GmView, _a: &str, _q: &str) -> GmReply<String> {
-        self.asked.push("insight".into());
-        GmReply::Answer("They are afraid of you.".into())
-    }
-    async fn narrate_outcome(&mut self, _s: &GmView) -> GmReply<String> {
-        self.asked.push("outcome".into());
-        GmReply::Answer("It goes as the dice say.".into())
-    }
-    async fn resolve_failure(
-        &mut self,
-        _s: &GmView,
-        p: Phase,
-        _a: &str,
-        _e: &str,
-    ) -> GmReply<FailureChoice> {
-        self.asked.push(format!("failure:{p}"));
-        GmReply::Answer(self.failures.pop_front().unwrap_or(FailureChoice::Skip))
+}
+
+impl QueueGm {
+    fn reply(&mut self, ask: &GmAsk) -> GmReply<GmDecision> {
+        let (asked, reply) = match ask {
+            GmAsk::Narration => (
+                "narrate".to_string(),
+                match self.narrations.pop_front() {
+                    Some(n) => GmReply::Answer(GmDecision::Text(n)),
+                    None => GmReply::Quit,
+                },
+            ),
+            GmAsk::Answers { questions, .. } => (
+                format!("answers:{}", questions.len()),
+                GmReply::Answer(GmDecision::Answers(
+                    self.answers.pop_front().unwrap_or(Answers::Finish),
+                )),
+            ),
+            GmAsk::Review { corrected, .. } => (
+                "review".into(),
+                GmReply::Answer(GmDecision::Text(
+                    self.reviews
+                        .pop_front()
+                        .unwrap_or_else(|| corrected.clone()),
+                )),
+            ),
+            GmAsk::Adjudicate { action, .. } => {
+                if let Some(cmd) = self.commands_at_adjudication.pop_front() {
+                    return cmd.map(GmDecision::Ruling);
+                }
+                let ruling = self.rulings.pop_front().unwrap_or(Ruling::Roll {
+                    task: action.task_type,
+                    prepared: action.prepared,
+                    expert: action.expert,
+                });
+                (
+                    "adjudicate".into(),
+                    GmReply::Answer(GmDecision::Ruling(ruling)),
+                )
+            }
+            GmAsk::Override { .. } => (
+                "override".into(),
+                GmReply::Answer(GmDecision::Override(
+                    self.overrides.pop_front().unwrap_or(RollOverride::Keep),
+                )),
+            ),
+            GmAsk::Insight { .. } => (
+                "insight".into(),
+                GmReply::Answer(GmDecision::Text("They are afraid of you.".into())),
+            ),
+            GmAsk::Outcome => (
+                "outcome".into(),
+                GmReply::Answer(GmDecision::Text("It goes as the dice say.".into())),
+            ),
+            // The party talks without the GM.
+            GmAsk::Interject { .. } => return GmReply::Answer(GmDecision::Interjection(None)),
+            GmAsk::Failure { phase, .. } => (
+                format!("failure:{phase}"),
+                GmReply::Answer(GmDecision::Failure(
+                    self.failures.pop_front().unwrap_or(FailureChoice::Skip),
+                )),
+            ),
+        };
+        self.asked.push(asked);
+        reply
     }
 }
 
@@ -259,4 +258,27 @@ pub async fn run_in_context(
 
 pub async fn run(file: &str, replies: Vec<ReplayEntry>, gm: QueueGm, seed: u64) -> Run {
     run_with(file, Arc::new(ReplayModel::from_entries(replies)), gm, seed).await
+}
+
+/// The GM's view at the first turn of a campaign file's first session.
+pub fn gm_view_at_start(campaign_file: &str) -> troupe_agents::GmView {
+    let mut session = Session::new("s", 1);
+    session.apply(&Envelope {
+        seq: 0,
+        timestamp: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
+        session_id: "s".into(),
+        session_number: 1,
+        turn_number: 1,
+        phase: None,
+        event: Event::SessionStarted {
+            campaign: Box::new(campaign(campaign_file)),
+            seed: 1,
+            model: "test".into(),
+            troupe_version: "test".into(),
+            day: 1,
+        },
+    });
+    let mut v = troupe_engine::visibility::gm_view(&session).unwrap();
+    v.turn = 1;
+    v
 }
