@@ -854,7 +854,6 @@ impl<'a> Driver<'a> {
             }
         }))
         .await;
-        drop(observer);
         self.observer.idle();
         for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
             let agent = spec.agent().to_string();
