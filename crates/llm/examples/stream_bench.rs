@@ -72,14 +72,19 @@ fn answer(mut stream: std::net::TcpStream) {
     let _ = stream.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
     );
-    for token in &tokens {
-        std::thread::sleep(PACE);
+    // Each token on its own deadline, so the sleeps' overshoot does not add up over 200.
+    let start = Instant::now();
+    for (i, token) in tokens.iter().enumerate() {
+        let due = start + PACE * (i as u32 + 1);
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
         let chunk = json!({"choices": [{"index": 0, "delta": {"content": token}}]});
         let _ = stream.write_all(format!("data: {chunk}\n\n").as_bytes());
         let _ = stream.flush();
     }
     let done = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-    let _ = stream.write_all(format!("data: {done}\n\ndata: [DONE]\n\n").as_bytes());
+    let usage = json!({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": TOKENS}});
+    let _ =
+        stream.write_all(format!("data: {done}\n\ndata: {usage}\n\ndata: [DONE]\n\n").as_bytes());
 }
 
 /// (first visible text, whole reply, output tokens) of one gateway call.
