@@ -21,6 +21,10 @@ pub struct Story {
     draws: bool,
     /// Who is thinking right now (a round of calls runs at once).
     thinkers: Vec<String>,
+    /// What the spinner says they are doing ("Zara is reacting…").
+    doing: String,
+    /// Tokens each thinker's reply has so far, as it streams.
+    tokens: std::collections::BTreeMap<String, u32>,
 }
 
 impl Story {
@@ -30,6 +34,8 @@ impl Story {
             spinner: None,
             draws: std::io::stderr().is_terminal(),
             thinkers: Vec::new(),
+            doing: String::new(),
+            tokens: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -70,6 +76,13 @@ impl Story {
     }
 }
 
+/// The spinner's words with the tokens written so far: "Zara is reacting… 143 tokens". The
+/// drafts themselves stay hidden: they are unchecked, and the terminal is the whole table's.
+fn thinking_line(doing: &str, tokens: &std::collections::BTreeMap<String, u32>) -> String {
+    let total: u32 = tokens.values().sum();
+    format!("{doing} {total} tokens")
+}
+
 impl Observer for Story {
     fn thinking(&mut self, agent: &str, purpose: Purpose) {
         self.thinkers.push(agent.to_string());
@@ -77,6 +90,7 @@ impl Observer for Story {
             [one] => format!("{one} is {}…", what(purpose)),
             many => format!("{} are {}…", many.join(", "), what(purpose)),
         };
+        self.doing = message.clone();
         if let Some(bar) = &self.spinner {
             bar.set_message(message);
             return;
@@ -100,8 +114,16 @@ impl Observer for Story {
         );
     }
 
+    fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
+        self.tokens.insert(agent.to_string(), progress.tokens);
+        if let Some(bar) = &self.spinner {
+            bar.set_message(thinking_line(&self.doing, &self.tokens));
+        }
+    }
+
     fn idle(&mut self) {
         self.thinkers.clear();
+        self.tokens.clear();
         if let Some(bar) = self.spinner.take() {
             bar.finish_and_clear();
         }

@@ -32,6 +32,10 @@ pub struct ModelArgs {
     /// Replay recorded model replies from this JSONL file (implies --provider replay)
     #[arg(long)]
     pub replay: Option<std::path::PathBuf>,
+    /// Ask hosted models for whole replies instead of streams (streaming shows progress while
+    /// a model writes; some proxies mishandle it)
+    #[arg(long)]
+    pub no_stream: bool,
 }
 
 const HOW: &str = "Configure a model with one of:
@@ -124,6 +128,7 @@ pub fn choose(
     if key_env.is_some() {
         spec.api_key_env = key_env;
     }
+    spec.stream = !args.no_stream;
     connect(&spec, http_timeout).map_err(|e| anyhow::anyhow!("{e}"))
 }
 

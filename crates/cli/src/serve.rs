@@ -257,7 +257,7 @@ fn lasers_table(
         model.skip_served(&served_calls(&calls));
     }
     let gm = match campaign.gm.seat {
-        GmSeatKind::Ai => GmChair::Seat(Box::new(play::ai_gm(&campaign, &model, dir)?)),
+        GmSeatKind::Ai => GmChair::Ai(Box::new(play::ai_gm(&campaign, &model, dir)?)),
         GmSeatKind::Person => GmChair::Person,
     };
     let ai = play::table(dir, model.clone(), play::campaign_memory(dir, &campaign)?)?;

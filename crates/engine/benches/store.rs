@@ -195,6 +195,7 @@ fn model_call() -> Event {
             repair: false,
             structured_output: None,
             fell_back_to: None,
+            first_token_ms: None,
         },
     }
 }

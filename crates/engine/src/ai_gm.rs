@@ -37,7 +37,12 @@ pub struct AiGm {
     retried: BTreeSet<(u32, Phase, String)>,
     /// Why the session ends at the next narration (the story reached a stopping point).
     ending: Option<String>,
+    /// Hears the GM's draft as it streams (see [`AiGm::on_progress`]).
+    progress: Option<GmProgress>,
 }
+
+/// Hears each AI GM call's purpose and progress: its unchecked draft, for the GM's own view.
+pub type GmProgress = std::sync::Arc<dyn Fn(&str, &troupe_llm::Progress) + Send + Sync>;
 
 impl AiGm {
     pub fn new(gateway: Gateway, prompts: PromptSet) -> Self {
@@ -47,17 +52,31 @@ impl AiGm {
             notes: Vec::new(),
             retried: BTreeSet::new(),
             ending: None,
+            progress: None,
         }
+    }
+
+    /// Reports every call's progress (token count and draft text) to `progress` while the
+    /// reply streams in. The draft is unchecked: it belongs on the GM's own view only.
+    pub fn on_progress(mut self, progress: GmProgress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// One model call, its attempts noted for the log: the reply's JSON, or why it failed.
     async fn call(&mut self, call: GmCall) -> Result<Value, String> {
         let mut records = Vec::new();
+        let purpose = call.purpose.as_str();
+        let watcher = self.progress.clone();
+        let progress = |p: troupe_llm::Progress| {
+            if let Some(watch) = &watcher {
+                watch(purpose, &p);
+            }
+        };
         let result = self
             .gateway
-            .call(&call.request, &mut |r| records.push(r))
+            .call_with_progress(&call.request, &mut |r| records.push(r), &progress)
             .await;
-        let purpose = call.purpose.as_str();
         self.notes
             .extend(records.into_iter().map(|record| SeatNote::Call {
                 purpose: purpose.to_string(),

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use troupe_agents::{AgentCall, InsightDecision, Intent, PromptSet, Purpose};
 use troupe_campaign::Campaign;
-use troupe_llm::{AttemptRecord, Gateway};
+use troupe_llm::{AttemptRecord, Gateway, Progress};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
 use crate::asks::MAX_BAD_ANSWERS;
@@ -38,6 +38,9 @@ pub trait Observer: Send {
     fn on_event(&mut self, _env: &Envelope, _session: &Session) {}
     /// An agent started thinking (a model call is in flight).
     fn thinking(&mut self, _agent: &str, _purpose: Purpose) {}
+    /// A thinking agent's reply is streaming in: its attempt, its token count, and the new
+    /// text. The text is the model's unchecked draft: show it only to whom may see it.
+    fn progress(&mut self, _agent: &str, _purpose: Purpose, _progress: &Progress) {}
     /// The model call finished.
     fn idle(&mut self) {}
     /// The driver stopped on purpose (see [`Driver::pause_after`]), after this many events.
@@ -758,11 +761,22 @@ impl<'a> Driver<'a> {
             }
         }
         let gateway = &self.table.gateway;
-        let replies = futures_util::future::join_all(built.iter().map(|b| async move {
-            let call = b.as_ref().ok()?;
-            let mut records: Vec<AttemptRecord> = Vec::new();
-            let result = gateway.call(&call.request, &mut |r| records.push(r)).await;
-            Some((records, result))
+        // The round's calls run together; each reports its progress to the one observer.
+        let observer = std::sync::Mutex::new(&mut *self.observer);
+        let replies = futures_util::future::join_all(specs.iter().zip(&built).map(|(spec, b)| {
+            let observer = &observer;
+            async move {
+                let call = b.as_ref().ok()?;
+                let mut records: Vec<AttemptRecord> = Vec::new();
+                let progress = |p: Progress| {
+                    let mut observer = observer.lock().unwrap_or_else(|e| e.into_inner());
+                    observer.progress(spec.agent(), call.purpose, &p);
+                };
+                let result = gateway
+                    .call_with_progress(&call.request, &mut |r| records.push(r), &progress)
+                    .await;
+                Some((records, result))
+            }
         }))
         .await;
         self.observer.idle();

@@ -28,7 +28,7 @@ pub mod transcript;
 pub mod undo;
 pub mod visibility;
 
-pub use ai_gm::AiGm;
+pub use ai_gm::{AiGm, GmProgress};
 pub use driver::{
     Clock, DiscussionLimit, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table,
     served_calls,

@@ -4,7 +4,11 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::http::{join, sanitize_name, send_for_text, truncate};
-use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, Role, Usage};
+use crate::openai::report_whole;
+use crate::stream::{Flow, Streamed, cut_off, send_for_events};
+use crate::{
+    ChatModel, ChatReply, ChatRequest, Progress, ProgressSink, ProviderError, Role, Usage,
+};
 
 const API_VERSION: &str = "2023-06-01";
 
@@ -16,6 +20,8 @@ pub(crate) struct AnthropicModel {
     model: String,
     key: Option<String>,
     key_env: Option<String>,
+    /// Ask for the reply as a stream of server-sent events (`stream: true`).
+    stream: bool,
 }
 
 impl AnthropicModel {
@@ -26,6 +32,7 @@ impl AnthropicModel {
         model: String,
         key: Option<String>,
         key_env: Option<String>,
+        stream: bool,
     ) -> Self {
         Self {
             client,
@@ -34,6 +41,7 @@ impl AnthropicModel {
             model,
             key,
             key_env,
+            stream,
         }
     }
 
@@ -140,9 +148,59 @@ impl AnthropicModel {
         body
     }
 
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let request = self
+            .client
+            .post(join(&self.base_url, "v1/messages"))
+            .header("anthropic-version", API_VERSION)
+            .json(body);
+        match &self.key {
+            Some(key) => request.header("x-api-key", key),
+            None => request,
+        }
+    }
+
+    /// One streamed attempt: text and tool-input deltas go to `progress` as they arrive; the
+    /// reply is then read exactly as a whole body would be.
+    async fn send_streaming(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        let mut body = self.body(req);
+        body["stream"] = json!(true);
+        let mut acc = Accumulated::default();
+        let streamed = send_for_events(self.request(&body), self.key_env.as_deref(), &mut |d| {
+            acc.event(d, progress)
+        })
+        .await?;
+        match streamed {
+            Streamed::Whole(text) => {
+                let reply = self.parse(req, &text)?;
+                report_whole(&reply, progress);
+                Ok(reply)
+            }
+            Streamed::Events { done: false } => Err(cut_off(acc.chars)),
+            Streamed::Events { done: true } => {
+                let reply = acc.reply()?;
+                self.parse_value(req, &reply, &reply.to_string())
+            }
+        }
+    }
+
     fn parse(&self, req: &ChatRequest, text: &str) -> Result<ChatReply, ProviderError> {
         let reply: Value = serde_json::from_str(text)
             .map_err(|e| ProviderError::BadReply(format!("not JSON ({e}): {}", truncate(text))))?;
+        self.parse_value(req, &reply, text)
+    }
+
+    /// Reads a reply object; `text` is what the server sent, quoted in errors.
+    fn parse_value(
+        &self,
+        req: &ChatRequest,
+        reply: &Value,
+        text: &str,
+    ) -> Result<ChatReply, ProviderError> {
         let Some(blocks) = reply["content"].as_array() else {
             return Err(ProviderError::BadReply(format!(
                 "no content array in the reply: {}",
@@ -192,6 +250,133 @@ impl AnthropicModel {
     }
 }
 
+/// One content block of a Messages stream, as far as it has arrived.
+enum Block {
+    Text(String),
+    /// A tool call's input, as the JSON text it streams in.
+    Tool(String),
+    /// A block troupe does not read (thinking, …).
+    Other,
+}
+
+/// A Messages stream read so far.
+#[derive(Default)]
+struct Accumulated {
+    blocks: Vec<Block>,
+    /// `message_start`'s usage, updated by `message_delta`.
+    usage: serde_json::Map<String, Value>,
+    model: Option<String>,
+    /// Characters streamed, for the token estimate and the cut-off message.
+    chars: usize,
+}
+
+impl Accumulated {
+    fn event(&mut self, data: &str, progress: ProgressSink<'_>) -> Result<Flow, ProviderError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            ProviderError::BadReply(format!(
+                "a streamed event is not JSON ({e}): {}",
+                truncate(data)
+            ))
+        })?;
+        match event["type"].as_str().unwrap_or_default() {
+            "message_start" => {
+                let message = &event["message"];
+                self.model = message["model"].as_str().map(str::to_string);
+                if let Some(usage) = message["usage"].as_object() {
+                    self.usage = usage.clone();
+                }
+            }
+            "content_block_start" => {
+                self.blocks
+                    .push(match event["content_block"]["type"].as_str() {
+                        Some("text") => Block::Text(String::new()),
+                        Some("tool_use") => Block::Tool(String::new()),
+                        _ => Block::Other,
+                    })
+            }
+            "content_block_delta" => self.delta(&event["delta"], progress),
+            "message_delta" => {
+                if let Some(usage) = event["usage"].as_object() {
+                    self.usage.extend(usage.clone());
+                }
+            }
+            "message_stop" => return Ok(Flow::Done),
+            "error" => return Err(stream_error(&event["error"])),
+            _ => {} // ping, content_block_stop
+        }
+        Ok(Flow::More)
+    }
+
+    fn delta(&mut self, delta: &Value, progress: ProgressSink<'_>) {
+        let (text, into_tool) = match delta["type"].as_str() {
+            Some("text_delta") => (delta["text"].as_str(), false),
+            Some("input_json_delta") => (delta["partial_json"].as_str(), true),
+            _ => (None, false),
+        };
+        let Some(text) = text.filter(|t| !t.is_empty()) else {
+            return;
+        };
+        match (self.blocks.last_mut(), into_tool) {
+            (Some(Block::Text(t)), false) | (Some(Block::Tool(t)), true) => t.push_str(text),
+            _ => return,
+        }
+        self.chars += text.chars().count();
+        progress(Progress {
+            attempt: 0,
+            // Anthropic's deltas carry several tokens each: the count is estimated.
+            tokens: estimate_tokens_of(self.chars),
+            text_delta: text.to_string(),
+        });
+    }
+
+    /// The stream as the non-streamed reply it stands for.
+    fn reply(&self) -> Result<Value, ProviderError> {
+        let mut content = Vec::new();
+        for block in &self.blocks {
+            match block {
+                Block::Text(text) => content.push(json!({"type": "text", "text": text})),
+                Block::Tool(input) => {
+                    let input = if input.trim().is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(input).map_err(|e| {
+                            ProviderError::BadReply(format!(
+                                "the streamed tool input is not JSON ({e}): {}",
+                                truncate(input)
+                            ))
+                        })?
+                    };
+                    content.push(json!({"type": "tool_use", "input": input}));
+                }
+                Block::Other => {}
+            }
+        }
+        let mut reply = json!({"content": content, "usage": self.usage});
+        if let Some(model) = &self.model {
+            reply["model"] = json!(model);
+        }
+        Ok(reply)
+    }
+}
+
+fn estimate_tokens_of(chars: usize) -> u32 {
+    u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX)
+}
+
+/// An `error` event: Anthropic's overload and server errors are worth another try, as their
+/// HTTP statuses would be.
+fn stream_error(error: &Value) -> ProviderError {
+    let body = truncate(&error.to_string());
+    match error["type"].as_str().unwrap_or_default() {
+        "overloaded_error" => ProviderError::Server { status: 529, body },
+        "api_error" => ProviderError::Server { status: 500, body },
+        "rate_limit_error" => ProviderError::RateLimited { retry_after: None },
+        _ => {
+            ProviderError::Interrupted(format!("the provider reported an error mid-stream: {body}"))
+        }
+    }
+}
+
 /// A text block that ends a cache breakpoint: Anthropic caches the prompt up to and including
 /// it (for five minutes, refreshed on every hit) and bills later calls with the same prefix at
 /// the cache-read price.
@@ -225,15 +410,20 @@ impl ChatModel for AnthropicModel {
     }
 
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
-        let mut request = self
-            .client
-            .post(join(&self.base_url, "v1/messages"))
-            .header("anthropic-version", API_VERSION)
-            .json(&self.body(req));
-        if let Some(key) = &self.key {
-            request = request.header("x-api-key", key);
-        }
-        let text = send_for_text(request, self.key_env.as_deref()).await?;
+        let text = send_for_text(self.request(&self.body(req)), self.key_env.as_deref()).await?;
         self.parse(req, &text)
+    }
+
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        if self.stream {
+            return self.send_streaming(req, progress).await;
+        }
+        let reply = self.complete(req).await?;
+        report_whole(&reply, progress);
+        Ok(reply)
     }
 }

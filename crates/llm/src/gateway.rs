@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::json::check;
 use crate::{
-    ChatModel, ChatReply, ChatRequest, GatewayError, Message, ProviderError, StructuredOutput,
-    Usage,
+    ChatModel, ChatReply, ChatRequest, GatewayError, Message, Progress, ProgressSink,
+    ProviderError, StructuredOutput, Usage,
 };
 
 /// Waiting between retries, injected so tests need not wait for real.
@@ -157,6 +157,11 @@ pub struct AttemptRecord {
     /// an attempt refused on a rung already given up (a concurrent call) leaves it unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fell_back_to: Option<StructuredOutput>,
+    /// Milliseconds from the start of the attempt to its first text: what a person waited
+    /// before something showed. Absent when no text came, and for replayed replies (which
+    /// take no model time, see `latency_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
 }
 
 /// A successful gateway call.
@@ -240,6 +245,18 @@ impl Gateway {
         req: &ChatRequest,
         on_attempt: &mut (dyn FnMut(AttemptRecord) + Send),
     ) -> Result<GatewayReply, GatewayError> {
+        self.call_with_progress(req, on_attempt, &|_| {}).await
+    }
+
+    /// [`Gateway::call`], with `progress` hearing each attempt's reply as it streams in (a
+    /// new attempt number: the draft starts over). The reply is still validated whole before
+    /// the call returns it; nothing `progress` hears is checked.
+    pub async fn call_with_progress(
+        &self,
+        req: &ChatRequest,
+        on_attempt: &mut (dyn FnMut(AttemptRecord) + Send),
+        progress: ProgressSink<'_>,
+    ) -> Result<GatewayReply, GatewayError> {
         let validator = match &req.schema {
             None => None,
             Some(schema) => Some(jsonschema::validator_for(&schema.schema).map_err(|e| {
@@ -254,7 +271,7 @@ impl Gateway {
             usage: Usage::default(),
         };
         let (reply, record) = self
-            .until_answered(req, false, &mut tally, on_attempt)
+            .until_answered(req, false, &mut tally, on_attempt, progress)
             .await?;
         let Some(validator) = validator else {
             on_attempt(record);
@@ -281,7 +298,7 @@ impl Gateway {
 
         let repair = repair_request(req, &reply.content, &problems);
         let (reply, record) = self
-            .until_answered(&repair, true, &mut tally, on_attempt)
+            .until_answered(&repair, true, &mut tally, on_attempt, progress)
             .await?;
         match check(&validator, &reply.content) {
             Ok(json) => {
@@ -313,6 +330,7 @@ impl Gateway {
         repair: bool,
         tally: &mut Tally,
         on_attempt: &mut (dyn FnMut(AttemptRecord) + Send),
+        progress: ProgressSink<'_>,
     ) -> Result<(ChatReply, AttemptRecord), GatewayError> {
         let provider = self.model.name();
         let max_attempts = self.policy.max_attempts.max(1);
@@ -321,9 +339,20 @@ impl Gateway {
             let req = at_rung(base, self.structured_output());
             tally.attempts += 1;
             let started = Instant::now();
-            let result = tokio::time::timeout(self.policy.call_timeout, self.model.complete(&req))
-                .await
-                .unwrap_or(Err(ProviderError::Timeout));
+            let first_text: Mutex<Option<Duration>> = Mutex::new(None);
+            let attempt = tally.attempts;
+            let sink = |p: Progress| {
+                if !p.text_delta.is_empty() {
+                    let mut first = first_text.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert_with(|| started.elapsed());
+                }
+                progress(Progress { attempt, ..p });
+            };
+            let result =
+                tokio::time::timeout(self.policy.call_timeout, self.model.stream(&req, &sink))
+                    .await
+                    .unwrap_or(Err(ProviderError::Timeout));
+            let first_text = *first_text.lock().unwrap_or_else(|e| e.into_inner());
             let mut record = AttemptRecord {
                 attempt: tally.attempts,
                 provider: provider.clone(),
@@ -341,6 +370,7 @@ impl Gateway {
                 repair,
                 structured_output: req.schema.as_ref().map(|_| req.structured),
                 fell_back_to: None,
+                first_token_ms: first_text.filter(|_| self.model.timed()).map(millis),
             };
             let err = match result {
                 Ok(reply) => {

@@ -26,6 +26,8 @@ pub mod local;
 mod openai;
 mod provider;
 mod replay;
+mod sse;
+mod stream;
 mod types;
 
 pub use error::{GatewayError, ProviderError};
@@ -39,7 +41,8 @@ pub use provider::{
     WireFormat, connect, connect_with_env,
 };
 pub use replay::{ReplayEntry, ReplayModel};
+pub use stream::readable_draft;
 pub use types::{
-    CallTag, ChatModel, ChatReply, ChatRequest, Message, ResponseSchema, Role, StructuredOutput,
-    Usage, estimate_tokens,
+    CallTag, ChatModel, ChatReply, ChatRequest, Message, Progress, ProgressSink, ResponseSchema,
+    Role, StructuredOutput, Usage, estimate_tokens,
 };

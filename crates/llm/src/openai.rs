@@ -7,7 +7,11 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::http::{join, sanitize_name, send_for_text, truncate};
-use crate::{ChatModel, ChatReply, ChatRequest, ProviderError, StructuredOutput, Usage};
+use crate::stream::{Flow, Streamed, cut_off, send_for_events};
+use crate::{
+    ChatModel, ChatReply, ChatRequest, Progress, ProgressSink, ProviderError, StructuredOutput,
+    Usage,
+};
 
 /// One model on an OpenAI-compatible server. Deliberately not `Debug`: it holds the key.
 pub(crate) struct OpenAiModel {
@@ -17,6 +21,8 @@ pub(crate) struct OpenAiModel {
     model: String,
     key: Option<String>,
     key_env: Option<String>,
+    /// Ask for the reply as a stream of server-sent events (`stream: true`).
+    stream: bool,
     quirks: Quirks,
 }
 
@@ -99,6 +105,7 @@ impl OpenAiModel {
         model: String,
         key: Option<String>,
         key_env: Option<String>,
+        stream: bool,
     ) -> Self {
         Self {
             client,
@@ -107,6 +114,7 @@ impl OpenAiModel {
             model,
             key,
             key_env,
+            stream,
             quirks: Quirks::default(),
         }
     }
@@ -137,23 +145,71 @@ impl OpenAiModel {
         body
     }
 
-    async fn send(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
-        let mut request = self
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let request = self
             .client
             .post(join(&self.base_url, "chat/completions"))
-            .json(&self.body(req));
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key);
+            .json(body);
+        match &self.key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
         }
-        let text = send_for_text(request, self.key_env.as_deref())
+    }
+
+    async fn send(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
+        let text = send_for_text(self.request(&self.body(req)), self.key_env.as_deref())
             .await
             .map_err(|e| classify_format_refusal(e, req))?;
         self.parse(req, &text)
     }
 
+    /// One streamed attempt: the deltas go to `progress` as they arrive; the reply is then
+    /// read exactly as a whole body would be.
+    async fn send_streaming(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        let mut body = self.body(req);
+        body["stream"] = json!(true);
+        // The usage arrives in a last chunk only when asked for; servers that do not know the
+        // option ignore it, and the count is estimated as for a body without usage.
+        body["stream_options"] = json!({"include_usage": true});
+        let mut acc = Accumulated::default();
+        let streamed = send_for_events(self.request(&body), self.key_env.as_deref(), &mut |d| {
+            acc.event(d, progress)
+        })
+        .await
+        .map_err(|e| classify_format_refusal(e, req))?;
+        match streamed {
+            Streamed::Whole(text) => {
+                let reply = self.parse(req, &text)?;
+                report_whole(&reply, progress);
+                Ok(reply)
+            }
+            Streamed::Events { done } if !done && !acc.finished => {
+                Err(cut_off(acc.content.chars().count()))
+            }
+            Streamed::Events { .. } => {
+                let reply = acc.reply();
+                self.parse_value(req, &reply, &reply.to_string())
+            }
+        }
+    }
+
     fn parse(&self, req: &ChatRequest, text: &str) -> Result<ChatReply, ProviderError> {
         let reply: Value = serde_json::from_str(text)
             .map_err(|e| ProviderError::BadReply(format!("not JSON ({e}): {}", truncate(text))))?;
+        self.parse_value(req, &reply, text)
+    }
+
+    /// Reads a reply object; `text` is what the server sent, quoted in errors.
+    fn parse_value(
+        &self,
+        req: &ChatRequest,
+        reply: &Value,
+        text: &str,
+    ) -> Result<ChatReply, ProviderError> {
         let message = &reply["choices"][0]["message"];
         if message.is_null() {
             return Err(ProviderError::BadReply(format!(
@@ -210,6 +266,89 @@ impl OpenAiModel {
     }
 }
 
+/// A whole reply reported at once, for a server that did not stream.
+pub(crate) fn report_whole(reply: &ChatReply, progress: ProgressSink<'_>) {
+    progress(Progress {
+        attempt: 0,
+        tokens: reply.usage.output_tokens,
+        text_delta: reply.content.clone(),
+    });
+}
+
+/// A chat-completions stream read so far.
+#[derive(Default)]
+struct Accumulated {
+    content: String,
+    refusal: String,
+    /// Chunks that carried text: servers send one token per chunk.
+    chunks: u32,
+    /// A choice said why it finished (some servers end without `[DONE]`).
+    finished: bool,
+    usage: Value,
+    model: Option<String>,
+}
+
+impl Accumulated {
+    fn event(&mut self, data: &str, progress: ProgressSink<'_>) -> Result<Flow, ProviderError> {
+        if data.trim() == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            ProviderError::BadReply(format!(
+                "a streamed event is not JSON ({e}): {}",
+                truncate(data)
+            ))
+        })?;
+        if let Some(error) = chunk.get("error") {
+            // The server failed after it had started answering: a fault worth another try.
+            return Err(ProviderError::Interrupted(format!(
+                "the provider reported an error mid-stream: {}",
+                truncate(&error.to_string())
+            )));
+        }
+        if let Some(model) = chunk["model"].as_str() {
+            self.model = Some(model.to_string());
+        }
+        if chunk["usage"].is_object() {
+            self.usage = chunk["usage"].clone();
+        }
+        let choice = &chunk["choices"][0];
+        if let Some(text) = choice["delta"]["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+        {
+            self.content.push_str(text);
+            self.chunks += 1;
+            progress(Progress {
+                attempt: 0,
+                tokens: self.chunks,
+                text_delta: text.to_string(),
+            });
+        }
+        if let Some(refusal) = choice["delta"]["refusal"].as_str() {
+            self.refusal.push_str(refusal);
+        }
+        if choice["finish_reason"].is_string() {
+            self.finished = true;
+        }
+        Ok(Flow::More)
+    }
+
+    /// The stream as the non-streamed reply it stands for.
+    fn reply(&self) -> Value {
+        let message = if self.content.is_empty() && !self.refusal.is_empty() {
+            json!({"role": "assistant", "content": null, "refusal": self.refusal})
+        } else {
+            json!({"role": "assistant", "content": self.content})
+        };
+        let mut reply = json!({"choices": [{"index": 0, "message": message}], "usage": self.usage});
+        if let Some(model) = &self.model {
+            reply["model"] = json!(model);
+        }
+        reply
+    }
+}
+
 /// The `response_format` of a schema call at the request's rung. JSON mode also carries the
 /// schema under `schema`: llama-cpp-python's server turns it into a grammar (the JSON then
 /// follows the schema), and servers that do not know the key ignore it.
@@ -250,6 +389,24 @@ impl ChatModel for OpenAiModel {
         // Each lesson sets a flag that was unset, so this asks at most three times.
         loop {
             match self.send(req).await {
+                Err(err) if self.quirks.learn(&err) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        if !self.stream {
+            let reply = self.complete(req).await?;
+            report_whole(&reply, progress);
+            return Ok(reply);
+        }
+        loop {
+            match self.send_streaming(req, progress).await {
                 Err(err) if self.quirks.learn(&err) => continue,
                 other => return other,
             }

@@ -36,6 +36,14 @@ pub struct ProviderSpec {
     pub model: String,
     /// Environment variable read at [`connect`] time; `None` for servers that need no key.
     pub api_key_env: Option<String>,
+    /// Ask for replies as a stream, so people see progress while the model writes (on unless
+    /// turned off; a server that answers with a whole body anyway is read as one).
+    #[serde(default = "streams")]
+    pub stream: bool,
+}
+
+fn streams() -> bool {
+    true
 }
 
 impl ProviderSpec {
@@ -47,6 +55,7 @@ impl ProviderSpec {
             base_url: OPENAI_DEFAULT_BASE_URL.into(),
             model: model.into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
+            stream: true,
         }
     }
 
@@ -58,6 +67,7 @@ impl ProviderSpec {
             base_url: OLLAMA_DEFAULT_BASE_URL.into(),
             model: model.into(),
             api_key_env: None,
+            stream: true,
         }
     }
 
@@ -69,6 +79,7 @@ impl ProviderSpec {
             base_url: ANTHROPIC_DEFAULT_BASE_URL.into(),
             model: model.into(),
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            stream: true,
         }
     }
 
@@ -85,6 +96,7 @@ impl ProviderSpec {
             base_url: base_url.into(),
             model: model.into(),
             api_key_env,
+            stream: true,
         }
     }
 }
@@ -155,6 +167,7 @@ pub fn connect_with_env(
             spec.model.clone(),
             key,
             spec.api_key_env.clone(),
+            spec.stream,
         )),
         WireFormat::AnthropicMessages => Arc::new(AnthropicModel::new(
             client,
@@ -163,6 +176,7 @@ pub fn connect_with_env(
             spec.model.clone(),
             key,
             spec.api_key_env.clone(),
+            spec.stream,
         )),
     };
     Ok(model)

@@ -253,6 +253,27 @@ pub struct ChatReply {
     pub model: String,
 }
 
+/// How far one attempt at a model call has got, reported while the reply streams in, so a
+/// person need not stare at a silent screen. Nothing here has been validated yet: the gateway
+/// checks the whole reply before anyone acts on it, so a caller shows `text_delta` only to whom
+/// may see the unchecked draft.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// The gateway attempt this belongs to (1-based, as in [`crate::AttemptRecord`]); a new
+    /// number means the draft starts over (a retry, or the repair re-ask).
+    pub attempt: u32,
+    /// Tokens generated so far in this attempt (the provider's count where it streams one
+    /// token per event, else estimated from the text).
+    pub tokens: u32,
+    /// Text generated since the last report; empty when only the count moved. For a schema
+    /// call this is raw JSON as the model writes it.
+    pub text_delta: String,
+}
+
+/// Where a caller hears a call's [`Progress`]. Called from the task that awaits the call (or the
+/// local model's reply path), so it should only record or forward, never block.
+pub type ProgressSink<'a> = &'a (dyn Fn(Progress) + Send + Sync);
+
 /// One model behind one wire format. Implementations do a single attempt; retry, timeout and
 /// validation live in the [`crate::Gateway`] so every provider gets them the same way.
 #[async_trait]
@@ -261,6 +282,22 @@ pub trait ChatModel: Send + Sync {
     /// `openai-compatible:gpt-4o-mini@http://localhost:11434/v1`. Never contains a key.
     fn name(&self) -> String;
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError>;
+    /// [`ChatModel::complete`], reporting the reply as it is generated. Providers that cannot
+    /// stream (replay, a provider configured with `stream: false`) report the whole reply at
+    /// once when it arrives; that is this default.
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        let reply = self.complete(req).await?;
+        progress(Progress {
+            attempt: 0,
+            tokens: reply.usage.output_tokens,
+            text_delta: reply.content.clone(),
+        });
+        Ok(reply)
+    }
     /// The messages as this provider puts them on the wire (a chat API that wants the roles
     /// to alternate gets consecutive messages of one role joined): what the log records the
     /// model was shown.

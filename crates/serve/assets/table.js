@@ -241,6 +241,13 @@ function showSheet(state) {
   }
 }
 
+// The model's draft as it streams, unchecked: only ever this seat's own, and only as text.
+function showDraft(draft) {
+  const box = $("draft");
+  box.hidden = !draft;
+  box.textContent = draft || "";
+}
+
 function showState(state) {
   $("title").textContent = state.title;
   $("who").textContent = state.role === "watch" ? "Watching"
@@ -252,8 +259,10 @@ function showState(state) {
   else if ((state.waiting_on || []).length) status = "Waiting for " + state.waiting_on.join(", ") + ".";
   else if (state.thinking) status = state.thinking + " is thinking…";
   else status = "The table is thinking…";
+  if (!state.ask && state.thinking_tokens != null) status += " " + state.thinking_tokens + " tokens";
   if (state.role === "player" && state.person_holds === false) status += " An AI plays your seat now.";
   $("status").textContent = status;
+  showDraft(state.draft);
   showAsk(state.ask);
   showHolders(state);
   showSheet(state);

@@ -79,6 +79,11 @@ impl EncounterWatch for HubWatch {
         let who = seat.map(|s| if s == "gm" { "The GM" } else { s });
         self.0.thinking(who.map(str::to_string));
     }
+
+    /// The encounter's AI GM is seat "gm", the GM's own chair: its draft shows there only.
+    fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
+        self.0.progress(seat, progress);
+    }
 }
 
 /// What a committed event changes at the table, from the state after it.

@@ -41,6 +41,9 @@ impl Observer for HubObserver {
     fn thinking(&mut self, agent: &str, _purpose: Purpose) {
         self.0.thinking(Some(agent.to_string()));
     }
+    fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
+        self.0.progress(agent, progress);
+    }
     fn idle(&mut self) {
         self.0.thinking(None);
     }
@@ -50,7 +53,9 @@ impl Observer for HubObserver {
 pub enum GmChair {
     /// A person, at the GM's link.
     Person,
-    /// The AI GM (or any seat the binary brings).
+    /// The AI GM: its drafts stream to the GM's own page.
+    Ai(Box<troupe_engine::AiGm>),
+    /// Any other seat the binary brings.
     Seat(Box<dyn GmSeat>),
 }
 
@@ -118,6 +123,10 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         GmChair::Person => Box::new(AskedGm {
             seat: BrowserSeat(hub.clone()),
         }),
+        GmChair::Ai(ai) => {
+            let hub = hub.clone();
+            Box::new(ai.on_progress(Arc::new(move |_purpose, p| hub.progress(GM, p))))
+        }
         GmChair::Seat(seat) => seat,
     };
     let mut people = AskedPlayers {

@@ -46,8 +46,20 @@ pub const MAX_POSTS: usize = 60;
 /// Stream requests a seat may make in [`RATE_WINDOW`].
 pub const MAX_POLLS: usize = 600;
 pub const RATE_WINDOW: Duration = Duration::from_secs(10);
+/// Streaming replies wake the pages at most this often (a token every 30 ms would otherwise
+/// make every page ask again 33 times a second).
+const STREAM_EVERY: Duration = Duration::from_millis(100);
 /// A seat seen this recently counts as connected.
 const CONNECTED_FOR: Duration = Duration::from_secs(40);
+
+/// One model call's reply as it streams in.
+#[derive(Default)]
+struct Streaming {
+    attempt: u32,
+    tokens: u32,
+    /// The unchecked draft: shown on its own seat's page only.
+    draft: String,
+}
 
 struct Pending {
     id: u64,
@@ -80,6 +92,10 @@ struct Inner {
     /// What each seat's page shows beside the story: its sheet, the ship, the GM's prep.
     sheets: BTreeMap<String, Value>,
     thinking: Option<String>,
+    /// The model calls streaming now, by the seat they are for (an AI GM's: [`GM`]).
+    streaming: BTreeMap<String, Streaming>,
+    /// When a stream last woke the pages (streams wake them at most every [`STREAM_EVERY`]).
+    streamed_at: Option<Instant>,
     ended: Option<String>,
     /// Why the table stopped, when it stopped on an error.
     stopped: Option<String>,
@@ -441,6 +457,8 @@ impl Hub {
         self.lobby
             .seated(update.holders.iter().map(|(seat, _)| seat));
         let mut inner = self.lock();
+        // A committed event is the checked reply: the drafts that led to it are done.
+        inner.streaming.clear();
         inner.lines.extend(update.lines);
         if let Some(ended) = update.ended {
             inner.ended = ended;
@@ -463,8 +481,34 @@ impl Hub {
 
     pub fn thinking(&self, who: Option<String>) {
         let mut inner = self.lock();
+        if who.is_none() {
+            inner.streaming.clear();
+        }
         inner.thinking = who;
         self.bump(&mut inner);
+    }
+
+    /// A model call for `seat` (an AI player's agent id, or [`GM`] for the AI GM) is
+    /// streaming: every page shows the token count; only `seat`'s own page shows the draft.
+    pub fn progress(&self, seat: &str, progress: &troupe_llm::Progress) {
+        let mut inner = self.lock();
+        let call = inner.streaming.entry(seat.to_string()).or_default();
+        let restarted = call.attempt != progress.attempt;
+        if restarted {
+            *call = Streaming {
+                attempt: progress.attempt,
+                ..Streaming::default()
+            };
+        }
+        call.tokens = progress.tokens;
+        call.draft.push_str(&progress.text_delta);
+        let due = inner
+            .streamed_at
+            .is_none_or(|t| t.elapsed() >= STREAM_EVERY);
+        if restarted || due {
+            inner.streamed_at = Some(Instant::now());
+            self.bump(&mut inner);
+        }
     }
 
     /// The game stopped saved: unless it ended (which the pages show already), they say why it
@@ -602,7 +646,9 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
         "ask": ask,
         "waiting_on": waiting_on,
         "connected": connected,
-        "thinking": inner.thinking.as_deref().map(&label),
+        "thinking": inner.thinking.as_deref().or(inner.streaming.keys().next().map(String::as_str)).map(&label),
+        "thinking_tokens": (!inner.streaming.is_empty()).then(|| inner.streaming.values().map(|c| c.tokens).sum::<u32>()),
+        "draft": inner.streaming.get(seat).filter(|_| seat != WATCH && seat != JOIN).map(|c| troupe_llm::readable_draft(&c.draft)),
         "holders": if seat == WATCH || seat == JOIN { Vec::new() } else { holders },
         "person_holds": inner.person_holds.get(seat),
         "ended": inner.ended,
@@ -738,5 +784,82 @@ mod tests {
             hub.admit("nobody", "key-gm", false),
             Err(Refused::NoSuchSeat)
         );
+    }
+}
+
+#[cfg(test)]
+mod streaming_tests {
+    use super::*;
+    use troupe_llm::Progress;
+
+    fn hub() -> Hub {
+        let spec = |seat: &str| SeatSpec {
+            seat: seat.into(),
+            label: seat.into(),
+            key_hash: keys::hash(&format!("key-{seat}")),
+        };
+        Hub::new("t", vec![spec(GM), spec("alex"), spec("bo"), spec(WATCH)])
+    }
+
+    fn piece(attempt: u32, tokens: u32, text: &str) -> Progress {
+        Progress {
+            attempt,
+            tokens,
+            text_delta: text.into(),
+        }
+    }
+
+    /// Every string of a seat's stream, as the page receives it.
+    fn feed_text(hub: &Hub, seat: &str) -> String {
+        hub.seat_feed(seat, None).to_string()
+    }
+
+    #[test]
+    fn every_seat_sees_the_token_count_and_only_its_own_seat_the_draft() {
+        let hub = hub();
+        hub.thinking(Some("alex".into()));
+        hub.progress("alex", &piece(1, 3, r#"{"action": "I hack the "#));
+        hub.progress("alex", &piece(1, 5, r#"secret door"#));
+        for seat in [GM, "alex", "bo", WATCH] {
+            let state = &hub.seat_feed(seat, None)["state"];
+            assert_eq!(state["thinking_tokens"], 5, "{seat}: {state}");
+            assert_eq!(state["thinking"], "alex", "{seat}");
+        }
+        assert_eq!(
+            hub.seat_feed("alex", None)["state"]["draft"],
+            "I hack the secret door"
+        );
+        for other in [GM, "bo", WATCH] {
+            let text = feed_text(&hub, other);
+            assert!(!text.contains("secret"), "{other} saw alex's draft: {text}");
+            assert!(!text.contains("hack"), "{other} saw alex's draft: {text}");
+        }
+    }
+
+    #[test]
+    fn the_ai_gms_draft_reaches_the_gm_seat_only_and_a_retry_starts_it_over() {
+        let hub = hub();
+        hub.progress(GM, &piece(1, 2, "The hull "));
+        hub.progress(GM, &piece(2, 1, "Alarms"));
+        assert_eq!(hub.seat_feed(GM, None)["state"]["draft"], "Alarms");
+        for other in ["alex", "bo", WATCH] {
+            assert!(!feed_text(&hub, other).contains("Alarms"), "{other}");
+            assert_eq!(hub.seat_feed(other, None)["state"]["thinking_tokens"], 1);
+        }
+        // The checked reply lands: the draft and the count go.
+        hub.publish(Update::default());
+        let state = &hub.seat_feed(GM, None)["state"];
+        assert!(state["draft"].is_null() && state["thinking_tokens"].is_null());
+    }
+
+    #[test]
+    fn streaming_wakes_the_pages_at_most_every_tenth_of_a_second() {
+        let hub = hub();
+        let before = hub.version();
+        for n in 1..=50 {
+            hub.progress("alex", &piece(1, n, "x"));
+        }
+        assert!(hub.version() - before <= 2, "{}", hub.version() - before);
+        assert_eq!(hub.seat_feed("alex", None)["state"]["thinking_tokens"], 50);
     }
 }

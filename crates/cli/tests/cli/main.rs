@@ -35,3 +35,4 @@ mod shards;
 mod simulate;
 mod slurm;
 mod spend;
+mod streaming;

@@ -207,6 +207,8 @@ fn a_four_player_fifty_turn_session_survives_injected_faults_and_logs_every_one(
 
     // Every request the server saw is one logged attempt, and every injected fault is there.
     let served = server.served();
+    // Streaming is on: the faults cut off and truncate streams, not bodies.
+    assert!(served.iter().all(|s| s.streamed), "{served:?}");
     let calls = of_type(&log, "model_call");
     assert_eq!(calls.len(), served.len(), "one model_call per request");
     let mut injected: BTreeMap<String, usize> = BTreeMap::new();

@@ -30,6 +30,9 @@ pub const PERSON_ANSWERS: u32 = 20;
 pub trait EncounterWatch: Send {
     fn on_event(&mut self, state: &State, env: &Envelope);
     fn thinking(&mut self, _seat: Option<&str>) {}
+    /// The thinking seat's reply is streaming in. The text is the model's unchecked draft:
+    /// show it only to whom may see it.
+    fn progress(&mut self, _seat: &str, _progress: &troupe_llm::Progress) {}
     /// The table stopped on purpose ([`EncounterTable::pause_after`]) with this many events.
     fn paused(&mut self, _events: usize) {}
 }
@@ -307,14 +310,23 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         let started = Instant::now();
         let mut refused = Vec::new();
         let mut attempts = Vec::new();
+        let watch = std::sync::Mutex::new(&mut self.watch);
+        let progress = |p: troupe_llm::Progress| {
+            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
+            watch.progress(agent, &p);
+        };
         let result = self
             .gateway
-            .call(&req, &mut |a| {
-                if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
-                    refused.push((reply.clone(), vec![error.clone()]));
-                }
-                attempts.push(serde_json::to_value(&a).unwrap_or(Value::Null));
-            })
+            .call_with_progress(
+                &req,
+                &mut |a| {
+                    if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
+                        refused.push((reply.clone(), vec![error.clone()]));
+                    }
+                    attempts.push(serde_json::to_value(&a).unwrap_or(Value::Null));
+                },
+                &progress,
+            )
             .await;
         self.watch.thinking(None);
         let reply = match result {

@@ -86,6 +86,8 @@ struct Call {
     first_token_ms: f64,
     generating_since: Option<Instant>,
     bytes: Vec<u8>,
+    /// Of `bytes`, how many have been reported as text (a token may end mid-character).
+    reported: usize,
     text: String,
     generated: u32,
     resamples: u32,
@@ -244,6 +246,7 @@ impl Engine<'_> {
             first_token_ms: 0.0,
             generating_since: None,
             bytes: Vec::new(),
+            reported: 0,
             text: String::new(),
             generated: 0,
             resamples: 0,
@@ -471,7 +474,8 @@ impl Engine<'_> {
             call.text.truncate(cut);
             return Ok(Some("stop"));
         }
-        if req.schema.is_some() && complete_json(&call.text) {
+        report(call);
+        if call.job.req.schema.is_some() && complete_json(&call.text) {
             return Ok(Some("json"));
         }
         if usize::try_from(call.generated).unwrap_or(usize::MAX) >= call.max_tokens {
@@ -591,6 +595,21 @@ impl Engine<'_> {
             ))
         })
     }
+}
+
+/// Tells the caller, if it listens, the token count and the text since the last report (the
+/// whole characters only: a token may end inside one).
+fn report(call: &mut Call) {
+    let Some(progress) = &call.job.progress else {
+        return;
+    };
+    let fresh = call.bytes.get(call.reported..).unwrap_or_default();
+    let whole = match std::str::from_utf8(fresh) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&fresh[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    call.reported += whole.len();
+    let _ = progress.send((call.generated, whole.to_string()));
 }
 
 fn add(

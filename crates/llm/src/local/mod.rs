@@ -35,7 +35,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use crate::{ChatModel, ChatReply, ChatRequest, ProviderError};
+use crate::{ChatModel, ChatReply, ChatRequest, Progress, ProgressSink, ProviderError};
 use engine::{BATCH_TOKENS, Engine, Slot};
 
 /// The context window used unless the caller asks for another (capped at the model's own).
@@ -153,6 +153,8 @@ struct Job {
     /// Start every call from an empty KV cache (benchmarks of the full prompt cost).
     no_cache: bool,
     reply: oneshot::Sender<Result<LocalReply, ProviderError>>,
+    /// Hears (tokens so far, new text) after each sampled token, when the caller listens.
+    progress: Option<tokio::sync::mpsc::UnboundedSender<(u32, String)>>,
 }
 
 /// A GGUF model running in this process. Cheap to share: hand out `Arc<LocalModel>` (or the
@@ -213,17 +215,49 @@ impl LocalModel {
         unconstrained: bool,
         no_cache: bool,
     ) -> Result<LocalReply, ProviderError> {
-        let (tx, rx) = oneshot::channel();
+        self.generate_with_progress(req, unconstrained, no_cache, &|_| {})
+            .await
+    }
+
+    /// [`LocalModel::generate`], reporting each token to `progress` as it is sampled.
+    pub async fn generate_with_progress(
+        &self,
+        req: &ChatRequest,
+        unconstrained: bool,
+        no_cache: bool,
+        progress: ProgressSink<'_>,
+    ) -> Result<LocalReply, ProviderError> {
+        let (tx, mut rx) = oneshot::channel();
+        let (tokens_tx, mut tokens) = tokio::sync::mpsc::unbounded_channel();
         let job = Job {
             req: req.clone(),
             unconstrained,
             no_cache,
             reply: tx,
+            progress: Some(tokens_tx),
         };
         self.jobs
             .send(job)
             .map_err(|_| ProviderError::Config("the local model's thread has stopped".into()))?;
-        rx.await.map_err(|_| {
+        // The worker thread samples; the awaiting task hands each token on as it comes.
+        let reply = loop {
+            tokio::select! {
+                Some((n, text)) = tokens.recv() => progress(Progress {
+                    attempt: 0,
+                    tokens: n,
+                    text_delta: text,
+                }),
+                reply = &mut rx => break reply,
+            }
+        };
+        while let Ok((n, text)) = tokens.try_recv() {
+            progress(Progress {
+                attempt: 0,
+                tokens: n,
+                text_delta: text,
+            });
+        }
+        reply.map_err(|_| {
             ProviderError::Config("the local model's thread stopped during a call".into())
         })?
     }
@@ -245,6 +279,16 @@ impl ChatModel for LocalModel {
 
     async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, ProviderError> {
         self.generate(req, false, false).await.map(|r| r.reply)
+    }
+
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        progress: ProgressSink<'_>,
+    ) -> Result<ChatReply, ProviderError> {
+        self.generate_with_progress(req, false, false, progress)
+            .await
+            .map(|r| r.reply)
     }
 }
 

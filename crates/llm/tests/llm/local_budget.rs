@@ -69,3 +69,28 @@ async fn a_list_of_facts_closes_before_its_token_budget() {
         assert!(json["facts"].is_array(), "{reply}");
     }
 }
+
+/// The embedded model reports every token as it samples it: the counts climb one by one to
+/// the reply's output tokens, and the pieces make up the reply, a multi-byte character never
+/// split between two of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_model_streams_each_token_as_it_samples_it() {
+    let _one = ONE_MODEL.lock().await;
+    let Some(model) = load(1) else { return };
+    let mut req = request(3, 80);
+    req.messages.push(Message::user(
+        "Write the statements in French, with accents (é, è, à).",
+    ));
+    let heard = std::sync::Mutex::new(Vec::new());
+    let reply = model
+        .generate_with_progress(&req, false, false, &|p| heard.lock().unwrap().push(p))
+        .await
+        .unwrap()
+        .reply;
+    let heard = heard.into_inner().unwrap();
+    let counts: Vec<u32> = heard.iter().map(|p| p.tokens).collect();
+    assert_eq!(counts, (1..=reply.usage.output_tokens).collect::<Vec<_>>());
+    let text: String = heard.iter().map(|p| p.text_delta.as_str()).collect();
+    assert_eq!(text, reply.content);
+    assert!(heard.iter().all(|p| !p.text_delta.contains('\u{fffd}')));
+}

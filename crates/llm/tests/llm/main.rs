@@ -13,4 +13,5 @@ mod local_batch;
 #[cfg(feature = "local")]
 mod local_budget;
 mod replay;
+mod stream;
 mod wire;

@@ -9,6 +9,13 @@
 //! - [`Personality::Faults`] injects a fault into a share of the requests, chosen per request
 //!   from a seed, and answers the rest correctly.
 //!
+//! - [`Personality::Paced`] answers every request correctly, `delay` apart per token when it
+//!   streams (a realistic hosted model: 30 ms a token).
+//!
+//! A request that asks for `stream: true` is answered as a server-sent-event stream of about a
+//! token (four characters) per event, as OpenAI's is; the faults that cut off or truncate a
+//! body cut off or truncate the stream instead. Without `stream`, answers are whole bodies.
+//!
 //! Valid answers are built from the request's own JSON schema (the `response_format` schema, or
 //! the schema the gateway wrote into the system message), so every purpose gets a reply that
 //! validates without the server knowing troupe's purposes.
@@ -72,6 +79,10 @@ impl Fault {
 #[derive(Clone, Debug)]
 pub enum Personality {
     LlamaCppPython,
+    /// Every answer correct, streamed `delay` apart per token when asked to stream.
+    Paced {
+        delay: Duration,
+    },
     /// Roughly `percent` of requests get a fault, chosen from `seed` and the request's index.
     Faults {
         seed: u64,
@@ -89,6 +100,8 @@ pub struct Served {
     pub fault: Option<Fault>,
     /// Refused for its response format (llama-cpp-python personality).
     pub refused: bool,
+    /// The request asked for a stream (`stream: true`).
+    pub streamed: bool,
     /// An [`Fault::EmptyReply`] that carried at least one blank string (a schema without
     /// required strings makes the blank reply the same as a real one).
     pub blank_strings: bool,
@@ -168,6 +181,7 @@ fn serve(
         format: format.clone(),
         fault: None,
         refused: false,
+        streamed: request["stream"] == true,
         blank_strings: false,
     };
     match personality {
@@ -179,7 +193,17 @@ fn serve(
                 return;
             }
             served.lock().unwrap().push(record);
-            respond_json(&mut stream, &completion(&valid_content(&request)));
+            answer(&mut stream, &request, &valid_content(&request));
+        }
+        Personality::Paced { delay } => {
+            served.lock().unwrap().push(record);
+            let content = valid_content(&request);
+            if request["stream"] == true {
+                respond_sse(&mut stream, &content, None, *delay);
+            } else {
+                std::thread::sleep(*delay * (content.len() / 4) as u32);
+                respond_json(&mut stream, &completion(&content));
+            }
         }
         Personality::Faults {
             seed,
@@ -192,7 +216,7 @@ fn serve(
                 && has_blank_string(&instance(&schema_of(&request), &Fill::Blank));
             served.lock().unwrap().push(record);
             match fault {
-                None => respond_json(&mut stream, &completion(&valid_content(&request))),
+                None => answer(&mut stream, &request, &valid_content(&request)),
                 Some(f) => inject(&mut stream, f, &request, *hold, stop),
             }
         }
@@ -240,6 +264,10 @@ fn inject(
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
+        Fault::ResetMidBody if request["stream"] == true => {
+            let content = valid_content(request);
+            respond_sse(stream, &content, Some(content.len() / 8), Duration::ZERO);
+        }
         Fault::ResetMidBody => {
             let body = completion(&valid_content(request)).to_string();
             let head = format!(
@@ -256,7 +284,7 @@ fn inject(
         Fault::TruncatedJson => {
             let content = valid_content(request);
             let cut: String = content.chars().take(content.chars().count() / 2).collect();
-            respond_json(stream, &completion(&cut));
+            answer(stream, request, &cut);
         }
         Fault::Garbage => respond(
             stream,
@@ -264,14 +292,15 @@ fn inject(
             &[],
             b"\x00\x9f<html>502 Bad Gateway</html>\xff",
         ),
-        Fault::EmptyReply => respond_json(
+        Fault::EmptyReply => answer(
             stream,
-            &completion(&instance(&schema_of(request), &Fill::Blank).to_string()),
+            request,
+            &instance(&schema_of(request), &Fill::Blank).to_string(),
         ),
         Fault::Huge => {
             let prose = "The Raptor hums. ".repeat(1 << 16);
             let content = format!("{prose}\n{}", valid_content(request));
-            respond_json(stream, &completion(&content));
+            answer(stream, request, &content);
         }
     }
 }
@@ -326,6 +355,58 @@ fn respond(stream: &mut TcpStream, status: u16, headers: &[(&str, &str)], body: 
 
 fn respond_json(stream: &mut TcpStream, body: &Value) {
     respond(stream, 200, &[], body.to_string().as_bytes());
+}
+
+/// `content` as the request asked for it: streamed, or as a whole body.
+fn answer(stream: &mut TcpStream, request: &Value, content: &str) {
+    if request["stream"] == true {
+        respond_sse(stream, content, None, Duration::ZERO);
+    } else {
+        respond_json(stream, &completion(content));
+    }
+}
+
+/// `content` as an OpenAI chat-completions stream: a chunk per token (four characters; longer
+/// for a huge reply, which would otherwise be a quarter of a million events), then the finish
+/// reason, the usage and `[DONE]`, each `delay` apart. With `cut`, the connection closes after
+/// that many chunks of text, mid-reply.
+fn respond_sse(stream: &mut TcpStream, content: &str, cut: Option<usize>, delay: Duration) {
+    let _ = stream.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    );
+    let chars: Vec<char> = content.chars().collect();
+    let size = (chars.len() / 4096).max(4);
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake-model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let send = |stream: &mut TcpStream, data: &str| {
+        std::thread::sleep(delay);
+        let ok = stream
+            .write_all(format!("data: {data}\n\n").as_bytes())
+            .is_ok();
+        let _ = stream.flush();
+        ok
+    };
+    for (i, piece) in chars.chunks(size).enumerate() {
+        if cut == Some(i) {
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        let text: String = piece.iter().collect();
+        if !send(
+            stream,
+            &chunk(json!({"content": text}), Value::Null).to_string(),
+        ) {
+            return;
+        }
+    }
+    // The usage a whole body reports (see `completion`), so the two read the same in a log.
+    let usage = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake-model",
+        "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}});
+    send(stream, &chunk(json!({}), json!("stop")).to_string());
+    send(stream, &usage.to_string());
+    send(stream, "[DONE]");
 }
 
 /// An OpenAI chat-completions answer carrying `content`.

@@ -1,0 +1,146 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Streamed model replies through the real `troupe` binary over a real socket: a session
+//! against a server that streams plays to the end with a log of the same shape (and the same
+//! replies) as one against the same server answering whole bodies (`--no-stream`), and its
+//! replay is byte-identical.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support;
+use support::openai_server::{OpenAiServer, Personality};
+use support::{examples, read_log, troupe};
+
+fn play(dir: &Path, server: &OpenAiServer, extra: &[&str]) -> Output {
+    troupe()
+        .current_dir(dir)
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "play",
+            "campaign.json",
+            "--gm-script",
+            "gm.yaml",
+            "--seed",
+            "11",
+        ])
+        .args(["--provider", "openai-compatible", "--base-url"])
+        .arg(server.base_url())
+        .args(["--model", "smollm2"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn session(server: &OpenAiServer, extra: &[&str]) -> (tempfile::TempDir, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("campaign.json"),
+        dir.path().join("campaign.json"),
+    )
+    .unwrap();
+    std::fs::copy(examples().join("demo.gm.yaml"), dir.path().join("gm.yaml")).unwrap();
+    let out = play(dir.path(), server, extra);
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = read_log(&dir.path().join("logs/session-1.jsonl"));
+    assert_eq!(log.last().unwrap()["event_type"], "session_ended");
+    (dir, log)
+}
+
+/// What a log says, without what differs between any two runs (times, the session id, latencies, the mock
+/// server's port in the provider's name) or between a stream and a whole body (the time to the
+/// first token).
+fn shape(log: &[Value]) -> Vec<Value> {
+    log.iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let Some(map) = e.as_object_mut() else {
+                return e;
+            };
+            for volatile in [
+                "timestamp",
+                "session_id",
+                "latency_ms",
+                "first_token_ms",
+                "provider",
+                "model",
+            ] {
+                map.remove(volatile);
+            }
+            e
+        })
+        .collect()
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = troupe().current_dir(dir).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn a_streamed_session_logs_what_a_whole_body_session_does_and_replays_byte_for_byte() {
+    let streaming = OpenAiServer::start(Personality::Paced {
+        delay: Duration::from_millis(1),
+    });
+    let (dir, streamed) = session(&streaming, &[]);
+    let served = streaming.served();
+    assert!(!served.is_empty() && served.iter().all(|s| s.streamed));
+
+    let whole = OpenAiServer::start(Personality::Paced {
+        delay: Duration::ZERO,
+    });
+    let (_whole_dir, plain) = session(&whole, &["--no-stream"]);
+    assert!(whole.served().iter().all(|s| !s.streamed));
+
+    assert_eq!(streamed.len(), plain.len());
+    for (a, b) in shape(&streamed).iter().zip(shape(&plain)) {
+        let differ: Vec<&String> = a
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, v)| b.get(k.as_str()) != Some(v))
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            *a, b,
+            "streamed (left) vs whole bodies (right) differ in {differ:?}"
+        );
+    }
+    let calls: Vec<&Value> = streamed
+        .iter()
+        .filter(|e| e["event_type"] == "model_call")
+        .collect();
+    assert!(calls.len() > 5, "{}", calls.len());
+    for call in calls {
+        let first = call["first_token_ms"]
+            .as_u64()
+            .expect("streamed calls time their first token");
+        assert!(first <= call["latency_ms"].as_u64().unwrap(), "{call}");
+    }
+
+    let out = troupe()
+        .current_dir(dir.path())
+        .args(["replay", "1"])
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.contains("identical"), "{said}");
+    let original = run_ok(dir.path(), &["transcript", "1"]);
+    let replayed =
+        std::fs::read_to_string(dir.path().join("replays/session-1-replay-1.md")).unwrap();
+    assert_eq!(original, replayed);
+}
