@@ -46,8 +46,8 @@ pub struct Scores {
     /// own words in that turn).
     pub memory_questions: u32,
     pub memory_answered: u32,
-    /// Model attempts that got a reply, and those whose reply was valid as it came (no schema
-    /// problem, no repair needed).
+    /// Model attempts that got a reply (repair re-asks aside), and those whose reply was valid
+    /// as it came (no schema problem, so no repair needed).
     pub replies: u32,
     pub replies_valid: u32,
     /// Model attempts with no reply at all, and steps that failed for good.
@@ -163,9 +163,10 @@ fn count_decisions(events: &[Value], s: &mut Scores) {
 fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
     for e in events {
         match ty(e) {
-            "model_call" if !e["reply"].is_null() => {
+            // A repair re-ask's reply is the second chance of a reply already counted.
+            "model_call" if !e["reply"].is_null() && e["repair"] != Value::Bool(true) => {
                 s.replies += 1;
-                if e["error"].is_null() && e["repair"] != Value::Bool(true) {
+                if e["error"].is_null() {
                     s.replies_valid += 1;
                 }
             }
@@ -408,7 +409,7 @@ mod tests {
             call(Value::Null, json!("timeout"), false),
         ];
         let (s, t) = score(&memory_scenario(), &events);
-        assert_eq!((s.replies, s.replies_valid, s.failed_calls), (3, 1, 1));
+        assert_eq!((s.replies, s.replies_valid, s.failed_calls), (2, 1, 1));
         assert_eq!((s.tokens, t.model_ms), (16, 40));
     }
 
