@@ -6,6 +6,7 @@
 mod support;
 
 mod caching_bench;
+mod bench;
 mod calendar;
 mod detector;
 mod durable;
