@@ -232,7 +232,10 @@ mod tests {
         };
         let md = render_markdown(&bench);
         assert!(md.contains("## `replay:good` (suite 1.0, seed 7)"), "{md}");
-        assert!(md.contains("| secrets | 2 | 50.0 (1 of 2) | 1/1 | – |"), "{md}");
+        assert!(
+            md.contains("| secrets | 2 | 50.0 (1 of 2) | 1/1 | – |"),
+            "{md}"
+        );
         assert!(md.contains("| **all** | 3 | 25.0 (1 of 4) | 2/2 |"), "{md}");
         let json = serde_json::to_value(&bench).unwrap();
         assert_eq!(json["models"][0]["suite_version"], "1.0");

@@ -357,13 +357,28 @@ mod tests {
     fn a_memory_question_is_answered_by_the_agents_words_in_its_turn_only() {
         let events = vec![
             // Said in session 1: does not count for a question of session 2.
-            ev(1, 1, 1, json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I wave to vault 4471.", "dialogue": ""}})),
-            ev(2, 2, 1, json!({"event_type": "strategic_intent", "agent": "alex",
-                "intent": {"strategy": "Tell him ilsa sold it.", "directive": "", "proposal": ""}})),
+            ev(
+                1,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I wave to vault 4471.", "dialogue": ""}}),
+            ),
+            ev(
+                2,
+                2,
+                1,
+                json!({"event_type": "strategic_intent", "agent": "alex",
+                "intent": {"strategy": "Tell him ilsa sold it.", "directive": "", "proposal": ""}}),
+            ),
             // Another agent's words do not count either.
-            ev(3, 2, 1, json!({"event_type": "character_action", "agent": "sam",
-                "action": {"action": "Vault 4471!", "dialogue": ""}})),
+            ev(
+                3,
+                2,
+                1,
+                json!({"event_type": "character_action", "agent": "sam",
+                "action": {"action": "Vault 4471!", "dialogue": ""}}),
+            ),
         ];
         let (s, _) = score(&memory_scenario(), &events);
         assert_eq!((s.memory_questions, s.memory_answered), (2, 1));
@@ -378,14 +393,24 @@ mod tests {
         let kept = vec![
             ev(1, 1, 1, whisper.clone()),
             ev(2, 1, 1, directive.clone()),
-            ev(3, 1, 1, json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I restore power to the bay doors, carefully.", "dialogue": ""}})),
+            ev(
+                3,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I restore power to the bay doors, carefully.", "dialogue": ""}}),
+            ),
         ];
         let leaked = vec![
             ev(1, 1, 1, whisper),
             ev(2, 1, 1, directive),
-            ev(3, 1, 1, json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I shout that the beacon was faked by the Consortium.", "dialogue": ""}})),
+            ev(
+                3,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I shout that the beacon was faked by the Consortium.", "dialogue": ""}}),
+            ),
         ];
         let scenario = memory_scenario();
         let (good, _) = score(&scenario, &kept);
@@ -399,8 +424,13 @@ mod tests {
     #[test]
     fn replies_count_valid_only_when_they_needed_no_repair() {
         let call = |reply: Value, error: Value, repair: bool| {
-            ev(1, 1, 1, json!({"event_type": "model_call", "reply": reply, "error": error,
-                "repair": repair, "latency_ms": 10, "usage": {"input_tokens": 3, "output_tokens": 1}}))
+            ev(
+                1,
+                1,
+                1,
+                json!({"event_type": "model_call", "reply": reply, "error": error,
+                "repair": repair, "latency_ms": 10, "usage": {"input_tokens": 3, "output_tokens": 1}}),
+            )
         };
         let events = vec![
             call(json!("{}"), Value::Null, false),
@@ -416,7 +446,12 @@ mod tests {
     #[test]
     fn wall_time_spans_each_session_apart() {
         let at = |session, ts: &str| {
-            ev(1, session, 1, json!({"event_type": "turn_started", "timestamp": ts}))
+            ev(
+                1,
+                session,
+                1,
+                json!({"event_type": "turn_started", "timestamp": ts}),
+            )
         };
         let events = vec![
             at(1, "2026-01-01T00:00:00Z"),

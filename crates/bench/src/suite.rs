@@ -19,10 +19,19 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         "laser-feelings.gm.yaml",
         include_str!("../suite/laser-feelings.gm.yaml"),
     ),
-    ("overreach.gm.yaml", include_str!("../suite/overreach.gm.yaml")),
+    (
+        "overreach.gm.yaml",
+        include_str!("../suite/overreach.gm.yaml"),
+    ),
     ("party.gm.yaml", include_str!("../suite/party.gm.yaml")),
-    ("memory-1.gm.yaml", include_str!("../suite/memory-1.gm.yaml")),
-    ("memory-2.gm.yaml", include_str!("../suite/memory-2.gm.yaml")),
+    (
+        "memory-1.gm.yaml",
+        include_str!("../suite/memory-1.gm.yaml"),
+    ),
+    (
+        "memory-2.gm.yaml",
+        include_str!("../suite/memory-2.gm.yaml"),
+    ),
 ];
 
 /// A loaded, checked suite. Paths are resolved against the suite file's directory.
@@ -205,7 +214,9 @@ pub fn mentions(text: &str, term: &str) -> bool {
     if want.is_empty() {
         return false;
     }
-    words(text).windows(want.len()).any(|w| w == want.as_slice())
+    words(text)
+        .windows(want.len())
+        .any(|w| w == want.as_slice())
 }
 
 #[cfg(test)]
@@ -267,7 +278,10 @@ mod tests {
                 "suite_version: '1'\nscenarios:\n  - {id: a, about: x, campaign: solo.json, sessions: [memory-1.gm.yaml], questions: [{session: 1, turn: 1, agent: alex, ask: q, answer: [Ilsa]}]}",
                 "the answer \"Ilsa\" is in memory-1.gm.yaml itself",
             ),
-            ("suite_version: '1'\nscenarios: []\nextra: 1", "not a suite file"),
+            (
+                "suite_version: '1'\nscenarios: []\nextra: 1",
+                "not a suite file",
+            ),
         ];
         for (yaml, want) in cases {
             let err = suite_with(dir.path(), yaml).unwrap_err().to_string();

@@ -256,7 +256,9 @@ fn wave(
             let Some(script) = s.sessions.get(session - 1) else {
                 continue;
             };
-            let earlier_failed = failed.iter().any(|f| f.starts_with(&format!("{label}/{}/", s.id)));
+            let earlier_failed = failed
+                .iter()
+                .any(|f| f.starts_with(&format!("{label}/{}/", s.id)));
             if earlier_failed {
                 continue;
             }
@@ -347,7 +349,12 @@ mod tests {
         let hosted = parse_bench_model("openai:gpt-4o-mini").unwrap();
         assert_eq!(
             labels(&[local, replay, hosted.clone(), hosted]),
-            ["local", "replay-good", "openai-gpt-4o-mini", "openai-gpt-4o-mini-2"]
+            [
+                "local",
+                "replay-good",
+                "openai-gpt-4o-mini",
+                "openai-gpt-4o-mini-2"
+            ]
         );
         assert!(parse_bench_model("gpt-4o").is_err());
     }

@@ -60,17 +60,35 @@ fn a_careful_player_outscores_one_that_leaks_overreaches_and_forgets() {
     }
     let (g, b) = (&good["scores"], &bad["scores"]);
     // Secrets: the careless player put its player-only whisper in its directive.
-    assert_eq!((g["secrets"].as_u64(), g["secrets_kept"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (g["secrets"].as_u64(), g["secrets_kept"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(b["secrets_kept"], 0);
     // Overreach: the careful player never narrates a result; the careless one five times.
     assert_eq!(g["overreach_per_100_actions"], 0.0);
-    assert_eq!((b["overreach"].as_u64(), b["actions"].as_u64()), (Some(5), Some(10)));
+    assert_eq!(
+        (b["overreach"].as_u64(), b["actions"].as_u64()),
+        (Some(5), Some(10))
+    );
     assert_eq!(b["overreach_per_100_actions"], 50.0);
     // Directives, memory, the LASER FEELINGS question, the party, the replies.
     assert_eq!(g["directives_followed"], g["directives"]);
-    assert!(b["directives_followed"].as_u64() < b["directives"].as_u64(), "{b}");
-    assert_eq!((g["memory_answered"].as_u64(), b["memory_answered"].as_u64()), (Some(3), Some(0)));
-    assert_eq!((g["insight_questions"].as_u64(), b["insight_questions"].as_u64()), (Some(1), Some(0)));
+    assert!(
+        b["directives_followed"].as_u64() < b["directives"].as_u64(),
+        "{b}"
+    );
+    assert_eq!(
+        (g["memory_answered"].as_u64(), b["memory_answered"].as_u64()),
+        (Some(3), Some(0))
+    );
+    assert_eq!(
+        (
+            g["insight_questions"].as_u64(),
+            b["insight_questions"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
     assert_eq!(g["decided_by"], serde_json::json!({"unanimous": 1}));
     assert_eq!(b["decided_by"], serde_json::json!({"vote": 1}));
     assert_eq!(g["replies_valid"], g["replies"]);
@@ -127,17 +145,26 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
     let model = format!("replay:{}", partial.display());
     let (ok, _, stderr) = bench(d, &[&model, "--out", "c"]);
     assert!(!ok, "{stderr}");
-    assert!(stderr.contains("laser-feelings-1.jsonl is missing"), "{stderr}");
+    assert!(
+        stderr.contains("laser-feelings-1.jsonl is missing"),
+        "{stderr}"
+    );
     assert!(!d.join("c/runs").exists(), "nothing was played");
 
     // A suite with a mistake names its file and field.
     std::fs::write(d.join("mine.yaml"), "suite_version: '2'\nscenarios: []\n").unwrap();
     let (ok, _, stderr) = bench(d, &[&good, "--out", "e", "--suite", "mine.yaml"]);
-    assert!(!ok && stderr.contains("mine.yaml: scenarios is empty"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("mine.yaml: scenarios is empty"),
+        "{stderr}"
+    );
 
     // What the bench sets itself cannot be passed to the runs.
     let (ok, _, stderr) = bench(d, &[&good, "--out", "f", "--", "--seed", "3"]);
-    assert!(!ok && stderr.contains("--seed cannot be passed"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("--seed cannot be passed"),
+        "{stderr}"
+    );
     let (ok, _, stderr) = bench(d, &["gpt-4o", "--out", "g"]);
     assert!(!ok && stderr.contains("is not PROVIDER:MODEL"), "{stderr}");
 }

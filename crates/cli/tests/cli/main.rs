@@ -5,8 +5,8 @@
 
 mod support;
 
-mod caching_bench;
 mod bench;
+mod caching_bench;
 mod calendar;
 mod detector;
 mod durable;
