@@ -159,6 +159,28 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
         "{stderr}"
     );
 
+    // A lab's own suite (one of the shipped scenarios, its own version) is played and named.
+    let lab = d.join("lab");
+    std::fs::create_dir(&lab).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/suite");
+    for f in ["solo.json", "overreach.gm.yaml"] {
+        std::fs::copy(shipped.join(f), lab.join(f)).unwrap();
+    }
+    std::fs::write(
+        lab.join("suite.yaml"),
+        "suite_version: lab-1\nscenarios:\n  - {id: overreach, about: tempting, campaign: solo.json, sessions: [overreach.gm.yaml]}\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = bench(
+        d,
+        &[&good, "--out", "h", "--suite", "lab/suite.yaml", "--json"],
+    );
+    assert!(ok, "{stderr}");
+    let results: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(results["models"][0]["suite_version"], "lab-1");
+    assert_eq!(results["models"][0]["by_scenario"][0]["scenario"], "overreach");
+    assert_eq!(results["models"][0]["scores"]["turns"], 2);
+
     // What the bench sets itself cannot be passed to the runs.
     let (ok, _, stderr) = bench(d, &[&good, "--out", "f", "--", "--seed", "3"]);
     assert!(
