@@ -178,7 +178,10 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
     assert!(ok, "{stderr}");
     let results: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(results["models"][0]["suite_version"], "lab-1");
-    assert_eq!(results["models"][0]["by_scenario"][0]["scenario"], "overreach");
+    assert_eq!(
+        results["models"][0]["by_scenario"][0]["scenario"],
+        "overreach"
+    );
     assert_eq!(results["models"][0]["scores"]["turns"], 2);
 
     // What the bench sets itself cannot be passed to the runs.
