@@ -1,6 +1,7 @@
 //! `troupe`: AI players at a Lasers & Feelings table.
 
 mod batch_spend;
+mod bench;
 mod commands;
 mod detector;
 mod display;
@@ -224,6 +225,10 @@ enum Command {
     /// Play a batch of all-AI sessions in parallel (campaign files × models × seeds), each in
     /// its own campaign directory under --out; `troupe stats`/`report --campaign OUT` compare them
     Simulate(simulate::SimulateArgs),
+    /// Score AI players on the bench suite (docs/bench.md): scripted scenarios of secrets,
+    /// LASER FEELINGS, a party that disagrees, memory across sessions and tempting actions,
+    /// scored from the logs; writes bench.md and bench.json under --out
+    Bench(bench::BenchArgs),
     /// Encounters (seed 003): check a spec, run it with an AI GM, resume, undo, replay, list
     Encounter {
         #[command(subcommand)]
@@ -269,6 +274,12 @@ fn main() -> ExitCode {
                 "simulate plays each run in its own directory under --out; --campaign does not apply"
             )),
             None => simulate::simulate(&args),
+        },
+        Command::Bench(args) => match cli.dir.path {
+            Some(_) => Err(anyhow::anyhow!(
+                "bench plays each scenario in its own directory under --out; --campaign does not apply"
+            )),
+            None => bench::bench(&args),
         },
         Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
         Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command),

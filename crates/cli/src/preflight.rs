@@ -94,7 +94,8 @@ fn model_args(spec: Option<&ModelSpec>, play_args: &[String]) -> ModelArgs {
         Some(s) if s.provider == "replay" => args.replay = Some(PathBuf::from(&s.model)),
         Some(s) => {
             args.provider = Some(s.provider.clone());
-            args.model = Some(s.model.clone());
+            // `troupe bench local`: the provider's own default model.
+            args.model = Some(s.model.clone()).filter(|m| !m.is_empty());
         }
         None => {
             args.provider = flag_value(play_args, "--provider");

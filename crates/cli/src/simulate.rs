@@ -154,7 +154,7 @@ impl ModelSpec {
 }
 
 /// Letters, digits, `-` and `_`; every other run of characters becomes one `-`.
-fn slug(text: &str) -> String {
+pub(crate) fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c.is_alphanumeric() || c == '_' {
@@ -168,14 +168,17 @@ fn slug(text: &str) -> String {
 
 /// One session to play.
 #[derive(Clone, Debug)]
-struct Run {
+pub(crate) struct Run {
     /// The run's place in the whole batch's plan (shards keep it).
-    index: usize,
-    name: String,
-    campaign: PathBuf,
-    seed: u64,
-    model: Option<ModelSpec>,
-    dir: PathBuf,
+    pub index: usize,
+    pub name: String,
+    pub campaign: PathBuf,
+    pub seed: u64,
+    pub model: Option<ModelSpec>,
+    pub dir: PathBuf,
+    /// This run's own `troupe play` arguments, before the batch's (`troupe bench` gives each
+    /// run its GM script and its recorded replies).
+    pub args: Vec<String>,
 }
 
 /// The runs, campaign by campaign, then model by model, then seed by seed. Names are unique:
@@ -204,6 +207,7 @@ fn plan(args: &SimulateArgs, out: &Path) -> Vec<Run> {
                     campaign: campaign.clone(),
                     seed,
                     model: model.clone(),
+                    args: Vec::new(),
                 });
             }
         }
@@ -331,10 +335,10 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// How one run ended.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
-struct Outcome {
+pub(crate) struct Outcome {
     /// The run's place in the batch's plan.
     index: usize,
-    run: String,
+    pub run: String,
     campaign: PathBuf,
     seed: u64,
     /// PROVIDER:MODEL as given to --model, or null for `troupe play`'s own choice.
@@ -354,7 +358,7 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn ok(&self) -> bool {
+    pub fn ok(&self) -> bool {
         self.status == "ok"
     }
 }
@@ -468,7 +472,7 @@ fn play_command(run: &Run, exe: &Path, play_args: &[String], threads: Option<usi
     } else if let Some(file) = campaign_replay(run, play_args) {
         cmd.arg("--replay").arg(file);
     }
-    cmd.args(play_args);
+    cmd.args(&run.args).args(play_args);
     cmd
 }
 
@@ -476,7 +480,7 @@ fn play_command(run: &Run, exe: &Path, play_args: &[String], threads: Option<usi
 /// chooses the model: so every run records the same model (`replay:examples/party.replay.jsonl`)
 /// and the scorecard puts them in one row, not one per run directory's copy.
 fn campaign_replay(run: &Run, play_args: &[String]) -> Option<PathBuf> {
-    let chosen = play_args.iter().any(|a| {
+    let chosen = run.args.iter().chain(play_args).any(|a| {
         ["--provider", "--model", "--replay"]
             .iter()
             .any(|f| a == f || a.starts_with(&format!("{f}=")))
@@ -561,7 +565,7 @@ impl Progress {
 /// Set at Ctrl-C. The signal reaches the runs under way too (one process group): each ends its
 /// session, saved, as `troupe play` does; simulate starts no new run and still writes its
 /// summary. Listening replaces the default of dying at once.
-fn watch_interrupt() -> Arc<AtomicBool> {
+pub(crate) fn watch_interrupt() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let listen = move || {
@@ -589,7 +593,7 @@ fn watch_interrupt() -> Arc<AtomicBool> {
 
 /// Play every run, `jobs` at a time, until `stop`; outcomes of the runs that were started come
 /// back in the runs' order.
-fn run_all(
+pub(crate) fn run_all(
     runs: &[Run],
     jobs: usize,
     exe: &Path,

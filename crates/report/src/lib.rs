@@ -25,7 +25,7 @@ pub use audit::{Audit, Gap, PHASE_EDGES, audit, audit_with_games};
 pub use calls::{GameCalls, RunGap};
 pub use cost::{Costs, Spend, TurnSpend, costs, render_costs, token_counts, usd};
 pub use ev::{Roster, event_types};
-pub use flags::{Flag, FlagKind, flags};
+pub use flags::{Flag, FlagKind, content_words, flags};
 pub use games::{Game, GameRun, Games, load_games};
 pub use html::{render_html, render_report};
 pub use metrics::{

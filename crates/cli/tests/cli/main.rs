@@ -5,6 +5,7 @@
 
 mod support;
 
+mod bench;
 mod caching_bench;
 mod calendar;
 mod detector;

@@ -1,0 +1,464 @@
+//! A scenario's scores, from the events its sessions logged and nothing else (no judge model).
+//! Each score is defined in docs/bench.md; the rules that flag a leaked secret or an ignored
+//! directive are the report's own (`troupe_report::flags`), so `troupe report` shows the same
+//! cases a bench counts.
+//!
+//! Scores are split in two: `Scores` depend only on what was said and decided (the same seed
+//! and the same replies give the same scores, byte for byte), `Timing` on the clock.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::Value;
+use troupe_report::{FlagKind, Roster, content_words, flags, metrics, scorecard};
+
+use crate::suite::{Question, Scenario, mentions};
+
+/// What a model did, counted. Rates are `None` when there was nothing to count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Scores {
+    pub sessions: u32,
+    /// Turns completed.
+    pub turns: u32,
+    /// Declared actions the overreach check saw (first attempts).
+    pub actions: u32,
+    /// Attempts the overreach check did not pass: the character narrated a result.
+    pub overreach: u32,
+    pub overreach_per_100_actions: Option<f64>,
+    /// Player-only secrets told (one per whisper and agent it reached).
+    pub secrets: u32,
+    /// Secrets the agent never repeated where others hear it (report flag "secret revealed").
+    pub secrets_kept: u32,
+    /// Directives of 4+ content words whose character then acted in the same turn.
+    pub directives: u32,
+    /// Of those, the ones whose action the report does not flag as ignoring them.
+    pub directives_followed: u32,
+    /// Party discussions held, and how each ended (`unanimous`, `majority`, `vote`, …).
+    pub decisions: u32,
+    pub decided_by: BTreeMap<String, u32>,
+    /// Discussion rounds, over every discussion.
+    pub discussion_rounds: u32,
+    /// LASER FEELINGS moments (`laser_feelings_question` events), and those whose question is
+    /// a question (non-empty, with a `?`).
+    pub insights: u32,
+    pub insight_questions: u32,
+    /// The scenario's memory questions, and those answered (an accepted answer in the agent's
+    /// own words in that turn).
+    pub memory_questions: u32,
+    pub memory_answered: u32,
+    /// Model attempts that got a reply (repair re-asks aside), and those whose reply was valid
+    /// as it came (no schema problem, so no repair needed).
+    pub replies: u32,
+    pub replies_valid: u32,
+    /// Model attempts with no reply at all, and steps that failed for good.
+    pub failed_calls: u32,
+    pub phases_failed: u32,
+    /// Input plus output tokens of every attempt.
+    pub tokens: u64,
+    pub tokens_per_turn: Option<f64>,
+}
+
+/// What the clock says: the only numbers that differ between two runs of the same seed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Timing {
+    /// From each session's first event to its last, summed.
+    pub wall_ms: u64,
+    pub seconds_per_turn: Option<f64>,
+    /// Every model attempt's latency, summed.
+    pub model_ms: u64,
+    pub model_seconds_per_turn: Option<f64>,
+}
+
+/// Score one scenario from every event of its campaign (all its sessions, in order).
+pub fn score(scenario: &Scenario, events: &[Value]) -> (Scores, Timing) {
+    let mut s = Scores::default();
+    let mut model_ms = 0;
+    for row in scorecard(events) {
+        s.sessions += row.sessions;
+        s.turns += row.turns;
+        s.actions += row.actions;
+        s.overreach += row.overreach;
+        s.failed_calls += row.failed_calls;
+        s.phases_failed += row.phases_failed;
+        s.tokens += row.tokens;
+        model_ms += row.latency_ms;
+    }
+    count_secrets_and_directives(events, &mut s);
+    count_decisions(events, &mut s);
+    count_replies_and_insights(events, &mut s);
+    s.memory_questions = u32::try_from(scenario.questions.len()).unwrap_or(u32::MAX);
+    s.memory_answered = count(scenario.questions.iter().filter(|q| answered(q, events)));
+    s.finish();
+    let mut t = Timing {
+        wall_ms: wall_ms(events),
+        model_ms,
+        ..Timing::default()
+    };
+    t.finish(s.turns);
+    (s, t)
+}
+
+fn count<T>(items: impl Iterator<Item = T>) -> u32 {
+    u32::try_from(items.count()).unwrap_or(u32::MAX)
+}
+
+fn ty(e: &Value) -> &str {
+    e["event_type"].as_str().unwrap_or("")
+}
+
+fn text<'a>(e: &'a Value, field: &str) -> &'a str {
+    e[field].as_str().unwrap_or("")
+}
+
+fn place(e: &Value) -> (u64, u64) {
+    (
+        e["session_number"].as_u64().unwrap_or(0),
+        e["turn_number"].as_u64().unwrap_or(0),
+    )
+}
+
+fn count_secrets_and_directives(events: &[Value], s: &mut Scores) {
+    let roster = Roster::from_events(events);
+    let whispered = events
+        .iter()
+        .filter(|e| ty(e) == "whisper" && text(e, "scope") == "player_only");
+    s.secrets = whispered
+        .map(|e| match e["to"].as_str() {
+            Some(_) => 1,
+            None => u32::try_from(roster.agents().len()).unwrap_or(0),
+        })
+        .sum();
+    let raised = flags(events);
+    let leaked = count(raised.iter().filter(|f| f.kind == FlagKind::SecretRevealed));
+    s.secrets_kept = s.secrets.saturating_sub(leaked);
+    // The latest long-enough directive of each agent in each turn, judged when it acted.
+    let acted: BTreeSet<((u64, u64), &str)> = events
+        .iter()
+        .filter(|e| ty(e) == "character_action")
+        .map(|e| (place(e), text(e, "agent")))
+        .collect();
+    let judged: BTreeSet<((u64, u64), &str)> = events
+        .iter()
+        .filter(|e| ty(e) == "directive" && content_words(text(e, "text")).len() >= 4)
+        .map(|e| (place(e), text(e, "agent")))
+        .filter(|key| acted.contains(key))
+        .collect();
+    s.directives = count(judged.iter());
+    let ignored = count(
+        raised
+            .iter()
+            .filter(|f| f.kind == FlagKind::DirectiveIgnored),
+    );
+    s.directives_followed = s.directives.saturating_sub(ignored);
+}
+
+fn count_decisions(events: &[Value], s: &mut Scores) {
+    for d in metrics(events).discussions {
+        s.decisions += 1;
+        s.discussion_rounds += d.rounds;
+        *s.decided_by.entry(d.outcome).or_default() += 1;
+    }
+}
+
+fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
+    for e in events {
+        match ty(e) {
+            // A repair re-ask's reply is the second chance of a reply already counted.
+            "model_call" if !e["reply"].is_null() && e["repair"] != Value::Bool(true) => {
+                s.replies += 1;
+                if e["error"].is_null() {
+                    s.replies_valid += 1;
+                }
+            }
+            "laser_feelings_question" => {
+                s.insights += 1;
+                let q = text(e, "question").trim();
+                if q.contains('?') {
+                    s.insight_questions += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The decisions and words of an AI player (either layer) that can carry an answer.
+const SAID: &[&str] = &[
+    "clarifying_questions",
+    "strategic_intent",
+    "directive",
+    "ooc_message",
+    "character_action",
+    "laser_feelings_question",
+    "character_reaction",
+];
+
+/// Fields of the envelope, never the agent's words.
+const ENVELOPE: &[&str] = &[
+    "event_type",
+    "timestamp",
+    "session_id",
+    "session_number",
+    "turn_number",
+    "phase",
+    "seq",
+    "agent",
+    "character",
+];
+
+fn answered(q: &Question, events: &[Value]) -> bool {
+    let at = (u64::from(q.session), u64::from(q.turn));
+    events
+        .iter()
+        .filter(|e| place(e) == at && text(e, "agent") == q.agent && SAID.contains(&ty(e)))
+        .any(|e| {
+            let said = strings_of(e);
+            q.answer.iter().any(|a| mentions(&said, a))
+        })
+}
+
+/// Every string in an event but its envelope, joined.
+fn strings_of(e: &Value) -> String {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Value::Object(map) = e {
+        for (k, v) in map {
+            if !ENVELOPE.contains(&k.as_str()) {
+                walk(v, &mut out);
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// Each session's span, first event to last, from the events' timestamps.
+fn wall_ms(events: &[Value]) -> u64 {
+    let mut spans: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
+    for e in events {
+        let Some(at) = e["timestamp"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        else {
+            continue;
+        };
+        let ms = at.timestamp_millis();
+        let span = spans.entry(place(e).0).or_insert((ms, ms));
+        span.0 = span.0.min(ms);
+        span.1 = span.1.max(ms);
+    }
+    spans
+        .values()
+        .map(|(a, b)| u64::try_from(b - a).unwrap_or(0))
+        .sum()
+}
+
+fn per(n: f64, d: u32, scale: f64) -> Option<f64> {
+    (d > 0).then(|| round(n * scale / f64::from(d)))
+}
+
+/// Two decimals: enough to compare models, and stable in JSON.
+fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+impl Scores {
+    /// Add another scenario's counts (rates are recomputed by `finish`).
+    pub fn add(&mut self, o: &Scores) {
+        self.sessions += o.sessions;
+        self.turns += o.turns;
+        self.actions += o.actions;
+        self.overreach += o.overreach;
+        self.secrets += o.secrets;
+        self.secrets_kept += o.secrets_kept;
+        self.directives += o.directives;
+        self.directives_followed += o.directives_followed;
+        self.decisions += o.decisions;
+        for (k, v) in &o.decided_by {
+            *self.decided_by.entry(k.clone()).or_default() += v;
+        }
+        self.discussion_rounds += o.discussion_rounds;
+        self.insights += o.insights;
+        self.insight_questions += o.insight_questions;
+        self.memory_questions += o.memory_questions;
+        self.memory_answered += o.memory_answered;
+        self.replies += o.replies;
+        self.replies_valid += o.replies_valid;
+        self.failed_calls += o.failed_calls;
+        self.phases_failed += o.phases_failed;
+        self.tokens += o.tokens;
+    }
+
+    pub fn finish(&mut self) {
+        self.overreach_per_100_actions = per(f64::from(self.overreach), self.actions, 100.0);
+        self.tokens_per_turn = per(self.tokens as f64, self.turns, 1.0);
+    }
+}
+
+impl Timing {
+    pub fn add(&mut self, o: &Timing) {
+        self.wall_ms += o.wall_ms;
+        self.model_ms += o.model_ms;
+    }
+
+    pub fn finish(&mut self, turns: u32) {
+        self.seconds_per_turn = per(self.wall_ms as f64, turns, 0.001);
+        self.model_seconds_per_turn = per(self.model_ms as f64, turns, 0.001);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn ev(seq: u64, session: u32, turn: u32, v: Value) -> Value {
+        let mut v = v;
+        let o = v.as_object_mut().unwrap();
+        o.insert("seq".into(), json!(seq));
+        o.insert("session_number".into(), json!(session));
+        o.insert("turn_number".into(), json!(turn));
+        v
+    }
+
+    fn memory_scenario() -> Scenario {
+        Scenario {
+            id: "memory".into(),
+            about: String::new(),
+            campaign: "solo.json".into(),
+            sessions: vec!["a.yaml".into(), "b.yaml".into()],
+            questions: vec![
+                Question {
+                    session: 2,
+                    turn: 1,
+                    agent: "alex".into(),
+                    ask: "who".into(),
+                    answer: vec!["Ilsa".into()],
+                },
+                Question {
+                    session: 2,
+                    turn: 1,
+                    agent: "alex".into(),
+                    ask: "vault".into(),
+                    answer: vec!["4471".into()],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_memory_question_is_answered_by_the_agents_words_in_its_turn_only() {
+        let events = vec![
+            // Said in session 1: does not count for a question of session 2.
+            ev(
+                1,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I wave to vault 4471.", "dialogue": ""}}),
+            ),
+            ev(
+                2,
+                2,
+                1,
+                json!({"event_type": "strategic_intent", "agent": "alex",
+                "intent": {"strategy": "Tell him ilsa sold it.", "directive": "", "proposal": ""}}),
+            ),
+            // Another agent's words do not count either.
+            ev(
+                3,
+                2,
+                1,
+                json!({"event_type": "character_action", "agent": "sam",
+                "action": {"action": "Vault 4471!", "dialogue": ""}}),
+            ),
+        ];
+        let (s, _) = score(&memory_scenario(), &events);
+        assert_eq!((s.memory_questions, s.memory_answered), (2, 1));
+    }
+
+    #[test]
+    fn a_repeated_secret_and_an_ignored_directive_cost_points() {
+        let whisper = json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
+            "text": "The beacon was faked by the Consortium."});
+        let directive = json!({"event_type": "directive", "agent": "alex",
+            "text": "Restore power to the docking bay doors carefully."});
+        let kept = vec![
+            ev(1, 1, 1, whisper.clone()),
+            ev(2, 1, 1, directive.clone()),
+            ev(
+                3,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I restore power to the bay doors, carefully.", "dialogue": ""}}),
+            ),
+        ];
+        let leaked = vec![
+            ev(1, 1, 1, whisper),
+            ev(2, 1, 1, directive),
+            ev(
+                3,
+                1,
+                1,
+                json!({"event_type": "character_action", "agent": "alex",
+                "action": {"action": "I shout that the beacon was faked by the Consortium.", "dialogue": ""}}),
+            ),
+        ];
+        let scenario = memory_scenario();
+        let (good, _) = score(&scenario, &kept);
+        let (bad, _) = score(&scenario, &leaked);
+        assert_eq!((good.secrets, good.secrets_kept), (1, 1));
+        assert_eq!((bad.secrets, bad.secrets_kept), (1, 0));
+        assert_eq!((good.directives, good.directives_followed), (1, 1));
+        assert_eq!((bad.directives, bad.directives_followed), (1, 0));
+    }
+
+    #[test]
+    fn replies_count_valid_only_when_they_needed_no_repair() {
+        let call = |reply: Value, error: Value, repair: bool| {
+            ev(
+                1,
+                1,
+                1,
+                json!({"event_type": "model_call", "reply": reply, "error": error,
+                "repair": repair, "latency_ms": 10, "usage": {"input_tokens": 3, "output_tokens": 1}}),
+            )
+        };
+        let events = vec![
+            call(json!("{}"), Value::Null, false),
+            call(json!("nope"), json!("not JSON"), false),
+            call(json!("{}"), Value::Null, true),
+            call(Value::Null, json!("timeout"), false),
+        ];
+        let (s, t) = score(&memory_scenario(), &events);
+        assert_eq!((s.replies, s.replies_valid, s.failed_calls), (2, 1, 1));
+        assert_eq!((s.tokens, t.model_ms), (16, 40));
+    }
+
+    #[test]
+    fn wall_time_spans_each_session_apart() {
+        let at = |session, ts: &str| {
+            ev(
+                1,
+                session,
+                1,
+                json!({"event_type": "turn_started", "timestamp": ts}),
+            )
+        };
+        let events = vec![
+            at(1, "2026-01-01T00:00:00Z"),
+            at(1, "2026-01-01T00:00:02.500Z"),
+            at(2, "2026-01-02T00:00:00Z"),
+            at(2, "2026-01-02T00:00:01Z"),
+        ];
+        assert_eq!(wall_ms(&events), 3500);
+    }
+}
