@@ -40,17 +40,12 @@ pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
 
 /// The GM's decision as an ask, shown through the GM's view.
 pub fn gm_ask(ask: &GmAsk, v: &GmView) -> Ask {
-    let (decision, prompt, shown, fields) = gm_form(ask, v);
-    Ask {
-        seat: "gm".into(),
-        decision: decision.into(),
-        prompt,
-        shown,
-        view: serde_json::to_value(v).unwrap_or(Value::Null),
-        fields,
-        commands: gm_commands(v),
+    let question = GmQuestion {
+        decision: ask,
+        view: v,
         error: None,
-    }
+    };
+    question.ask()
 }
 
 type Form = (&'static str, String, Vec<String>, Vec<Field>);
@@ -432,9 +427,11 @@ impl<S: Seat> GmSeat for AskedGm<S> {
 impl GmQuestion<'_> {
     /// The protocol's ask: the form, the GM's view as JSON, the commands, the last error.
     pub fn ask(&self) -> Ask {
-        let mut ask = gm_ask(self.decision, self.view);
-        ask.error = self.error.map(str::to_string);
-        ask
+        Ask {
+            view: serde_json::to_value(self.view).unwrap_or(Value::Null),
+            error: self.error.map(str::to_string),
+            ..self.form()
+        }
     }
 
     /// The ask without the view: what an answer is checked against (the view is not read).
