@@ -22,14 +22,26 @@ pub const GAME_RUN_COLUMNS: &[Column] = &[
         Kind::Bool,
         "the run was played to its end (false: stopped, to be resumed)",
     ),
-    col("events", Kind::Int, "its standing events (rows in `events`)"),
-    col("undone", Kind::Int, "events an undo took back (not exported)"),
+    col(
+        "events",
+        Kind::Int,
+        "its standing events (rows in `events`)",
+    ),
+    col(
+        "undone",
+        Kind::Int,
+        "events an undo took back (not exported)",
+    ),
     col(
         "model_calls",
         Kind::Int,
         "model calls (each may take several attempts)",
     ),
-    col("attempts", Kind::Int, "model attempts (rows in `model_calls`)"),
+    col(
+        "attempts",
+        Kind::Int,
+        "model attempts (rows in `model_calls`)",
+    ),
     col("answered", Kind::Int, "attempts that got a reply"),
     col("input_tokens", Kind::Int, "summed over the attempts"),
     col("output_tokens", Kind::Int, "summed over the attempts"),
@@ -52,11 +64,7 @@ pub const GAME_RUN_COLUMNS: &[Column] = &[
     // The encounter GM's scorecard, as `troupe stats` and `troupe encounter stats` give it
     // (troupe-encounter's own computation); null for a scene, and for an encounter run whose
     // log this build cannot read as its events (a newer troupe's).
-    col(
-        "resolved",
-        Kind::Bool,
-        "encounter: its goal was resolved",
-    ),
+    col("resolved", Kind::Bool, "encounter: its goal was resolved"),
     col(
         "gm_turns",
         Kind::Int,
@@ -289,7 +297,10 @@ fn summary(g: &GameRun) -> Value {
         Game::Encounter => {
             let mut card = encounter_scorecard(&g.events);
             if let Some(o) = card.as_object_mut() {
-                o.insert("turns".into(), o.get("rounds").cloned().unwrap_or(Value::Null));
+                o.insert(
+                    "turns".into(),
+                    o.get("rounds").cloned().unwrap_or(Value::Null),
+                );
             }
             with_fields(
                 card,

@@ -18,10 +18,7 @@ pub enum Piece {
     /// `run_session` and numbered across the batch, as `troupe_report::load_batch` does).
     Session(Vec<Value>),
     /// One encounter run or scene, and the batch run directory it is in (None outside a batch).
-    Game {
-        run: Option<String>,
-        game: GameRun,
-    },
+    Game { run: Option<String>, game: GameRun },
 }
 
 /// What a path names.
@@ -191,7 +188,10 @@ mod tests {
             Source::find(root.path()).unwrap(),
             Source::Batch(root.path().to_path_buf())
         );
-        assert_eq!(sessions(&Source::find(&run).unwrap()), [vec![session_started(2)]]);
+        assert_eq!(
+            sessions(&Source::find(&run).unwrap()),
+            [vec![session_started(2)]]
+        );
     }
 
     fn session_started(number: u64) -> Value {

@@ -303,7 +303,11 @@ fn model_calls(events: &[Value], keys: &Keys) -> Table {
             "layer": e.get("layer"),
             "purpose": e.get("purpose"),
         });
-        t.push(row(keys, num(e, "session_number"), with_fields(call, attempt(e))));
+        t.push(row(
+            keys,
+            num(e, "session_number"),
+            with_fields(call, attempt(e)),
+        ));
     }
     t
 }

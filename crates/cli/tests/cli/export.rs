@@ -435,8 +435,15 @@ fn a_campaign_of_all_three_games_exports_every_games_rows() {
         assert_eq!(answered, audit["answered"].as_u64().unwrap(), "{game}");
     }
     assert_eq!(
-        sum_of_game(&tables, "model_calls", "input_tokens", "lasers_and_feelings"),
-        stats["metrics"]["model"]["tokens"]["input"].as_u64().unwrap()
+        sum_of_game(
+            &tables,
+            "model_calls",
+            "input_tokens",
+            "lasers_and_feelings"
+        ),
+        stats["metrics"]["model"]["tokens"]["input"]
+            .as_u64()
+            .unwrap()
     );
     let layers = of_game(&tables, "model_calls", "layer", "encounter");
     assert!(layers.iter().any(|l| *l == "gm") && layers.iter().any(|l| *l == "player"));
