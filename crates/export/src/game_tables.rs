@@ -351,3 +351,111 @@ fn encounter_scorecard(events: &[Value]) -> Value {
         Err(_) => Value::Null,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn run(game: Game, events: Vec<Value>) -> GameRun {
+        GameRun {
+            game,
+            number: 3,
+            id: "forge".into(),
+            started_at: "2026-01-02T03:04:05Z".into(),
+            ended: true,
+            events,
+            undone: 1,
+            scorecard: None,
+        }
+    }
+
+    fn rows<'a>(tables: &'a [Table], name: &str) -> &'a [crate::table::Row] {
+        &tables.iter().find(|t| t.name == name).unwrap().rows
+    }
+
+    /// A call with attempt records is a row per attempt; one logged before troupe kept them
+    /// is one row of the call's totals, its attempt unknown. The run's model is its GM's.
+    #[test]
+    fn an_encounters_calls_are_rows_per_attempt_or_one_row_for_an_old_call() {
+        let attempt = |n: u64, reply: Option<&str>| {
+            json!({"attempt": n, "provider": "p:gm", "reply": reply, "latency_ms": 7,
+                   "usage": {"input_tokens": 100, "output_tokens": 5}})
+        };
+        let g = run(
+            Game::Encounter,
+            vec![
+                json!({"seq": 0, "event_type": "player_called", "call": {"agent": "ai1",
+                    "purpose": "encounter_action", "model": "p:player", "reply": "I run",
+                    "tokens_in": 40, "tokens_out": 4, "latency_ms": 3}}),
+                json!({"seq": 1, "event_type": "gm_called", "call": {"agent": "gm",
+                    "purpose": "encounter_gm", "model": "p:gm",
+                    "attempts": [attempt(1, None), attempt(2, Some("{}"))]}}),
+                json!({"seq": 2, "event_type": "player_acted", "seat": "ai1", "text": "I run"}),
+            ],
+        );
+        let tables = of_game_run(Some("batch-run"), &g);
+        let calls = rows(&tables, "model_calls");
+        assert_eq!(calls.len(), 3);
+        assert_eq!(calls[0]["attempt"], Value::Null);
+        assert_eq!(
+            (&calls[0]["input_tokens"], &calls[0]["layer"]),
+            (&json!(40), &json!("player"))
+        );
+        assert_eq!(
+            (&calls[2]["attempt"], &calls[2]["ok"]),
+            (&json!(2), &json!(true))
+        );
+        assert_eq!(calls[1]["ok"], false);
+        assert!(
+            calls
+                .iter()
+                .all(|c| c["model"] == "p:gm" && c["game_run"] == 3)
+        );
+        let events = rows(&tables, "events");
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[2]["agent"], "ai1");
+        assert_eq!(events[0]["run"], "batch-run");
+        let summary = &rows(&tables, "game_runs")[0];
+        // The audit counts attempt records: the old call has none.
+        assert_eq!(
+            (&summary["attempts"], &summary["answered"]),
+            (&json!(2), &json!(1))
+        );
+        assert_eq!(summary["input_tokens"], 200);
+        assert_eq!(summary["model_calls"], 2);
+        assert_eq!(summary["game"], "encounter");
+        assert!(rows(&tables, "turns").is_empty() && rows(&tables, "scorecards").is_empty());
+    }
+
+    #[test]
+    fn a_scenes_planner_is_its_own_layer_and_its_turns_count_from_zero() {
+        let g = run(
+            Game::Scene,
+            vec![
+                json!({"seq": 0, "event_type": "scene_started"}),
+                json!({"seq": 1, "event_type": "model_called", "agent": "wren",
+                    "purpose": "scene_plan", "attempts": [{"attempt": 1, "provider": "p:plan"}]}),
+                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren"}),
+                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren"}),
+            ],
+        );
+        let tables = of_game_run(None, &g);
+        let call = &rows(&tables, "model_calls")[0];
+        assert_eq!(
+            (&call["layer"], &call["model"]),
+            (&json!("scene"), &json!("p:plan"))
+        );
+        let summary = &rows(&tables, "game_runs")[0];
+        assert_eq!(summary["turns"], 2);
+        assert_eq!(
+            (&summary["tools_applied"], &summary["tools_rejected"]),
+            (&json!(1), &json!(1))
+        );
+        assert!(
+            summary.get("resolved").is_none(),
+            "no encounter scorecard: null"
+        );
+        assert_eq!(rows(&tables, "events")[2]["turn"], 0);
+    }
+}
