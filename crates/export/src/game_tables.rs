@@ -1,5 +1,6 @@
 //! The rows of an encounter run (seed 003) or a scene (seed 004): its events in `events`, each
-//! attempt of its model calls in `model_calls`, and a row of its own in `game_runs`. They share
+//! attempt of its model calls in `model_calls`, an encounter's checks of its models' words in
+//! `verdicts`, and a row of its own in `game_runs`. They share
 //! the sessions' tables (told apart by `game`) so that one query covers every game's events or
 //! every model call's tokens; what only a game has (the encounter GM's scorecard, a scene's
 //! tools) is in `game_runs`, beside the numbers every run has.
@@ -148,6 +149,7 @@ pub fn of_game_run(run: Option<&str>, g: &GameRun) -> Vec<Table> {
         match t.name {
             "events" => events(t, &keys, g),
             "model_calls" => model_calls(t, &keys, g),
+            "verdicts" => verdicts(t, &keys, g),
             "game_runs" => t.push(with_fields(keys.clone(), summary(g))),
             _ => {}
         }
@@ -248,6 +250,68 @@ fn model_calls(t: &mut Table, keys: &Value, g: &GameRun) {
             t.push(with_fields(with_fields(keys.clone(), fields.clone()), a));
         }
     }
+}
+
+/// An encounter's checks of its models' words, as `verdicts` rows: an AI player's action sent
+/// back for saying what happens, a GM narration caught leaking, a GM reply refused.
+fn verdicts(t: &mut Table, keys: &Value, g: &GameRun) {
+    for e in &g.events {
+        let fields = match text(e, "event_type") {
+            Some("action_sent_back") => json!({
+                "check": "overreach",
+                "agent": e.get("seat"),
+                "result": "sent_back",
+                "detail": e.get("feedback"),
+                "text": e.get("text"),
+            }),
+            Some("leak_caught") => leak(e),
+            Some("gm_rejected") => rejected(e),
+            _ => continue,
+        };
+        let at = json!({"seq": e.get("seq"), "source": e.get("event_type"), "flagged": true});
+        t.push(with_fields(with_fields(keys.clone(), at), fields));
+    }
+}
+
+fn leak(e: &Value) -> Value {
+    let leaks = e
+        .get("leaks")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let kinds: Vec<&str> = leaks.iter().filter_map(|l| text(l, "kind")).collect();
+    let withheld = e.get("withheld").and_then(Value::as_bool) == Some(true);
+    json!({
+        "check": "leak",
+        "agent": "gm",
+        "result": if withheld { "withheld" } else { "sent_back" },
+        "violations": leaks.len(),
+        "violation_kinds": kinds.join(","),
+        "detail": e.get("leaks").map(Value::to_string),
+    })
+}
+
+fn rejected(e: &Value) -> Value {
+    let problems: Vec<&str> = e
+        .get("problems")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // A reply is kept only when the gateway refused its shape before the engine saw it.
+    let by = if e.get("reply").is_some() {
+        "schema"
+    } else {
+        "engine"
+    };
+    json!({
+        "check": by,
+        "agent": "gm",
+        "result": "refused",
+        "violations": problems.len(),
+        "detail": problems.join("; "),
+        "text": e.get("reply"),
+    })
 }
 
 /// An encounter call logged before troupe kept its attempts: one row with the call's totals
@@ -426,6 +490,49 @@ mod tests {
         assert_eq!(summary["model_calls"], 2);
         assert_eq!(summary["game"], "encounter");
         assert!(rows(&tables, "turns").is_empty() && rows(&tables, "scorecards").is_empty());
+        assert!(rows(&tables, "verdicts").is_empty());
+    }
+
+    #[test]
+    fn an_encounters_checks_are_verdicts() {
+        let g = run(
+            Game::Encounter,
+            vec![
+                json!({"seq": 4, "event_type": "gm_rejected", "problems": ["no such tool"],
+                    "reply": "{}"}),
+                json!({"seq": 5, "event_type": "gm_rejected", "problems": ["a", "b"]}),
+                json!({"seq": 6, "event_type": "leak_caught", "withheld": true,
+                    "leaks": [{"kind": "dc"}, {"kind": "goal"}]}),
+                json!({"seq": 7, "event_type": "action_sent_back", "seat": "ai2",
+                    "text": "I win", "feedback": "say what you try"}),
+            ],
+        );
+        let tables = of_game_run(None, &g);
+        let v = rows(&tables, "verdicts");
+        let got: Vec<(&Value, &Value, &Value)> = v
+            .iter()
+            .map(|r| (&r["source"], &r["check"], &r["result"]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&json!("gm_rejected"), &json!("schema"), &json!("refused")),
+                (&json!("gm_rejected"), &json!("engine"), &json!("refused")),
+                (&json!("leak_caught"), &json!("leak"), &json!("withheld")),
+                (
+                    &json!("action_sent_back"),
+                    &json!("overreach"),
+                    &json!("sent_back")
+                ),
+            ]
+        );
+        assert_eq!(v[1]["violations"], 2);
+        assert_eq!(v[2]["violation_kinds"], "dc,goal");
+        assert_eq!((&v[3]["agent"], &v[3]["seq"]), (&json!("ai2"), &json!(7)));
+        assert!(
+            v.iter()
+                .all(|r| r["game"] == "encounter" && r["flagged"] == true)
+        );
     }
 
     #[test]

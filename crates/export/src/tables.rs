@@ -407,19 +407,19 @@ pub const VERDICT_COLUMNS: &[Column] = &[
     col(
         "source",
         Kind::Text,
-        "`validation` (the overreach check of an AI character's action) or `gm_flagged` (a check of the AI GM's words)",
+        "`validation` (the overreach check of an AI character's action) or `gm_flagged` (a check of the AI GM's words); in an encounter, `action_sent_back` (an AI player's action that said what happens), `leak_caught` (a GM narration that told a secret), `gm_rejected` (a GM reply refused)",
     ),
     col(
         "check",
         Kind::Text,
-        "`overreach` for a validation; the GM check that fired (`outcome_contradicts_dice`, …)",
+        "`overreach` for a validation or an action sent back; the GM check that fired (`outcome_contradicts_dice`, …); `leak`; `schema` or `engine` (what refused a GM reply)",
     ),
     col("agent", Kind::Text, "whose character (validation)"),
     col("attempt", Kind::Int, "the attempt checked (validation)"),
     col(
         "result",
         Kind::Text,
-        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite), `kept` (the rewrite was flagged too and reached the table), or null",
+        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite), `kept` (the rewrite was flagged too and reached the table), or null; action_sent_back: `sent_back`; leak_caught: `sent_back` or `withheld` (shown without the leaking sentences); gm_rejected: `refused`",
     ),
     col(
         "flagged",

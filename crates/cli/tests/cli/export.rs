@@ -481,8 +481,25 @@ fn a_campaign_of_all_three_games_exports_every_games_rows() {
         tables["game_runs"]["types"]["started_at"],
         "timestamp[us, tz=UTC]"
     );
+    // The encounter's checks are verdicts, as many as its scorecard counts.
+    let checked: u64 = [
+        "leaks_caught",
+        "actions_sent_back",
+        "refused_by_schema",
+        "refused_by_engine",
+    ]
+    .iter()
+    .map(|f| card[*f].as_u64().unwrap())
+    .sum();
+    assert!(checked >= 3, "{card}");
+    let sources = of_game(&tables, "verdicts", "source", "encounter");
+    assert_eq!(sources.len() as u64, checked);
+    for source in ["leak_caught", "action_sent_back", "gm_rejected"] {
+        assert!(sources.iter().any(|s| *s == source), "no {source} verdict");
+    }
+    assert!(of_game(&tables, "verdicts", "seq", "scene").is_empty());
     // The session's own tables are the session's alone.
-    for name in ["turns", "verdicts", "scorecards"] {
+    for name in ["turns", "scorecards"] {
         assert!(
             col(&tables, name, "game")
                 .iter()
