@@ -58,7 +58,7 @@ impl Source {
             Err(troupe_report::Error::NoCampaign(_)) => false,
             Err(e) => return Err(e.into()),
         };
-        if sessions || !troupe_report::load_games(path)?.is_empty() {
+        if sessions || has_games(path)? {
             return Ok(Source::Campaign(path.to_path_buf()));
         }
         Err(not(
@@ -84,6 +84,16 @@ impl Source {
             Source::Batch(dir) => batch(dir, &mut f),
         }
     }
+}
+
+/// Whether a campaign has an encounter run or a scene (read one at a time, never all at once).
+fn has_games(dir: &Path) -> Result<bool, Error> {
+    let mut any = false;
+    troupe_report::for_each_game_run(dir, |_| {
+        any = true;
+        Ok::<(), Error>(())
+    })?;
+    Ok(any)
 }
 
 /// A campaign's sessions; none when it has played only encounters and scenes.

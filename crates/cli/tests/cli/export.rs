@@ -508,4 +508,17 @@ fn a_campaign_of_all_three_games_exports_every_games_rows() {
         );
     }
     assert_eq!(tables["scorecards"]["rows"], 1);
+
+    // A campaign that has played only a scene is exported too (no sessions is not an error).
+    let only = tempfile::tempdir().unwrap();
+    play_scene(only.path());
+    let said = run(only.path(), &["export", ".", "-o", "t"]);
+    assert!(said.contains("(1 scene)"), "{said}");
+    let tables = read_back(&only.path().join("t")).unwrap();
+    assert_eq!(tables["game_runs"]["rows"], 1);
+    assert_eq!(tables["scorecards"]["rows"], 0);
+    assert_eq!(
+        tables["events"]["rows"],
+        stored_events(only.path(), "scene")
+    );
 }
