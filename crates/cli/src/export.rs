@@ -1,6 +1,6 @@
-//! `troupe export`: a session, a campaign or a batch as Parquet tables (troupe-export). The
-//! command exists in every build; one built without feature `export` says how to get the
-//! writer instead of exporting.
+//! `troupe export`: a session, a campaign (its encounter runs and scenes too) or a batch as
+//! Parquet tables (troupe-export). The command exists in every build; one built without
+//! feature `export` says how to get the writer instead of exporting.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,10 +14,9 @@ pub fn export(path: &Path, out: &Path, force: bool) -> anyhow::Result<ExitCode> 
         .map(|(name, rows)| format!("  {name}: {rows} row{}", if *rows == 1 { "" } else { "s" }))
         .collect();
     println!(
-        "Exported {} ({} session{}) to {} in {:.1} s (columns: docs/export-schema.md):\n{}",
+        "Exported {} ({}) to {} in {:.1} s (columns: docs/export-schema.md):\n{}",
         path.display(),
-        done.sessions,
-        if done.sessions == 1 { "" } else { "s" },
+        done.describe(),
         done.out.display(),
         started.elapsed().as_secs_f64(),
         files.join("\n")

@@ -1,6 +1,7 @@
 //! `troupe export`: a session, a campaign or a whole `troupe simulate` batch as Parquet tables
-//! (events, model calls, turns, verdicts, scorecards), for pandas, polars or DuckDB without any
-//! troupe code. docs/export-schema.md documents every column.
+//! (events, model calls, turns, verdicts, scorecards, game runs), for pandas, polars or DuckDB
+//! without any troupe code: every game troupe plays, Lasers & Feelings sessions, encounter runs
+//! (seed 003) and scenes (seed 004). docs/export-schema.md documents every column.
 //!
 //! The events come from troupe-report's readers and the numbers from its metrics, so the files
 //! say what `troupe stats` says. The Parquet writer itself is feature `parquet` (troupe-cli's
@@ -8,6 +9,7 @@
 //! says how to build a troupe that writes them, so the default binary does not carry a Parquet
 //! writer few of its users need.
 
+mod game_tables;
 mod outdir;
 mod source;
 mod table;
@@ -17,13 +19,14 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
-pub use source::Source;
+pub use source::{Piece, Source};
 pub use table::{Column, Kind, Table};
 
 /// The version of the tables' layout, in every file's key-value metadata under
-/// [`SCHEMA_VERSION_KEY`]. Raised when a column is renamed, removed or changes meaning (a new
-/// column does not raise it: readers select the columns they know).
-pub const SCHEMA_VERSION: u32 = 1;
+/// [`SCHEMA_VERSION_KEY`]. Raised when a column is renamed, removed, moved or changes meaning,
+/// or a table's rows do (a new column does not raise it: readers select the columns they know).
+/// 2: encounter runs and scenes, `game` and `game_run` among the keys, `game_runs.parquet`.
+pub const SCHEMA_VERSION: u32 = 2;
 pub const SCHEMA_VERSION_KEY: &str = "troupe.export_schema_version";
 
 /// The command that builds a troupe with the Parquet writer.
@@ -61,59 +64,95 @@ pub enum Error {
 }
 
 /// What an export wrote.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Exported {
     pub out: PathBuf,
     /// Each file written and its rows, in order.
     pub files: Vec<(String, usize)>,
     pub sessions: usize,
+    pub encounter_runs: usize,
+    pub scenes: usize,
+}
+
+impl Exported {
+    /// "3 sessions, 1 encounter run, 1 scene".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, one, many) in [
+            (self.sessions, "session", "sessions"),
+            (self.encounter_runs, "encounter run", "encounter runs"),
+            (self.scenes, "scene", "scenes"),
+        ] {
+            if n > 0 || (one == "session" && self.encounter_runs + self.scenes == 0) {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        }
+        parts.join(", ")
+    }
 }
 
 /// The tables and their columns, without rows: what docs/export-schema.md lists.
 pub fn schema() -> Vec<Table> {
-    tables::all(&[])
+    tables::empty()
 }
 
-/// The tables of the session, campaign or batch at `path`, not yet written.
-pub fn tables_of(path: &Path) -> Result<Vec<Table>, Error> {
-    let events = Source::find(path)?.events()?;
-    Ok(tables::all(&events))
+/// The tables of one piece of an export, not yet written: a session's or a game run's rows.
+pub fn tables_of(piece: &Piece) -> Vec<Table> {
+    match piece {
+        Piece::Session(events) => tables::of_sessions(events),
+        Piece::Game { run, game } => game_tables::of_game_run(run.as_deref(), game),
+    }
 }
 
 /// Export `path` into the directory `out`: one `NAME.parquet` per table. `out` must be new or
 /// empty unless `force`, which replaces it. Nothing is half-written: the files go to a
-/// temporary directory beside `out`, renamed into place once all are written.
+/// temporary directory beside `out`, renamed into place once all are written. The source is
+/// read a session (or a game run) at a time, its rows added to the open files before the next
+/// is read, so a batch of any size needs the memory of its largest session.
 pub fn export(path: &Path, out: &Path, force: bool) -> Result<Exported, Error> {
     if !WRITES_PARQUET {
         return Err(Error::NotBuilt);
     }
     outdir::check(out, force)?;
-    let tables = tables_of(path)?;
-    let sessions = tables
-        .iter()
-        .find(|t| t.name == "scorecards")
-        .map_or(0, |t| t.rows.len());
-    outdir::write_all(out, |dir| write_tables(&tables, dir))?;
-    Ok(Exported {
+    let source = Source::find(path)?;
+    let mut done = Exported {
         out: out.to_path_buf(),
-        files: tables
-            .iter()
-            .map(|t| (format!("{}.parquet", t.name), t.rows.len()))
-            .collect(),
-        sessions,
-    })
+        ..Exported::default()
+    };
+    outdir::write_all(out, |dir| write_tables(&source, dir, &mut done))?;
+    Ok(done)
 }
 
 #[cfg(feature = "parquet")]
-fn write_tables(tables: &[Table], dir: &Path) -> Result<(), Error> {
-    for t in tables {
-        write::write(t, &dir.join(format!("{}.parquet", t.name)))?;
+fn write_tables(source: &Source, dir: &Path, done: &mut Exported) -> Result<(), Error> {
+    let mut files = Vec::new();
+    for t in schema() {
+        let name = format!("{}.parquet", t.name);
+        let writer = write::TableWriter::create(t.name, &t.columns, &dir.join(&name))?;
+        files.push((name, writer));
+    }
+    source.for_each(|piece| {
+        match &piece {
+            Piece::Session(_) => done.sessions += 1,
+            Piece::Game { game, .. } => match game.game {
+                troupe_report::Game::Encounter => done.encounter_runs += 1,
+                troupe_report::Game::Scene => done.scenes += 1,
+            },
+        }
+        for (table, (_, writer)) in tables_of(&piece).into_iter().zip(&mut files) {
+            writer.add(table.rows)?;
+        }
+        Ok(())
+    })?;
+    for (name, writer) in files {
+        let rows = writer.close()?;
+        done.files.push((name, rows));
     }
     Ok(())
 }
 
 #[cfg(not(feature = "parquet"))]
-fn write_tables(_: &[Table], _: &Path) -> Result<(), Error> {
+fn write_tables(_: &Source, _: &Path, _: &mut Exported) -> Result<(), Error> {
     Err(Error::NotBuilt)
 }
 

@@ -36,9 +36,22 @@ pub const KEYS: &[Column] = &[
     col(
         "model",
         Kind::Text,
-        "the session's model (`provider:model`), from `session_started`",
+        "the session's model (`provider:model`), from `session_started`; an encounter run's: its GM's, a scene's: its first model call's",
+    ),
+    col(
+        "game",
+        Kind::Text,
+        "`lasers_and_feelings` (a session), `encounter` (an encounter run, seed 003) or `scene` (a scene, seed 004)",
+    ),
+    col(
+        "game_run",
+        Kind::Int,
+        "the encounter run's or scene's number in its campaign (`troupe encounter log --run N`); null for a session",
     ),
 ];
+
+/// The `game` of a Lasers & Feelings session's rows.
+pub const LASERS_AND_FEELINGS: &str = "lasers_and_feelings";
 
 /// The keys of each session, from its events.
 #[derive(Clone, Debug, Default)]
@@ -75,33 +88,55 @@ fn keys_of(events: &[Value]) -> Keys {
 /// A row of `table` for an event of `session`: the keys, then `fields`.
 fn row(keys: &Keys, session: u64, fields: Value) -> Value {
     let k = keys.get(&session).cloned().unwrap_or_default();
-    let mut row = json!({
-        "run": k.run,
-        "session": session,
-        "run_session": k.run_session,
-        "campaign": k.campaign,
-        "model": k.model,
-    });
-    if let (Some(row), Value::Object(fields)) = (row.as_object_mut(), fields) {
-        row.extend(fields);
-    }
-    row
+    with_fields(
+        json!({
+            "run": k.run,
+            "session": session,
+            "run_session": k.run_session,
+            "campaign": k.campaign,
+            "model": k.model,
+            "game": LASERS_AND_FEELINGS,
+            "game_run": null,
+        }),
+        fields,
+    )
 }
 
-fn table(name: &'static str, own: &[Column]) -> Table {
+/// `keys` with `fields` after them.
+pub fn with_fields(mut keys: Value, fields: Value) -> Value {
+    if let (Some(row), Value::Object(fields)) = (keys.as_object_mut(), fields) {
+        row.extend(fields);
+    }
+    keys
+}
+
+pub fn table(name: &'static str, own: &[Column]) -> Table {
     Table::new(name, KEYS.iter().chain(own).copied().collect())
 }
 
-fn num(e: &Value, field: &str) -> u64 {
+pub fn num(e: &Value, field: &str) -> u64 {
     e.get(field).and_then(Value::as_u64).unwrap_or(0)
 }
 
-fn text<'a>(e: &'a Value, field: &str) -> Option<&'a str> {
+pub fn text<'a>(e: &'a Value, field: &str) -> Option<&'a str> {
     e.get(field).and_then(Value::as_str)
 }
 
-/// Every table, in the order they are written.
-pub fn all(events: &[Value]) -> Vec<Table> {
+/// Every table without rows, in the order they are written.
+pub fn empty() -> Vec<Table> {
+    vec![
+        table("events", EVENT_COLUMNS),
+        table("model_calls", MODEL_CALL_COLUMNS),
+        table("turns", TURN_COLUMNS),
+        table("verdicts", VERDICT_COLUMNS),
+        table("scorecards", SCORECARD_COLUMNS),
+        table("game_runs", crate::game_tables::GAME_RUN_COLUMNS),
+    ]
+}
+
+/// Every table with the rows of these Lasers & Feelings events (one session's, or several
+/// whole sessions'), in the order they are written.
+pub fn of_sessions(events: &[Value]) -> Vec<Table> {
     let keys = keys_of(events);
     vec![
         events_table(events, &keys),
@@ -109,6 +144,7 @@ pub fn all(events: &[Value]) -> Vec<Table> {
         turns(events, &keys),
         verdicts(events, &keys),
         scorecards(events, &keys),
+        table("game_runs", crate::game_tables::GAME_RUN_COLUMNS),
     ]
 }
 
@@ -195,12 +231,12 @@ pub const MODEL_CALL_COLUMNS: &[Column] = &[
     col(
         "layer",
         Kind::Text,
-        "`player`, `character`, `memory` or `gm`",
+        "`player`, `character`, `memory` or `gm`; in a scene, `scene` for its planner and narration polish",
     ),
     col(
         "purpose",
         Kind::Text,
-        "what the call was for (`character_action`, …)",
+        "what the call was for (`character_action`, …; `encounter_gm`, `encounter_action`; `scene_player`, `scene_plan`, `scene_polish`)",
     ),
     col(
         "attempt",
@@ -258,35 +294,43 @@ fn model_calls(events: &[Value], keys: &Keys) -> Table {
         .iter()
         .filter(|e| text(e, "event_type") == Some("model_call"))
     {
-        let tokens = troupe_report::token_counts(e);
+        let call = json!({
+            "turn": e.get("turn_number"),
+            "seq": e.get("seq"),
+            "phase": e.get("phase"),
+            "timestamp": e.get("timestamp"),
+            "agent": e.get("agent"),
+            "layer": e.get("layer"),
+            "purpose": e.get("purpose"),
+        });
         t.push(row(
             keys,
             num(e, "session_number"),
-            json!({
-                "turn": e.get("turn_number"),
-                "seq": e.get("seq"),
-                "phase": e.get("phase"),
-                "timestamp": e.get("timestamp"),
-                "agent": e.get("agent"),
-                "layer": e.get("layer"),
-                "purpose": e.get("purpose"),
-                "attempt": e.get("attempt"),
-                "repair": e.get("repair").and_then(Value::as_bool).unwrap_or(false),
-                "provider": e.get("provider"),
-                "request_hash": e.get("request_hash"),
-                "input_tokens": tokens.input,
-                "cached_input_tokens": tokens.cached_input,
-                "cache_write_tokens": tokens.cache_write,
-                "output_tokens": tokens.output,
-                "latency_ms": e.get("latency_ms"),
-                // What `troupe stats` counts as answered: a reply in the log.
-                "ok": e.get("reply").is_some_and(Value::is_string),
-                "error": e.get("error"),
-                "retry_in_ms": e.get("retry_in_ms"),
-            }),
+            with_fields(call, attempt(e)),
         ));
     }
     t
+}
+
+/// The columns of one attempt, from the model gateway's record of it: the same fields in a
+/// session's `model_call` event and in an encounter's or scene's `attempts`.
+pub fn attempt(a: &Value) -> Value {
+    let tokens = troupe_report::token_counts(a);
+    json!({
+        "attempt": a.get("attempt"),
+        "repair": a.get("repair").and_then(Value::as_bool).unwrap_or(false),
+        "provider": a.get("provider"),
+        "request_hash": a.get("request_hash"),
+        "input_tokens": tokens.input,
+        "cached_input_tokens": tokens.cached_input,
+        "cache_write_tokens": tokens.cache_write,
+        "output_tokens": tokens.output,
+        "latency_ms": a.get("latency_ms"),
+        // What `troupe stats` counts as answered: a reply in the log.
+        "ok": a.get("reply").is_some_and(Value::is_string),
+        "error": a.get("error"),
+        "retry_in_ms": a.get("retry_in_ms"),
+    })
 }
 
 pub const TURN_COLUMNS: &[Column] = &[
@@ -363,19 +407,19 @@ pub const VERDICT_COLUMNS: &[Column] = &[
     col(
         "source",
         Kind::Text,
-        "`validation` (the overreach check of an AI character's action) or `gm_flagged` (a check of the AI GM's words)",
+        "`validation` (the overreach check of an AI character's action) or `gm_flagged` (a check of the AI GM's words); in an encounter, `action_sent_back` (an AI player's action that said what happens), `leak_caught` (a GM narration that told a secret), `gm_rejected` (a GM reply refused)",
     ),
     col(
         "check",
         Kind::Text,
-        "`overreach` for a validation; the GM check that fired (`outcome_contradicts_dice`, …)",
+        "`overreach` for a validation or an action sent back; the GM check that fired (`outcome_contradicts_dice`, …); `leak`; `schema` or `engine` (what refused a GM reply)",
     ),
     col("agent", Kind::Text, "whose character (validation)"),
     col("attempt", Kind::Int, "the attempt checked (validation)"),
     col(
         "result",
         Kind::Text,
-        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite), `kept` (the rewrite was flagged too and reached the table), or null",
+        "validation: `passed`, `retry`, `auto_corrected`, `flagged_for_gm`; gm_flagged: `sent_back` (asked to rewrite), `kept` (the rewrite was flagged too and reached the table), or null; action_sent_back: `sent_back`; leak_caught: `sent_back` or `withheld` (shown without the leaking sentences); gm_rejected: `refused`",
     ),
     col(
         "flagged",
@@ -602,7 +646,7 @@ mod tests {
 
     #[test]
     fn every_row_carries_the_keys_and_an_event_keeps_its_own_session_number() {
-        let tables = all(&batch_events());
+        let tables = of_sessions(&batch_events());
         let events = find(&tables, "events");
         let first = &events.rows[0];
         assert_eq!(first["run"], "party-seed3");
@@ -642,13 +686,22 @@ mod tests {
 
     #[test]
     fn every_table_has_its_columns_without_events() {
-        let names: Vec<&str> = all(&[]).iter().map(|t| t.name).collect();
+        let names: Vec<&str> = empty().iter().map(|t| t.name).collect();
         assert_eq!(
             names,
-            ["events", "model_calls", "turns", "verdicts", "scorecards"]
+            [
+                "events",
+                "model_calls",
+                "turns",
+                "verdicts",
+                "scorecards",
+                "game_runs"
+            ]
         );
+        let built: Vec<&str> = of_sessions(&[]).iter().map(|t| t.name).collect();
+        assert_eq!(built, names);
         assert!(
-            all(&[])
+            of_sessions(&[])
                 .iter()
                 .all(|t| t.rows.is_empty() && t.columns.len() > KEYS.len())
         );

@@ -108,16 +108,46 @@ pub fn load_games(dir: &Path) -> Result<Games, Error> {
         return Ok(Games::default());
     };
     let path = dir.join("campaign.db");
-    Ok(Games {
-        encounters: runs(&conn, &path, Game::Encounter)?,
-        scenes: runs(&conn, &path, Game::Scene)?,
-    })
+    let mut games = Games::default();
+    for (game, runs) in [
+        (Game::Encounter, &mut games.encounters),
+        (Game::Scene, &mut games.scenes),
+    ] {
+        each_run(&conn, &path, game, |run| {
+            runs.push(run);
+            Ok::<(), Error>(())
+        })?;
+    }
+    Ok(games)
 }
 
-fn runs(conn: &Connection, path: &Path, game: Game) -> Result<Vec<GameRun>, Error> {
+/// Each encounter run, then each scene, of a campaign directory, read one at a time and handed
+/// to `f` before the next is read: what reads a campaign of many runs without holding them all
+/// (`troupe export`). The same runs, in the same order, as [`load_games`].
+pub fn for_each_game_run<E: From<Error>>(
+    dir: &Path,
+    mut f: impl FnMut(GameRun) -> Result<(), E>,
+) -> Result<(), E> {
+    let Some(conn) = open_db(dir)? else {
+        return Ok(());
+    };
+    let path = dir.join("campaign.db");
+    for game in [Game::Encounter, Game::Scene] {
+        each_run(&conn, &path, game, &mut f)?;
+    }
+    Ok(())
+}
+
+/// Read a game's runs in order, each handed to `f` as soon as it is read.
+fn each_run<E: From<Error>>(
+    conn: &Connection,
+    path: &Path,
+    game: Game,
+    mut f: impl FnMut(GameRun) -> Result<(), E>,
+) -> Result<(), E> {
     let t = game.table();
     if !has_table(conn, path, &format!("{t}_runs"))? {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let sql = format!("SELECT number, scene_id, started_at, ended FROM {t}_runs ORDER BY number");
     let mut stmt = conn.prepare(&sql).map_err(|e| store_err(path, e))?;
@@ -131,12 +161,14 @@ fn runs(conn: &Connection, path: &Path, game: Game) -> Result<Vec<GameRun>, Erro
             ))
         })
         .map_err(|e| store_err(path, e))?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (number, id, started_at, ended) = row.map_err(|e| store_err(path, e))?;
+    // The run list is small (numbers and names); the events are read run by run.
+    let list = rows
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| store_err(path, e))?;
+    for (number, id, started_at, ended) in list {
         let all = events(conn, path, game, number)?;
         let standing = live(&all, game);
-        out.push(GameRun {
+        f(GameRun {
             game,
             number,
             id,
@@ -145,9 +177,9 @@ fn runs(conn: &Connection, path: &Path, game: Game) -> Result<Vec<GameRun>, Erro
             undone: all.len() - standing.len(),
             events: standing,
             scorecard: None,
-        });
+        })?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn events(conn: &Connection, path: &Path, game: Game, run: u32) -> Result<Vec<Value>, Error> {

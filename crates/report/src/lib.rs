@@ -26,7 +26,7 @@ pub use calls::{GameCalls, RunGap};
 pub use cost::{Costs, Spend, TurnSpend, costs, render_costs, token_counts, usd};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, content_words, flags};
-pub use games::{Game, GameRun, Games, load_games};
+pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,

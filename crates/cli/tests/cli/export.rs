@@ -12,8 +12,18 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::report_games::{calls, play_encounter, play_scene, play_session, stats_json};
 use crate::support::browser::in_ci;
 use crate::support::{campaign_with, read_log, run, troupe};
+
+const TABLES: [&str; 6] = [
+    "events",
+    "model_calls",
+    "turns",
+    "verdicts",
+    "scorecards",
+    "game_runs",
+];
 
 /// Reads every .parquet file of a directory with pyarrow and prints, as JSON, what the test
 /// compares: rows, the schema version, column types and a few sums per table.
@@ -21,7 +31,7 @@ const READER: &str = r#"
 import json, sys
 import pyarrow.parquet as pq
 out = {}
-for name in ["events", "model_calls", "turns", "verdicts", "scorecards"]:
+for name in ["events", "model_calls", "turns", "verdicts", "scorecards", "game_runs"]:
     f = pq.ParquetFile(f"{sys.argv[1]}/{name}.parquet")
     t = f.read()
     meta = f.schema_arrow.metadata or {}
@@ -154,9 +164,15 @@ fn a_batch_exported_reads_back_in_pyarrow_as_troupe_stats_counts_it() {
     let stats: Value =
         serde_json::from_str(&run(dir.path(), &["stats", "--json", "--campaign", "runs"])).unwrap();
     let metrics = &stats["metrics"];
-    for name in ["events", "model_calls", "turns", "verdicts", "scorecards"] {
-        assert_eq!(tables[name]["version"], "1", "{name} has no schema version");
+    for name in TABLES {
+        assert_eq!(tables[name]["version"], "2", "{name} has no schema version");
     }
+    assert!(
+        col(&tables, "events", "game")
+            .iter()
+            .all(|g| g == "lasers_and_feelings")
+    );
+    assert_eq!(tables["game_runs"]["rows"], 0);
 
     // Every event of every run's log, each with its run and its own session number.
     let runs: Vec<String> = stats["runs"]
@@ -305,4 +321,204 @@ fn export_refuses_a_full_directory_and_a_path_that_is_nothing_to_export() {
         );
         assert!(!dir.path().join("t").exists(), "{bad} left an output");
     }
+}
+
+/// The values of `column` in the rows of `table` whose `game` is `game`.
+fn of_game<'a>(tables: &'a Value, table: &str, column: &str, game: &str) -> Vec<&'a Value> {
+    col(tables, table, "game")
+        .iter()
+        .zip(col(tables, table, column))
+        .filter(|(g, _)| *g == game)
+        .map(|(_, v)| v)
+        .collect()
+}
+
+fn sum_of_game(tables: &Value, table: &str, column: &str, game: &str) -> u64 {
+    of_game(tables, table, column, game)
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
+/// Events of a game's run as its own table in campaign.db holds them (no undo in these runs).
+fn stored_events(d: &Path, game: &str) -> usize {
+    let db = rusqlite::Connection::open(d.join("campaign.db")).unwrap();
+    let undone: usize = db
+        .query_row(
+            &format!("SELECT count(*) FROM {game}_events WHERE event_type = 'undone'"),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(undone, 0, "the test's {game} has no undo");
+    db.query_row(
+        &format!("SELECT count(*) FROM {game}_events WHERE run = 1"),
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// A campaign that played all three games (the recorded session, encounter and scene of
+/// `troupe report`'s test) exports every game's events and model calls, told apart by `game`,
+/// with each game's tokens as `troupe stats` audits them, and a row per encounter run and scene.
+#[test]
+fn a_campaign_of_all_three_games_exports_every_games_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    play_session(d);
+    play_encounter(d);
+    play_scene(d);
+    let said = run(d, &["export", ".", "-o", "tables"]);
+    assert!(
+        said.contains("1 session, 1 encounter run, 1 scene") && said.contains("game_runs.parquet"),
+        "{said}"
+    );
+    let Some(tables) = read_back(&d.join("tables")) else {
+        return;
+    };
+    for name in TABLES {
+        assert_eq!(tables[name]["version"], "2", "{name} has no schema version");
+    }
+    let stats = stats_json(d, &[]);
+
+    // The events: every game's, as many as each game's log holds.
+    let session_log = read_log(&d.join("logs/session-1.jsonl")).len();
+    let per_game = [
+        ("lasers_and_feelings", session_log),
+        ("encounter", stored_events(d, "encounter")),
+        ("scene", stored_events(d, "scene")),
+    ];
+    for (game, logged) in per_game {
+        assert!(logged > 3, "{game}: {logged}");
+        assert_eq!(
+            of_game(&tables, "events", "seq", game).len(),
+            logged,
+            "{game}'s events"
+        );
+    }
+    assert_eq!(
+        tables["events"]["rows"],
+        per_game.iter().map(|(_, n)| n).sum::<usize>()
+    );
+    let enc_types = of_game(&tables, "events", "event_type", "encounter");
+    assert!(enc_types.iter().any(|t| *t == "gm_called"));
+    assert!(enc_types.iter().any(|t| *t == "leak_caught"));
+    let game_runs = of_game(&tables, "events", "game_run", "scene");
+    assert!(game_runs.iter().all(|n| *n == 1));
+    assert!(
+        of_game(&tables, "events", "session", "encounter")
+            .iter()
+            .all(|s| s.is_null())
+    );
+
+    // The model calls: one row per attempt, each game's tokens as the audit counts them.
+    for game in ["lasers_and_feelings", "encounter", "scene"] {
+        let audit = calls(&stats, game);
+        assert_eq!(
+            of_game(&tables, "model_calls", "attempt", game).len() as u64,
+            audit["attempts"].as_u64().unwrap(),
+            "{game}'s attempts"
+        );
+        let input = sum_of_game(&tables, "model_calls", "input_tokens", game);
+        assert!(input > 0, "{game}: no input tokens");
+        assert_eq!(input, audit["tokens_in"].as_u64().unwrap(), "{game}");
+        assert_eq!(
+            sum_of_game(&tables, "model_calls", "output_tokens", game),
+            audit["tokens_out"].as_u64().unwrap(),
+            "{game}"
+        );
+        let answered = of_game(&tables, "model_calls", "ok", game)
+            .iter()
+            .filter(|v| v.as_bool() == Some(true))
+            .count() as u64;
+        assert_eq!(answered, audit["answered"].as_u64().unwrap(), "{game}");
+    }
+    assert_eq!(
+        sum_of_game(
+            &tables,
+            "model_calls",
+            "input_tokens",
+            "lasers_and_feelings"
+        ),
+        stats["metrics"]["model"]["tokens"]["input"]
+            .as_u64()
+            .unwrap()
+    );
+    let layers = of_game(&tables, "model_calls", "layer", "encounter");
+    assert!(layers.iter().any(|l| *l == "gm") && layers.iter().any(|l| *l == "player"));
+    assert!(
+        of_game(&tables, "model_calls", "purpose", "scene")
+            .iter()
+            .all(|p| *p == "scene_player")
+    );
+    assert!(
+        of_game(&tables, "model_calls", "latency_ms", "encounter")
+            .iter()
+            .all(|l| l.is_u64())
+    );
+
+    // A row per encounter run and scene: the encounter's is the GM's scorecard stats gives.
+    assert_eq!(tables["game_runs"]["rows"], 2);
+    let card = &stats["encounters"][0];
+    let enc = |column: &str| of_game(&tables, "game_runs", column, "encounter")[0].clone();
+    assert_eq!(enc("id"), card["spec"]);
+    for field in ["gm_turns", "leaks_caught", "checks", "resolved"] {
+        assert_eq!(enc(field), card[field], "{field}");
+    }
+    assert_eq!(enc("turns"), card["rounds"]);
+    assert_eq!(enc("attempts"), calls(&stats, "encounter")["attempts"]);
+    assert_eq!(enc("input_tokens"), calls(&stats, "encounter")["tokens_in"]);
+    assert_eq!(
+        of_game(&tables, "game_runs", "id", "scene")[0],
+        "mill-night"
+    );
+    assert!(
+        of_game(&tables, "game_runs", "resolved", "scene")[0].is_null(),
+        "a scene has no encounter scorecard"
+    );
+    assert_eq!(
+        tables["game_runs"]["types"]["started_at"],
+        "timestamp[us, tz=UTC]"
+    );
+    // The encounter's checks are verdicts, as many as its scorecard counts.
+    let checked: u64 = [
+        "leaks_caught",
+        "actions_sent_back",
+        "refused_by_schema",
+        "refused_by_engine",
+    ]
+    .iter()
+    .map(|f| card[*f].as_u64().unwrap())
+    .sum();
+    assert!(checked >= 3, "{card}");
+    let sources = of_game(&tables, "verdicts", "source", "encounter");
+    assert_eq!(sources.len() as u64, checked);
+    for source in ["leak_caught", "action_sent_back", "gm_rejected"] {
+        assert!(sources.iter().any(|s| *s == source), "no {source} verdict");
+    }
+    assert!(of_game(&tables, "verdicts", "seq", "scene").is_empty());
+    // The session's own tables are the session's alone.
+    for name in ["turns", "scorecards"] {
+        assert!(
+            col(&tables, name, "game")
+                .iter()
+                .all(|g| g == "lasers_and_feelings"),
+            "{name}"
+        );
+    }
+    assert_eq!(tables["scorecards"]["rows"], 1);
+
+    // A campaign that has played only a scene is exported too (no sessions is not an error).
+    let only = tempfile::tempdir().unwrap();
+    play_scene(only.path());
+    let said = run(only.path(), &["export", ".", "-o", "t"]);
+    assert!(said.contains("(1 scene)"), "{said}");
+    let tables = read_back(&only.path().join("t")).unwrap();
+    assert_eq!(tables["game_runs"]["rows"], 1);
+    assert_eq!(tables["scorecards"]["rows"], 0);
+    assert_eq!(
+        tables["events"]["rows"],
+        stored_events(only.path(), "scene")
+    );
 }

@@ -20,7 +20,7 @@ const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 const MARA: &str = "I offer to work the <b>bellows</b> myself <img src=x onerror=document.body.setAttribute('data-pwned',1)>\n\nI keep pumping the bellows\n";
 
 /// The encounter of `tests/encounter.rs`, with an AI player named `HOSTILE`.
-fn play_encounter(d: &Path) {
+pub fn play_encounter(d: &Path) {
     let party = std::fs::read_to_string(examples().join("party.json")).unwrap();
     let renamed = party.replace(
         "\"player_name\": \"Alex\"",
@@ -52,7 +52,7 @@ fn play_encounter(d: &Path) {
 }
 
 /// A scene with an AI at the player's seat (two recorded lines).
-fn play_scene(d: &Path) {
+pub fn play_scene(d: &Path) {
     copy_examples(d, &["mill.scene.yaml"]);
     std::fs::write(
         d.join("ai.replay.jsonl"),
@@ -82,7 +82,7 @@ fn play_scene(d: &Path) {
     );
 }
 
-fn play_session(d: &Path) {
+pub fn play_session(d: &Path) {
     copy_examples(
         d,
         &["party.json", "research.gm.yaml", "research.replay.jsonl"],
@@ -110,14 +110,14 @@ fn encounter_log(d: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn stats_json(d: &Path, args: &[&str]) -> Value {
+pub fn stats_json(d: &Path, args: &[&str]) -> Value {
     let mut all = vec!["stats", "--json"];
     all.extend(args);
     serde_json::from_str(&run(d, &all)).unwrap()
 }
 
 /// The audit's row for a game.
-fn calls<'a>(stats: &'a Value, game: &str) -> &'a Value {
+pub fn calls<'a>(stats: &'a Value, game: &str) -> &'a Value {
     stats["audit"]["games"]
         .as_array()
         .unwrap()

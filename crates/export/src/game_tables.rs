@@ -1,0 +1,568 @@
+//! The rows of an encounter run (seed 003) or a scene (seed 004): its events in `events`, each
+//! attempt of its model calls in `model_calls`, an encounter's checks of its models' words in
+//! `verdicts`, and a row of its own in `game_runs`. They share
+//! the sessions' tables (told apart by `game`) so that one query covers every game's events or
+//! every model call's tokens; what only a game has (the encounter GM's scorecard, a scene's
+//! tools) is in `game_runs`, beside the numbers every run has.
+
+use serde_json::{Value, json};
+use troupe_report::{Game, GameRun};
+
+use crate::table::{Column, Kind, Table, col};
+use crate::tables::{attempt, empty, num, text, with_fields};
+
+pub const GAME_RUN_COLUMNS: &[Column] = &[
+    col(
+        "id",
+        Kind::Text,
+        "the encounter spec's or the scene's id (`the-cold-forge`, `mill-night`)",
+    ),
+    col("started_at", Kind::Timestamp, "when the run began"),
+    col(
+        "ended",
+        Kind::Bool,
+        "the run was played to its end (false: stopped, to be resumed)",
+    ),
+    col(
+        "events",
+        Kind::Int,
+        "its standing events (rows in `events`)",
+    ),
+    col(
+        "undone",
+        Kind::Int,
+        "events an undo took back (not exported)",
+    ),
+    col(
+        "model_calls",
+        Kind::Int,
+        "model calls (each may take several attempts)",
+    ),
+    col(
+        "attempts",
+        Kind::Int,
+        "model attempts (rows in `model_calls`)",
+    ),
+    col("answered", Kind::Int, "attempts that got a reply"),
+    col("input_tokens", Kind::Int, "summed over the attempts"),
+    col("output_tokens", Kind::Int, "summed over the attempts"),
+    col("latency_ms", Kind::Int, "summed over the attempts"),
+    col(
+        "turns",
+        Kind::Int,
+        "a scene's turns (the highest `turn` of its tool calls, plus one); an encounter's rounds of player actions",
+    ),
+    col(
+        "tools_applied",
+        Kind::Int,
+        "scene: tool calls the engine applied; encounter: scene-engine tools the GM called that were applied",
+    ),
+    col(
+        "tools_rejected",
+        Kind::Int,
+        "scene: tool calls refused; encounter: scene-engine tools refused",
+    ),
+    // The encounter GM's scorecard, as `troupe stats` and `troupe encounter stats` give it
+    // (troupe-encounter's own computation); null for a scene, and for an encounter run whose
+    // log this build cannot read as its events (a newer troupe's).
+    col("resolved", Kind::Bool, "encounter: its goal was resolved"),
+    col(
+        "gm_turns",
+        Kind::Int,
+        "encounter: GM replies shown to the players",
+    ),
+    col(
+        "gm_calls",
+        Kind::Int,
+        "encounter: GM model calls the engine received",
+    ),
+    col(
+        "refused_by_schema",
+        Kind::Int,
+        "encounter: GM replies refused for their shape",
+    ),
+    col(
+        "refused_by_engine",
+        Kind::Int,
+        "encounter: GM replies that failed the engine's checks",
+    ),
+    col(
+        "leaks_caught",
+        Kind::Int,
+        "encounter: narrations that told a secret or decided for a character",
+    ),
+    col(
+        "rewrites",
+        Kind::Int,
+        "encounter: leaking narrations rewritten cleanly",
+    ),
+    col(
+        "withheld",
+        Kind::Int,
+        "encounter: rewrites shown with the leaking sentences withheld",
+    ),
+    col("checks", Kind::Int, "encounter: checks rolled"),
+    col("successes", Kind::Int, "encounter: checks that succeeded"),
+    col(
+        "actions_sent_back",
+        Kind::Int,
+        "encounter: AI players' actions sent back for saying what happens",
+    ),
+    col(
+        "tokens_in_per_gm_turn",
+        Kind::Float,
+        "encounter: the GM calls' input tokens ÷ GM turns",
+    ),
+    col(
+        "tokens_out_per_gm_turn",
+        Kind::Float,
+        "encounter: the GM calls' output tokens ÷ GM turns",
+    ),
+    col(
+        "median_gm_latency_ms",
+        Kind::Int,
+        "encounter: the median GM call's latency",
+    ),
+];
+
+/// The name of a game in the `game` column.
+pub fn game_name(game: Game) -> &'static str {
+    match game {
+        Game::Encounter => "encounter",
+        Game::Scene => "scene",
+    }
+}
+
+/// Every table, with the rows of one encounter run or scene (`run`: its batch run directory).
+pub fn of_game_run(run: Option<&str>, g: &GameRun) -> Vec<Table> {
+    let keys = json!({
+        "run": run,
+        "session": null,
+        "run_session": null,
+        "campaign": null,
+        "model": run_model(g),
+        "game": game_name(g.game),
+        "game_run": g.number,
+    });
+    let mut tables = empty();
+    for t in &mut tables {
+        match t.name {
+            "events" => events(t, &keys, g),
+            "model_calls" => model_calls(t, &keys, g),
+            "verdicts" => verdicts(t, &keys, g),
+            "game_runs" => t.push(with_fields(keys.clone(), summary(g))),
+            _ => {}
+        }
+    }
+    tables
+}
+
+/// The run's model: an encounter's GM's (else its first player's), a scene's first call's.
+fn run_model(g: &GameRun) -> Option<String> {
+    let mut calls: Vec<Call<'_>> = g.events.iter().flat_map(calls_of).collect();
+    // An encounter's GM call first, wherever it is.
+    calls.sort_by_key(|c| c.layer != "gm");
+    calls.into_iter().find_map(|c| c.model.map(String::from))
+}
+
+fn events(t: &mut Table, keys: &Value, g: &GameRun) {
+    for e in &g.events {
+        t.push(with_fields(
+            keys.clone(),
+            json!({
+                "seq": e.get("seq"),
+                "turn": e.get("turn"),
+                "phase": null,
+                "event_type": e.get("event_type"),
+                // Only some of a game's events say when: an encounter's `started`, `resolved`.
+                "timestamp": e.get("at"),
+                "agent": agent(e),
+                "session_id": null,
+                "payload": e.to_string(),
+            }),
+        ));
+    }
+}
+
+/// Who an event concerns: a call's agent, a seat, a scene's actor.
+fn agent(e: &Value) -> Option<&str> {
+    e.get("call")
+        .and_then(|c| text(c, "agent"))
+        .or_else(|| text(e, "agent"))
+        .or_else(|| text(e, "seat"))
+        .or_else(|| text(e, "actor"))
+}
+
+/// A model call as a game logs it: in an encounter, the `call` of `gm_called` or
+/// `player_called`; in a scene, a `model_called` event.
+struct Call<'a> {
+    seq: u64,
+    agent: Option<&'a str>,
+    layer: &'static str,
+    purpose: Option<&'a str>,
+    model: Option<&'a str>,
+    attempts: &'a [Value],
+    /// The call itself (an encounter's, with its totals), for a call logged without attempts.
+    whole: &'a Value,
+}
+
+fn calls_of(e: &Value) -> Option<Call<'_>> {
+    let (holder, layer) = match text(e, "event_type")? {
+        "gm_called" => (e.get("call")?, "gm"),
+        "player_called" => (e.get("call")?, "player"),
+        "model_called" if text(e, "purpose") == Some("scene_player") => (e, "player"),
+        "model_called" => (e, "scene"),
+        _ => return None,
+    };
+    let attempts = holder
+        .get("attempts")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let first_provider = attempts.first().and_then(|a| text(a, "provider"));
+    Some(Call {
+        seq: num(e, "seq"),
+        agent: text(holder, "agent"),
+        layer,
+        purpose: text(holder, "purpose"),
+        model: text(holder, "model").or(first_provider),
+        attempts,
+        whole: holder,
+    })
+}
+
+fn model_calls(t: &mut Table, keys: &Value, g: &GameRun) {
+    for call in g.events.iter().filter_map(calls_of) {
+        let fields = json!({
+            "turn": null,
+            "seq": call.seq,
+            "phase": null,
+            "timestamp": null,
+            "agent": call.agent,
+            "layer": call.layer,
+            "purpose": call.purpose,
+        });
+        let attempts: Vec<Value> = if call.attempts.is_empty() {
+            vec![whole_call(call.whole)]
+        } else {
+            call.attempts.iter().map(attempt).collect()
+        };
+        for a in attempts {
+            t.push(with_fields(with_fields(keys.clone(), fields.clone()), a));
+        }
+    }
+}
+
+/// An encounter's checks of its models' words, as `verdicts` rows: an AI player's action sent
+/// back for saying what happens, a GM narration caught leaking, a GM reply refused.
+fn verdicts(t: &mut Table, keys: &Value, g: &GameRun) {
+    for e in &g.events {
+        let fields = match text(e, "event_type") {
+            Some("action_sent_back") => json!({
+                "check": "overreach",
+                "agent": e.get("seat"),
+                "result": "sent_back",
+                "detail": e.get("feedback"),
+                "text": e.get("text"),
+            }),
+            Some("leak_caught") => leak(e),
+            Some("gm_rejected") => rejected(e),
+            _ => continue,
+        };
+        let at = json!({"seq": e.get("seq"), "source": e.get("event_type"), "flagged": true});
+        t.push(with_fields(with_fields(keys.clone(), at), fields));
+    }
+}
+
+fn leak(e: &Value) -> Value {
+    let leaks = e
+        .get("leaks")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let kinds: Vec<&str> = leaks.iter().filter_map(|l| text(l, "kind")).collect();
+    let withheld = e.get("withheld").and_then(Value::as_bool) == Some(true);
+    json!({
+        "check": "leak",
+        "agent": "gm",
+        "result": if withheld { "withheld" } else { "sent_back" },
+        "violations": leaks.len(),
+        "violation_kinds": kinds.join(","),
+        "detail": e.get("leaks").map(Value::to_string),
+    })
+}
+
+fn rejected(e: &Value) -> Value {
+    let problems: Vec<&str> = e
+        .get("problems")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // A reply is kept only when the gateway refused its shape before the engine saw it.
+    let by = if e.get("reply").is_some() {
+        "schema"
+    } else {
+        "engine"
+    };
+    json!({
+        "check": by,
+        "agent": "gm",
+        "result": "refused",
+        "violations": problems.len(),
+        "detail": problems.join("; "),
+        "text": e.get("reply"),
+    })
+}
+
+/// An encounter call logged before troupe kept its attempts: one row with the call's totals
+/// (`attempt` null: how many attempts it took is not in the log).
+fn whole_call(call: &Value) -> Value {
+    json!({
+        "attempt": null,
+        "repair": false,
+        "provider": call.get("model"),
+        "input_tokens": call.get("tokens_in"),
+        "output_tokens": call.get("tokens_out"),
+        "latency_ms": call.get("latency_ms"),
+        "ok": call.get("reply").is_some_and(Value::is_string),
+    })
+}
+
+/// The `game_runs` row's own columns.
+fn summary(g: &GameRun) -> Value {
+    let calls: Vec<Call<'_>> = g.events.iter().filter_map(calls_of).collect();
+    let attempts: Vec<Value> = calls.iter().flat_map(|c| c.attempts).map(attempt).collect();
+    let sum = |field: &str| -> u64 {
+        attempts
+            .iter()
+            .map(|a| num(a, field))
+            .fold(0, u64::saturating_add)
+    };
+    let count = |ty: &str| {
+        g.events
+            .iter()
+            .filter(|e| text(e, "event_type") == Some(ty))
+            .count()
+    };
+    let row = json!({
+        "id": g.id,
+        "started_at": g.started_at,
+        "ended": g.ended,
+        "events": g.events.len(),
+        "undone": g.undone,
+        "model_calls": calls.len(),
+        "attempts": attempts.len(),
+        "answered": attempts.iter().filter(|a| a["ok"] == true).count(),
+        "input_tokens": sum("input_tokens"),
+        "output_tokens": sum("output_tokens"),
+        "latency_ms": sum("latency_ms"),
+    });
+    let own = match g.game {
+        Game::Encounter => {
+            let mut card = encounter_scorecard(&g.events);
+            if let Some(o) = card.as_object_mut() {
+                o.insert(
+                    "turns".into(),
+                    o.get("rounds").cloned().unwrap_or(Value::Null),
+                );
+            }
+            with_fields(
+                card,
+                json!({
+                    "tools_applied": applied(&g.events, true),
+                    "tools_rejected": applied(&g.events, false),
+                }),
+            )
+        }
+        Game::Scene => json!({
+            "turns": scene_turns(&g.events),
+            "tools_applied": count("tool_applied"),
+            "tools_rejected": count("rejected"),
+        }),
+    };
+    with_fields(row, own)
+}
+
+/// An encounter's `scene_acted` events the engine applied (or refused).
+fn applied(events: &[Value], was: bool) -> usize {
+    events
+        .iter()
+        .filter(|e| text(e, "event_type") == Some("scene_acted"))
+        .filter(|e| e.get("applied").and_then(Value::as_bool) == Some(was))
+        .count()
+}
+
+/// A scene's turns: its tool calls' highest `turn` plus one (turns count from 0), or none.
+fn scene_turns(events: &[Value]) -> Option<u64> {
+    events
+        .iter()
+        .filter_map(|e| e.get("turn").and_then(Value::as_u64))
+        .max()
+        .map(|t| t + 1)
+}
+
+/// The GM's scorecard, troupe-encounter's (what `troupe stats` shows), as JSON; null when the
+/// events are not this build's encounter events.
+fn encounter_scorecard(events: &[Value]) -> Value {
+    let typed: Result<Vec<troupe_encounter::log::Envelope>, _> = events
+        .iter()
+        .map(|e| serde_json::from_value(e.clone()))
+        .collect();
+    match typed {
+        Ok(typed) => {
+            serde_json::to_value(troupe_encounter::score::scorecard(&typed)).unwrap_or_default()
+        }
+        Err(_) => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn run(game: Game, events: Vec<Value>) -> GameRun {
+        GameRun {
+            game,
+            number: 3,
+            id: "forge".into(),
+            started_at: "2026-01-02T03:04:05Z".into(),
+            ended: true,
+            events,
+            undone: 1,
+            scorecard: None,
+        }
+    }
+
+    fn rows<'a>(tables: &'a [Table], name: &str) -> &'a [crate::table::Row] {
+        &tables.iter().find(|t| t.name == name).unwrap().rows
+    }
+
+    /// A call with attempt records is a row per attempt; one logged before troupe kept them
+    /// is one row of the call's totals, its attempt unknown. The run's model is its GM's.
+    #[test]
+    fn an_encounters_calls_are_rows_per_attempt_or_one_row_for_an_old_call() {
+        let attempt = |n: u64, reply: Option<&str>| {
+            json!({"attempt": n, "provider": "p:gm", "reply": reply, "latency_ms": 7,
+                   "usage": {"input_tokens": 100, "output_tokens": 5}})
+        };
+        let g = run(
+            Game::Encounter,
+            vec![
+                json!({"seq": 0, "event_type": "player_called", "call": {"agent": "ai1",
+                    "purpose": "encounter_action", "model": "p:player", "reply": "I run",
+                    "tokens_in": 40, "tokens_out": 4, "latency_ms": 3}}),
+                json!({"seq": 1, "event_type": "gm_called", "call": {"agent": "gm",
+                    "purpose": "encounter_gm", "model": "p:gm",
+                    "attempts": [attempt(1, None), attempt(2, Some("{}"))]}}),
+                json!({"seq": 2, "event_type": "player_acted", "seat": "ai1", "text": "I run"}),
+            ],
+        );
+        let tables = of_game_run(Some("batch-run"), &g);
+        let calls = rows(&tables, "model_calls");
+        assert_eq!(calls.len(), 3);
+        assert_eq!(calls[0]["attempt"], Value::Null);
+        assert_eq!(
+            (&calls[0]["input_tokens"], &calls[0]["layer"]),
+            (&json!(40), &json!("player"))
+        );
+        assert_eq!(
+            (&calls[2]["attempt"], &calls[2]["ok"]),
+            (&json!(2), &json!(true))
+        );
+        assert_eq!(calls[1]["ok"], false);
+        assert!(
+            calls
+                .iter()
+                .all(|c| c["model"] == "p:gm" && c["game_run"] == 3)
+        );
+        let events = rows(&tables, "events");
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[2]["agent"], "ai1");
+        assert_eq!(events[0]["run"], "batch-run");
+        let summary = &rows(&tables, "game_runs")[0];
+        // The audit counts attempt records: the old call has none.
+        assert_eq!(
+            (&summary["attempts"], &summary["answered"]),
+            (&json!(2), &json!(1))
+        );
+        assert_eq!(summary["input_tokens"], 200);
+        assert_eq!(summary["model_calls"], 2);
+        assert_eq!(summary["game"], "encounter");
+        assert!(rows(&tables, "turns").is_empty() && rows(&tables, "scorecards").is_empty());
+        assert!(rows(&tables, "verdicts").is_empty());
+    }
+
+    #[test]
+    fn an_encounters_checks_are_verdicts() {
+        let g = run(
+            Game::Encounter,
+            vec![
+                json!({"seq": 4, "event_type": "gm_rejected", "problems": ["no such tool"],
+                    "reply": "{}"}),
+                json!({"seq": 5, "event_type": "gm_rejected", "problems": ["a", "b"]}),
+                json!({"seq": 6, "event_type": "leak_caught", "withheld": true,
+                    "leaks": [{"kind": "dc"}, {"kind": "goal"}]}),
+                json!({"seq": 7, "event_type": "action_sent_back", "seat": "ai2",
+                    "text": "I win", "feedback": "say what you try"}),
+            ],
+        );
+        let tables = of_game_run(None, &g);
+        let v = rows(&tables, "verdicts");
+        let got: Vec<(&Value, &Value, &Value)> = v
+            .iter()
+            .map(|r| (&r["source"], &r["check"], &r["result"]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&json!("gm_rejected"), &json!("schema"), &json!("refused")),
+                (&json!("gm_rejected"), &json!("engine"), &json!("refused")),
+                (&json!("leak_caught"), &json!("leak"), &json!("withheld")),
+                (
+                    &json!("action_sent_back"),
+                    &json!("overreach"),
+                    &json!("sent_back")
+                ),
+            ]
+        );
+        assert_eq!(v[1]["violations"], 2);
+        assert_eq!(v[2]["violation_kinds"], "dc,goal");
+        assert_eq!((&v[3]["agent"], &v[3]["seq"]), (&json!("ai2"), &json!(7)));
+        assert!(
+            v.iter()
+                .all(|r| r["game"] == "encounter" && r["flagged"] == true)
+        );
+    }
+
+    #[test]
+    fn a_scenes_planner_is_its_own_layer_and_its_turns_count_from_zero() {
+        let g = run(
+            Game::Scene,
+            vec![
+                json!({"seq": 0, "event_type": "scene_started"}),
+                json!({"seq": 1, "event_type": "model_called", "agent": "wren",
+                    "purpose": "scene_plan", "attempts": [{"attempt": 1, "provider": "p:plan"}]}),
+                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren"}),
+                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren"}),
+            ],
+        );
+        let tables = of_game_run(None, &g);
+        let call = &rows(&tables, "model_calls")[0];
+        assert_eq!(
+            (&call["layer"], &call["model"]),
+            (&json!("scene"), &json!("p:plan"))
+        );
+        let summary = &rows(&tables, "game_runs")[0];
+        assert_eq!(summary["turns"], 2);
+        assert_eq!(
+            (&summary["tools_applied"], &summary["tools_rejected"]),
+            (&json!(1), &json!(1))
+        );
+        assert!(
+            summary.get("resolved").is_none(),
+            "no encounter scorecard: null"
+        );
+        assert_eq!(rows(&tables, "events")[2]["turn"], 0);
+    }
+}
