@@ -89,11 +89,19 @@ enum PlayerKind {
 }
 
 /// The scene's models from the flags: the gateway when the planner, the polish or the AI
-/// speaker needs one, and the AI speaker (named from the campaign's first AI player).
-fn models(args: &PlannerArgs, dir: &Path) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
+/// speaker needs one, and the AI speaker (named from the campaign's first AI player). Recorded
+/// replies already `served` in the run's log are not served again.
+fn models(
+    args: &PlannerArgs,
+    dir: &Path,
+    served: &[troupe_llm::CallTag],
+) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
     let ai = args.player == PlayerKind::Ai;
     let gateway = if args.planner == PlannerKind::Model || args.polish || ai {
         let model = crate::models::choose(&args.model, None, dir)?;
+        if model.replays_served() {
+            model.skip_served(served);
+        }
         Some(troupe_llm::Gateway::new(
             model,
             troupe_llm::RetryPolicy::default(),
@@ -145,7 +153,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| parent(&file));
-            let planner = models(&planner, &dir)?;
+            let planner = models(&planner, &dir, &[])?;
             play(
                 &dir,
                 &file,
@@ -161,7 +169,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir_or_here(dir);
-            let planner = models(&planner, &dir)?;
+            let planner = models(&planner, &dir, &[])?;
             resume(&dir, player_script.as_deref(), gm_view, planner)
         }
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
@@ -600,7 +608,7 @@ pub fn serve_open(
     };
     let ai_speaks = args.speaker == crate::tables::SpeakerKind::Ai;
     // The models first: a table whose AI has no model is not opened at all.
-    let models = served_models_for(dir, ai_speaks, args, model_args)?;
+    let models = served_models_for(dir, ai_speaks, args, model_args, &[])?;
     let seed = crate::play::seed_or_now(args.seed);
     let mut store = store(dir)?;
     let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
@@ -663,7 +671,16 @@ fn served_models(
 ) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
     let events = store(dir)?.events(run)?;
     let ai_holds = troupe_scene::held_by_person(&events, troupe_engine::scene::SPEAKER);
-    served_models_for(dir, ai_holds == Some(false), args, model_args)
+    let served: Vec<troupe_llm::CallTag> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            troupe_scene::SceneEvent::ModelCalled { agent, purpose, .. } => {
+                Some(troupe_llm::CallTag::new(agent.clone(), purpose.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    served_models_for(dir, ai_holds == Some(false), args, model_args, &served)
 }
 
 /// A served scene's planner and polish, from `--scene-planner` and `--polish`, and the AI the
@@ -674,6 +691,7 @@ fn served_models_for(
     ai_speaks: bool,
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
+    served: &[troupe_llm::CallTag],
 ) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
     let on_call = ai_speaks || model_named(model_args);
     let planner_args = PlannerArgs {
@@ -687,7 +705,7 @@ fn served_models_for(
         ai_lines: args.ai_lines,
         model: model_args.clone(),
     };
-    models(&planner_args, dir)
+    models(&planner_args, dir, served)
 }
 
 /// Whether a model is named for this process: a provider, recorded replies, or a hosted

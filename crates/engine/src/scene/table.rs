@@ -173,11 +173,17 @@ impl<P: Seat> SceneTable<P> {
     /// The speaker's seat changes hands (at a served table): hand-overs arrive through
     /// `hand_overs`, and `ai` (when there is one) speaks while an AI holds the seat. Who holds
     /// it is the log's: a person, unless its last hand-over gave it to an AI.
+    /// A resumed table's AI has its lines left since it was last given the seat, as the log
+    /// counts them: a restart neither adds lines nor takes any away.
     pub fn hand_overs(&mut self, hand_overs: HandOvers, ai: Option<AiSpeaker>) {
         self.hand_overs = Some(hand_overs);
         self.ai_from_start = false;
         self.ai_lines = ai.as_ref().map_or(0, |a| a.lines_left);
-        self.ai = ai;
+        let said = ai_lines_since_handed(&self.scene.events);
+        self.ai = ai.map(|a| AiSpeaker {
+            lines_left: a.lines_left.saturating_sub(said),
+            ..a
+        });
     }
 
     /// Whether the speaker has the GM's commands.
@@ -575,6 +581,25 @@ async fn ask_model(
     reply.map_err(|e| Error::SceneModel {
         message: e.to_string(),
     })
+}
+
+/// The lines the AI speaker has said since the seat was last handed to an AI (each one a
+/// `scene_player` model call in the log).
+fn ai_lines_since_handed(events: &[Envelope]) -> u32 {
+    let handed = events.iter().rposition(
+        |e| matches!(&e.event, SceneEvent::SeatHanded { seat, person: false } if seat == SPEAKER),
+    );
+    let Some(handed) = handed else {
+        return 0;
+    };
+    let said = events
+        .iter()
+        .skip(handed)
+        .filter(|e| {
+            matches!(&e.event, SceneEvent::ModelCalled { purpose, .. } if purpose == "scene_player")
+        })
+        .count();
+    u32::try_from(said).unwrap_or(u32::MAX)
 }
 
 /// The latest narration, for the AI speaker.
