@@ -521,6 +521,10 @@ async fn a_seat_handed_to_an_ai_stays_handed_through_a_kill_and_its_person_claim
     until_said(dir.path(), "I head into the mill yard.").await;
 
     let s = s.restarted(|| serve(dir.path(), &args));
+    // The GM is asked only while no one speaks: the AI, its line said, waits for its person.
+    s.next_ask("gm").await;
+    let calls = events_of(dir.path(), "model_called");
+    assert_eq!(calls.len(), 1, "no line more after the restart: {calls:?}");
     let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
     assert_eq!(player["person_holds"], false, "still the AI's: {player}");
     let (status, text) = hand(&s, "player", true).await;
