@@ -649,3 +649,71 @@ async fn the_hosts_page_opens_a_scene_with_an_ai_speaker() {
         "I look around."
     );
 }
+
+/// Click the button of the holders' list that reads `label`, once the page shows it.
+async fn click_holder_button(page: &crate::support::browser::WebDriver, label: &str) {
+    let find = format!(
+        "return Array.from(document.querySelectorAll('#holders button')).some(b => b.textContent === '{label}')"
+    );
+    until(page, &find).await;
+    page.eval(&format!(
+        "Array.from(document.querySelectorAll('#holders button')).find(b => b.textContent === '{label}').click(); return true"
+    ))
+    .await;
+}
+
+/// In Chromium: the GM's page hands the speaker's seat to an AI, which says its line; the
+/// speaker's page then offers the seat back, and taking it brings back the form to speak.
+#[tokio::test]
+async fn the_seat_goes_to_an_ai_and_back_from_the_pages_in_a_browser() {
+    use crate::support::browser::WebDriver;
+    let mut pages = Vec::new();
+    for _ in 0..2 {
+        let Some(page) = WebDriver::start_or_skip("the scene hand-over's browser test").await
+        else {
+            return;
+        };
+        pages.push(page);
+    }
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--ai-lines",
+        "1",
+        "--replay",
+        "ai.replay.jsonl",
+    ];
+    let s = serve(dir.path(), &args);
+    let (gm, player) = (&pages[0], &pages[1]);
+    gm.open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"]))
+        .await;
+    player
+        .open(&format!("{}#key={}", s.url("player", ""), s.keys["player"]))
+        .await;
+    shows(player, &s.next_ask("player").await).await;
+    click_holder_button(gm, "Let an AI play").await;
+    until_said(dir.path(), "I head into the mill yard.").await;
+    until(
+        player,
+        "return document.getElementById('status').textContent.includes('An AI plays your seat now.')",
+    )
+    .await;
+    until(
+        player,
+        "return document.body.innerText.includes('(An AI speaks for the characters for now.)')",
+    )
+    .await;
+    click_holder_button(player, "Take my seat back").await;
+    let back = s.next_ask("player").await;
+    shows(player, &back).await;
+    assert_eq!(back["person_holds"], true, "{back}");
+    let handed: Vec<bool> = events_of(dir.path(), "seat_handed")
+        .iter()
+        .map(|e| e["person"].as_bool().unwrap())
+        .collect();
+    assert_eq!(handed, [false, true]);
+}
