@@ -717,3 +717,31 @@ async fn the_seat_goes_to_an_ai_and_back_from_the_pages_in_a_browser() {
         .collect();
     assert_eq!(handed, [false, true]);
 }
+
+/// `--hand-over-after`: a speaker who does not answer in time leaves the seat to an AI, which
+/// speaks; the hand-over is in the log like the GM's.
+#[tokio::test]
+async fn an_idle_speakers_seat_goes_to_an_ai() {
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--ai-lines",
+        "1",
+        "--replay",
+        "ai.replay.jsonl",
+        "--hand-over-after",
+        "1",
+    ];
+    let s = serve(dir.path(), &args);
+    s.next_ask("player").await;
+    until_said(dir.path(), "I head into the mill yard.").await;
+    let handed = events_of(dir.path(), "seat_handed");
+    assert_eq!(handed.len(), 1, "{handed:?}");
+    assert_eq!(handed[0]["person"], false);
+    let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
+    assert_eq!(player["person_holds"], false, "{player}");
+}
