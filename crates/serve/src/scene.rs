@@ -1,8 +1,10 @@
-//! A scene as a table: the engine's scene loop with its speaker in a browser, and the scene's
-//! events as every seat sees them (what the terminal shows its player). The speaker's seat has
-//! no GM commands and their sheet is their character's view only. A table opened with a GM
-//! seat gives its person the GM's commands and the GM's view (hidden entities, every card):
-//! that view, and the notes and truths the GM sets on cards, reach the GM's stream alone.
+//! A scene as a table: the engine's scene loop with its speaker in a browser (or an AI, when the
+//! seat is handed to one: the GM's page hands it over and back, its person claims it from their
+//! own, each hand-over a `seat_handed` event), and the scene's events as every seat sees them
+//! (what the terminal shows its player). The speaker's seat has no GM commands and their sheet
+//! is their character's view only. A table opened with a GM seat gives its person the GM's
+//! commands and the GM's view (hidden entities, every card): that view, and the notes and
+//! truths the GM sets on cards, reach the GM's stream alone.
 
 use std::sync::Arc;
 
