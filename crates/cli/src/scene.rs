@@ -89,11 +89,19 @@ enum PlayerKind {
 }
 
 /// The scene's models from the flags: the gateway when the planner, the polish or the AI
-/// speaker needs one, and the AI speaker (named from the campaign's first AI player).
-fn models(args: &PlannerArgs, dir: &Path) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
+/// speaker needs one, and the AI speaker (named from the campaign's first AI player). Recorded
+/// replies already `served` in the run's log are not served again.
+fn models(
+    args: &PlannerArgs,
+    dir: &Path,
+    served: &[troupe_llm::CallTag],
+) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
     let ai = args.player == PlayerKind::Ai;
     let gateway = if args.planner == PlannerKind::Model || args.polish || ai {
         let model = crate::models::choose(&args.model, None, dir)?;
+        if model.replays_served() {
+            model.skip_served(served);
+        }
         Some(troupe_llm::Gateway::new(
             model,
             troupe_llm::RetryPolicy::default(),
@@ -145,7 +153,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir.map(Path::to_path_buf).unwrap_or_else(|| parent(&file));
-            let planner = models(&planner, &dir)?;
+            let planner = models(&planner, &dir, &[])?;
             play(
                 &dir,
                 &file,
@@ -161,7 +169,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
             planner,
         } => {
             let dir = dir_or_here(dir);
-            let planner = models(&planner, &dir)?;
+            let planner = models(&planner, &dir, &[])?;
             resume(&dir, player_script.as_deref(), gm_view, planner)
         }
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
@@ -580,7 +588,8 @@ impl Printed {
 }
 
 /// `troupe serve --scene FILE`: the campaign's open scene table reopened, or a new run of
-/// `file` with a link for its speaker, one for its GM and one to watch.
+/// `file` with a link for its speaker, one for its GM and one to watch. The speaker's seat goes
+/// to an AI from the start with `--speaker ai` (recorded as the run's first hand-over).
 pub fn serve_open(
     dir: &Path,
     file: &Path,
@@ -589,18 +598,24 @@ pub fn serve_open(
 ) -> anyhow::Result<crate::tables::Opened> {
     std::fs::create_dir_all(dir)?;
     let lock = crate::sessions::CampaignLock::take(dir)?;
-    let models = served_models(dir, args, model_args)?;
-    if let Some(table) = open_table(dir)? {
+    if let Some(table) = open_table(dir, args)? {
+        let models = served_models(dir, table.session, args, model_args)?;
         return served(dir, table, Vec::new(), lock, models);
     }
     let def = match load(file)? {
         Ok(def) => def,
         Err(report) => bail!("{report}"),
     };
+    let ai_speaks = args.speaker == crate::tables::SpeakerKind::Ai;
+    // The models first: a table whose AI has no model is not opened at all.
+    let models = served_models_for(dir, ai_speaks, args, model_args, &[])?;
     let seed = crate::play::seed_or_now(args.seed);
     let mut store = store(dir)?;
     let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
-    let scene = Scene::start(def, seed);
+    let mut scene = Scene::start(def, seed);
+    if ai_speaks {
+        scene.hand_over(troupe_engine::scene::SPEAKER, false);
+    }
     store.append(run, &scene.events, 0)?;
     let actors: Vec<String> = scene
         .state
@@ -613,10 +628,7 @@ pub fn serve_open(
             troupe_engine::scene::SPEAKER.to_string(),
             format!("Player ({})", actors.join(", ")),
         ),
-        (
-            troupe_engine::scene::GM.to_string(),
-            "Game master (the GM's view and commands)".to_string(),
-        ),
+        (troupe_engine::scene::GM.to_string(), GM_LABEL.to_string()),
         ("watch".to_string(), "Watching".to_string()),
     ];
     let (table, links) = troupe_serve::new_table(TableGame::Scene, run, &labels, None)?;
@@ -625,8 +637,13 @@ pub fn serve_open(
         "Table open for scene {} (run {run}, seed {seed}). Goal: {}",
         scene.state.id, scene.state.goal
     );
+    if ai_speaks {
+        println!("An AI speaks for the characters; a person can claim the seat from its link.");
+    }
     served(dir, table, links, lock, models)
 }
+
+const GM_LABEL: &str = "Game master (the GM's view and commands)";
 
 /// The campaign's open scene table, reopened; None when it has none.
 pub fn serve_reopen(
@@ -635,39 +652,91 @@ pub fn serve_reopen(
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<Option<crate::tables::Opened>> {
     let lock = crate::sessions::CampaignLock::take(dir)?;
-    match open_table(dir)? {
+    match open_table(dir, args)? {
         Some(table) => {
-            let models = served_models(dir, args, model_args)?;
+            let models = served_models(dir, table.session, args, model_args)?;
             served(dir, table, Vec::new(), lock, models).map(Some)
         }
         None => Ok(None),
     }
 }
 
-/// A served scene's planner and polish, from `--scene-planner` and `--polish` (a model only
-/// when one of them asks for it). The speaker is the person at the speaker's link.
+/// A reopened scene's models: as for a new one, with an AI when the run's log says one holds
+/// the speaker's seat.
 fn served_models(
     dir: &Path,
+    run: u32,
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
-) -> anyhow::Result<SceneModels> {
+) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
+    let events = store(dir)?.events(run)?;
+    let ai_holds = troupe_scene::held_by_person(&events, troupe_engine::scene::SPEAKER);
+    let served: Vec<troupe_llm::CallTag> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            troupe_scene::SceneEvent::ModelCalled { agent, purpose, .. } => {
+                Some(troupe_llm::CallTag::new(agent.clone(), purpose.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    served_models_for(dir, ai_holds == Some(false), args, model_args, &served)
+}
+
+/// A served scene's planner and polish, from `--scene-planner` and `--polish`, and the AI the
+/// speaker's seat can be handed to: there is one when an AI speaks now (`ai_speaks`) or a model
+/// is named (the embedded model is not loaded for a seat a person holds).
+fn served_models_for(
+    dir: &Path,
+    ai_speaks: bool,
+    args: &crate::tables::ServeArgs,
+    model_args: &crate::models::ModelArgs,
+    served: &[troupe_llm::CallTag],
+) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
+    let on_call = ai_speaks || model_named(model_args);
     let planner_args = PlannerArgs {
         planner: args.scene_planner,
         polish: args.polish,
-        player: PlayerKind::Human,
-        ai_lines: 0,
+        player: if on_call {
+            PlayerKind::Ai
+        } else {
+            PlayerKind::Human
+        },
+        ai_lines: args.ai_lines,
         model: model_args.clone(),
     };
-    Ok(models(&planner_args, dir)?.0)
+    models(&planner_args, dir, served)
 }
 
-/// The table file, when it is a scene's whose run has not ended.
-fn open_table(dir: &Path) -> anyhow::Result<Option<troupe_serve::TableFile>> {
-    let Some(t) = troupe_serve::load_table(dir)? else {
+/// Whether a model is named for this process: a provider, recorded replies, or a hosted
+/// model's key in the environment.
+fn model_named(m: &crate::models::ModelArgs) -> bool {
+    m.provider.is_some()
+        || m.replay.is_some()
+        || ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+}
+
+/// The table file, when it is a scene's whose run has not ended. A table opened before scenes
+/// had a GM link gets one when `--new-link gm` asks for it (the key is set with the new link).
+fn open_table(
+    dir: &Path,
+    args: &crate::tables::ServeArgs,
+) -> anyhow::Result<Option<troupe_serve::TableFile>> {
+    let Some(mut t) = troupe_serve::load_table(dir)? else {
         return Ok(None);
     };
     if t.game != TableGame::Scene || store(dir)?.run(t.session)?.is_none_or(|r| r.ended) {
         return Ok(None);
+    }
+    let gm = troupe_engine::scene::GM;
+    if args.new_link.iter().any(|s| s == gm) && !t.seats.iter().any(|s| s.seat == gm) {
+        t.seats.push(troupe_serve::StoredSeat {
+            seat: gm.to_string(),
+            label: GM_LABEL.to_string(),
+            key_sha256: String::new(),
+        });
     }
     println!(
         "Reopening the table of scene run {} in {}: the links printed when it opened still work.",
@@ -682,7 +751,7 @@ fn served(
     table: troupe_serve::TableFile,
     links: Vec<troupe_serve::Link>,
     lock: crate::sessions::CampaignLock,
-    models: SceneModels,
+    (models, ai): (SceneModels, Option<AiSpeaker>),
 ) -> anyhow::Result<crate::tables::Opened> {
     let run = table.session;
     let gm = table
@@ -698,7 +767,7 @@ fn served(
         store: store(dir)?,
         run,
         models,
-        ai: None,
+        ai,
         gm,
         keep_world: Box::new(move |state, deltas| {
             world

@@ -133,6 +133,11 @@ fn opener(
         if !r.players.is_empty() {
             args.players = r.players.clone();
         }
+        args.speaker = if r.speaker == "ai" {
+            crate::tables::SpeakerKind::Ai
+        } else {
+            crate::tables::SpeakerKind::Person
+        };
         let file = dir.join(if r.file.is_empty() {
             "campaign.json"
         } else {

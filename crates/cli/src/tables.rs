@@ -58,6 +58,16 @@ pub struct ServeArgs {
     /// from the menu (its reply checked like any other call)
     #[arg(long, value_enum, default_value = "rules", requires = "scene")]
     pub scene_planner: PlannerKind,
+    /// With --scene: who speaks for the characters as the table opens, a person (at the
+    /// player's link) or an AI. The GM can hand the seat to an AI and back, and a person can
+    /// claim it from the player's link, when the table has a model (--provider, --replay, a
+    /// hosted model's key, or an AI speaker)
+    #[arg(long, value_enum, default_value = "person", requires = "scene")]
+    pub speaker: SpeakerKind,
+    /// With --scene: how many lines an AI says each time it is given the speaker's seat (then
+    /// it waits for a person to claim the seat)
+    #[arg(long, value_name = "N", default_value_t = 12, requires = "scene")]
+    pub ai_lines: u32,
     /// With --scene: a model rewrites each narration; a rewrite that adds or contradicts a fact
     /// is refused (and logged) and the template stands
     #[arg(long, requires = "scene")]
@@ -79,6 +89,13 @@ pub struct ServeArgs {
 pub enum PlannerKind {
     Rules,
     Model,
+}
+
+/// Who speaks for a served scene's characters as its table opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SpeakerKind {
+    Person,
+    Ai,
 }
 
 /// A table ready to serve: its game, the links printed once (none when reopened), and the

@@ -23,7 +23,7 @@ pub mod yaml;
 pub use effects::{Effect, EffectError, Registry};
 pub use exec::{Fact, Outcome};
 pub use file::{Problem, check};
-pub use log::{Envelope, Scene, SceneEvent, fold, live, replay};
+pub use log::{Envelope, Scene, SceneEvent, fold, held_by_person, live, replay};
 pub use model::{Entity, Kind, SceneDef, State};
 pub use tools::{Caller, Rejection, ToolCall, Topic};
 pub use world::{Truth, World, WorldDelta};

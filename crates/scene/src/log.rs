@@ -86,6 +86,13 @@ pub enum SceneEvent {
     SceneEnded {
         deltas: Vec<WorldDelta>,
     },
+    /// The seat changed hands (at a served table): `person` true, a person speaks for it from
+    /// here on; false, an AI does. Not part of the story: an undo never takes it back, and the
+    /// state does not fold it ([`held_by_person`] reads it from the whole log).
+    SeatHanded {
+        seat: String,
+        person: bool,
+    },
 }
 
 /// An event and its place in the log.
@@ -94,6 +101,15 @@ pub struct Envelope {
     pub seq: u64,
     #[serde(flatten)]
     pub event: SceneEvent,
+}
+
+/// Who holds `seat` by the log's last hand-over of it (true: a person), over every event, undone
+/// or not: taking back a turn does not take back who plays. None when it never changed hands.
+pub fn held_by_person(events: &[Envelope], seat: &str) -> Option<bool> {
+    events.iter().rev().find_map(|e| match &e.event {
+        SceneEvent::SeatHanded { seat: s, person } if s == seat => Some(*person),
+        _ => None,
+    })
 }
 
 /// The events that still stand: those not taken back by a later `Undone`.
@@ -142,7 +158,8 @@ fn apply(state: &mut State, registry: &Registry, env: &Envelope) -> Result<(), E
         | SceneEvent::Undone { .. }
         | SceneEvent::PlannerReplied { .. }
         | SceneEvent::ModelCalled { .. }
-        | SceneEvent::NarrationPolished { .. } => {}
+        | SceneEvent::NarrationPolished { .. }
+        | SceneEvent::SeatHanded { .. } => {}
         SceneEvent::Noted { card, text } => state.world.note(card, text),
         SceneEvent::TruthChanged {
             card, index, to, ..
@@ -358,6 +375,14 @@ impl Scene {
         }))
     }
 
+    /// The seat changes hands: a person (`person`) or an AI speaks for it from here on.
+    pub fn hand_over(&mut self, seat: &str, person: bool) -> &Envelope {
+        self.push(SceneEvent::SeatHanded {
+            seat: seat.to_string(),
+            person,
+        })
+    }
+
     /// End the scene, handing its deltas to the campaign's world knowledge.
     pub fn end(&mut self) -> Result<&Envelope, Error> {
         if self.state.ended {
@@ -423,6 +448,7 @@ fn rerun<'a>(scene: &'a mut Scene, event: &SceneEvent) -> Result<&'a Envelope, E
             card, index, to, ..
         } => scene.set_truth(card, *index, *to)?,
         SceneEvent::SceneEnded { .. } => scene.end()?,
+        SceneEvent::SeatHanded { seat, person } => scene.hand_over(seat, *person),
         SceneEvent::SceneStarted { .. } => return Err(Error::NotStarted),
     })
 }

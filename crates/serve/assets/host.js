@@ -17,6 +17,7 @@ $("open").addEventListener("submit", async (ev) => {
     gm: $("gm").value,
     persons: list($("persons").value),
     players: list($("players").value),
+    speaker: $("speaker").value,
   };
   const r = await fetch("/host/open", {
     method: "POST",

@@ -31,6 +31,10 @@ pub struct OpenRequest {
     /// Encounters: who sits at the table (`human:NAME`, `ai`, `ai:AGENT`).
     #[serde(default)]
     pub players: Vec<String>,
+    /// Scenes: who speaks for the characters as the table opens, `person` (the default) or
+    /// `ai`.
+    #[serde(default)]
+    pub speaker: String,
     #[serde(default)]
     pub seed: Option<u64>,
 }
@@ -98,6 +102,12 @@ pub fn check_names(r: &OpenRequest) -> Result<(), String> {
         return Err(format!(
             "\"{}\" is not a file inside the campaign directory",
             r.file
+        ));
+    }
+    if !matches!(r.speaker.as_str(), "" | "person" | "ai") {
+        return Err(format!(
+            "\"{}\" is not who speaks for a scene: person or ai",
+            r.speaker
         ));
     }
     if !matches!(r.game.as_str(), "lasers" | "encounter" | "scene") {

@@ -117,6 +117,8 @@ pub struct Hub {
     changed: Notify,
     /// Seats changing hands, taken by the game before its next step.
     pub hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
+    /// Woken by each hand-over (a scene's AI that has said all it may waits on it).
+    pub handed: Arc<Notify>,
     /// People joining from the invitation link.
     pub lobby: Lobby,
     /// The GM asked to take back their last decision (the table stops the game to do it).
@@ -149,6 +151,7 @@ impl Hub {
             inner: Mutex::new(inner),
             changed: Notify::new(),
             hand_overs: Arc::default(),
+            handed: Arc::default(),
             lobby: Lobby::default(),
             undo: Notify::new(),
             table_undo: std::sync::atomic::AtomicBool::new(false),
@@ -350,6 +353,7 @@ impl Hub {
         if !person && let Some(p) = inner.pending.remove(agent) {
             let _ = p.reply.send(Answer::Handed);
         }
+        self.handed.notify_one();
         self.bump(&mut inner);
         Ok(())
     }

@@ -1,18 +1,21 @@
-//! A scene as a table: the engine's scene loop with its speaker in a browser, and the scene's
-//! events as every seat sees them (what the terminal shows its player). The speaker's seat has
-//! no GM commands and their sheet is their character's view only. A table opened with a GM
-//! seat gives its person the GM's commands and the GM's view (hidden entities, every card):
-//! that view, and the notes and truths the GM sets on cards, reach the GM's stream alone.
+//! A scene as a table: the engine's scene loop with its speaker in a browser (or an AI, when the
+//! seat is handed to one: the GM's page hands it over and back, its person claims it from their
+//! own, each hand-over a `seat_handed` event), and the scene's events as every seat sees them
+//! (what the terminal shows its player). The speaker's seat has no GM commands and their sheet
+//! is their character's view only. A table opened with a GM seat gives its person the GM's
+//! commands and the GM's view (hidden entities, every card): that view, and the notes and
+//! truths the GM sets on cards, reach the GM's stream alone.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use troupe_engine::SceneStore;
 use troupe_engine::scene::{
-    AiSpeaker, GM, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished, shown,
+    AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished,
+    shown,
 };
 use troupe_scene::view::{character_view, gm_view};
-use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta};
+use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta, held_by_person};
 
 use crate::feed::{Audience, numbered};
 use crate::game::BrowserSeat;
@@ -26,6 +29,8 @@ pub struct SceneGame {
     pub store: SceneStore,
     pub run: u32,
     pub models: SceneModels,
+    /// The AI that speaks while the speaker's seat is handed to one (None: the table has no
+    /// model for it, and the seat stays with people). Who holds the seat is the log's.
     pub ai: Option<AiSpeaker>,
     /// Whether the table has a GM seat (tables opened before it had one do not).
     pub gm: bool,
@@ -48,18 +53,29 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
     let scene = Scene::resume(events).map_err(|e| e.to_string())?;
     // The streams as they were: the same lines with the same ids.
     let hidden = polished(&scene.events);
+    let on_call = ai.is_some();
     for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
-        hub.publish(update(env));
+        hub.publish(update(env, on_call));
     }
     hub.publish(sheet(&scene.state, gm));
+    if on_call {
+        let person = held_by_person(&scene.events, SPEAKER).unwrap_or(true);
+        hub.publish(holder(person));
+    }
     hub.mark_ready();
     let watch = Box::new(HubWatch {
         hub: hub.clone(),
         keep_world,
         gm,
+        on_call,
     });
     let mut table = SceneTable::new(store, run, scene, inputs, BrowserSeat(hub.clone()), watch);
-    table.models(models, ai);
+    table.models(models, None);
+    let hand_overs = HandOvers {
+        queue: hub.hand_overs.clone(),
+        wake: hub.handed.clone(),
+    };
+    table.hand_overs(hand_overs, ai);
     table.speaker_is_gm(false);
     if gm {
         table.gm_seat(Box::new(BrowserSeat(hub.clone())));
@@ -76,11 +92,17 @@ struct HubWatch {
     hub: Arc<Hub>,
     keep_world: KeepWorld,
     gm: bool,
+    /// Whether an AI can take the speaker's seat (the pages then offer the hand-over).
+    on_call: bool,
 }
 
 impl SceneWatch for HubWatch {
     fn on_event(&mut self, _state: &State, env: &Envelope) {
-        self.hub.publish(update(env));
+        self.hub.publish(update(env, self.on_call));
+    }
+
+    fn thinking(&mut self, seat: Option<&str>) {
+        self.hub.thinking(seat.map(str::to_string));
     }
 
     fn after_line(&mut self, state: &State) {
@@ -92,8 +114,17 @@ impl SceneWatch for HubWatch {
     }
 }
 
-/// An event's line: every seat reads what the terminal's player reads.
-fn update(env: &Envelope) -> Update {
+/// Who holds the speaker's seat, for the pages' hand-over buttons.
+fn holder(person: bool) -> Update {
+    Update {
+        holders: vec![(SPEAKER.to_string(), person)],
+        ..Update::default()
+    }
+}
+
+/// An event's line: every seat reads what the terminal's player reads; a hand-over also says
+/// who holds the seat now (when an AI can hold it).
+fn update(env: &Envelope, on_call: bool) -> Update {
     let ended = match &env.event {
         SceneEvent::SceneEnded { .. } => Some(shown(&env.event)),
         _ => None,
@@ -101,6 +132,7 @@ fn update(env: &Envelope) -> Update {
     let kind = match &env.event {
         SceneEvent::ToolApplied { .. } | SceneEvent::NarrationPolished { .. } => "gm",
         SceneEvent::Rejected { .. } => "problem",
+        SceneEvent::SeatHanded { .. } => "seat",
         _ => "session",
     };
     // What the GM writes on the cards is the GM's bookkeeping, not the world's.
@@ -112,9 +144,14 @@ fn update(env: &Envelope) -> Update {
         .map(|text| (audience, kind, text))
         .into_iter()
         .collect();
+    let holders = match &env.event {
+        SceneEvent::SeatHanded { person, .. } if on_call => holder(*person).holders,
+        _ => Vec::new(),
+    };
     Update {
         lines: numbered(env.seq, lines),
         ended,
+        holders,
         ..Update::default()
     }
 }

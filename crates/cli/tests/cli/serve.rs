@@ -64,7 +64,7 @@ pub fn serve_host(root: &Path, n: usize) -> (Served, BTreeMap<String, String>) {
 
 /// Spawn `troupe serve` and read its output until `done` says (given all output so far and the
 /// last line) that it has printed what the test needs.
-fn start(dir: &Path, args: &[&str], done: impl Fn(&str, &str) -> bool) -> Served {
+pub fn start(dir: &Path, args: &[&str], done: impl Fn(&str, &str) -> bool) -> Served {
     let bin = assert_cmd::cargo::cargo_bin("troupe");
     let mut child = std::process::Command::new(bin)
         .current_dir(dir)

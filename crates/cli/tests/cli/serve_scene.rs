@@ -364,3 +364,384 @@ async fn the_gms_half_written_note_survives_the_speakers_line_in_a_browser() {
     }
     until(&page, "return document.body.innerText.includes('Vesk')").await;
 }
+
+/// Recorded replies for the AI at the speaker's seat (purpose `scene_player`), in `dir`.
+fn ai_replies(dir: &Path) {
+    let lines = [
+        "I head into the mill yard.",
+        "I talk to Old Tam about the ledger.",
+    ];
+    let jsonl: String = lines
+        .iter()
+        .map(|l| json!({"agent": "*", "purpose": "scene_player", "content": l}).to_string() + "\n")
+        .collect();
+    std::fs::write(dir.join("ai.replay.jsonl"), jsonl).unwrap();
+}
+
+/// The log's events of this type, as JSON.
+fn events_of(dir: &Path, ty: &str) -> Vec<Value> {
+    stored(dir)
+        .iter()
+        .map(|e| serde_json::from_str::<Value>(e).unwrap())
+        .filter(|e| e["event_type"] == ty)
+        .collect()
+}
+
+/// Wait until the log holds a line the speaker said (a tool call's input) that reads `input`.
+async fn until_said(dir: &Path, input: &str) {
+    let started = std::time::Instant::now();
+    loop {
+        let said = ["tool_applied", "rejected"]
+            .iter()
+            .flat_map(|ty| events_of(dir, ty))
+            .any(|e| e["input"] == input);
+        if said {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "never said {input:?}: {:#?}",
+            stored(dir)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Hand the speaker's seat (`person`: to its person; else to an AI) from `seat`'s link.
+async fn hand(s: &Served, seat: &str, person: bool) -> (u16, String) {
+    let body = json!({"seat": "player", "person": person});
+    s.post(seat, "/hand", &s.keys[seat], body).await
+}
+
+/// Every line of a seat's stream, as text.
+async fn stream_text(s: &Served, seat: &str) -> Vec<String> {
+    let raw = s.raw_feed(seat).await;
+    serde_json::from_str::<Value>(&raw).unwrap()["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A scene opened with an AI at the speaker's seat (`--speaker ai`, recorded replies): it says
+/// its lines through the same planner, then waits; the GM gives the seat to a person, who plays
+/// on. Both hand-overs are in the log and on every page's stream, and the log replays byte for
+/// byte.
+#[tokio::test]
+async fn an_ai_speaks_at_a_served_scene_until_the_gm_gives_the_seat_to_a_person() {
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "2",
+        "--speaker",
+        "ai",
+        "--ai-lines",
+        "2",
+        "--replay",
+        "ai.replay.jsonl",
+    ];
+    let s = serve(dir.path(), &args);
+    until_said(dir.path(), "I talk to Old Tam about the ledger.").await;
+    let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
+    assert_eq!(player["person_holds"], false, "{player}");
+    assert!(player["ask"].is_null(), "an AI holds the seat: {player}");
+    let watch = stream_text(&s, "watch").await;
+    for line in [
+        "(An AI speaks for the characters for now.)",
+        "[move] Wren moves from the mill road to the mill yard.",
+    ] {
+        assert!(watch.iter().any(|l| l == line), "{line:?} in {watch:?}");
+    }
+
+    // A watcher hands over nothing; the GM gives the seat to its person.
+    assert_eq!(hand(&s, "watch", true).await.0, 403);
+    let (status, text) = hand(&s, "gm", true).await;
+    assert_eq!(status, 204, "{text}");
+    say(&s, "listen").await;
+    until_said(dir.path(), "listen").await;
+    let player = s.next_ask("player").await;
+    assert_eq!(player["person_holds"], true, "{player}");
+
+    let handed: Vec<bool> = events_of(dir.path(), "seat_handed")
+        .iter()
+        .map(|e| e["person"].as_bool().unwrap())
+        .collect();
+    assert_eq!(handed, [false, true]);
+    let said: Vec<Value> = events_of(dir.path(), "model_called");
+    assert_eq!(said.len(), 2, "two lines, as --ai-lines said: {said:?}");
+    for seat in ["gm", "player", "watch"] {
+        let lines = stream_text(&s, seat).await;
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "(A person speaks for the characters again.)"),
+            "{seat}: {lines:?}"
+        );
+    }
+    drop(s);
+    let replay = crate::support::run_with(dir.path(), &["scene", "replay"], "");
+    assert!(replay.contains("identical to the log"), "{replay}");
+    assert!(replay.contains("(An AI speaks for the characters for now.)"));
+}
+
+/// The GM hands a person's seat to an AI mid-scene; the server is killed (SIGKILL) once the AI
+/// has said its line and started again: the AI still holds the seat and says no line more than
+/// it was given; the person claims the seat back from their own link and plays on.
+#[tokio::test]
+async fn a_seat_handed_to_an_ai_stays_handed_through_a_kill_and_its_person_claims_it_back() {
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--ai-lines",
+        "1",
+        "--replay",
+        "ai.replay.jsonl",
+    ];
+    let s = serve(dir.path(), &args);
+    say(&s, "look around").await;
+    let player = s.next_ask("player").await;
+    assert_eq!(player["person_holds"], true, "{player}");
+    // A person may hand over only their own seat; the GM any.
+    let body = json!({"seat": "gm", "person": false});
+    assert_eq!(
+        s.post("player", "/hand", &s.keys["player"], body).await.0,
+        403
+    );
+    let (status, text) = hand(&s, "gm", false).await;
+    assert_eq!(status, 204, "{text}");
+    assert_eq!(hand(&s, "gm", false).await.0, 403, "an AI holds it already");
+    until_said(dir.path(), "I head into the mill yard.").await;
+
+    let s = s.restarted(|| serve(dir.path(), &args));
+    // The GM is asked only while no one speaks: the AI, its line said, waits for its person.
+    s.next_ask("gm").await;
+    let calls = events_of(dir.path(), "model_called");
+    assert_eq!(calls.len(), 1, "no line more after the restart: {calls:?}");
+    let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
+    assert_eq!(player["person_holds"], false, "still the AI's: {player}");
+    let (status, text) = hand(&s, "player", true).await;
+    assert_eq!(status, 204, "{text}");
+    say(&s, "listen").await;
+    until_said(dir.path(), "listen").await;
+
+    let handed: Vec<bool> = events_of(dir.path(), "seat_handed")
+        .iter()
+        .map(|e| e["person"].as_bool().unwrap())
+        .collect();
+    assert_eq!(handed, [false, true]);
+    let calls = events_of(dir.path(), "model_called");
+    assert_eq!(calls.len(), 1, "no line more after the restart: {calls:?}");
+    let lines = stream_text(&s, "watch").await;
+    let at = |text: &str| lines.iter().position(|l| l == text).unwrap();
+    assert!(
+        at("(An AI speaks for the characters for now.)")
+            < at("(A person speaks for the characters again.)"),
+        "{lines:?}"
+    );
+}
+
+/// A scene table opened before scenes had a GM link: `--new-link gm` as it reopens gives it one,
+/// and the GM's page runs the scene.
+#[tokio::test]
+async fn an_old_scene_table_gets_a_gm_link_when_asked() {
+    let dir = mill();
+    let s = serve(dir.path(), &["--scene", "mill.scene.yaml", "--seed", "7"]);
+    say(&s, "look around").await;
+    drop(s);
+    let path = dir.path().join("table.json");
+    let mut table: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    table["seats"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|seat| seat["seat"] != "gm");
+    std::fs::write(&path, table.to_string()).unwrap();
+
+    let args = ["--scene", "mill.scene.yaml", "--new-link", "gm"];
+    let s = crate::serve::start(dir.path(), &args, |_, line| line.contains("/gm#key="));
+    assert!(s.stdout.contains("Reopening"), "{}", s.stdout);
+    let gm = s.next_ask("gm").await;
+    assert_eq!(gm["ask"]["ask"]["decision"], "run", "{gm}");
+    assert!(
+        gm["sheet"]["info"].as_str().unwrap().contains("Vesk"),
+        "{gm}"
+    );
+}
+
+/// A GM opens a scene from the host's page with an AI speaking for the characters: the table's
+/// log starts with the hand-over to the AI and holds its lines; a speaker that is neither a
+/// person nor an AI is refused.
+#[tokio::test]
+async fn the_hosts_page_opens_a_scene_with_an_ai_speaker() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("mill");
+    std::fs::create_dir(&dir).unwrap();
+    copy_examples(&dir, &["mill.scene.yaml"]);
+    let jsonl: String = (0..12)
+        .map(|_| {
+            json!({"agent": "*", "purpose": "scene_player", "content": "I look around."})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("ai.replay.jsonl"), jsonl).unwrap();
+    let args = [
+        "--host",
+        root.path().to_str().unwrap(),
+        "--replay",
+        "mill/ai.replay.jsonl",
+    ];
+    let s = crate::serve::start(root.path(), &args, |_, line| line.starts_with("Serving "));
+    let host_key = s
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split_once("/host#key=")
+                .map(|(_, k)| k.split(' ').next().unwrap())
+        })
+        .expect("the host's link")
+        .to_string();
+    let open = |body: Value| {
+        let http = reqwest::Client::new();
+        let (url, key) = (format!("{}/host/open", s.base), host_key.clone());
+        async move {
+            let r = http
+                .post(url)
+                .bearer_auth(key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let scene = json!({"campaign": "mill", "game": "scene", "file": "mill.scene.yaml",
+                       "speaker": "robot", "seed": 2});
+    assert_eq!(open(scene.clone()).await.0, 422);
+    let mut scene = scene;
+    scene["speaker"] = json!("ai");
+    let (status, opened) = open(scene).await;
+    assert_eq!(status, 200, "{opened}");
+    let started = std::time::Instant::now();
+    while events_of(&dir, "model_called").len() < 12 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{:#?}",
+            stored(&dir)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let events: Vec<Value> = stored(&dir)
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    assert_eq!(events[1]["event_type"], "seat_handed", "{events:#?}");
+    assert_eq!(events[1]["person"], false);
+    assert_eq!(
+        events_of(&dir, "tool_applied")[0]["input"],
+        "I look around."
+    );
+}
+
+/// Click the button of the holders' list that reads `label`, once the page shows it.
+async fn click_holder_button(page: &crate::support::browser::WebDriver, label: &str) {
+    let find = format!(
+        "return Array.from(document.querySelectorAll('#holders button')).some(b => b.textContent === '{label}')"
+    );
+    until(page, &find).await;
+    page.eval(&format!(
+        "Array.from(document.querySelectorAll('#holders button')).find(b => b.textContent === '{label}').click(); return true"
+    ))
+    .await;
+}
+
+/// In Chromium: the GM's page hands the speaker's seat to an AI, which says its line; the
+/// speaker's page then offers the seat back, and taking it brings back the form to speak.
+#[tokio::test]
+async fn the_seat_goes_to_an_ai_and_back_from_the_pages_in_a_browser() {
+    use crate::support::browser::WebDriver;
+    let mut pages = Vec::new();
+    for _ in 0..2 {
+        let Some(page) = WebDriver::start_or_skip("the scene hand-over's browser test").await
+        else {
+            return;
+        };
+        pages.push(page);
+    }
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--ai-lines",
+        "1",
+        "--replay",
+        "ai.replay.jsonl",
+    ];
+    let s = serve(dir.path(), &args);
+    let (gm, player) = (&pages[0], &pages[1]);
+    gm.open(&format!("{}#key={}", s.url("gm", ""), s.keys["gm"]))
+        .await;
+    player
+        .open(&format!("{}#key={}", s.url("player", ""), s.keys["player"]))
+        .await;
+    shows(player, &s.next_ask("player").await).await;
+    click_holder_button(gm, "Let an AI play").await;
+    until_said(dir.path(), "I head into the mill yard.").await;
+    until(
+        player,
+        "return document.getElementById('status').textContent.includes('An AI plays your seat now.')",
+    )
+    .await;
+    until(
+        player,
+        "return document.body.innerText.includes('(An AI speaks for the characters for now.)')",
+    )
+    .await;
+    click_holder_button(player, "Take my seat back").await;
+    let back = s.next_ask("player").await;
+    shows(player, &back).await;
+    assert_eq!(back["person_holds"], true, "{back}");
+    let handed: Vec<bool> = events_of(dir.path(), "seat_handed")
+        .iter()
+        .map(|e| e["person"].as_bool().unwrap())
+        .collect();
+    assert_eq!(handed, [false, true]);
+}
+
+/// `--hand-over-after`: a speaker who does not answer in time leaves the seat to an AI, which
+/// speaks; the hand-over is in the log like the GM's.
+#[tokio::test]
+async fn an_idle_speakers_seat_goes_to_an_ai() {
+    let dir = mill();
+    ai_replies(dir.path());
+    let args = [
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--ai-lines",
+        "1",
+        "--replay",
+        "ai.replay.jsonl",
+        "--hand-over-after",
+        "1",
+    ];
+    let s = serve(dir.path(), &args);
+    s.next_ask("player").await;
+    until_said(dir.path(), "I head into the mill yard.").await;
+    let handed = events_of(dir.path(), "seat_handed");
+    assert_eq!(handed.len(), 1, "{handed:?}");
+    assert_eq!(handed[0]["person"], false);
+    let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
+    assert_eq!(player["person_holds"], false, "{player}");
+}

@@ -5,7 +5,9 @@
 
 mod table;
 
-pub use table::{AiSpeaker, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch};
+pub use table::{
+    AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch,
+};
 
 use serde_json::json;
 use troupe_scene::view::character_view;
@@ -147,6 +149,12 @@ pub fn shown(event: &SceneEvent) -> Option<String> {
         SceneEvent::NarrationPolished {
             refused: Some(why), ..
         } => Some(format!("(the model's rewrite was not used: {why})")),
+        SceneEvent::SeatHanded { person: true, .. } => {
+            Some("(A person speaks for the characters again.)".to_string())
+        }
+        SceneEvent::SeatHanded { person: false, .. } => {
+            Some("(An AI speaks for the characters for now.)".to_string())
+        }
         SceneEvent::SceneStarted { .. }
         | SceneEvent::PlannerReplied { .. }
         | SceneEvent::ModelCalled { .. } => None,

@@ -4,19 +4,21 @@
 //! and the count of lines read are committed in one transaction before anyone is shown them, so
 //! a killed run resumes exactly where it stopped.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tokio::sync::Notify;
 use troupe_agents::PromptSet;
 use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, ResponseSchema};
 use troupe_scene::planner::plan;
 use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::{
-    Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta,
+    Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta, held_by_person,
 };
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
-use super::{HELP, gm_ask, line_ask};
+use super::{HELP, SPEAKER, gm_ask, line_ask};
 use crate::{Error, SceneStore};
 
 /// Who turns the speaker's words into a tool call.
@@ -51,6 +53,8 @@ pub trait SceneWatch: Send {
     fn on_event(&mut self, state: &State, env: &Envelope);
     /// The AI speaker said this line at this prompt.
     fn spoke(&mut self, _prompt: &str, _line: &str) {}
+    /// A model works for this seat now (None: no longer).
+    fn thinking(&mut self, _seat: Option<&str>) {}
     /// A line's events are committed.
     fn after_line(&mut self, _state: &State) {}
     /// The scene ended with these changes to the world (the binary keeps world knowledge and
@@ -81,6 +85,13 @@ pub struct SceneTable<P> {
     inputs: u64,
     speaker: P,
     ai: Option<AiSpeaker>,
+    /// Whether the AI holds the seat until a hand-over says otherwise (at the terminal's
+    /// `--player ai`); at a served table the log says who holds it.
+    ai_from_start: bool,
+    /// The lines an AI may say each time it is given the seat.
+    ai_lines: u32,
+    /// Where hand-overs arrive, at a table whose seat changes hands.
+    hand_overs: Option<HandOvers>,
     models: SceneModels,
     /// Calls made and not yet in the scene's log: (agent, purpose, the gateway's attempts).
     calls: Vec<(String, String, Vec<Value>)>,
@@ -91,6 +102,23 @@ pub struct SceneTable<P> {
     /// commands act while the speaker is asked for a line.
     gm_seat: Option<Box<dyn Seat>>,
     pause_after: Option<usize>,
+}
+
+/// What the loop does next with the speaker's seat.
+enum Turn {
+    /// The speaker's answer, to act on.
+    Answer(Answer),
+    /// Ask again (a GM's command came first, the seat changed hands).
+    Again,
+    /// No more lines: the input ended, or the AI said all it may.
+    Stop,
+}
+
+/// Where a served table's hand-overs of the speaker's seat arrive: (seat, a person?) in the
+/// order they were asked, and a wake for a table whose AI waits to be relieved.
+pub struct HandOvers {
+    pub queue: Arc<Mutex<Vec<(String, bool)>>>,
+    pub wake: Arc<Notify>,
 }
 
 /// Whose answer the loop took.
@@ -117,6 +145,9 @@ impl<P: Seat> SceneTable<P> {
             inputs,
             speaker,
             ai: None,
+            ai_from_start: false,
+            ai_lines: 0,
+            hand_overs: None,
             models: SceneModels {
                 gateway: None,
                 prompts: PromptSet::embedded(),
@@ -131,9 +162,28 @@ impl<P: Seat> SceneTable<P> {
         }
     }
 
+    /// The scene's models, and the AI that holds the speaker's seat from the start, if any.
     pub fn models(&mut self, models: SceneModels, ai: Option<AiSpeaker>) {
         self.models = models;
+        self.ai_from_start = ai.is_some();
+        self.ai_lines = ai.as_ref().map_or(0, |a| a.lines_left);
         self.ai = ai;
+    }
+
+    /// The speaker's seat changes hands (at a served table): hand-overs arrive through
+    /// `hand_overs`, and `ai` (when there is one) speaks while an AI holds the seat. Who holds
+    /// it is the log's: a person, unless its last hand-over gave it to an AI.
+    /// A resumed table's AI has its lines left since it was last given the seat, as the log
+    /// counts them: a restart neither adds lines nor takes any away.
+    pub fn hand_overs(&mut self, hand_overs: HandOvers, ai: Option<AiSpeaker>) {
+        self.hand_overs = Some(hand_overs);
+        self.ai_from_start = false;
+        self.ai_lines = ai.as_ref().map_or(0, |a| a.lines_left);
+        let said = ai_lines_since_handed(&self.scene.events);
+        self.ai = ai.map(|a| AiSpeaker {
+            lines_left: a.lines_left.saturating_sub(said),
+            ..a
+        });
     }
 
     /// Whether the speaker has the GM's commands.
@@ -167,21 +217,14 @@ impl<P: Seat> SceneTable<P> {
             if self.scene.state.ended {
                 return Ok(SceneStop::Ended);
             }
+            self.record_hand_overs()?;
             // What the last command answered stays shown until the speaker answers: a GM's
             // command that comes first asks the speaker again.
             let ask = line_ask(&self.scene.state, answered.clone(), self.gm);
-            let answer = match self.ai_line(&ask.prompt).await? {
-                Some(line) => Answer::Decide {
-                    values: Map::from_iter([("line".to_string(), Value::String(line))]),
-                },
-                None if self.ai.is_some() => return Ok(SceneStop::OutOfInput),
-                None => match self.next_answer(&ask, gm_answered.clone()).await {
-                    Whose::Speaker(answer) => answer,
-                    Whose::Gm(gm_ask, answer) => {
-                        gm_answered = self.gm_answer(&gm_ask, answer)?;
-                        continue;
-                    }
-                },
+            let answer = match self.next_turn(&ask, &mut gm_answered).await? {
+                Turn::Answer(answer) => answer,
+                Turn::Again => continue,
+                Turn::Stop => return Ok(SceneStop::OutOfInput),
             };
             answered.clear();
             if let Err(e) = check(&ask, &answer) {
@@ -205,6 +248,78 @@ impl<P: Seat> SceneTable<P> {
                 Answer::Decide { values } => self.words(&values.text("line")).await?,
             }
             self.commit(before)?;
+        }
+    }
+
+    /// The speaker's next answer from whoever holds the seat: the AI's line, or the person's
+    /// answer (or the GM's command, acted on, which asks again). An AI that has said all it may
+    /// at a table whose seat changes hands waits for a person to claim it.
+    async fn next_turn(&mut self, ask: &Ask, gm_answered: &mut Vec<String>) -> Result<Turn, Error> {
+        if self.ai_holds() {
+            if let Some(line) = self.ai_line(&ask.prompt).await? {
+                let values = Map::from_iter([("line".to_string(), Value::String(line))]);
+                return Ok(Turn::Answer(Answer::Decide { values }));
+            }
+            if self.hand_overs.is_none() {
+                return Ok(Turn::Stop);
+            }
+            if let Some((gm_ask, answer)) = self.until_handed(gm_answered.clone()).await {
+                *gm_answered = self.gm_answer(&gm_ask, answer)?;
+            }
+            return Ok(Turn::Again);
+        }
+        Ok(match self.next_answer(ask, gm_answered.clone()).await {
+            // The seat went to an AI while the person was asked: recorded at the loop's top.
+            Whose::Speaker(Answer::Handed) => Turn::Again,
+            Whose::Speaker(answer) => Turn::Answer(answer),
+            Whose::Gm(gm_ask, answer) => {
+                *gm_answered = self.gm_answer(&gm_ask, answer)?;
+                Turn::Again
+            }
+        })
+    }
+
+    /// Whether the AI speaks for the seat now: the log's last hand-over says so, or (none
+    /// recorded) the AI was at the seat from the start.
+    fn ai_holds(&self) -> bool {
+        self.ai.is_some()
+            && held_by_person(&self.scene.events, SPEAKER).map_or(self.ai_from_start, |p| !p)
+    }
+
+    /// Record the hand-overs asked since the last step, each one that changes who holds the
+    /// seat (a hand-over to an AI only when the table has one to give it to). An AI given the
+    /// seat may say its full count of lines again.
+    fn record_hand_overs(&mut self) -> Result<(), Error> {
+        let asked: Vec<(String, bool)> = match self.hand_overs.as_ref().map(|h| h.queue.lock()) {
+            Some(Ok(mut queue)) => queue.drain(..).collect(),
+            _ => Vec::new(),
+        };
+        for (seat, person) in asked {
+            if seat != SPEAKER || self.ai.is_none() || self.ai_holds() != person {
+                continue;
+            }
+            if let Some(ai) = self.ai.as_mut().filter(|_| !person) {
+                ai.lines_left = self.ai_lines;
+            }
+            let before = self.scene.events.len();
+            self.scene.hand_over(SPEAKER, person);
+            self.commit(before)?;
+        }
+        Ok(())
+    }
+
+    /// Wait until someone asks for a hand-over, taking the GM's command meanwhile (returned
+    /// with its ask, for the loop to act on).
+    async fn until_handed(&mut self, gm_shown: Vec<String>) -> Option<(Ask, Answer)> {
+        let wake = self.hand_overs.as_ref()?.wake.clone();
+        let Some(gm) = self.gm_seat.as_mut() else {
+            wake.notified().await;
+            return None;
+        };
+        let gm_ask = gm_ask(&self.scene.state, gm_shown);
+        tokio::select! {
+            () = wake.notified() => None,
+            answer = gm.decide(&gm_ask) => Some((gm_ask, answer)),
         }
     }
 
@@ -270,7 +385,10 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(user)],
         );
         req.max_tokens = 80;
-        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        self.watch.thinking(Some(SPEAKER));
+        let reply = ask_model(gateway, &req, &mut self.calls).await;
+        self.watch.thinking(None);
+        let reply = reply?;
         let line = reply
             .content
             .lines()
@@ -463,6 +581,25 @@ async fn ask_model(
     reply.map_err(|e| Error::SceneModel {
         message: e.to_string(),
     })
+}
+
+/// The lines the AI speaker has said since the seat was last handed to an AI (each one a
+/// `scene_player` model call in the log).
+fn ai_lines_since_handed(events: &[Envelope]) -> u32 {
+    let handed = events.iter().rposition(
+        |e| matches!(&e.event, SceneEvent::SeatHanded { seat, person: false } if seat == SPEAKER),
+    );
+    let Some(handed) = handed else {
+        return 0;
+    };
+    let said = events
+        .iter()
+        .skip(handed)
+        .filter(|e| {
+            matches!(&e.event, SceneEvent::ModelCalled { purpose, .. } if purpose == "scene_player")
+        })
+        .count();
+    u32::try_from(said).unwrap_or(u32::MAX)
 }
 
 /// The latest narration, for the AI speaker.

@@ -4,7 +4,9 @@
 //! half-applied failures, each proven to change nothing here.
 
 use troupe_scene::planner::plan;
-use troupe_scene::{Caller, Effect, Scene, SceneEvent, State, ToolCall, check, fold, replay};
+use troupe_scene::{
+    Caller, Effect, Scene, SceneEvent, State, ToolCall, check, fold, held_by_person, replay,
+};
 
 fn example() -> String {
     std::fs::read_to_string(concat!(
@@ -156,6 +158,29 @@ fn undo_takes_back_the_last_turn_and_the_fold_agrees() {
     assert_eq!(resumed.state, before);
     // The redone attack rolls fresh dice: a new position in the roll stream.
     assert_ne!(s.next_seed(), troupe_rules::roll_seed(7, 2));
+}
+
+/// A hand-over is the table's, not the story's: it changes no state, an undo of the turn around
+/// it leaves it standing, and a replay records it again in its place.
+#[test]
+fn a_hand_over_outlives_an_undo_and_replays_in_place() {
+    let mut s = scene();
+    assert_eq!(held_by_person(&s.events, "player"), None);
+    say(&mut s, "go to the mill yard");
+    let before = s.state.clone();
+    s.hand_over("player", false);
+    assert_eq!(s.state, before, "a hand-over changes nothing in the scene");
+    say(&mut s, "attack the hound");
+    s.undo().unwrap();
+    s.undo().unwrap();
+    assert_eq!(held_by_person(&s.events, "player"), Some(false));
+    s.hand_over("player", true);
+    say(&mut s, "listen");
+    assert_eq!(held_by_person(&s.events, "player"), Some(true));
+    assert_eq!(held_by_person(&s.events, "gm"), None);
+    let replayed = replay(&s.events).unwrap();
+    assert_eq!(replayed.events, s.events);
+    assert_eq!(Scene::resume(s.events.clone()).unwrap().state, s.state);
 }
 
 #[test]
