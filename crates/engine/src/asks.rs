@@ -337,7 +337,7 @@ fn gm_command<T>(name: &str, values: &Map<String, Value>) -> Result<GmReply<T>, 
 }
 
 /// Read the seat's answer to a GM ask: the decision, a command, or why it does not fit.
-pub fn read_gm<T>(
+fn read_gm<T>(
     ask: &Ask,
     answer: Answer,
     decide: impl FnOnce(&Map<String, Value>) -> Result<T, String>,

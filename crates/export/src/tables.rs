@@ -130,7 +130,7 @@ pub fn empty() -> Vec<Table> {
         table("turns", TURN_COLUMNS),
         table("verdicts", VERDICT_COLUMNS),
         table("scorecards", SCORECARD_COLUMNS),
-        table("game_runs", crate::game_tables::GAME_RUN_COLUMNS),
+        table("game_runs", GAME_RUN_COLUMNS),
     ]
 }
 
@@ -144,7 +144,7 @@ pub fn of_sessions(events: &[Value]) -> Vec<Table> {
         turns(events, &keys),
         verdicts(events, &keys),
         scorecards(events, &keys),
-        table("game_runs", crate::game_tables::GAME_RUN_COLUMNS),
+        table("game_runs", GAME_RUN_COLUMNS),
     ]
 }
 
@@ -605,6 +605,121 @@ fn without(mut fields: Value, field: &str) -> Value {
     }
     fields
 }
+
+/// One row per encounter run or scene (`game_runs.parquet`).
+pub const GAME_RUN_COLUMNS: &[Column] = &[
+    col(
+        "id",
+        Kind::Text,
+        "the encounter spec's or the scene's id (`the-cold-forge`, `mill-night`)",
+    ),
+    col("started_at", Kind::Timestamp, "when the run began"),
+    col(
+        "ended",
+        Kind::Bool,
+        "the run was played to its end (false: stopped, to be resumed)",
+    ),
+    col(
+        "events",
+        Kind::Int,
+        "its standing events (rows in `events`)",
+    ),
+    col(
+        "undone",
+        Kind::Int,
+        "events an undo took back (not exported)",
+    ),
+    col(
+        "model_calls",
+        Kind::Int,
+        "model calls (each may take several attempts)",
+    ),
+    col(
+        "attempts",
+        Kind::Int,
+        "model attempts (rows in `model_calls`)",
+    ),
+    col("answered", Kind::Int, "attempts that got a reply"),
+    col("input_tokens", Kind::Int, "summed over the attempts"),
+    col("output_tokens", Kind::Int, "summed over the attempts"),
+    col("latency_ms", Kind::Int, "summed over the attempts"),
+    col(
+        "turns",
+        Kind::Int,
+        "a scene's turns (the highest `turn` of its tool calls, plus one); an encounter's rounds of player actions",
+    ),
+    col(
+        "tools_applied",
+        Kind::Int,
+        "scene: tool calls the engine applied; encounter: scene-engine tools the GM called that were applied",
+    ),
+    col(
+        "tools_rejected",
+        Kind::Int,
+        "scene: tool calls refused; encounter: scene-engine tools refused",
+    ),
+    // The encounter GM's scorecard, as `troupe stats` and `troupe encounter stats` give it
+    // (troupe-encounter's own computation); null for a scene, and for an encounter run whose
+    // log this build cannot read as its events (a newer troupe's).
+    col("resolved", Kind::Bool, "encounter: its goal was resolved"),
+    col(
+        "gm_turns",
+        Kind::Int,
+        "encounter: GM replies shown to the players",
+    ),
+    col(
+        "gm_calls",
+        Kind::Int,
+        "encounter: GM model calls the engine received",
+    ),
+    col(
+        "refused_by_schema",
+        Kind::Int,
+        "encounter: GM replies refused for their shape",
+    ),
+    col(
+        "refused_by_engine",
+        Kind::Int,
+        "encounter: GM replies that failed the engine's checks",
+    ),
+    col(
+        "leaks_caught",
+        Kind::Int,
+        "encounter: narrations that told a secret or decided for a character",
+    ),
+    col(
+        "rewrites",
+        Kind::Int,
+        "encounter: leaking narrations rewritten cleanly",
+    ),
+    col(
+        "withheld",
+        Kind::Int,
+        "encounter: rewrites shown with the leaking sentences withheld",
+    ),
+    col("checks", Kind::Int, "encounter: checks rolled"),
+    col("successes", Kind::Int, "encounter: checks that succeeded"),
+    col(
+        "actions_sent_back",
+        Kind::Int,
+        "encounter: AI players' actions sent back for saying what happens",
+    ),
+    col(
+        "tokens_in_per_gm_turn",
+        Kind::Float,
+        "encounter: the GM calls' input tokens ÷ GM turns",
+    ),
+    col(
+        "tokens_out_per_gm_turn",
+        Kind::Float,
+        "encounter: the GM calls' output tokens ÷ GM turns",
+    ),
+    col(
+        "median_gm_latency_ms",
+        Kind::Int,
+        "encounter: the median GM call's latency",
+    ),
+];
 
 #[cfg(test)]
 mod tests {
