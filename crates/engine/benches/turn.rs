@@ -151,7 +151,39 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|iters| rt.block_on(calls_only(iters)))
     });
     g.finish();
+
+    // The benches above play `iters` turns in one session, so their per-turn figure is an
+    // average over a story of whatever length criterion picks (recall searches a memory that
+    // grows every turn). These play sessions of a fixed length: one iteration is a whole
+    // session of SESSION_TURNS turns, in a fresh in-memory store.
+    let mut g = c.benchmark_group("turn_fixed");
+    g.bench_function("ten_turn_session", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    spent += session(SESSION_TURNS, dir.path(), false).await;
+                }
+                spent
+            })
+        })
+    });
+    g.bench_function("ten_turns_model_calls_only", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    spent += calls_only(SESSION_TURNS).await;
+                }
+                spent
+            })
+        })
+    });
+    g.finish();
 }
+
+/// The length of a `turn_fixed` session.
+const SESSION_TURNS: u64 = 10;
 
 criterion_group!(benches, bench);
 criterion_main!(benches);
