@@ -38,16 +38,6 @@ pub fn parse_faces(text: &str) -> Option<Vec<u8>> {
     faces.filter(|f| !f.is_empty())
 }
 
-/// The GM's decision as an ask, shown through the GM's view.
-pub fn gm_ask(ask: &GmAsk, v: &GmView) -> Ask {
-    let question = GmQuestion {
-        decision: ask,
-        view: v,
-        error: None,
-    };
-    question.ask()
-}
-
 type Form = (&'static str, String, Vec<String>, Vec<Field>);
 
 fn gm_form(ask: &GmAsk, v: &GmView) -> Form {
@@ -459,16 +449,16 @@ impl GmQuestion<'_> {
 /// The values of a GM's answer, read as the decision asked. Texts are taken as they are (a
 /// person's are trimmed where they arrive), so a recorded decision replays byte for byte.
 fn read_decision(gm: &GmAsk, x: &Map<String, Value>) -> Result<GmDecision, String> {
-    let exact = |name: &str| exact(x, name);
+    let text = |name: &str| exact(x, name);
     Ok(match gm {
-        GmAsk::Narration | GmAsk::Outcome => GmDecision::Text(exact("text")),
-        GmAsk::Insight { .. } => GmDecision::Text(exact("answer")),
+        GmAsk::Narration | GmAsk::Outcome => GmDecision::Text(text("text")),
+        GmAsk::Insight { .. } => GmDecision::Text(text("answer")),
         GmAsk::Answers { questions, .. } => GmDecision::Answers(if x.flag("finish") {
             Answers::Finish
         } else {
             Answers::Answered(
                 (0..questions.len())
-                    .map(|i| exact(&format!("answer_{i}")))
+                    .map(|i| text(&format!("answer_{i}")))
                     .collect(),
             )
         }),
@@ -484,7 +474,7 @@ fn read_decision(gm: &GmAsk, x: &Map<String, Value>) -> Result<GmDecision, Strin
         GmAsk::Adjudicate { action, .. } => GmDecision::Ruling(ruling(x, action)?),
         GmAsk::Override { .. } => GmDecision::Override(roll_override(x)?),
         GmAsk::Interject { .. } => {
-            GmDecision::Interjection(Some(exact("text")).filter(|t| !t.trim().is_empty()))
+            GmDecision::Interjection(Some(text("text")).filter(|t| !t.trim().is_empty()))
         }
         GmAsk::Failure { .. } => GmDecision::Failure(failure_choice(x)?),
     })
