@@ -7,6 +7,7 @@ mod detector;
 mod display;
 mod encounter;
 mod export;
+mod gm_spinner;
 mod graph;
 mod info;
 mod keyboard;

@@ -21,7 +21,7 @@ use troupe_rules::roll_seed;
 use crate::keyboard::Keyboard;
 use crate::people::TerminalPlayers;
 use crate::sessions::{self, CampaignLock};
-use crate::{display, models, terminal};
+use crate::{display, gm_spinner, models, terminal};
 
 /// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
 pub fn sleeper() -> Arc<dyn Sleeper> {
@@ -232,7 +232,7 @@ fn gm_seat(
     keyboard: &Keyboard,
 ) -> anyhow::Result<Box<dyn GmSeat>> {
     if campaign.gm.seat == GmSeatKind::Ai {
-        return Ok(Box::new(ai_gm(campaign, players, dir)?));
+        return Ok(gm_spinner::shown(ai_gm(campaign, players, dir)?));
     }
     Ok(match gm_script {
         Some(path) => {

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Benchmark (run on demand, figures in BENCHMARKS.md, "Prompt caching"): what prompt caching
 //! saves at a troupe table. Local mock servers implement each provider's caching rules, the real
-//! `troupe` binary plays a 1-player and a 4-player session of 50 scripted turns against them, and
+//! `troupe` binary plays a 1-player and a 4-player session of 50 scripted turns against them (with
+//! one-line narrations and with narrations of a hosted GM's length), and
 //! the log's `model_call` token counts give the billed input per turn at turns 1, 10 and 50.
 //!
 //! - OpenAI (automatic prefix caching): a prompt of 1,024 tokens or more is cached in 128-token
@@ -203,11 +204,38 @@ fn reply_schema(body: &Value) -> Value {
     serde_json::from_str(schema).unwrap()
 }
 
-fn script() -> String {
+/// The GM's words of each turn. `Length::Scripted` is a one-line narration (~35 tokens);
+/// `Length::Hosted` is what a hosted GM model writes (a narration of ~170 tokens and an outcome
+/// of ~70), since what crosses a provider's 1,024-token minimum is the story the calls share.
+#[derive(Clone, Copy, Debug)]
+enum Length {
+    Scripted,
+    Hosted,
+}
+
+fn script(length: Length) -> String {
     let mut s = String::from("turns:\n");
     for t in 1..=TURNS {
+        let (narration, outcome) = match length {
+            Length::Scripted => (
+                format!(
+                    "Turn {t}: the Raptor drifts past wreck number {t} of the relay field. Its hull is scored and a faint beacon pulses from the bridge."
+                ),
+                format!(
+                    "Wreck {t} falls behind; the crew logs what they saw and the beacon fades."
+                ),
+            ),
+            Length::Hosted => (
+                format!(
+                    "Turn {t}: the Raptor drifts past wreck number {t} of the relay field, close enough that the running lights wash over its scored hull. Frost has grown along the seams where the plating buckled, and a faint beacon pulses from the bridge in a rhythm that does not match any Consortium code you know. Somewhere aft, a cargo door hangs open on its last hinge, and loose crates tumble slowly out of it into the dark. The sensors pick up a thin trail of warm air leaking from a maintenance hatch near the engines, which means something in there still has power, or had it very recently. Your comms crackle with a burst of static that almost sounds like a voice, then nothing. The relay field stretches on ahead, hundreds more wrecks turning in the starlight."
+                ),
+                format!(
+                    "Wreck {t} falls behind. The crew logs the beacon's pattern, the open cargo door and the warm air from the hatch; the static does not come back. For now the Raptor is alone again, and the next wreck is already turning into view on the forward screen."
+                ),
+            ),
+        };
         s.push_str(&format!(
-            "  - narration: \"Turn {t}: the Raptor drifts past wreck number {t} of the relay field. Its hull is scored and a faint beacon pulses from the bridge.\"\n    outcome: \"Wreck {t} falls behind; the crew logs what they saw and the beacon fades.\"\n"
+            "  - narration: \"{narration}\"\n    outcome: \"{outcome}\"\n"
         ));
     }
     s
@@ -220,10 +248,10 @@ struct Figures {
     elapsed: Duration,
 }
 
-fn play(campaign: &str, provider: &str, server: &MockServer) -> Figures {
+fn play(campaign: &str, provider: &str, length: Length, server: &MockServer) -> Figures {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(examples().join(campaign), dir.path().join(campaign)).unwrap();
-    std::fs::write(dir.path().join("gm.yaml"), script()).unwrap();
+    std::fs::write(dir.path().join("gm.yaml"), script(length)).unwrap();
     let started = Instant::now();
     let mut cmd = troupe();
     cmd.current_dir(dir.path())
@@ -323,14 +351,17 @@ fn prompt_caching_per_turn_for_one_and_four_players() {
         .build()
         .unwrap();
     // gpt-4o-mini: cached input at half price, writes free; Claude: reads 0.1×, writes 1.25×.
-    for (provider, read, write) in [("openai", 0.5, 1.0), ("anthropic", 0.1, 1.25)] {
-        let one = play("campaign.json", provider, &server(provider, &rt));
-        let lone = report(&format!("{provider}, 1 player"), &one, read, write);
-        let four = play("party4.json", provider, &server(provider, &rt));
-        let party = report(&format!("{provider}, 4 players"), &four, read, write);
-        println!(
-            "  {provider}: a 4-player turn 50 costs {:.1}× a lone player's",
-            party[2] / lone[2].max(1.0)
-        );
+    for length in [Length::Scripted, Length::Hosted] {
+        for (provider, read, write) in [("openai", 0.5, 1.0), ("anthropic", 0.1, 1.25)] {
+            let label = format!("{provider} ({length:?} narration)");
+            let one = play("campaign.json", provider, length, &server(provider, &rt));
+            let lone = report(&format!("{label}, 1 player"), &one, read, write);
+            let four = play("party4.json", provider, length, &server(provider, &rt));
+            let party = report(&format!("{label}, 4 players"), &four, read, write);
+            println!(
+                "  {label}: a 4-player turn 50 costs {:.1}× a lone player's",
+                party[2] / lone[2].max(1.0)
+            );
+        }
     }
 }

@@ -144,3 +144,39 @@ fn a_streamed_session_logs_what_a_whole_body_session_does_and_replays_byte_for_b
         std::fs::read_to_string(dir.path().join("replays/session-1-replay-1.md")).unwrap();
     assert_eq!(original, replayed);
 }
+
+/// At a terminal (a real pseudo-terminal, from `script`), the AI GM's calls show a spinner that
+/// says what the GM is deciding and counts its reply's tokens as they stream.
+#[test]
+fn the_terminal_counts_the_ai_gms_tokens_while_it_writes() {
+    let server = OpenAiServer::start(Personality::Paced {
+        delay: Duration::from_millis(40),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(examples().join("aigm.json"), dir.path().join("aigm.json")).unwrap();
+    let troupe = assert_cmd::cargo::cargo_bin("troupe");
+    let command = format!(
+        "{} play aigm.json --turns 1 --seed 11 --provider openai-compatible --base-url {} --model smollm2",
+        troupe.display(),
+        server.base_url()
+    );
+    let out = std::process::Command::new("script")
+        .current_dir(dir.path())
+        .env_remove("OPENAI_BASE_URL")
+        .env("TROUPE_RETRY_SCALE", "0.001")
+        .env("TROUPE_DETECTOR", "pattern")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{screen}");
+    let prefix = "The GM is narrating… ";
+    let counted = screen.split(prefix).skip(1).any(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().is_ok_and(|n| n > 0)
+            && rest
+                .strip_prefix(digits.as_str())
+                .is_some_and(|r| r.starts_with(" token"))
+    });
+    assert!(counted, "no GM token count in:\n{screen}");
+}
