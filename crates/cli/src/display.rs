@@ -1,9 +1,5 @@
 //! The story as it happens, in the terminal; a spinner while an AI thinks.
 
-use std::io::IsTerminal;
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
 use troupe_agents::Purpose;
 use troupe_engine::visibility::describe_roll;
 use troupe_engine::{
@@ -11,18 +7,14 @@ use troupe_engine::{
 };
 
 use crate::info::{character_name, player_name};
+use crate::spinner::Spinner;
 
 pub struct Story {
     /// Echo the GM's own inputs (when they come from a script, nobody typed them).
     pub echo_gm: bool,
-    spinner: Option<ProgressBar>,
-    /// Whether standard error is a terminal: off one (a batch's run, a pipe) no spinner is
-    /// made, since indicatif would draw nothing yet still start a ticker thread per call.
-    draws: bool,
+    spinner: Spinner,
     /// Who is thinking right now (a round of calls runs at once).
     thinkers: Vec<String>,
-    /// What the spinner says they are doing ("Zara is reacting…").
-    doing: String,
     /// Tokens each thinker's reply has so far, as it streams.
     tokens: std::collections::BTreeMap<String, u32>,
 }
@@ -31,10 +23,8 @@ impl Story {
     pub fn new(echo_gm: bool) -> Self {
         Story {
             echo_gm,
-            spinner: None,
-            draws: std::io::stderr().is_terminal(),
+            spinner: Spinner::new(),
             thinkers: Vec::new(),
-            doing: String::new(),
             tokens: std::collections::BTreeMap::new(),
         }
     }
@@ -76,35 +66,16 @@ impl Story {
     }
 }
 
-/// The spinner's words with the tokens written so far: "Zara is reacting… 143 tokens". The
-/// drafts themselves stay hidden: they are unchecked, and the terminal is the whole table's.
-fn thinking_line(doing: &str, tokens: &std::collections::BTreeMap<String, u32>) -> String {
-    let total: u32 = tokens.values().sum();
-    format!("{doing} {total} tokens")
-}
-
 impl Observer for Story {
+    /// The spinner says who is thinking and what about ("Zara is reacting… 143 tokens"); the
+    /// count is of every thinker's tokens so far.
     fn thinking(&mut self, agent: &str, purpose: Purpose) {
         self.thinkers.push(agent.to_string());
         let message = match self.thinkers.as_slice() {
             [one] => format!("{one} is {}…", what(purpose)),
             many => format!("{} are {}…", many.join(", "), what(purpose)),
         };
-        self.doing = message.clone();
-        if let Some(bar) = &self.spinner {
-            bar.set_message(message);
-            return;
-        }
-        if !self.draws {
-            return;
-        }
-        let bar = ProgressBar::new_spinner();
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
-            bar.set_style(style);
-        }
-        bar.set_message(message);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        self.spinner = Some(bar);
+        self.spinner.start(message);
     }
 
     fn paused(&mut self, events: u64) {
@@ -116,17 +87,13 @@ impl Observer for Story {
 
     fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
         self.tokens.insert(agent.to_string(), progress.tokens);
-        if let Some(bar) = &self.spinner {
-            bar.set_message(thinking_line(&self.doing, &self.tokens));
-        }
+        self.spinner.tokens(self.tokens.values().sum());
     }
 
     fn idle(&mut self) {
         self.thinkers.clear();
         self.tokens.clear();
-        if let Some(bar) = self.spinner.take() {
-            bar.finish_and_clear();
-        }
+        self.spinner.stop();
     }
 
     fn on_event(&mut self, env: &Envelope, s: &Session) {
@@ -434,11 +401,7 @@ impl Observer for Story {
             _ => String::new(),
         };
         if !line.is_empty() {
-            if let Some(bar) = &self.spinner {
-                bar.suspend(|| println!("{line}"));
-            } else {
-                println!("{line}");
-            }
+            self.spinner.println(&line);
         }
     }
 }

@@ -1,39 +1,33 @@
 //! The AI GM at the terminal: while it works, a spinner says what it is deciding and counts its
-//! reply's tokens as they stream ("The GM is narrating… 143 tokens"), so a hosted model's 5–10 s
-//! are not a silent screen. The draft itself stays hidden: it is unchecked, and the terminal is
-//! the whole table's (the web table shows it on the GM's own page only).
+//! reply's tokens as they stream ("The GM is narrating… 143 tokens").
 
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
-use indicatif::{ProgressBar, ProgressStyle};
 use troupe_engine::{AiGm, GmAsk, GmQuestion, GmSeat, SeatNote};
 use troupe_seat::Answer;
 
-/// The spinner of the decision under way, shared with the model calls' progress callback.
-type Slot = Arc<Mutex<Option<ProgressBar>>>;
+use crate::spinner::Spinner;
 
-/// The AI GM, with a spinner when standard error is a terminal (off one, the plain seat: no
-/// ticker thread for a batch's run or a pipe).
+/// The AI GM, with a spinner when standard error is a terminal (off one, the plain seat).
 pub fn shown(gm: AiGm) -> Box<dyn GmSeat> {
-    if !std::io::stderr().is_terminal() {
+    let spinner = Spinner::new();
+    if !spinner.draws() {
         return Box::new(gm);
     }
-    let slot: Slot = Arc::default();
-    let counter = slot.clone();
+    let spinner = Arc::new(Mutex::new(spinner));
+    let counter = spinner.clone();
     let gm = gm.on_progress(Arc::new(move |_purpose, progress| {
-        if let Some(bar) = counter.lock().ok().as_ref().and_then(|s| s.as_ref()) {
-            bar.set_message(tokens(progress.tokens));
+        if let Ok(spinner) = counter.lock() {
+            spinner.tokens(progress.tokens);
         }
     }));
-    Box::new(SpinningGm { gm, slot })
+    Box::new(SpinningGm { gm, spinner })
 }
 
 struct SpinningGm {
     gm: AiGm,
-    slot: Slot,
+    spinner: Arc<Mutex<Spinner>>,
 }
 
 #[async_trait]
@@ -43,33 +37,15 @@ impl GmSeat for SpinningGm {
     }
 
     async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
-        let bar = ProgressBar::new_spinner();
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix} {msg} {elapsed}") {
-            bar.set_style(style);
+        let doing = format!("The GM is {}…", deciding(question.decision));
+        if let Ok(mut spinner) = self.spinner.lock() {
+            spinner.start(doing);
         }
-        bar.set_prefix(format!("The GM is {}…", deciding(question.decision)));
-        bar.enable_steady_tick(Duration::from_millis(120));
-        self.set(Some(bar));
         let answer = self.gm.decide(question).await;
-        if let Some(bar) = self.set(None) {
-            bar.finish_and_clear();
+        if let Ok(mut spinner) = self.spinner.lock() {
+            spinner.stop();
         }
         answer
-    }
-}
-
-impl SpinningGm {
-    /// Puts `bar` in the slot; the one it held.
-    fn set(&self, bar: Option<ProgressBar>) -> Option<ProgressBar> {
-        let mut slot = self.slot.lock().ok()?;
-        std::mem::replace(&mut *slot, bar)
-    }
-}
-
-fn tokens(n: u32) -> String {
-    match n {
-        1 => "1 token".into(),
-        n => format!("{n} tokens"),
     }
 }
 

@@ -23,6 +23,7 @@ mod serve;
 mod sessions;
 mod shard;
 mod simulate;
+mod spinner;
 mod tables;
 mod terminal;
 

@@ -16,6 +16,7 @@ use troupe_seat::{Answer, Ask, Seat};
 
 use super::files;
 use crate::keyboard::Keyboard;
+use crate::spinner::Spinner;
 
 pub use troupe_engine::encounter::now;
 
@@ -37,7 +38,8 @@ pub fn open(
     max_rounds: Option<u32>,
 ) -> anyhow::Result<EncounterTable<Terminal>> {
     let gateway = Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper());
-    let mut table = EncounterTable::open(store, run, gateway, Terminal::new(), Box::new(Printed))?;
+    let mut table =
+        EncounterTable::open(store, run, gateway, Terminal::new(), Box::new(printed()))?;
     table.stop_before_round(max_rounds);
     if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
         .ok()
@@ -46,6 +48,13 @@ pub fn open(
         table.pause_after(n);
     }
     Ok(table)
+}
+
+fn printed() -> Printed {
+    Printed {
+        spinner: Spinner::new(),
+        players: Vec::new(),
+    }
 }
 
 /// Play the run until it stops; a resolved run's summary and the NPCs' memories are written
@@ -72,14 +81,37 @@ pub fn finish(dir: &Path, state: &State, events: &[Envelope], run: u32) -> anyho
     files::remember(dir, state, run, at)
 }
 
-/// Prints what the players see of each event.
-struct Printed;
+/// Prints what the players see of each event; a spinner while a model works.
+struct Printed {
+    spinner: Spinner,
+    /// Each seat's player, by seat id, as the last event's state had them (for the spinner).
+    players: Vec<(String, String)>,
+}
 
 impl EncounterWatch for Printed {
     fn on_event(&mut self, state: &State, env: &Envelope) {
+        self.players = (state.seats.iter())
+            .map(|s| (s.id.clone(), s.player.clone()))
+            .collect();
         if let Some(line) = shown(state, &env.event, false) {
-            println!("{line}");
+            self.spinner.println(&line);
         }
+    }
+
+    fn thinking(&mut self, seat: Option<&str>) {
+        let Some(seat) = seat else {
+            return self.spinner.stop();
+        };
+        let who = match self.players.iter().find(|(id, _)| id == seat) {
+            Some((_, player)) => player.as_str(),
+            None if seat == "gm" => "The GM",
+            None => seat,
+        };
+        self.spinner.start(format!("{who} is thinking…"));
+    }
+
+    fn progress(&mut self, _seat: &str, progress: &troupe_llm::Progress) {
+        self.spinner.tokens(progress.tokens);
     }
 
     fn paused(&mut self, events: usize) {

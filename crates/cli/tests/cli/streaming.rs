@@ -145,38 +145,80 @@ fn a_streamed_session_logs_what_a_whole_body_session_does_and_replays_byte_for_b
     assert_eq!(original, replayed);
 }
 
-/// At a terminal (a real pseudo-terminal, from `script`), the AI GM's calls show a spinner that
-/// says what the GM is deciding and counts its reply's tokens as they stream.
-#[test]
-fn the_terminal_counts_the_ai_gms_tokens_while_it_writes() {
-    let server = OpenAiServer::start(Personality::Paced {
-        delay: Duration::from_millis(40),
-    });
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(examples().join("aigm.json"), dir.path().join("aigm.json")).unwrap();
+/// `args` run by `troupe` in `dir` at a real pseudo-terminal (`script`), against `server`:
+/// what the screen showed, and whether the command succeeded.
+fn at_a_terminal(dir: &Path, args: &str, server: &OpenAiServer) -> (String, bool) {
     let troupe = assert_cmd::cargo::cargo_bin("troupe");
     let command = format!(
-        "{} play aigm.json --turns 1 --seed 11 --provider openai-compatible --base-url {} --model smollm2",
+        "{} {args} --provider openai-compatible --base-url {} --model smollm2 </dev/null",
         troupe.display(),
         server.base_url()
     );
     let out = std::process::Command::new("script")
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("OPENAI_BASE_URL")
         .env("TROUPE_RETRY_SCALE", "0.001")
         .env("TROUPE_DETECTOR", "pattern")
         .args(["-qec", &command, "/dev/null"])
         .output()
         .unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{screen}");
-    let prefix = "The GM is narrating… ";
-    let counted = screen.split(prefix).skip(1).any(|rest| {
+    (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        out.status.success(),
+    )
+}
+
+/// Whether the screen shows `doing` followed by a count of more than zero tokens.
+fn counts_tokens(screen: &str, doing: &str) -> bool {
+    screen.split(doing).skip(1).any(|rest| {
+        let rest = rest.trim_start_matches(' ');
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         digits.parse::<u32>().is_ok_and(|n| n > 0)
             && rest
                 .strip_prefix(digits.as_str())
                 .is_some_and(|r| r.starts_with(" token"))
-    });
-    assert!(counted, "no GM token count in:\n{screen}");
+    })
+}
+
+fn paced() -> OpenAiServer {
+    OpenAiServer::start(Personality::Paced {
+        delay: Duration::from_millis(40),
+    })
+}
+
+/// At a terminal, the AI GM's calls show a spinner that says what the GM is deciding and
+/// counts its reply's tokens as they stream; so do the players' calls.
+#[test]
+fn the_terminal_counts_the_ai_gms_tokens_while_it_writes() {
+    let server = paced();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(examples().join("aigm.json"), dir.path().join("aigm.json")).unwrap();
+    let (screen, ok) = at_a_terminal(dir.path(), "play aigm.json --turns 1 --seed 11", &server);
+    assert!(ok, "{screen}");
+    assert!(
+        counts_tokens(&screen, "The GM is narrating…"),
+        "no GM token count in:\n{screen}"
+    );
+    assert!(
+        counts_tokens(&screen, "are considering questions for the GM…"),
+        "no player token count in:\n{screen}"
+    );
+}
+
+/// At a terminal, an encounter's GM call shows who is thinking and its reply's tokens so far.
+/// (The mock's replies are shaped by the schema alone, so the GM's checks may refuse them and
+/// the run stop: what is checked is the screen while the model wrote.)
+#[test]
+fn the_terminal_counts_an_encounter_gms_tokens_while_it_writes() {
+    let server = paced();
+    let dir = crate::encounter::campaign();
+    let (screen, _) = at_a_terminal(
+        dir.path(),
+        "encounter run encounters/smithy.yaml --players ai,ai --seed 12 --max-turns 1",
+        &server,
+    );
+    assert!(
+        counts_tokens(&screen, "The GM is thinking…"),
+        "no GM token count in:\n{screen}"
+    );
 }
