@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, bail};
 use troupe_bench::{Bench, ModelResult, SUITE_NAME, Scenario, Suite};
 
-use crate::simulate::{ModelSpec, Outcome, Run};
+use crate::model_spec::ModelSpec;
+use crate::simulate::{Outcome, Run};
 
 /// The options of `troupe bench`.
 #[derive(Clone, Debug, clap::Args)]
@@ -49,7 +50,7 @@ fn parse_bench_model(text: &str) -> Result<ModelSpec, String> {
             model: String::new(),
         });
     }
-    crate::simulate::parse_model(text)
+    crate::model_spec::parse_model(text)
 }
 
 /// The `troupe play` flags of one model for one session of a scenario (from 1).
@@ -81,7 +82,7 @@ fn labels(models: &[ModelSpec]) -> Vec<String> {
             _ if m.model.is_empty() => m.provider.clone(),
             _ => format!("{}-{}", m.provider, m.model),
         };
-        let base = crate::simulate::slug(&name);
+        let base = crate::model_spec::slug(&name);
         let mut label = base.clone();
         let mut n = 1;
         while out.contains(&label) {

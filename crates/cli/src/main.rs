@@ -12,6 +12,7 @@ mod graph;
 mod info;
 mod keyboard;
 mod memory;
+mod model_spec;
 mod models;
 mod people;
 mod play;

@@ -14,8 +14,8 @@ use anyhow::{Context, bail};
 use troupe_campaign::ModelSettings;
 use troupe_llm::{ANTHROPIC_DEFAULT_BASE_URL, OLLAMA_DEFAULT_BASE_URL, OPENAI_DEFAULT_BASE_URL};
 
+use crate::model_spec::ModelSpec;
 use crate::models::{self, ModelArgs};
-use crate::simulate::ModelSpec;
 
 /// How long a model server gets to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(args.provider.as_deref(), Some("openai-compatible"));
         assert_eq!(args.base_url.as_deref(), Some("http://h:1/v1"));
         assert_eq!(args.model.as_deref(), Some("m"));
-        let spec = crate::simulate::parse_model("replay:r.jsonl").unwrap();
+        let spec = crate::model_spec::parse_model("replay:r.jsonl").unwrap();
         assert_eq!(
             model_args(Some(&spec), &play).replay,
             Some(PathBuf::from("r.jsonl"))
