@@ -150,6 +150,8 @@ pub enum Error {
     SceneWorld { message: String },
     #[error(transparent)]
     Scene(#[from] troupe_scene::Error),
+    #[error("campaign memory: {0}")]
+    Memory(#[source] troupe_memory::Error),
 }
 
 impl Error {

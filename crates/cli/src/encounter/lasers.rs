@@ -10,9 +10,9 @@ use anyhow::{Context, bail};
 use troupe_campaign::{GmSeatKind, Scenario, SeatTaker};
 use troupe_encounter::Spec;
 use troupe_encounter::lasers::scenario;
-use troupe_encounter::names::{Drawn, draw};
+use troupe_encounter::names::Drawn;
+use troupe_engine::encounter::outcome;
 
-use super::files;
 use super::run::now;
 use super::start::TableArgs;
 use crate::models::ModelArgs;
@@ -55,8 +55,7 @@ pub fn prepare(
     seed: u64,
     players: &[String],
 ) -> anyhow::Result<(troupe_campaign::Campaign, u32)> {
-    let names = draw(spec, seed, &mut |r| files::name_from_memory(dir, r));
-    let memories = files::npc_memories(dir, spec, &names)?;
+    let (names, memories) = outcome::cast(&super::memory(dir)?, spec, seed)?;
     let (file, _) = crate::sessions::campaign_file(None, Some(dir)).with_context(|| {
         format!(
             "a Lasers & Feelings encounter is played by a campaign's characters: {} needs a campaign.json",
@@ -82,7 +81,7 @@ pub fn prepare(
     campaign.gm.seat = GmSeatKind::Ai;
     campaign.gm.scenario = Some(Scenario { text, notes });
     let at = now();
-    files::bump_tally(dir, &spec.id, &at)?;
+    outcome::bump_tally(dir, &spec.id, &at)?;
     // Kept until the session ends, so a `troupe resume` that finishes it writes the outcome.
     let number = crate::sessions::create_store(dir)?.next_session_number(dir)?;
     let pending = Pending {
@@ -164,7 +163,7 @@ fn record_outcome(
                 .join(", ")
         })
         .unwrap_or_default();
-    let outcome = files::Outcome {
+    let outcome = outcome::Outcome {
         goal: "session_ended".to_string(),
         label: reason.clone(),
         summary: format!("Session {} ended: {reason}", session.number),
@@ -172,7 +171,14 @@ fn record_outcome(
         round: session.turns,
     };
     let file = troupe_encounter::turn::summary_file(&spec.id, at);
-    files::write_summary_of(dir, &file, spec, &outcome, at)?;
-    files::remember_of(dir, spec, names, &outcome, session.number, at)?;
+    outcome::write_summary_of(dir, &file, spec, &outcome, at)?;
+    outcome::remember_of(
+        &mut super::memory(dir)?,
+        spec,
+        names,
+        &outcome,
+        session.number,
+        at,
+    )?;
     Ok(true)
 }

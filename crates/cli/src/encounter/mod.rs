@@ -3,7 +3,6 @@
 //! or a stop (`resume`), taken back a round (`undo`), re-derived from its log (`replay`), and
 //! counted (`list`).
 
-mod files;
 pub mod lasers;
 mod replay;
 mod run;
@@ -155,6 +154,11 @@ fn check(path: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The campaign memory an encounter reads its cast from and writes its outcome to.
+fn memory(dir: &Path) -> anyhow::Result<troupe_memory::MemoryStore> {
+    crate::graph::open_memory(dir, None)
+}
+
 pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
     EncounterStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
 }
@@ -282,7 +286,7 @@ pub fn render_scorecards(cards: &[serde_json::Value]) -> String {
 
 fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
     let specs_dir = specs.map_or_else(|| dir.join("encounters"), Path::to_path_buf);
-    let tally = files::read_tally(dir)?;
+    let tally = troupe_engine::encounter::outcome::read_tally(dir)?;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&specs_dir)
         .with_context(|| format!("could not list {}", specs_dir.display()))?
         .filter_map(Result::ok)

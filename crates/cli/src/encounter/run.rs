@@ -10,11 +10,10 @@ use serde_json::{Map, Value};
 use troupe_encounter::log::{EncounterEvent, Envelope, State};
 use troupe_engine::EncounterStore;
 use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
-use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
+use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, outcome, shown};
 use troupe_llm::Gateway;
 use troupe_seat::{Answer, Ask, Seat};
 
-use super::files;
 use crate::keyboard::Keyboard;
 use crate::spinner::Spinner;
 
@@ -77,8 +76,9 @@ pub fn finish(dir: &Path, state: &State, events: &[Envelope], run: u32) -> anyho
     else {
         return Ok(());
     };
-    files::write_summary(dir, file, state, at)?;
-    files::remember(dir, state, run, at)
+    outcome::write_summary(dir, file, state, at)?;
+    outcome::remember(&mut super::memory(dir)?, state, run, at)?;
+    Ok(())
 }
 
 /// Prints what the players see of each event; a spinner while a model works.

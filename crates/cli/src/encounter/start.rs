@@ -8,13 +8,11 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use troupe_campaign::Campaign;
 use troupe_encounter::log::{EncounterEvent, Envelope, Seat, SeatKind, live};
-use troupe_encounter::names::draw;
 use troupe_llm::{CallTag, ChatModel};
 
-use super::files;
 use super::run::{self as table, now};
 use crate::models::ModelArgs;
-use troupe_engine::encounter::Stop;
+use troupe_engine::encounter::{Stop, outcome};
 
 /// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
 pub const DEFAULT_WINDOW: usize = 128_000;
@@ -194,8 +192,7 @@ pub fn begin(
 ) -> anyhow::Result<(troupe_engine::EncounterStore, u32)> {
     let campaign = campaign(dir);
     let seats = seats(players, campaign.as_ref())?;
-    let names = draw(spec, seed, &mut |r| files::name_from_memory(dir, r));
-    let memories = files::npc_memories(dir, spec, &names)?;
+    let (names, memories) = outcome::cast(&super::memory(dir)?, spec, seed)?;
     let at = now();
     let mut store = super::open_store(dir)?;
     if let Some(last) = store.latest()?
@@ -229,7 +226,7 @@ pub fn begin(
         }],
         0,
     )?;
-    files::bump_tally(dir, &spec.id, &at)?;
+    outcome::bump_tally(dir, &spec.id, &at)?;
     Ok((store, run))
 }
 

@@ -1,9 +1,10 @@
 //! Seed 003's encounter on the spine: its table loop ([`EncounterTable`]), a person's
 //! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events
-//! ([`shown`]) and its replay ([`replay`]). The game itself (spec, log and fold, prompts,
+//! ([`shown`]), its replay ([`replay`]) and what a run leaves outside its log ([`outcome`]). The game itself (spec, log and fold, prompts,
 //! tools, secret checks) is `troupe_encounter`'s.
 
 pub mod asks;
+pub mod outcome;
 mod replay;
 mod table;
 

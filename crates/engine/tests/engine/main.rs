@@ -7,6 +7,7 @@ mod support;
 
 mod ai_gm;
 mod asks;
+mod encounter_outcome;
 mod leaks;
 mod store;
 mod transcript;

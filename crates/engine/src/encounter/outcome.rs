@@ -1,18 +1,20 @@
 //! What an encounter leaves outside its log: `summaries/{encounterId}-{timestamp}.txt`
 //! (append-only), `tally.json` (runs and last run per spec, rewritten atomically at each start),
-//! and the campaign memory (what the NPCs with a memory key remember next time).
+//! and the campaign memory (what the NPCs with a memory key remember next time, and the names
+//! a spec draws from it). The caller opens the memory (on `campaign.db` or a graph server).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use troupe_encounter::log::{NpcMemory, State};
-use troupe_encounter::names::npc_name;
+use troupe_encounter::names::{Drawn, draw, npc_name};
 use troupe_encounter::spec::Randomizable;
 use troupe_memory::{
     EntityKind, Episode, GameTime, MemoryStore, MemoryType, NewFact, Query, Reader, Scope, Source,
 };
+
+use crate::Error;
 
 /// How many memories of earlier encounters an NPC brings to a run.
 pub const NPC_MEMORIES: usize = 6;
@@ -26,29 +28,30 @@ pub struct TallyEntry {
 
 pub type Tally = BTreeMap<String, TallyEntry>;
 
-pub fn read_tally(dir: &Path) -> anyhow::Result<Tally> {
+pub fn read_tally(dir: &Path) -> Result<Tally, Error> {
     let path = dir.join("tally.json");
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a tally (runs per spec)", path.display())),
+        Ok(text) => serde_json::from_str(&text).map_err(|e| Error::Store {
+            path: path.display().to_string(),
+            message: format!("not a tally (runs per spec): {e}"),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Tally::new()),
-        Err(e) => Err(e).with_context(|| format!("could not read {}", path.display())),
+        Err(e) => Err(Error::io(&path, e)),
     }
 }
 
 /// Count a run of `spec` started `now`: written to a temporary file and renamed over the old one,
 /// so a crash leaves the old tally or the new, never half of one.
-pub fn bump_tally(dir: &Path, spec: &str, now: &str) -> anyhow::Result<()> {
+pub fn bump_tally(dir: &Path, spec: &str, now: &str) -> Result<(), Error> {
     let mut tally = read_tally(dir)?;
     let entry = tally.entry(spec.to_string()).or_default();
     entry.runs += 1;
     entry.last_run = now.to_string();
     let path = dir.join("tally.json");
     let tmp = dir.join("tally.json.tmp");
-    let text = serde_json::to_string_pretty(&tally)?;
-    std::fs::write(&tmp, text + "\n")
-        .with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("could not replace {}", path.display()))
+    let text = serde_json::to_string_pretty(&tally).map_err(|e| Error::Encode(e.to_string()))?;
+    std::fs::write(&tmp, text + "\n").map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
 }
 
 /// The outcome's goal label (or its id when it is not known).
@@ -96,7 +99,7 @@ impl Outcome {
 
 /// Write the summary file of a resolved run; a file already there (a resumed run that had
 /// written it) is left as it is: summaries are append-only.
-pub fn write_summary(dir: &Path, file: &str, state: &State, at: &str) -> anyhow::Result<()> {
+pub fn write_summary(dir: &Path, file: &str, state: &State, at: &str) -> Result<(), Error> {
     match Outcome::of(state) {
         Some(outcome) => write_summary_of(dir, file, &state.spec, &outcome, at),
         None => Ok(()),
@@ -109,14 +112,13 @@ pub fn write_summary_of(
     spec: &troupe_encounter::Spec,
     outcome: &Outcome,
     at: &str,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let path = dir.join(file);
     if path.exists() {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("could not create {}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     let text = format!(
         "Encounter: {}\nID: {}\nDate: {at}\nOutcome: {} ({})\nPlayers: {}\n\nSummary:\n{}\n",
@@ -126,23 +128,29 @@ pub fn write_summary_of(
         .create_new(true)
         .write(true)
         .open(&path)
-        .with_context(|| format!("could not create {}", path.display()))?;
-    std::io::Write::write_all(&mut f, text.as_bytes())
-        .with_context(|| format!("could not write {}", path.display()))
+        .map_err(|e| Error::io(&path, e))?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(|e| Error::io(&path, e))
 }
 
-fn open_memory(dir: &Path) -> anyhow::Result<MemoryStore> {
-    crate::graph::open_memory(dir, None)
+/// A run's cast: the names its spec draws (from the campaign memory where the spec asks it)
+/// and what its NPCs remember of earlier encounters.
+pub fn cast(
+    store: &MemoryStore,
+    spec: &troupe_encounter::Spec,
+    seed: u64,
+) -> Result<(Vec<Drawn>, Vec<NpcMemory>), Error> {
+    let names = draw(spec, seed, &mut |r| name_from_memory(store, r));
+    let memories = npc_memories(store, spec, &names)?;
+    Ok((names, memories))
 }
 
 /// What each NPC with a memory key remembers of earlier encounters: its own memories first,
 /// then what the party's memory says of it, newest first.
 pub fn npc_memories(
-    dir: &Path,
+    store: &MemoryStore,
     spec: &troupe_encounter::Spec,
-    drawn: &[troupe_encounter::names::Drawn],
-) -> anyhow::Result<Vec<NpcMemory>> {
-    let store = open_memory(dir)?;
+    drawn: &[Drawn],
+) -> Result<Vec<NpcMemory>, Error> {
     let mut out = Vec::new();
     for npc in &spec.npcs {
         let Some(key) = &npc.memory_key else {
@@ -151,7 +159,7 @@ pub fn npc_memories(
         let name = npc_name(npc, drawn).to_lowercase();
         let mut facts = store
             .facts(&Reader::Npc(key.clone()), false)
-            .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?;
+            .map_err(Error::Memory)?;
         facts.retain(|f| {
             f.scope == Scope::Npc(key.clone()) || f.text.to_lowercase().contains(&name)
         });
@@ -173,8 +181,7 @@ pub fn npc_memories(
 
 /// A randomizable name from the campaign memory: the first non-player character named by the
 /// best facts for its query, or None (the fallback is used) when memory has none.
-pub fn name_from_memory(dir: &Path, r: &Randomizable) -> Option<String> {
-    let store = open_memory(dir).ok()?;
+pub fn name_from_memory(store: &MemoryStore, r: &Randomizable) -> Option<String> {
     let now = GameTime {
         session: u32::MAX,
         turn: 0,
@@ -196,9 +203,9 @@ pub fn name_from_memory(dir: &Path, r: &Randomizable) -> Option<String> {
 }
 
 /// Remember a resolved run (see [`remember_of`]).
-pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result<()> {
+pub fn remember(store: &mut MemoryStore, state: &State, run: u32, at: &str) -> Result<(), Error> {
     match Outcome::of(state) {
-        Some(outcome) => remember_of(dir, &state.spec, &state.names, &outcome, run, at),
+        Some(outcome) => remember_of(store, &state.spec, &state.names, &outcome, run, at),
         None => Ok(()),
     }
 }
@@ -207,18 +214,17 @@ pub fn remember(dir: &Path, state: &State, run: u32, at: &str) -> anyhow::Result
 /// memory key (what it saw the party do). The episode id makes a second write (a resume after a
 /// crash) a no-op.
 pub fn remember_of(
-    dir: &Path,
+    store: &mut MemoryStore,
     spec: &troupe_encounter::Spec,
-    names: &[troupe_encounter::names::Drawn],
+    names: &[Drawn],
     outcome: &Outcome,
     run: u32,
     at: &str,
-) -> anyhow::Result<()> {
-    let mut store = open_memory(dir)?;
+) -> Result<(), Error> {
     let episode_id = format!("encounter-{}-{}", spec.id, at.replace(':', "-"));
     let known = store
         .episodes()
-        .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?
+        .map_err(Error::Memory)?
         .iter()
         .any(|e| e.id == episode_id);
     if known {
@@ -271,8 +277,6 @@ pub fn remember_of(
             format!("{name} remembers: {text}"),
         ));
     }
-    store
-        .store(&[episode], &facts)
-        .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?;
+    store.store(&[episode], &facts).map_err(Error::Memory)?;
     Ok(())
 }
