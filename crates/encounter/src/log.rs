@@ -563,6 +563,18 @@ pub fn undo_point(events: &[Envelope], seats: usize) -> Option<u64> {
     acts.get(round_start).copied()
 }
 
+/// The `undone` event that takes back the run's last round ([`undo_point`]), numbered after
+/// the log's last event: what `troupe encounter undo` and a table's GM page record, alike.
+/// None when there is no round of player actions to take back.
+pub fn undo_event(events: &[Envelope]) -> Option<Envelope> {
+    let seats = fold(events).map_or(0, |s| s.seats.len());
+    let from = undo_point(events, seats)?;
+    Some(Envelope {
+        seq: events.last().map_or(0, |e| e.seq + 1),
+        event: EncounterEvent::Undone { from },
+    })
+}
+
 /// Accepted GM reply: the events it makes, in order (tools after the narration).
 pub fn reply_events(reply: &GmReply) -> Vec<EncounterEvent> {
     vec![EncounterEvent::Narrated {

@@ -92,6 +92,10 @@ pub enum SceneEvent {
     SeatHanded {
         seat: String,
         person: bool,
+        /// Why the table handed it over on its own (the AI's model failed), when it did: a
+        /// hand-over someone asked for has none, and its event reads as it always has.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
 }
 
@@ -107,7 +111,9 @@ pub struct Envelope {
 /// or not: taking back a turn does not take back who plays. None when it never changed hands.
 pub fn held_by_person(events: &[Envelope], seat: &str) -> Option<bool> {
     events.iter().rev().find_map(|e| match &e.event {
-        SceneEvent::SeatHanded { seat: s, person } if s == seat => Some(*person),
+        SceneEvent::SeatHanded {
+            seat: s, person, ..
+        } if s == seat => Some(*person),
         _ => None,
     })
 }
@@ -377,9 +383,20 @@ impl Scene {
 
     /// The seat changes hands: a person (`person`) or an AI speaks for it from here on.
     pub fn hand_over(&mut self, seat: &str, person: bool) -> &Envelope {
+        self.hand_over_because(seat, person, None)
+    }
+
+    /// The seat changes hands for a reason the table gives (None: someone asked for it).
+    pub fn hand_over_because(
+        &mut self,
+        seat: &str,
+        person: bool,
+        reason: Option<String>,
+    ) -> &Envelope {
         self.push(SceneEvent::SeatHanded {
             seat: seat.to_string(),
             person,
+            reason,
         })
     }
 
@@ -448,7 +465,11 @@ fn rerun<'a>(scene: &'a mut Scene, event: &SceneEvent) -> Result<&'a Envelope, E
             card, index, to, ..
         } => scene.set_truth(card, *index, *to)?,
         SceneEvent::SceneEnded { .. } => scene.end()?,
-        SceneEvent::SeatHanded { seat, person } => scene.hand_over(seat, *person),
+        SceneEvent::SeatHanded {
+            seat,
+            person,
+            reason,
+        } => scene.hand_over_because(seat, *person, reason.clone()),
         SceneEvent::SceneStarted { .. } => return Err(Error::NotStarted),
     })
 }

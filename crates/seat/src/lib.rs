@@ -12,6 +12,10 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+/// The decision of a standing ask: a seat's table commands, offered while the game plays on
+/// (the GM's at a scene or an encounter). The game does not wait on it.
+pub const STANDING: &str = "run";
+
 /// One decision asked of one seat.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ask {

@@ -169,7 +169,8 @@ function showAsk(pending) {
   box.appendChild(el("p", ask.prompt, "prompt"));
   for (const s of ask.shown || []) box.appendChild(el("p", s, "shown"));
   if (ask.error) box.appendChild(el("p", ask.error, "error"));
-  box.appendChild(formFor(ask.fields, "Send", (v) =>
+  // A standing ask (the GM's commands while the game plays on) has nothing to send but them.
+  if (!pending.standing) box.appendChild(formFor(ask.fields, "Send", (v) =>
     call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } }), "decide"));
   for (const c of ask.commands || []) {
     const d = el("details");
@@ -255,11 +256,13 @@ function showState(state) {
   let status;
   if (state.stopped) status = "The table stopped: " + state.stopped;
   else if (state.ended) status = "The session has ended: " + state.ended;
-  else if (state.ask) status = "The table waits for you.";
+  else if (state.ask && !state.ask.standing) status = "The table waits for you.";
   else if ((state.waiting_on || []).length) status = "Waiting for " + state.waiting_on.join(", ") + ".";
   else if (state.thinking) status = state.thinking + " is thinking…";
   else status = "The table is thinking…";
-  if (!state.ask && state.thinking_tokens != null) status += " " + state.thinking_tokens + " tokens";
+  if (!(state.ask && !state.ask.standing) && state.thinking_tokens != null) {
+    status += " " + state.thinking_tokens + " tokens";
+  }
   if (state.role === "player" && state.person_holds === false) status += " An AI plays your seat now.";
   $("status").textContent = status;
   showDraft(state.draft);

@@ -1,13 +1,16 @@
 //! An encounter run as a table: the engine's encounter loop with the people's seats in their
 //! browsers, and the run's events rendered per seat. The rule is the feed's: a whitelist. The
 //! GM's calls, its rejected replies, caught leaks and the encounter's secrets reach no one; a
-//! whisper and an action sent back reach only their seat.
+//! whisper and an action sent back reach only their seat. A table opened with a GM seat gives
+//! its person (whoever runs the table beside the AI GM) the table's commands: taking back the
+//! last round, and handing seats over; their page reads what a player's does, no more.
 
 use std::sync::Arc;
 
 use serde_json::json;
-use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold_with};
+use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold};
 use troupe_engine::EncounterStore;
+use troupe_engine::encounter::asks::gm_ask;
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_llm::Gateway;
 
@@ -28,6 +31,8 @@ pub struct EncounterGame {
     /// Stop (saved) before this round of player actions.
     pub rounds: Option<u32>,
     pub finish: Finish,
+    /// Whether the table has a GM seat (tables opened before it had one do not).
+    pub gm: bool,
 }
 
 /// Play the run until it resolves or stops: why it stopped, or the error that stopped it.
@@ -38,6 +43,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
         gateway,
         rounds,
         finish,
+        gm,
     } = game;
     // The streams as they were: the same lines with the same ids, so a page that reconnects
     // after a restart gets only what it has not seen.
@@ -51,7 +57,10 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     table.hand_overs(hub.hand_overs.clone());
     table.joins(hub.lobby.queue.clone());
     table.stop_before_round(rounds);
-    let stop = table.play().await.map_err(|e| e.to_string())?;
+    if gm {
+        hub.undo_by_table();
+    }
+    let stop = play_until_stopped(&mut table, &hub, gm).await?;
     Ok(match stop {
         Stop::Resolved => {
             finish(table.state(), table.events())?;
@@ -62,9 +71,56 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     })
 }
 
-/// Publish a run's events so far, folding them as the loop does.
+type Table = EncounterTable<BrowserSeat>;
+
+/// Play until the run resolves or stops. When the GM asks to take back the last round, the game
+/// is stopped where it waits (as a kill would stop it: every committed step stays), the round
+/// is taken back as `troupe encounter undo` does, and the game goes on from it.
+async fn play_until_stopped(table: &mut Table, hub: &Hub, gm: bool) -> Result<Stop, String> {
+    let mut answered = Vec::new();
+    loop {
+        let undo = hub.undo.notified();
+        let stopped = tokio::select! {
+            r = table.play() => Some(r),
+            () = undo => None,
+            () = gm_commands(hub, gm, answered.clone()) => None,
+        };
+        if let Some(r) = stopped {
+            return r.map_err(|e| e.to_string());
+        }
+        hub.withdraw_asks();
+        hub.thinking(None);
+        answered = match table.take_back_round().map_err(|e| e.to_string())? {
+            Some(_) => Vec::new(),
+            None => vec!["(There is no round of player actions to take back yet.)".into()],
+        };
+    }
+}
+
+/// The GM's table commands, asked while the game plays; never done: an undo reaches the table
+/// through the hub (which stops the game for it), and any other answer is asked again.
+async fn gm_commands(hub: &Hub, gm: bool, shown: Vec<String>) {
+    while gm && hub.ask_and_wait(gm_ask(shown.clone())).await.is_some() {}
+    std::future::pending::<()>().await;
+}
+
+/// Publish a run's events so far as the table showed them: each with the state after it, a
+/// taken-back round's lines too (they were shown before the undo that follows them).
 fn replay_into(hub: &Hub, events: &[Envelope]) {
-    fold_with(events, |state, env| hub.publish(update(state, env)));
+    let Some(mut state) = fold(events.get(..1).unwrap_or_default()) else {
+        return;
+    };
+    for (i, env) in events.iter().enumerate().skip(1) {
+        match &env.event {
+            // The table refolds after an undo, as the loop does.
+            EncounterEvent::Undone { .. } => match fold(events.get(..=i).unwrap_or_default()) {
+                Some(s) => state = s,
+                None => return,
+            },
+            _ => state.apply(env),
+        }
+        hub.publish(update(&state, env));
+    }
 }
 
 /// Pushes each committed event, and whose model is working, to the hub.
@@ -119,20 +175,26 @@ fn rendered(state: &State, event: &EncounterEvent) -> Vec<Rendered> {
         EncounterEvent::SeatHanded { .. }
         | EncounterEvent::SeatJoined { .. }
         | EncounterEvent::HeldDelivered { .. } => "seat",
+        EncounterEvent::Undone { .. } => "problem",
         EncounterEvent::Whispered { .. } | EncounterEvent::ActionSentBack { .. } => "whisper",
         _ => "session",
     };
     match event {
-        // Only the seat that wrote it (the GM is the model, not a page).
+        // Only the seat that wrote it: the GM is the model, not the GM seat's person.
         EncounterEvent::Whispered { seat, text } => vec![(
-            Audience::Seat(seat.clone()),
+            Audience::Own(seat.clone()),
             kind,
             format!("You whispered to the GM: {text}"),
         )],
         EncounterEvent::ActionSentBack { seat, feedback, .. } => vec![(
-            Audience::Seat(seat.clone()),
+            Audience::Own(seat.clone()),
             kind,
             format!("Your action was sent back: {feedback}"),
+        )],
+        EncounterEvent::Undone { .. } => vec![(
+            Audience::Table,
+            kind,
+            "(The GM took back the last round: it is played again from its first action.)".into(),
         )],
         // The rest is what a person at the terminal sees, and each person's action too.
         other => shown(state, other, true)

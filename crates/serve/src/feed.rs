@@ -19,6 +19,9 @@ pub enum Audience {
     Gm,
     /// One player's seat, and the GM.
     Seat(String),
+    /// One seat alone, not the GM's (at an encounter the GM is the model: the person at the
+    /// GM's seat is not who a whisper is for).
+    Own(String),
 }
 
 /// The seat that reads the whole table, and the one that only watches it.
@@ -34,6 +37,7 @@ impl Audience {
             Audience::Players => seat != WATCH && seat != JOIN,
             Audience::Gm => seat == GM,
             Audience::Seat(agent) => seat == GM || seat == agent,
+            Audience::Own(agent) => seat == agent,
         }
     }
 }

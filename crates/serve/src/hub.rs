@@ -3,7 +3,7 @@
 //! it (as an observer and through its browser seats); the server reads one seat's part of it
 //! at a time and hands answers back.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,9 @@ struct Inner {
     unclaimed: BTreeMap<String, Answer>,
     /// Agent id → whether a person holds it.
     person_holds: BTreeMap<String, bool>,
+    /// Seats whose AI could not go on (its model failed): an idle person's seat is not handed
+    /// to it again until someone hands it over on purpose.
+    ai_failed: BTreeSet<String>,
     /// What each seat's page shows beside the story: its sheet, the ship, the GM's prep.
     sheets: BTreeMap<String, Value>,
     thinking: Option<String>,
@@ -350,6 +353,10 @@ impl Hub {
         // Counted as done now: the game records hand-overs in the order they were asked, so a
         // take-back asked before the game recorded the hand-over still follows it.
         inner.person_holds.insert(agent.to_string(), person);
+        // Handed to an AI on purpose: whoever did it expects the AI to try again.
+        if !person {
+            inner.ai_failed.remove(agent);
+        }
         if !person && let Some(p) = inner.pending.remove(agent) {
             let _ = p.reply.send(Answer::Handed);
         }
@@ -451,8 +458,21 @@ impl Hub {
             .pending
             .iter()
             .filter(|(seat, p)| *seat != GM && p.since.elapsed() >= limit)
+            .filter(|(seat, _)| !inner.ai_failed.contains(*seat))
             .map(|(seat, _)| seat.clone())
             .collect()
+    }
+
+    /// The AI at this seat could not go on (its model failed) and gave the seat back (`failed`),
+    /// or was handed the seat again on purpose: while it has failed, an idle person's seat is
+    /// not handed to it (it would fail again, over and over).
+    pub fn ai_failed(&self, seat: &str, failed: bool) {
+        let mut inner = self.lock();
+        if failed {
+            inner.ai_failed.insert(seat.to_string());
+        } else {
+            inner.ai_failed.remove(seat);
+        }
     }
 
     /// A committed event, as the game renders it: its lines join the streams; the seats'
@@ -492,8 +512,9 @@ impl Hub {
         self.bump(&mut inner);
     }
 
-    /// A model call for `seat` (an AI player's agent id, or [`GM`] for the AI GM) is
-    /// streaming: every page shows the token count; only `seat`'s own page shows the draft.
+    /// A model call for `seat` (an AI player's agent id or a scene's speaker seat, or [`GM`]
+    /// for the AI GM's and a scene engine's own calls) is streaming: every page shows the token
+    /// count; only `seat`'s own page shows the draft.
     pub fn progress(&self, seat: &str, progress: &troupe_llm::Progress) {
         let mut inner = self.lock();
         let call = inner.streaming.entry(seat.to_string()).or_default();
@@ -628,14 +649,20 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
         })
         .map(|(name, _)| label(name))
         .collect();
-    let waiting_on: Vec<String> = inner.pending.keys().map(|s| label(s)).collect();
+    // A standing ask (a GM's commands while the game plays on) is no one the table waits for.
+    let waiting_on: Vec<String> = inner
+        .pending
+        .iter()
+        .filter(|(_, p)| !standing(&p.ask))
+        .map(|(s, _)| label(s))
+        .collect();
     // The lobby's forms are the server's own: their id is 0, never one of the game's.
     let ask = match lobby {
-        Some(ask) => Some(json!({"id": 0, "ask": ask})),
+        Some(ask) => Some(json!({"id": 0, "ask": ask, "standing": false})),
         None => inner
             .pending
             .get(seat)
-            .map(|p| json!({"id": p.id, "ask": p.ask})),
+            .map(|p| json!({"id": p.id, "ask": p.ask, "standing": standing(&p.ask)})),
     };
     let holders: Vec<Value> = inner
         .person_holds
@@ -659,6 +686,10 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
         "stopped": inner.stopped,
         "sheet": inner.sheets.get(seat),
     })
+}
+
+fn standing(ask: &Ask) -> bool {
+    ask.decision == troupe_seat::STANDING
 }
 
 /// An ask the game waits on; dropped unanswered, it is withdrawn from the seat.
@@ -777,6 +808,27 @@ mod tests {
             })
         })
         .await
+    }
+
+    /// The GM's standing ask (their commands while the game plays on) is offered on their page
+    /// but is no one the table waits for; a real ask is.
+    #[test]
+    fn a_standing_ask_is_offered_but_not_waited_for() {
+        let hub = hub();
+        let standing = Ask {
+            seat: "gm".into(),
+            decision: troupe_seat::STANDING.into(),
+            fields: vec![],
+            ..ask()
+        };
+        let _gm = hub.ask_numbered(standing);
+        let gm = &hub.seat_feed("gm", None)["state"];
+        assert_eq!(gm["ask"]["standing"], true, "{gm}");
+        assert_eq!(gm["waiting_on"], json!([]), "{gm}");
+        let _alex = hub.ask_numbered(ask());
+        let alex = &hub.seat_feed("alex", None)["state"];
+        assert_eq!(alex["ask"]["standing"], false, "{alex}");
+        assert_eq!(alex["waiting_on"], json!(["alex"]), "{alex}");
     }
 
     #[test]

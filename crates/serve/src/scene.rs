@@ -4,7 +4,8 @@
 //! (what the terminal shows its player). The speaker's seat has no GM commands and their sheet
 //! is their character's view only. A table opened with a GM seat gives its person the GM's
 //! commands and the GM's view (hidden entities, every card): that view, and the notes and
-//! truths the GM sets on cards, reach the GM's stream alone.
+//! truths the GM sets on cards, reach the GM's stream alone. An AI whose model fails gives the
+//! seat back to its person (the engine's doing); every page is told, the GM's page why.
 
 use std::sync::Arc;
 
@@ -55,7 +56,7 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
     let hidden = polished(&scene.events);
     let on_call = ai.is_some();
     for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
-        hub.publish(update(env, on_call));
+        publish(&hub, env, on_call);
     }
     hub.publish(sheet(&scene.state, gm));
     if on_call {
@@ -88,6 +89,9 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
     })
 }
 
+/// Who the pages say is thinking while the planner or the polish calls the model.
+const NARRATOR: &str = "The narrator";
+
 struct HubWatch {
     hub: Arc<Hub>,
     keep_world: KeepWorld,
@@ -98,11 +102,21 @@ struct HubWatch {
 
 impl SceneWatch for HubWatch {
     fn on_event(&mut self, _state: &State, env: &Envelope) {
-        self.hub.publish(update(env, self.on_call));
+        publish(&self.hub, env, self.on_call);
     }
 
+    /// The AI speaker thinks at the speaker's seat; the planner and the polish are the
+    /// engine's own calls, shown as the narrator's.
     fn thinking(&mut self, seat: Option<&str>) {
-        self.hub.thinking(seat.map(str::to_string));
+        let who = seat.map(|s| if s == GM { NARRATOR } else { s });
+        self.hub.thinking(who.map(str::to_string));
+    }
+
+    /// Every page sees the token count; the draft only the seat it is for (the hub's rule):
+    /// the AI speaker's on the speaker's page, the planner's and the polish's (which may name
+    /// what only the GM's view holds) on the GM's.
+    fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
+        self.hub.progress(seat, progress);
     }
 
     fn after_line(&mut self, state: &State) {
@@ -112,6 +126,26 @@ impl SceneWatch for HubWatch {
     fn scene_ended(&mut self, state: &State, deltas: &[WorldDelta]) -> Result<(), String> {
         (self.keep_world)(state, deltas)
     }
+}
+
+/// An event to the pages. A seat the AI gave back because its model failed is not given to it
+/// again for being idle until someone hands it over (the hub's rule), after a restart too: the
+/// log says so.
+fn publish(hub: &Hub, env: &Envelope, on_call: bool) {
+    match &env.event {
+        SceneEvent::SeatHanded {
+            seat,
+            reason: Some(_),
+            ..
+        } => hub.ai_failed(seat, true),
+        SceneEvent::SeatHanded {
+            seat,
+            person: false,
+            ..
+        } => hub.ai_failed(seat, false),
+        _ => {}
+    }
+    hub.publish(update(env, on_call));
 }
 
 /// Who holds the speaker's seat, for the pages' hand-over buttons.
@@ -140,10 +174,17 @@ fn update(env: &Envelope, on_call: bool) -> Update {
         SceneEvent::Noted { .. } | SceneEvent::TruthChanged { .. } => Audience::Gm,
         _ => Audience::Table,
     };
-    let lines = shown(&env.event)
+    let mut lines: Vec<_> = shown(&env.event)
         .map(|text| (audience, kind, text))
         .into_iter()
         .collect();
+    // Why the table handed the seat back on its own: the GM's to know and act on.
+    if let SceneEvent::SeatHanded {
+        reason: Some(why), ..
+    } = &env.event
+    {
+        lines.push((Audience::Gm, "problem", handed_back(why)));
+    }
     let holders = match &env.event {
         SceneEvent::SeatHanded { person, .. } if on_call => holder(*person).holders,
         _ => Vec::new(),
@@ -154,6 +195,14 @@ fn update(env: &Envelope, on_call: bool) -> Update {
         holders,
         ..Update::default()
     }
+}
+
+/// What the GM's page says when the AI's model failed and the seat went back to its person.
+fn handed_back(why: &str) -> String {
+    format!(
+        "The AI speaker's model failed, so the seat went back to its person ({why}). \
+         Hand it to the AI again once the model works."
+    )
 }
 
 /// The speaker's sheet: what the character whose turn it is perceives; and, at a table with a

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use troupe_encounter::log::{EncounterEvent, Envelope, undo_point};
+use troupe_encounter::log::{EncounterEvent, undo_event};
 use troupe_engine::EncounterStore;
 
 #[derive(Debug, clap::Subcommand)]
@@ -181,23 +181,15 @@ fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = open_store(dir)?;
     let run = run_number(&store, dir, run)?;
-    let events = store.events(run)?;
-    let seats = troupe_encounter::log::fold(&events).map_or(0, |s| s.seats.len());
-    let Some(from) = undo_point(&events, seats) else {
+    let Some(undone) = undo_event(&store.events(run)?) else {
         bail!("run {run} has no round of player actions to take back");
     };
-    let seq = events.last().map_or(0, |e| e.seq + 1);
-    store.append(
-        run,
-        &[Envelope {
-            seq,
-            event: EncounterEvent::Undone { from },
-        }],
-        0,
-    )?;
-    println!(
-        "run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again"
-    );
+    store.append(run, std::slice::from_ref(&undone), 0)?;
+    if let EncounterEvent::Undone { from } = undone.event {
+        println!(
+            "run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,6 +1,7 @@
 //! `troupe serve --encounter SPEC`: an encounter run at the table server, a link per seat (the
-//! people's and the AI players', which a person may claim) and one to watch. A table whose run
-//! did not finish is reopened as it was, with the same links.
+//! people's and the AI players', which a person may claim), one for the GM's commands beside the
+//! AI GM, and one to watch. A table whose run did not finish is reopened as it was, with the
+//! same links (one opened before it had a GM link gets one with `--new-link gm`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,6 +10,8 @@ use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
 use troupe_llm::{ChatModel, Gateway};
 use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
+
+use troupe_engine::encounter::asks::GM;
 
 use super::{run, start};
 use crate::models::{self, ModelArgs};
@@ -27,7 +30,7 @@ pub fn open(
     std::fs::create_dir_all(dir)?;
     let lock = CampaignLock::take(dir)?;
     let model = model(dir, model_args)?;
-    if let Some(table) = open_table(dir)? {
+    if let Some(table) = open_table(dir, args)? {
         return table_for(dir, table, Vec::new(), lock, model, args);
     }
     let (table, links) = open_new(dir, spec_path, &spec, args, &model)?;
@@ -41,7 +44,7 @@ pub fn reopen(
     model_args: &ModelArgs,
 ) -> anyhow::Result<Option<Opened>> {
     let lock = CampaignLock::take(dir)?;
-    let Some(table) = open_table(dir)? else {
+    let Some(table) = open_table(dir, args)? else {
         return Ok(None);
     };
     let model = model(dir, model_args)?;
@@ -59,11 +62,20 @@ fn model(dir: &Path, model_args: &ModelArgs) -> anyhow::Result<Arc<dyn ChatModel
     )
 }
 
-/// The table file, when it is an encounter's whose run has not finished.
-fn open_table(dir: &Path) -> anyhow::Result<Option<TableFile>> {
-    let Some(t) = troupe_serve::load_table(dir)? else {
+/// The table file, when it is an encounter's whose run has not finished. A table opened before
+/// encounters had a GM link gets one when `--new-link gm` asks for it (the key is set with the
+/// new link).
+fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<TableFile>> {
+    let Some(mut t) = troupe_serve::load_table(dir)? else {
         return Ok(None);
     };
+    if args.new_link.iter().any(|s| s == GM) && !t.seats.iter().any(|s| s.seat == GM) {
+        t.seats.push(troupe_serve::StoredSeat {
+            seat: GM.to_string(),
+            label: GM_LABEL.to_string(),
+            key_sha256: String::new(),
+        });
+    }
     if t.game != TableGame::Encounter {
         return Ok(None);
     }
@@ -96,12 +108,14 @@ fn table_for(
         model.skip_served(&start::served(&events));
     }
     let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
+    let gm = table.seats.iter().any(|s| s.seat == GM);
     let game = Game::Encounter(Box::new(EncounterGame {
         store,
         run,
         gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
         rounds: args.turns.or(table.last_turn),
         finish: finish(dir, run),
+        gm,
     }));
     let run = TableRun {
         dir: dir.to_path_buf(),
@@ -131,6 +145,7 @@ fn open_new(
         .iter()
         .map(|s| (s.id.clone(), format!("{} ({})", s.player, s.character)))
         .collect();
+    labels.push((GM.to_string(), GM_LABEL.to_string()));
     // The watcher's link last: it closes the printed list.
     labels.push((
         "join".to_string(),
@@ -156,6 +171,8 @@ fn open_new(
     );
     Ok((table, links))
 }
+
+const GM_LABEL: &str = "Game master's commands (the AI runs the game; take back a round)";
 
 /// The summary and the NPCs' memories, once the run resolves.
 fn finish(dir: &Path, run: u32) -> troupe_serve::encounter::Finish {

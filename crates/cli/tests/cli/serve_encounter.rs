@@ -161,7 +161,8 @@ async fn an_encounter_is_played_from_a_browser_seat_as_at_the_terminal_through_a
         1
     );
 
-    // Each seat read the story; the whisper reached only Mara's seat; no seat read a secret.
+    // Each seat read the story; the whisper reached only Mara's seat (not the GM's page: the
+    // GM a whisper is for is the model); no seat read a secret.
     let watch = stream(&s, "watch").await;
     assert!(
         watch.iter().any(|l| l.starts_with("GM: Rain needles")),
@@ -177,7 +178,7 @@ async fn an_encounter_is_played_from_a_browser_seat_as_at_the_terminal_through_a
             .iter()
             .any(|l| l.contains("Mara rolls d20 [5, 15] → 15: success"))
     );
-    for seat in ["p1", "alex", "sam", "watch"] {
+    for seat in ["p1", "alex", "sam", "watch", "gm"] {
         let raw = s.raw_feed(seat).await;
         for secret in SECRETS {
             assert!(!raw.contains(secret), "{seat}'s stream holds {secret:?}");
@@ -668,4 +669,126 @@ async fn a_lasers_and_feelings_encounter_is_served_as_a_session_and_writes_its_o
         .unwrap()
         .count();
     assert_eq!(summaries, 1);
+}
+
+/// The events still in force: an `undone` takes back those from its `from` on.
+fn live(log: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for e in log {
+        if e["event_type"] == "undone" {
+            let from = e["from"].as_u64().unwrap();
+            out.retain(|kept| kept["seq"].as_u64().unwrap() < from);
+        } else {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+/// Wait until `seat` is asked for this decision; its state then.
+async fn until_asked(s: &Served, seat: &str, decision: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let state = s.next_ask(seat).await;
+        if state["ask"]["ask"]["decision"] == decision {
+            return state;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{seat} never asked for {decision}: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The GM's page takes back the last round as `troupe encounter undo` does: the table stops
+/// where it waits, the log gets the same `undone` event, every page is told, and the round is
+/// asked again. Through a SIGKILL and a restart the streams are as they were and the round is
+/// still taken back; played on to its end, the run tells the terminal's story and replays
+/// identically. A player's page has no undo; with no round to take back, nothing is logged and
+/// the GM's page says so.
+#[tokio::test]
+async fn the_gms_page_takes_back_the_last_round_of_an_encounter_through_a_kill() {
+    let terminal = campaign();
+    run_with(terminal.path(), &RUN, MARA);
+    let expected = story(&log(terminal.path(), 1));
+
+    let dir = campaign();
+    let s = serve_smithy(dir.path());
+    until_asked(&s, "p1", "action").await;
+    let gm = s.next_ask("gm").await;
+    assert_eq!(gm["ask"]["standing"], true, "{gm}");
+    assert_eq!(crate::serve::command_names(&gm), ["undo"]);
+    s.command("gm", &gm, "undo", json!({})).await;
+    let started = Instant::now();
+    loop {
+        let gm = s.next_ask("gm").await;
+        if gm["ask"]["ask"]["shown"].to_string().contains("no round") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{gm}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(of(&log(dir.path(), 1), "undone").is_empty());
+
+    // Mara acts; round 1 is played to her roll. Her page cannot take it back.
+    let mara = until_asked(&s, "p1", "action").await;
+    let action = json!({"action": "I offer to work the bellows myself"});
+    assert_eq!(s.answer("p1", &mara, action).await.0, 204);
+    let roll = until_asked(&s, "p1", "roll").await;
+    let body = json!({"ask_id": roll["ask"]["id"],
+                      "answer": {"answer": "command", "name": "undo", "values": {}}});
+    let (status, text) = s.post("p1", "/answer", &s.keys["p1"], body).await;
+    assert!((400..500).contains(&status), "{status} {text}");
+
+    let gm = s.next_ask("gm").await;
+    s.command("gm", &gm, "undo", json!({})).await;
+    until_asked(&s, "p1", "action").await;
+    let served = log(dir.path(), 1);
+    let undone = of(&served, "undone");
+    assert_eq!(undone.len(), 1, "{undone:?}");
+    // What `troupe encounter undo` records after round 1: from Mara's action, event 3.
+    let last = served.last().unwrap()["seq"].clone();
+    assert_eq!(
+        *undone[0],
+        json!({"seq": last, "event_type": "undone", "from": 3})
+    );
+    for seat in ["p1", "alex", "watch", "gm"] {
+        let lines = stream(&s, seat).await;
+        assert!(
+            lines.iter().any(|l| l.contains("took back the last round")),
+            "{seat}: {lines:?}"
+        );
+    }
+
+    let seats = ["p1", "alex", "watch", "gm"];
+    let before = futures_all(&s, &seats).await;
+    let s = s.restarted(|| serve_smithy(dir.path()));
+    until_asked(&s, "p1", "action").await;
+    assert_eq!(
+        futures_all(&s, &seats).await,
+        before,
+        "the streams as they were"
+    );
+    assert_eq!(of(&log(dir.path(), 1), "undone").len(), 1);
+
+    let actions = [
+        "I offer to work the bellows myself",
+        "I keep pumping the bellows",
+    ];
+    let mut mara = actions.iter();
+    loop {
+        let state = s.next_ask("p1").await;
+        if !state["ended"].is_null() {
+            break;
+        }
+        let (status, text) = s
+            .answer("p1", &state, mara_answer(&state["ask"]["ask"], &mut mara))
+            .await;
+        assert!(status == 204 || status == 409, "{status} {text}");
+    }
+    let served = live(&log(dir.path(), 1));
+    assert_eq!(without_seq(&story(&served)), without_seq(&expected));
+    let replay = run_with(dir.path(), &["encounter", "replay"], "");
+    assert!(replay.contains("events replayed, identical"), "{replay}");
 }

@@ -745,3 +745,162 @@ async fn an_idle_speakers_seat_goes_to_an_ai() {
     let player = s.feed("player", &s.keys["player"], None).await["state"].clone();
     assert_eq!(player["person_holds"], false, "{player}");
 }
+
+/// `troupe serve --scene` with an AI speaker whose model is the mock server at `url`.
+fn ai_speaker_args<'a>(url: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--scene",
+        "mill.scene.yaml",
+        "--seed",
+        "7",
+        "--speaker",
+        "ai",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        url,
+        "--model",
+        "llama3.2",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+/// The AI at the speaker's seat calls a model server that is down: past its retries the seat
+/// goes back to its person instead of stopping the table. The log keeps the failed call and a
+/// `seat_handed` with why; the GM's page says why (as text), the others only that a person
+/// speaks again. An idle person's seat is not handed to the failed AI again (`--hand-over-after
+/// 1`); the person plays on through a SIGKILL and a restart; the GM hands the seat to the AI
+/// again, it fails again and comes back again; the log replays byte for byte.
+#[tokio::test]
+async fn a_failing_ai_speaker_hands_the_seat_back_and_the_table_plays_on() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let down = OpenAiServer::start(Personality::Down);
+    let url = down.base_url();
+    let dir = mill();
+    let args = ai_speaker_args(&url, &["--hand-over-after", "1"]);
+    let s = serve(dir.path(), &args);
+    let player = s.next_ask("player").await;
+    assert!(player["stopped"].is_null(), "the table plays on: {player}");
+    assert_eq!(player["person_holds"], true, "{player}");
+    assert_eq!(player["ask"]["ask"]["decision"], "line", "{player}");
+
+    let handed = events_of(dir.path(), "seat_handed");
+    assert_eq!(handed.len(), 2, "{handed:?}");
+    assert_eq!(handed[0]["person"], false);
+    assert!(handed[0].get("reason").is_none(), "{}", handed[0]);
+    assert_eq!(handed[1]["person"], true);
+    let why = handed[1]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("503") && why.contains("model is loading"),
+        "{why}"
+    );
+    let calls = events_of(dir.path(), "model_called");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let attempts = calls[0]["attempts"].as_array().unwrap();
+    assert_eq!(
+        attempts.len(),
+        down.served().len(),
+        "every attempt is logged"
+    );
+    assert!(attempts.len() > 1 && attempts.iter().all(|a| !a["error"].is_null()));
+
+    let gm = stream_text(&s, "gm").await;
+    assert!(
+        gm.iter()
+            .any(|l| l.contains("model failed") && l.contains("model is loading")),
+        "the GM is told why: {gm:?}"
+    );
+    for seat in ["player", "watch"] {
+        let lines = stream_text(&s, seat).await;
+        let back = "(The AI could not go on: a person speaks for the characters again.)";
+        assert!(lines.iter().any(|l| l == back), "{seat}: {lines:?}");
+        let raw = s.raw_feed(seat).await;
+        assert!(!raw.contains("model is loading"), "{seat}: {raw}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(
+        events_of(dir.path(), "seat_handed").len(),
+        2,
+        "idle, the person keeps the seat"
+    );
+    say(&s, "look around").await;
+    until_said(dir.path(), "look around").await;
+
+    let s = s.restarted(|| serve(dir.path(), &args));
+    let player = s.next_ask("player").await;
+    assert_eq!(player["person_holds"], true, "still the person's: {player}");
+    say(&s, "go to the mill yard").await;
+    until_said(dir.path(), "go to the mill yard").await;
+    assert_eq!(
+        events_of(dir.path(), "model_called").len(),
+        1,
+        "no call more"
+    );
+
+    // Given to the AI again while the model is still down, the seat comes back again.
+    let (status, text) = hand(&s, "gm", false).await;
+    assert_eq!(status, 204, "{text}");
+    let started = std::time::Instant::now();
+    while events_of(dir.path(), "seat_handed").len() < 4 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let player = s.next_ask("player").await;
+    assert_eq!(player["person_holds"], true, "{player}");
+    assert!(player["stopped"].is_null(), "{player}");
+    drop(s);
+    let replay = crate::support::run_with(dir.path(), &["scene", "replay"], "");
+    assert!(replay.contains("identical to the log"), "{replay}");
+}
+
+/// While the AI speaker's reply streams in (a model writing a token every 150 ms), every page
+/// shows who is thinking and the token count; the unchecked draft reaches the speaker's own
+/// page only, never the GM's or a watcher's stream.
+#[tokio::test]
+async fn every_page_sees_the_ai_speakers_token_count_and_only_its_own_page_the_draft() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let paced = OpenAiServer::start(Personality::Paced {
+        delay: std::time::Duration::from_millis(150),
+    });
+    let url = paced.base_url();
+    let dir = mill();
+    let s = serve(dir.path(), &ai_speaker_args(&url, &["--ai-lines", "1"]));
+    // The mock's reply to a call without a schema.
+    let draft_words = ["Mock reply", "crew nods"];
+    let mut counted = std::collections::BTreeSet::new();
+    let mut drafted = false;
+    let started = std::time::Instant::now();
+    while events_of(dir.path(), "model_called").is_empty() {
+        for seat in ["gm", "player", "watch"] {
+            let raw = s.raw_feed(seat).await;
+            let state = serde_json::from_str::<Value>(&raw).unwrap()["state"].clone();
+            if state["thinking_tokens"].as_u64().is_some_and(|n| n > 0) {
+                let who = state["thinking"].as_str().unwrap_or_default();
+                assert!(who.starts_with("Player"), "{seat}: {state}");
+                counted.insert(seat);
+            }
+            let draft = state["draft"].as_str().unwrap_or_default();
+            if seat == "player" {
+                drafted |= draft.contains("Mock reply");
+                continue;
+            }
+            assert!(state["draft"].is_null(), "{seat} got a draft: {state}");
+            for words in draft_words {
+                assert!(
+                    !raw.contains(words),
+                    "{seat}'s stream holds the draft: {raw}"
+                );
+            }
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        counted.into_iter().collect::<Vec<_>>(),
+        ["gm", "player", "watch"],
+        "every page saw the count"
+    );
+    assert!(drafted, "the speaker's own page saw the draft");
+    assert!(paced.served().iter().all(|r| r.streamed));
+}

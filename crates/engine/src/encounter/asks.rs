@@ -85,6 +85,30 @@ pub fn roll_ask(state: &State, seat: &Seat, check: &CheckCall) -> Ask {
     }
 }
 
+/// The seat of the person who runs the table beside its AI GM (at the web table).
+pub const GM: &str = "gm";
+/// The GM's table command that takes back the last round.
+pub const UNDO: &str = "undo";
+
+/// The GM's standing ask while the AI GM runs the encounter: the table's commands, which act at
+/// once (the game does not wait on it), and what the last one answered (`shown`).
+pub fn gm_ask(shown: Vec<String>) -> Ask {
+    Ask {
+        seat: GM.into(),
+        decision: troupe_seat::STANDING.into(),
+        prompt: "The AI GM runs the encounter. Your commands act at once.".into(),
+        shown,
+        view: serde_json::Value::Null,
+        fields: Vec::new(),
+        commands: vec![Command {
+            name: UNDO.into(),
+            label: "Take back the last round".into(),
+            fields: Vec::new(),
+        }],
+        error: None,
+    }
+}
+
 /// A person's name at the prompt, with their character's when it is another.
 pub fn who(seat: &Seat) -> String {
     if seat.player == seat.character {

@@ -130,6 +130,26 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         &self.events
     }
 
+    /// Take back the run's last round of player actions, as `troupe encounter undo` does (the
+    /// same `undone` event, committed before anyone is shown it): the round is played again
+    /// from its first action. The table must be stopped where it waited (its `play` dropped);
+    /// `play` again goes on from there. Which seq it took back from; None when there was no
+    /// round to take back.
+    pub fn take_back_round(&mut self) -> Result<Option<u64>, Error> {
+        let Some(undone) = troupe_encounter::log::undo_event(&self.events) else {
+            return Ok(None);
+        };
+        self.store
+            .append(self.run, std::slice::from_ref(&undone), 0)?;
+        self.events.push(undone.clone());
+        self.state = fold(&self.events).ok_or(Error::NotAnEncounter(self.run))?;
+        self.watch.on_event(&self.state, &undone);
+        Ok(match undone.event {
+            EncounterEvent::Undone { from } => Some(from),
+            _ => None,
+        })
+    }
+
     /// Someone takes a seat at the running table (`troupe encounter resume --join`).
     pub fn join(&mut self, seat: Seat) -> Result<(), Error> {
         self.record(vec![EncounterEvent::SeatJoined { seat }])

@@ -76,7 +76,7 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
 /// The seat of the person who runs the scene, when it is not the speaker's (at the web table).
 pub const GM: &str = "gm";
 /// The GM's one standing ask: run the scene (its answers are the GM's commands).
-pub const RUN: &str = "run";
+pub const RUN: &str = troupe_seat::STANDING;
 
 /// The GM's standing ask while the speaker plays: the GM's commands, the GM's view of the scene,
 /// and what the last command answered (`shown`).
@@ -149,6 +149,13 @@ pub fn shown(event: &SceneEvent) -> Option<String> {
         SceneEvent::NarrationPolished {
             refused: Some(why), ..
         } => Some(format!("(the model's rewrite was not used: {why})")),
+        SceneEvent::SeatHanded {
+            person: true,
+            reason: Some(_),
+            ..
+        } => {
+            Some("(The AI could not go on: a person speaks for the characters again.)".to_string())
+        }
         SceneEvent::SeatHanded { person: true, .. } => {
             Some("(A person speaks for the characters again.)".to_string())
         }

@@ -2,7 +2,8 @@
 //! AI player) says what the character whose turn it is does; the planner (the rules, or a model
 //! choosing from the menu) turns it into one tool call; the engine decides; each line's events
 //! and the count of lines read are committed in one transaction before anyone is shown them, so
-//! a killed run resumes exactly where it stopped.
+//! a killed run resumes exactly where it stopped. At a served table an AI speaker whose model
+//! fails gives the seat back to its person (a `seat_handed` with why) and the scene plays on.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use troupe_agents::PromptSet;
-use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, ResponseSchema};
+use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, Progress, ResponseSchema};
 use troupe_scene::planner::plan;
 use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::{
@@ -18,7 +19,7 @@ use troupe_scene::{
 };
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
-use super::{HELP, SPEAKER, gm_ask, line_ask};
+use super::{GM, HELP, SPEAKER, gm_ask, line_ask};
 use crate::{Error, SceneStore};
 
 /// Who turns the speaker's words into a tool call.
@@ -53,8 +54,12 @@ pub trait SceneWatch: Send {
     fn on_event(&mut self, state: &State, env: &Envelope);
     /// The AI speaker said this line at this prompt.
     fn spoke(&mut self, _prompt: &str, _line: &str) {}
-    /// A model works for this seat now (None: no longer).
+    /// A model works for this seat now (None: no longer): [`SPEAKER`] for the AI speaker's
+    /// line, [`GM`] for the engine's own calls (the planner, the polish).
     fn thinking(&mut self, _seat: Option<&str>) {}
+    /// The thinking seat's reply is streaming in. The text is the model's unchecked draft:
+    /// show it only to whom may see it.
+    fn progress(&mut self, _seat: &str, _progress: &Progress) {}
     /// A line's events are committed.
     fn after_line(&mut self, _state: &State) {}
     /// The scene ended with these changes to the world (the binary keeps world knowledge and
@@ -103,6 +108,9 @@ pub struct SceneTable<P> {
     gm_seat: Option<Box<dyn Seat>>,
     pause_after: Option<usize>,
 }
+
+/// The most of a failed model's error a hand-over's reason keeps.
+const REASON_CHARS: usize = 300;
 
 /// What the loop does next with the speaker's seat.
 enum Turn {
@@ -256,17 +264,7 @@ impl<P: Seat> SceneTable<P> {
     /// at a table whose seat changes hands waits for a person to claim it.
     async fn next_turn(&mut self, ask: &Ask, gm_answered: &mut Vec<String>) -> Result<Turn, Error> {
         if self.ai_holds() {
-            if let Some(line) = self.ai_line(&ask.prompt).await? {
-                let values = Map::from_iter([("line".to_string(), Value::String(line))]);
-                return Ok(Turn::Answer(Answer::Decide { values }));
-            }
-            if self.hand_overs.is_none() {
-                return Ok(Turn::Stop);
-            }
-            if let Some((gm_ask, answer)) = self.until_handed(gm_answered.clone()).await {
-                *gm_answered = self.gm_answer(&gm_ask, answer)?;
-            }
-            return Ok(Turn::Again);
+            return self.ai_turn(ask, gm_answered).await;
         }
         Ok(match self.next_answer(ask, gm_answered.clone()).await {
             // The seat went to an AI while the person was asked: recorded at the loop's top.
@@ -277,6 +275,43 @@ impl<P: Seat> SceneTable<P> {
                 Turn::Again
             }
         })
+    }
+
+    /// The AI's turn at the seat: its line; or, its lines all said at a table whose seat changes
+    /// hands, a wait for a person to claim the seat. A model that fails (past the gateway's
+    /// retries) at such a table hands the seat back instead of stopping the table.
+    async fn ai_turn(&mut self, ask: &Ask, gm_answered: &mut Vec<String>) -> Result<Turn, Error> {
+        match self.ai_line(&ask.prompt).await {
+            Ok(Some(line)) => {
+                let values = Map::from_iter([("line".to_string(), Value::String(line))]);
+                return Ok(Turn::Answer(Answer::Decide { values }));
+            }
+            Ok(None) => {}
+            Err(Error::SceneModel { message }) if self.hand_overs.is_some() => {
+                self.hand_back(message)?;
+                return Ok(Turn::Again);
+            }
+            Err(e) => return Err(e),
+        }
+        if self.hand_overs.is_none() {
+            return Ok(Turn::Stop);
+        }
+        if let Some((gm_ask, answer)) = self.until_handed(gm_answered.clone()).await {
+            *gm_answered = self.gm_answer(&gm_ask, answer)?;
+        }
+        Ok(Turn::Again)
+    }
+
+    /// The AI's model failed: its failed call goes to the log, and the seat goes back to its
+    /// person (who speaks from their link, or claims it when they come), with why. Nothing the
+    /// scene holds is lost, and the GM can hand the seat to the AI again once the model is back.
+    fn hand_back(&mut self, why: String) -> Result<(), Error> {
+        let before = self.scene.events.len();
+        self.log_model_calls();
+        // The whole error is in the failed call's attempts; a page needs its gist.
+        let why: String = why.chars().take(REASON_CHARS).collect();
+        self.scene.hand_over_because(SPEAKER, true, Some(why));
+        self.commit(before)
     }
 
     /// Whether the AI speaks for the seat now: the log's last hand-over says so, or (none
@@ -385,10 +420,7 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(user)],
         );
         req.max_tokens = 80;
-        self.watch.thinking(Some(SPEAKER));
-        let reply = ask_model(gateway, &req, &mut self.calls).await;
-        self.watch.thinking(None);
-        let reply = reply?;
+        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), SPEAKER).await?;
         let line = reply
             .content
             .lines()
@@ -491,7 +523,7 @@ impl<P: Seat> SceneTable<P> {
             schema: ask.schema,
         });
         req.temperature = 0.0;
-        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), GM).await?;
         let json = match reply.json {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
@@ -520,7 +552,7 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(narration.clone())],
         );
         req.temperature = 0.3;
-        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), GM).await?;
         let model = gateway.model_name();
         self.log_model_calls();
         self.scene.polish(&model, &reply.content);
@@ -565,18 +597,31 @@ impl<P: Seat> SceneTable<P> {
     }
 }
 
-/// One model call; its attempts are kept for the log, failed ones included.
+/// One model call for `seat` ([`SPEAKER`], or [`GM`] for the engine's own), the watch told
+/// who thinks and how far the reply has come; its attempts are kept for the log, failed ones
+/// included.
 async fn ask_model(
     gateway: &Gateway,
     req: &ChatRequest,
     calls: &mut Vec<(String, String, Vec<Value>)>,
+    watch: &mut dyn SceneWatch,
+    seat: &str,
 ) -> Result<GatewayReply, Error> {
     let mut attempts = Vec::new();
-    let reply = gateway
-        .call(req, &mut |a| {
-            attempts.push(serde_json::to_value(&a).unwrap_or_default());
-        })
-        .await;
+    watch.thinking(Some(seat));
+    let reply = {
+        // The gateway reports progress through a shared sink; the watch is borrowed mutably.
+        let watch = Mutex::new(&mut *watch);
+        let progress = |p: Progress| {
+            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
+            watch.progress(seat, &p);
+        };
+        let mut on_attempt = |a| attempts.push(serde_json::to_value(&a).unwrap_or_default());
+        gateway
+            .call_with_progress(req, &mut on_attempt, &progress)
+            .await
+    };
+    watch.thinking(None);
     calls.push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
     reply.map_err(|e| Error::SceneModel {
         message: e.to_string(),
@@ -587,7 +632,7 @@ async fn ask_model(
 /// `scene_player` model call in the log).
 fn ai_lines_since_handed(events: &[Envelope]) -> u32 {
     let handed = events.iter().rposition(
-        |e| matches!(&e.event, SceneEvent::SeatHanded { seat, person: false } if seat == SPEAKER),
+        |e| matches!(&e.event, SceneEvent::SeatHanded { seat, person: false, .. } if seat == SPEAKER),
     );
     let Some(handed) = handed else {
         return 0;

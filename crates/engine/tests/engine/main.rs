@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Integration tests of troupe-engine: the turn machine, the store, the transcript, the AI GM's
-//! seat and the leak property. One test binary for the crate (issue 29); shared helpers in
-//! `support`.
+//! seat, the scene's table loop and the leak property. One test binary for the crate (issue
+//! 29); shared helpers in `support`.
 
 mod support;
 
@@ -9,6 +9,7 @@ mod ai_gm;
 mod asks;
 mod encounter_outcome;
 mod leaks;
+mod scene_table;
 mod store;
 mod transcript;
 mod turns;

@@ -183,6 +183,37 @@ fn a_hand_over_outlives_an_undo_and_replays_in_place() {
     assert_eq!(Scene::resume(s.events.clone()).unwrap().state, s.state);
 }
 
+/// A hand-over the table made on its own carries why; one someone asked for is written as it
+/// always was (no `reason` key), and a log written before reasons existed still reads. Both
+/// replay in place.
+#[test]
+fn a_hand_over_keeps_its_reason_and_old_hand_overs_read_as_before() {
+    let mut s = scene();
+    s.hand_over("player", false);
+    s.hand_over_because("player", true, Some("the model failed".into()));
+    let bodies: Vec<serde_json::Value> = s.events[1..]
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    assert_eq!(
+        bodies[0],
+        serde_json::json!({"seq": 1, "event_type": "seat_handed", "seat": "player", "person": false})
+    );
+    assert_eq!(bodies[1]["reason"], "the model failed");
+    let old = r#"{"seq": 1, "event_type": "seat_handed", "seat": "player", "person": true}"#;
+    let read: troupe_scene::Envelope = serde_json::from_str(old).unwrap();
+    assert!(matches!(
+        read.event,
+        SceneEvent::SeatHanded {
+            person: true,
+            reason: None,
+            ..
+        }
+    ));
+    assert_eq!(held_by_person(&s.events, "player"), Some(true));
+    assert_eq!(replay(&s.events).unwrap().events, s.events);
+}
+
 #[test]
 fn narration_comes_from_facts_and_respects_lines_and_veils() {
     let mut s = scene();

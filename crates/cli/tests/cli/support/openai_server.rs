@@ -12,6 +12,8 @@
 //! - [`Personality::Paced`] answers every request correctly, `delay` apart per token when it
 //!   streams (a realistic hosted model: 30 ms a token).
 //!
+//! - [`Personality::Down`] answers every request 503: a model server that is down.
+//!
 //! A request that asks for `stream: true` is answered as a server-sent-event stream of about a
 //! token (four characters) per event, as OpenAI's is; the faults that cut off or truncate a
 //! body cut off or truncate the stream instead. Without `stream`, answers are whole bodies.
@@ -83,6 +85,9 @@ pub enum Personality {
     Paced {
         delay: Duration,
     },
+    /// Every request refused with 503 (its model is not loaded): every call fails past its
+    /// retries.
+    Down,
     /// Roughly `percent` of requests get a fault, chosen from `seed` and the request's index.
     Faults {
         seed: u64,
@@ -194,6 +199,11 @@ fn serve(
             }
             served.lock().unwrap().push(record);
             answer(&mut stream, &request, &valid_content(&request));
+        }
+        Personality::Down => {
+            record.fault = Some(Fault::Unavailable);
+            served.lock().unwrap().push(record);
+            respond(&mut stream, 503, &[], b"fault: model is loading");
         }
         Personality::Paced { delay } => {
             served.lock().unwrap().push(record);
