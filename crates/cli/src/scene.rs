@@ -17,6 +17,7 @@ use troupe_scene::{Scene, Truth, World};
 use troupe_seat::{Answer, Ask, Seat};
 use troupe_serve::TableGame;
 
+use crate::spinner::Spinner;
 use crate::tables::PlannerKind;
 
 #[derive(Debug, clap::Subcommand)]
@@ -398,6 +399,7 @@ fn play_table(
         dir: dir.to_path_buf(),
         run,
         gm,
+        spinner: Some(Spinner::new()),
     };
     let mut table = SceneTable::new(store, run, scene, inputs, speaker, Box::new(watch));
     table.models(models, ai);
@@ -461,6 +463,8 @@ struct Printed {
     run: u32,
     /// Show the GM's view (everything) after every line.
     gm: bool,
+    /// While a model works, at a terminal (none for a served scene's world keeper).
+    spinner: Option<Spinner>,
 }
 
 impl SceneWatch for Printed {
@@ -472,6 +476,25 @@ impl SceneWatch for Printed {
 
     fn spoke(&mut self, prompt: &str, line: &str) {
         println!("{prompt}{line}");
+    }
+
+    fn thinking(&mut self, seat: Option<&str>) {
+        let Some(spinner) = &mut self.spinner else {
+            return;
+        };
+        match seat {
+            Some(troupe_engine::scene::SPEAKER) => {
+                spinner.start("The AI speaker is thinking…".into())
+            }
+            Some(_) => spinner.start("The narrator is thinking…".into()),
+            None => spinner.stop(),
+        }
+    }
+
+    fn progress(&mut self, _seat: &str, progress: &troupe_llm::Progress) {
+        if let Some(spinner) = &self.spinner {
+            spinner.tokens(progress.tokens);
+        }
     }
 
     fn after_line(&mut self, state: &troupe_scene::State) {
@@ -762,6 +785,7 @@ fn served(
         dir: dir.to_path_buf(),
         run,
         gm: false,
+        spinner: None,
     };
     let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
         store: store(dir)?,

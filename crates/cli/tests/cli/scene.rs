@@ -13,7 +13,7 @@ use assert_cmd::cargo::CommandCargoExt;
 use crate::support;
 use support::{copy_examples, examples, troupe};
 
-fn scene_dir() -> tempfile::TempDir {
+pub fn scene_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["mill.scene.yaml", "mill.player.yaml"]);
     dir

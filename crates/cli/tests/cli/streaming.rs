@@ -222,3 +222,19 @@ fn the_terminal_counts_an_encounter_gms_tokens_while_it_writes() {
         "no GM token count in:\n{screen}"
     );
 }
+
+/// At a terminal, a scene's AI speaker shows that it is thinking and its reply's tokens so far.
+#[test]
+fn the_terminal_counts_a_scene_ai_speakers_tokens_while_it_writes() {
+    let server = paced();
+    let dir = crate::scene::scene_dir();
+    let (screen, _) = at_a_terminal(
+        dir.path(),
+        "scene play mill.scene.yaml --seed 2 --player ai --ai-lines 1",
+        &server,
+    );
+    assert!(
+        counts_tokens(&screen, "The AI speaker is thinking…"),
+        "no token count in:\n{screen}"
+    );
+}
