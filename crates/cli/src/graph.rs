@@ -37,7 +37,7 @@ pub fn server_of(dir: &Path, campaign: Option<&Campaign>) -> anyhow::Result<Opti
     };
     Target::parse(&url, graph.as_deref(), &name)
         .map(Some)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(anyhow::Error::from)
 }
 
 /// The campaign's name (its file's `campaign_name`, else the directory's name): what its

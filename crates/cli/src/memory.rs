@@ -315,9 +315,8 @@ fn migrate(
 ) -> anyhow::Result<ExitCode> {
     let _lock = sessions::CampaignLock::take(dir)?;
     let name = crate::graph::campaign_name(dir)?;
-    let target = |url: &str| {
-        troupe_graph::Target::parse(url, None, &name).map_err(|e| anyhow::anyhow!("{e}"))
-    };
+    let target =
+        |url: &str| troupe_graph::Target::parse(url, None, &name).map_err(anyhow::Error::from);
     let (report, wrote) = match (to, from) {
         (Some(url), _) => {
             let (_sessions, store) = open(dir)?;

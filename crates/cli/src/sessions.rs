@@ -51,7 +51,7 @@ pub fn campaign_file(
 
 /// The campaign's store, created when missing (for `play`).
 pub fn create_store(dir: &Path) -> anyhow::Result<Store> {
-    Store::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+    Store::open(dir).map_err(anyhow::Error::from)
 }
 
 /// The store of a campaign that has been played (every other command): a directory without
@@ -88,7 +88,7 @@ fn file_error(path: &Path, what: &str, e: std::io::Error) -> anyhow::Error {
 pub fn memory_error(e: troupe_memory::Error) -> anyhow::Error {
     match (&e, Fault::of_memory(&e)) {
         (troupe_memory::Error::Db { path, .. }, Some(fault)) => anyhow::anyhow!("{path}: {fault}"),
-        _ => anyhow::anyhow!("{e}"),
+        _ => anyhow::Error::from(e),
     }
 }
 

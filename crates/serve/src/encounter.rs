@@ -41,17 +41,17 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     } = game;
     // The streams as they were: the same lines with the same ids, so a page that reconnects
     // after a restart gets only what it has not seen.
-    let events = store.events(run).map_err(|e| e.to_string())?;
+    let events = store.events(run).map_err(troupe_engine::error_chain)?;
     replay_into(&hub, &events);
     hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
-    let mut table =
-        EncounterTable::open(store, run, gateway, seat, watch).map_err(|e| e.to_string())?;
+    let mut table = EncounterTable::open(store, run, gateway, seat, watch)
+        .map_err(troupe_engine::error_chain)?;
     table.hand_overs(hub.hand_overs.clone());
     table.joins(hub.lobby.queue.clone());
     table.stop_before_round(rounds);
-    let stop = table.play().await.map_err(|e| e.to_string())?;
+    let stop = table.play().await.map_err(troupe_engine::error_chain)?;
     Ok(match stop {
         Stop::Resolved => {
             finish(table.state(), table.events())?;

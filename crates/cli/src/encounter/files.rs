@@ -151,7 +151,7 @@ pub fn npc_memories(
         let name = npc_name(npc, drawn).to_lowercase();
         let mut facts = store
             .facts(&Reader::Npc(key.clone()), false)
-            .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?;
+            .context("campaign memory")?;
         facts.retain(|f| {
             f.scope == Scope::Npc(key.clone()) || f.text.to_lowercase().contains(&name)
         });
@@ -218,7 +218,7 @@ pub fn remember_of(
     let episode_id = format!("encounter-{}-{}", spec.id, at.replace(':', "-"));
     let known = store
         .episodes()
-        .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?
+        .context("campaign memory")?
         .iter()
         .any(|e| e.id == episode_id);
     if known {
@@ -271,8 +271,6 @@ pub fn remember_of(
             format!("{name} remembers: {text}"),
         ));
     }
-    store
-        .store(&[episode], &facts)
-        .map_err(|e| anyhow::anyhow!("campaign memory: {e}"))?;
+    store.store(&[episode], &facts).context("campaign memory")?;
     Ok(())
 }

@@ -156,7 +156,7 @@ fn check(path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
-    EncounterStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+    EncounterStore::open(dir).map_err(anyhow::Error::from)
 }
 
 /// The run asked for, or the latest.
