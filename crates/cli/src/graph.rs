@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::Context;
-use troupe_campaign::Campaign;
+use troupe_campaign::{Campaign, CampaignDir};
 use troupe_graph::Target;
 use troupe_memory::MemoryStore;
 
@@ -80,7 +80,7 @@ fn file_settings(dir: &Path) -> anyhow::Result<(String, Option<ServerSettings>)>
 /// Open the campaign's memory wherever it lives.
 pub fn open_memory(dir: &Path, campaign: Option<&Campaign>) -> anyhow::Result<MemoryStore> {
     match server_of(dir, campaign)? {
-        None => MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error),
+        None => MemoryStore::open(&CampaignDir::new(dir).db()).map_err(sessions::memory_error),
         Some(target) => troupe_graph::open(&target).map_err(|e| graph_error(&e)),
     }
 }

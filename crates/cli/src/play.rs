@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
+use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
     served_calls, session_log_path,
@@ -54,7 +54,7 @@ pub fn table(
     model: Arc<dyn ChatModel>,
     memory: Box<dyn CampaignMemory>,
 ) -> anyhow::Result<Table> {
-    let prompts = PromptSet::with_overrides(&dir.join("prompts"))?;
+    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(Table::new(
         Gateway::new(model, retry_policy(), sleeper()),
         prompts,
@@ -282,7 +282,7 @@ pub(crate) fn ai_gm(
         Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
         None => players.clone(),
     };
-    let prompts = PromptSet::with_overrides(&dir.join("prompts"))?;
+    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(AiGm::new(
         Gateway::new(model, retry_policy(), sleeper()),
         prompts,
