@@ -36,7 +36,7 @@ pub use views::{
 /// Everything that can go wrong while an agent decides.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("model call failed: {0}")]
+    #[error("model call failed")]
     Gateway(#[from] troupe_llm::GatewayError),
     #[error("prompt template {name} could not be rendered: {message}")]
     Template { name: String, message: String },

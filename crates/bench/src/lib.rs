@@ -21,7 +21,7 @@ pub const SUITE_NAME: &str = "troupe bench";
 /// Everything that can go wrong reading a suite.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]

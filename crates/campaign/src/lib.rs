@@ -8,11 +8,13 @@
 #![deny(clippy::indexing_slicing)]
 
 mod check;
+mod dir;
 pub mod prices;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use dir::CampaignDir;
 pub use prices::{Limit, Price, PriceTable, Priced, SpendLimits, TokenCounts};
 use serde::{Deserialize, Serialize};
 pub use troupe_rules::{CharacterNumber, Role, ShipProblem, ShipStrength, Style};

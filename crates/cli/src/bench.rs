@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, bail};
 use troupe_bench::{Bench, ModelResult, SUITE_NAME, Scenario, Suite};
+use troupe_campaign::CampaignDir;
 
 use crate::model_spec::ModelSpec;
 use crate::simulate::{Outcome, Run};
@@ -294,7 +295,7 @@ fn score_all(
         let mut scenarios = Vec::new();
         for s in &suite.scenarios {
             let dir = run_dir(&args.out, label, s);
-            let events = if dir.join("campaign.db").exists() {
+            let events = if CampaignDir::new(&dir).db().exists() {
                 troupe_report::load_campaign(&dir)?
             } else {
                 Vec::new()

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::Context;
-use troupe_campaign::Campaign;
+use troupe_campaign::{Campaign, CampaignDir};
 use troupe_graph::Target;
 use troupe_memory::MemoryStore;
 
@@ -37,7 +37,7 @@ pub fn server_of(dir: &Path, campaign: Option<&Campaign>) -> anyhow::Result<Opti
     };
     Target::parse(&url, graph.as_deref(), &name)
         .map(Some)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(anyhow::Error::from)
 }
 
 /// The campaign's name (its file's `campaign_name`, else the directory's name): what its
@@ -80,7 +80,7 @@ fn file_settings(dir: &Path) -> anyhow::Result<(String, Option<ServerSettings>)>
 /// Open the campaign's memory wherever it lives.
 pub fn open_memory(dir: &Path, campaign: Option<&Campaign>) -> anyhow::Result<MemoryStore> {
     match server_of(dir, campaign)? {
-        None => MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error),
+        None => MemoryStore::open(&CampaignDir::new(dir).db()).map_err(sessions::memory_error),
         Some(target) => troupe_graph::open(&target).map_err(|e| graph_error(&e)),
     }
 }

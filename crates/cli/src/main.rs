@@ -420,7 +420,7 @@ fn check(file: &Path) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", troupe_engine::error_chain(&e));
             Ok(ExitCode::FAILURE)
         }
     }

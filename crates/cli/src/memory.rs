@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
+use troupe_campaign::CampaignDir;
 use troupe_engine::Store;
 use troupe_memory::extract;
 use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
@@ -211,7 +212,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
 /// `-wal` and `-shm` files that the next open makes again (opening it three times in turn cost
 /// 6–9% of a question's CPU at 100k facts: BENCHMARKS.md, "A question's cost").
 fn open(dir: &Path) -> anyhow::Result<(Option<Store>, MemoryStore)> {
-    let db = dir.join("campaign.db");
+    let db = CampaignDir::new(dir).db();
     if crate::graph::server_of(dir, None)?.is_some() {
         let sessions = if db.is_file() {
             Some(sessions::create_store(dir)?)
@@ -315,9 +316,8 @@ fn migrate(
 ) -> anyhow::Result<ExitCode> {
     let _lock = sessions::CampaignLock::take(dir)?;
     let name = crate::graph::campaign_name(dir)?;
-    let target = |url: &str| {
-        troupe_graph::Target::parse(url, None, &name).map_err(|e| anyhow::anyhow!("{e}"))
-    };
+    let target =
+        |url: &str| troupe_graph::Target::parse(url, None, &name).map_err(anyhow::Error::from);
     let (report, wrote) = match (to, from) {
         (Some(url), _) => {
             let (_sessions, store) = open(dir)?;
@@ -328,11 +328,11 @@ fn migrate(
         }
         (None, Some(url)) => {
             sessions::create_store(dir)?;
-            let mut store =
-                MemoryStore::open(&dir.join("campaign.db")).map_err(sessions::memory_error)?;
+            let db = CampaignDir::new(dir).db();
+            let mut store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
             let r = troupe_graph::migrate::from_graph(&target(&url)?, &mut store)
                 .map_err(|e| crate::graph::graph_error(&e))?;
-            (r, dir.join("campaign.db").display().to_string())
+            (r, db.display().to_string())
         }
         (None, None) => bail!("say where to: --to URL, or --from URL to copy back"),
     };

@@ -129,11 +129,11 @@ pub fn choose(
         spec.api_key_env = key_env;
     }
     spec.stream = !args.no_stream;
-    connect(&spec, http_timeout).map_err(|e| anyhow::anyhow!("{e}"))
+    connect(&spec, http_timeout).map_err(anyhow::Error::from)
 }
 
 fn replay(file: &Path) -> anyhow::Result<Arc<dyn ChatModel>> {
-    let model = ReplayModel::from_file(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let model = ReplayModel::from_file(file)?;
     Ok(Arc::new(model))
 }
 
@@ -161,7 +161,7 @@ fn local(
         threads: local_threads(),
         sequences: None,
     };
-    let model = LocalModel::load(&opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let model = LocalModel::load(&opts)?;
     Ok(Arc::new(model))
 }
 

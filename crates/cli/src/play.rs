@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
+use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
     served_calls, session_log_path,
@@ -54,8 +54,7 @@ pub fn table(
     model: Arc<dyn ChatModel>,
     memory: Box<dyn CampaignMemory>,
 ) -> anyhow::Result<Table> {
-    let prompts =
-        PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(Table::new(
         Gateway::new(model, retry_policy(), sleeper()),
         prompts,
@@ -283,8 +282,7 @@ pub(crate) fn ai_gm(
         Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
         None => players.clone(),
     };
-    let prompts =
-        PromptSet::with_overrides(&dir.join("prompts")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(AiGm::new(
         Gateway::new(model, retry_policy(), sleeper()),
         prompts,
@@ -315,7 +313,7 @@ pub async fn play(
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<ExitCode> {
     let (file, dir) = sessions::campaign_file(file, dir)?;
-    let campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let campaign = troupe_campaign::load(&file)?;
     play_campaign(campaign, &dir, gm_script, seed, seats, model_args).await
 }
 

@@ -30,8 +30,9 @@ pub fn check_batch(
     for file in campaigns {
         let campaign = troupe_campaign::load(file).map_err(|e| {
             anyhow::anyhow!(
-                "campaign file {} cannot be played (no run was started):\n{e}",
-                file.display()
+                "campaign file {} cannot be played (no run was started):\n{}",
+                file.display(),
+                troupe_engine::error_chain(&e)
             )
         })?;
         loaded.push((file, campaign.model));

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
+use troupe_campaign::CampaignDir;
 use troupe_engine::SceneStore;
 use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
 use troupe_scene::view::gm_view;
@@ -115,8 +116,7 @@ fn models(
         PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
         PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
     };
-    let prompts = troupe_agents::PromptSet::with_overrides(&dir.join("prompts"))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let prompts = troupe_agents::PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     let models = SceneModels {
         gateway,
         prompts,
@@ -326,13 +326,9 @@ fn play(
             .map_or(0, |d| d.as_nanos() as u64)
     });
     let mut store = store(dir)?;
-    let run = store
-        .begin(&def.id, &chrono::Utc::now().to_rfc3339())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
     let scene = Scene::start(def, seed);
-    store
-        .append(run, &scene.events, 0)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    store.append(run, &scene.events, 0)?;
     println!(
         "Scene {} (run {run}, seed {seed}). Goal: {}",
         scene.state.id, scene.state.goal
@@ -349,7 +345,7 @@ fn resume(
     planner: (SceneModels, Option<AiSpeaker>),
 ) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
-    let Some(latest) = store.latest().map_err(|e| anyhow::anyhow!("{e}"))? else {
+    let Some(latest) = store.latest()? else {
         bail!("no scene has been played in {}", dir.display());
     };
     if latest.ended {
@@ -358,10 +354,8 @@ fn resume(
             latest.number
         );
     }
-    let events = store
-        .events(latest.number)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let scene = Scene::resume(events).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let events = store.events(latest.number)?;
+    let scene = Scene::resume(events)?;
     println!(
         "Resuming scene {} (run {}) at turn {}, {} line{} already played.",
         scene.state.id,
@@ -427,16 +421,16 @@ fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
     let number = match run {
         Some(n) => n,
-        None => match store.latest().map_err(|e| anyhow::anyhow!("{e}"))? {
+        None => match store.latest()? {
             Some(r) => r.number,
             None => bail!("no scene has been played in {}", dir.display()),
         },
     };
-    let events = store.events(number).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let events = store.events(number)?;
     if events.is_empty() {
         bail!("there is no scene run {number} in this campaign");
     }
-    let replayed = troupe_scene::replay(&events).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let replayed = troupe_scene::replay(&events)?;
     for env in &replayed.events {
         if let Some(line) = shown(&env.event) {
             println!("{line}");
@@ -454,7 +448,7 @@ fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
 }
 
 fn store(dir: &Path) -> anyhow::Result<SceneStore> {
-    SceneStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+    SceneStore::open(dir).map_err(anyhow::Error::from)
 }
 
 /// Prints the scene as it is played; keeps an ended scene's changes in the world.
@@ -556,10 +550,7 @@ impl Printed {
         use troupe_memory::{EntityKind, Episode, GameTime, MemoryType, NewFact, Scope, Source};
         // The sessions' schema first: the memory lives beside it in campaign.db.
         let sessions = crate::sessions::create_store(&self.dir)?;
-        let session = sessions
-            .latest_session()
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .map_or(1, |s| s.number);
+        let session = sessions.latest_session()?.map_or(1, |s| s.number);
         let mut store = crate::graph::open_memory(&self.dir, None)?;
         let at = GameTime {
             session,
@@ -603,9 +594,7 @@ impl Printed {
                 slot: None,
             });
         }
-        store
-            .store(&episodes, &facts)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        store.store(&episodes, &facts)?;
         Ok(facts.len())
     }
 }

@@ -364,7 +364,7 @@ fn open_new(
     store: troupe_engine::Store,
     args: &ServeArgs,
 ) -> anyhow::Result<Session> {
-    let mut campaign = troupe_campaign::load(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut campaign = troupe_campaign::load(file)?;
     let seed = play::seed_or_now(args.seed);
     let seats = SeatArgs {
         gm: Some(args.gm),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use troupe_campaign::CampaignDir;
 use troupe_engine::{
     Envelope, EventLog, Fault, MirrorCheck, Store, check_mirror, session_log_path,
 };
@@ -35,11 +36,8 @@ pub fn campaign_file(
             let dir = dir
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| PathBuf::from("."));
-            for name in ["campaign.json", "characters.json"] {
-                let f = dir.join(name);
-                if f.is_file() {
-                    return Ok((f, dir));
-                }
+            if let Some(f) = CampaignDir::new(&dir).campaign_file() {
+                return Ok((f, dir));
             }
             bail!(
                 "no campaign.json or characters.json in {}; name the campaign file (e.g. `troupe play examples/campaign.json`) or the directory with --campaign DIR",
@@ -51,7 +49,7 @@ pub fn campaign_file(
 
 /// The campaign's store, created when missing (for `play`).
 pub fn create_store(dir: &Path) -> anyhow::Result<Store> {
-    Store::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+    Store::open(dir).map_err(anyhow::Error::from)
 }
 
 /// The store of a campaign that has been played (every other command): a directory without
@@ -63,7 +61,7 @@ pub fn open_store(dir: &Path) -> anyhow::Result<Store> {
 
 /// A campaign directory without campaign.db has never been played: say so, create nothing.
 pub fn require_played(dir: &Path) -> anyhow::Result<()> {
-    if !dir.join("campaign.db").is_file() {
+    if !CampaignDir::new(dir).db().is_file() {
         bail!(
             "no sessions have been played in {} (there is no campaign.db); `troupe play CAMPAIGN.json` starts one, or point --campaign at the campaign's directory",
             dir.display()
@@ -88,7 +86,7 @@ fn file_error(path: &Path, what: &str, e: std::io::Error) -> anyhow::Error {
 pub fn memory_error(e: troupe_memory::Error) -> anyhow::Error {
     match (&e, Fault::of_memory(&e)) {
         (troupe_memory::Error::Db { path, .. }, Some(fault)) => anyhow::anyhow!("{path}: {fault}"),
-        _ => anyhow::anyhow!("{e}"),
+        _ => anyhow::Error::from(e),
     }
 }
 
@@ -125,7 +123,7 @@ impl CampaignLock {
             Err(std::fs::TryLockError::Error(e)) => return Err(file_error(&path, "lock", e)),
         };
         // SQLite would open a read-only campaign.db quietly and fail at the first write.
-        let db = dir.join("campaign.db");
+        let db = CampaignDir::new(dir).db();
         if db.is_file() {
             File::options()
                 .append(true)

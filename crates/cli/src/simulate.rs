@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use troupe_campaign::CampaignDir;
 
 use crate::model_spec::{ModelSpec, parse_model, slug};
 use crate::shard::Shard;
@@ -203,7 +204,10 @@ fn check_play_args(args: &SimulateArgs) -> anyhow::Result<()> {
 fn check_out(runs: &[Run]) -> anyhow::Result<()> {
     let taken: Vec<&str> = runs
         .iter()
-        .filter(|r| r.dir.join("campaign.db").exists() || r.dir.join("logs").exists())
+        .filter(|r| {
+            let dir = CampaignDir::new(&r.dir);
+            dir.db().exists() || dir.logs().exists()
+        })
         .map(|r| r.name.as_str())
         .collect();
     if let (Some(first), Some(run)) = (taken.first(), runs.first()) {
@@ -237,8 +241,9 @@ fn prepare(run: &Run) -> std::io::Result<()> {
     {
         std::fs::copy(&run.campaign, run.dir.join(name))?;
     }
-    if from.join("prompts").is_dir() {
-        copy_dir(&from.join("prompts"), &run.dir.join("prompts"))?;
+    let prompts = CampaignDir::new(from).prompts();
+    if prompts.is_dir() {
+        copy_dir(&prompts, &CampaignDir::new(&run.dir).prompts())?;
     }
     if let Some(file) = replay_file(&run.campaign) {
         let to = run.dir.join(&file);
@@ -438,20 +443,9 @@ fn last_line(file: &Path) -> Option<String> {
 
 /// The newest `logs/session-N.jsonl` of a run's directory.
 fn latest_log(dir: &Path) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(dir.join("logs")).ok()?;
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let n: u32 = name
-                .strip_prefix("session-")?
-                .strip_suffix(".jsonl")?
-                .parse()
-                .ok()?;
-            Some((n, e.path()))
-        })
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, path)| path)
+    let dir = CampaignDir::new(dir);
+    let latest = dir.logged_sessions().into_iter().max()?;
+    Some(dir.session_log(latest))
 }
 
 /// Progress on standard error: a bar on a terminal, a plain line per finished run elsewhere.

@@ -20,3 +20,22 @@ pub mod turn;
 pub mod view;
 
 pub use spec::Spec;
+
+/// What can go wrong in the encounter's core. (Rendering its prompt templates has its own
+/// [`prompt::TemplateError`]; reading a spec lists every [`troupe_scene::Problem`] in it at
+/// once; a GM reply that fails the tools' checks is a list of problems handed back to the GM,
+/// not an error.)
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scene kept in the encounter's log no longer passes the scene checker (a scene file
+    /// from an older troupe, or a damaged log): every problem, each with its line and place.
+    #[error("the encounter's scene no longer checks: {}", joined(problems))]
+    Scene {
+        problems: Vec<troupe_scene::Problem>,
+    },
+}
+
+fn joined(problems: &[troupe_scene::Problem]) -> String {
+    let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    lines.join("; ")
+}

@@ -4,6 +4,7 @@
 use serde_json::Value;
 use troupe_scene::{Caller, Scene, SceneEvent};
 
+use crate::Error;
 use crate::leaks::{Leak, Secrets, find_leaks, find_secrets, scene_claims, withhold};
 use crate::log::{EncounterEvent, GM_ATTEMPTS, State};
 use crate::names::npc_name;
@@ -63,17 +64,11 @@ fn secrets_but(state: &State, resolved: Option<&str>) -> Secrets {
 }
 
 /// The scene as it stands: its file's scene replayed through the GM's calls so far.
-pub fn scene(state: &State) -> Result<Option<Scene>, String> {
+pub fn scene(state: &State) -> Result<Option<Scene>, Error> {
     let Some(text) = &state.scene else {
         return Ok(None);
     };
-    let def = troupe_scene::check(text).map_err(|p| {
-        let lines: Vec<String> = p.iter().map(ToString::to_string).collect();
-        format!(
-            "the encounter's scene no longer checks: {}",
-            lines.join("; ")
-        )
-    })?;
+    let def = troupe_scene::check(text).map_err(|problems| Error::Scene { problems })?;
     let mut scene = Scene::start(def, state.seed);
     for call in &state.scene_calls {
         scene.act("gm", call.clone(), Caller::Gm);
@@ -114,7 +109,7 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
     }
     let (tools, after) = match tool_events(state, &reply, now) {
         Ok(t) => t,
-        Err(problem) => return GmStep::Failed(vec![problem]),
+        Err(e) => return GmStep::Failed(vec![e.to_string()]),
     };
     if let Some(scene) = after {
         leaks.extend(unbacked_claims(&reply.narration, &scene, &tools));
@@ -136,7 +131,7 @@ pub fn gm_reply(state: &State, json: &Value, now: &str) -> GmStep {
         // A withheld argument changes what the tools record.
         tools = match tool_events(state, &reply, now) {
             Ok((more, _)) => more,
-            Err(problem) => return GmStep::Failed(vec![problem]),
+            Err(e) => return GmStep::Failed(vec![e.to_string()]),
         };
     }
     events.push(EncounterEvent::Narrated {
@@ -196,7 +191,7 @@ fn tool_events(
     state: &State,
     reply: &GmReply,
     now: &str,
-) -> Result<(Vec<EncounterEvent>, Option<Scene>), String> {
+) -> Result<(Vec<EncounterEvent>, Option<Scene>), Error> {
     let mut scene = scene(state)?;
     let mut out = Vec::new();
     for call in &reply.calls {

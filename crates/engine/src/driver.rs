@@ -783,7 +783,7 @@ impl<'a> Driver<'a> {
         for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
             let agent = spec.agent().to_string();
             let outcome = match (b, reply) {
-                (Err(e), _) => Err(e.to_string()),
+                (Err(e), _) => Err(crate::error_chain(&e)),
                 (Ok(_), None) => Err("the call was not made".to_string()),
                 (Ok(call), Some((records, result))) => {
                     for record in records {

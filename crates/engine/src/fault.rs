@@ -160,13 +160,9 @@ fn wal_bytes(db: &Path) -> u64 {
 }
 
 fn has_session_logs(campaign_dir: &Path) -> bool {
-    std::fs::read_dir(campaign_dir.join("logs")).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("session-") && name.ends_with(".jsonl")
-        })
-    })
+    !troupe_campaign::CampaignDir::new(campaign_dir)
+        .logged_sessions()
+        .is_empty()
 }
 
 /// The database size SQLite's header records (page size × page count), when the header says

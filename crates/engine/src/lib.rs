@@ -60,7 +60,7 @@ use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]
@@ -150,8 +150,23 @@ pub enum Error {
     SceneWorld { message: String },
     #[error(transparent)]
     Scene(#[from] troupe_scene::Error),
-    #[error("campaign memory: {0}")]
+    #[error("campaign memory")]
     Memory(#[source] troupe_memory::Error),
+}
+
+/// An error and every cause under it, joined by ": " the way the binary prints errors
+/// (`{:#}`): for messages a person reads that do not go through the binary's error path
+/// (the web table, a failure the GM is asked about). Each error's own `Display` says only its
+/// own level; the cause is its `source()`.
+pub fn error_chain(error: impl std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 impl Error {

@@ -73,9 +73,7 @@ pub fn read_log(path: &Path) -> Result<Vec<Envelope>, Error> {
 
 /// Where a session's mirror lives in a campaign directory.
 pub fn session_log_path(campaign_dir: &Path, number: u32) -> PathBuf {
-    campaign_dir
-        .join("logs")
-        .join(format!("session-{number}.jsonl"))
+    troupe_campaign::CampaignDir::new(campaign_dir).session_log(number)
 }
 
 /// The next free session number in a campaign's `logs/` folder, and its log path.

@@ -102,7 +102,7 @@ impl<E: Logged> RunStore<E> {
     /// Open (or create) this kind's tables in a campaign directory's `campaign.db`.
     pub fn open(campaign_dir: &Path) -> Result<RunStore<E>, Error> {
         std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
-        let path = campaign_dir.join("campaign.db");
+        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
         let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
@@ -122,7 +122,7 @@ impl<E: Logged> RunStore<E> {
     /// None otherwise (nothing is created: readers like `troupe stats` must not leave a
     /// `campaign.db` where there was none).
     pub fn open_existing(campaign_dir: &Path) -> Result<Option<RunStore<E>>, Error> {
-        let path = campaign_dir.join("campaign.db");
+        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
         if !path.is_file() {
             return Ok(None);
         }

@@ -119,7 +119,7 @@ impl Store {
     /// short is refused before SQLite sees it (it would start a new database over an empty one).
     pub fn open(campaign_dir: &Path) -> Result<Store, Error> {
         std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
-        let path = campaign_dir.join("campaign.db");
+        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
         if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
             return Err(Error::fault(&path, fault));
         }
@@ -139,7 +139,7 @@ impl Store {
     /// `campaign.db` (when it has one) can be read: for the commands that read the events raw
     /// (`log`, `stats`, `report`), so a damaged file gets the same words as everywhere else.
     pub fn check_readable(campaign_dir: &Path) -> Result<(), Error> {
-        let path = campaign_dir.join("campaign.db");
+        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
         if !path.is_file() {
             return Ok(());
         }

@@ -53,7 +53,7 @@ pub enum Error {
     OutIsFile { path: String },
     #[error(transparent)]
     Read(#[from] troupe_report::Error),
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]

@@ -107,7 +107,7 @@ pub fn load_games(dir: &Path) -> Result<Games, Error> {
     let Some(conn) = open_db(dir)? else {
         return Ok(Games::default());
     };
-    let path = dir.join("campaign.db");
+    let path = troupe_campaign::CampaignDir::new(dir).db();
     let mut games = Games::default();
     for (game, runs) in [
         (Game::Encounter, &mut games.encounters),
@@ -131,7 +131,7 @@ pub fn for_each_game_run<E: From<Error>>(
     let Some(conn) = open_db(dir)? else {
         return Ok(());
     };
-    let path = dir.join("campaign.db");
+    let path = troupe_campaign::CampaignDir::new(dir).db();
     for game in [Game::Encounter, Game::Scene] {
         each_run(&conn, &path, game, &mut f)?;
     }

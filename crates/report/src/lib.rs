@@ -44,7 +44,7 @@ pub use text::{render_scorecard, render_stats};
 pub enum Error {
     #[error("{path}: {message}")]
     Store { path: String, message: String },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, params};
 use serde_json::Value;
+use troupe_campaign::CampaignDir;
 
 use crate::Error;
 use crate::ev::{num, seq, ty};
@@ -20,11 +21,11 @@ pub enum Scope {
 }
 
 fn db_path(dir: &Path) -> PathBuf {
-    dir.join("campaign.db")
+    CampaignDir::new(dir).db()
 }
 
 fn mirror_path(dir: &Path, n: u32) -> PathBuf {
-    dir.join("logs").join(format!("session-{n}.jsonl"))
+    CampaignDir::new(dir).session_log(n)
 }
 
 pub(crate) fn store_err(path: &Path, e: rusqlite::Error) -> Error {
@@ -65,20 +66,7 @@ pub fn session_numbers(dir: &Path) -> Result<Vec<u32>, Error> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| store_err(&path, e));
     }
-    let logs = dir.join("logs");
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&logs) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
-            if let Some(n) = name
-                .strip_prefix("session-")
-                .and_then(|r| r.strip_suffix(".jsonl"))
-                .and_then(|n| n.parse::<u32>().ok())
-            {
-                out.push(n);
-            }
-        }
-    }
+    let mut out = CampaignDir::new(dir).logged_sessions();
     if out.is_empty() {
         return Err(Error::NoCampaign(dir.display().to_string()));
     }
@@ -156,7 +144,7 @@ pub struct BatchRun {
 /// Whether `dir` is a batch: not a campaign itself (no campaign.db, no logs/), but holding
 /// campaign directories.
 pub fn is_batch(dir: &Path) -> bool {
-    !db_path(dir).is_file() && !dir.join("logs").is_dir() && !batch_runs(dir).is_empty()
+    !db_path(dir).is_file() && !CampaignDir::new(dir).logs().is_dir() && !batch_runs(dir).is_empty()
 }
 
 /// The campaign directories directly under `dir` that hold a session, in natural order of

@@ -47,13 +47,13 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     } = game;
     // The streams as they were: the same lines with the same ids, so a page that reconnects
     // after a restart gets only what it has not seen.
-    let events = store.events(run).map_err(|e| e.to_string())?;
+    let events = store.events(run).map_err(troupe_engine::error_chain)?;
     replay_into(&hub, &events);
     hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
-    let mut table =
-        EncounterTable::open(store, run, gateway, seat, watch).map_err(|e| e.to_string())?;
+    let mut table = EncounterTable::open(store, run, gateway, seat, watch)
+        .map_err(troupe_engine::error_chain)?;
     table.hand_overs(hub.hand_overs.clone());
     table.joins(hub.lobby.queue.clone());
     table.stop_before_round(rounds);
@@ -86,11 +86,11 @@ async fn play_until_stopped(table: &mut Table, hub: &Hub, gm: bool) -> Result<St
             () = gm_commands(hub, gm, answered.clone()) => None,
         };
         if let Some(r) = stopped {
-            return r.map_err(|e| e.to_string());
+            return r.map_err(troupe_engine::error_chain);
         }
         hub.withdraw_asks();
         hub.thinking(None);
-        answered = match table.take_back_round().map_err(|e| e.to_string())? {
+        answered = match table.take_back_round().map_err(troupe_engine::error_chain)? {
             Some(_) => Vec::new(),
             None => vec!["(There is no round of player actions to take back yet.)".into()],
         };

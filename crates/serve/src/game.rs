@@ -79,7 +79,9 @@ pub enum Game {
 /// Play the game until it ends or stops: why it stopped, or the error that stopped it.
 pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, String> {
     match game {
-        Game::Lasers(g) => play_lasers(*g, hub).await.map_err(|e| e.to_string()),
+        Game::Lasers(g) => play_lasers(*g, hub)
+            .await
+            .map_err(troupe_engine::error_chain),
         Game::Encounter(g) => crate::encounter::play(*g, hub).await,
         Game::Scene(g) => crate::scene::play(*g, hub).await,
     }

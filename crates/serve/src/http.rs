@@ -177,7 +177,12 @@ async fn open_table(
             let mut tables = s.tables.write().unwrap_or_else(|e| e.into_inner());
             tables.insert(id.clone(), hub);
         }
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &troupe_engine::error_chain(&e),
+            );
+        }
     }
     let links: Vec<serde_json::Value> = links
         .iter()

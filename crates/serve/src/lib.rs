@@ -41,7 +41,7 @@ pub const TABLE_FILE: &str = "table.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]
@@ -51,7 +51,7 @@ pub enum Error {
     BadTableFile { path: PathBuf, message: String },
     #[error("the operating system gave no random bytes for a seat key: {0}")]
     NoRandomness(String),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Listen {
         addr: SocketAddr,
         #[source]
@@ -261,7 +261,7 @@ fn serve_table(t: TableRun, hand_over_after: Option<Duration>) -> Result<Arc<Hub
 fn keep_seat(dir: PathBuf) -> lobby::Persist {
     Box::new(move |spec| {
         let mut table = load_table(&dir)
-            .map_err(|e| e.to_string())?
+            .map_err(troupe_engine::error_chain)?
             .ok_or("the table's file is gone")?;
         if !table.seats.iter().any(|s| s.seat == spec.seat) {
             table.seats.push(StoredSeat {
@@ -270,7 +270,7 @@ fn keep_seat(dir: PathBuf) -> lobby::Persist {
                 key_sha256: spec.key_hash.clone(),
             });
         }
-        save_table(&dir, &table).map_err(|e| e.to_string())
+        save_table(&dir, &table).map_err(troupe_engine::error_chain)
     })
 }
 

@@ -48,9 +48,9 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
         gm,
         keep_world,
     } = game;
-    let stored = store.run(run).map_err(|e| e.to_string())?;
+    let stored = store.run(run).map_err(troupe_engine::error_chain)?;
     let inputs = stored.map_or(0, |r| r.inputs);
-    let events = store.events(run).map_err(|e| e.to_string())?;
+    let events = store.events(run).map_err(troupe_engine::error_chain)?;
     let scene = Scene::resume(events).map_err(|e| e.to_string())?;
     // The streams as they were: the same lines with the same ids.
     let hidden = polished(&scene.events);
@@ -81,7 +81,7 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
     if gm {
         table.gm_seat(Box::new(BrowserSeat(hub.clone())));
     }
-    let stop = table.play().await.map_err(|e| e.to_string())?;
+    let stop = table.play().await.map_err(troupe_engine::error_chain)?;
     Ok(match stop {
         SceneStop::Ended => "the scene has ended".into(),
         SceneStop::Quit => "the player stopped it here (saved)".into(),

@@ -62,7 +62,7 @@ pub fn prepare(
             dir.display()
         )
     })?;
-    let mut campaign = troupe_campaign::load(&file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut campaign = troupe_campaign::load(&file)?;
     if players.len() > campaign.seats.len() {
         bail!(
             "--players names {} seats; the campaign has {} characters",

@@ -160,7 +160,7 @@ fn memory(dir: &Path) -> anyhow::Result<troupe_memory::MemoryStore> {
 }
 
 pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
-    EncounterStore::open(dir).map_err(|e| anyhow::anyhow!("{e}"))
+    EncounterStore::open(dir).map_err(anyhow::Error::from)
 }
 
 /// The run asked for, or the latest.

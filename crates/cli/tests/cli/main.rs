@@ -12,6 +12,7 @@ mod detector;
 mod durable;
 mod e2e;
 mod encounter;
+mod errors;
 mod export;
 mod extraction;
 mod graph_memory;

@@ -302,6 +302,36 @@ fn mill_raid_with_wren() -> Vec<Envelope> {
     }]
 }
 
+/// A scene in the log that no longer checks (a file from an older troupe, a damaged log) is
+/// the encounter's own error, naming each problem with its line; the GM's turn fails with it.
+#[test]
+fn a_scene_that_no_longer_checks_names_its_problems() {
+    let mut events = mill_raid_with_wren();
+    let EncounterEvent::Started { scene, .. } = &mut events[0].event else {
+        panic!()
+    };
+    *scene = Some("scene:\n  goal: 7\n".into());
+    let state = fold(&events).unwrap();
+    let Err(err) = troupe_encounter::turn::scene(&state) else {
+        panic!("the scene checked")
+    };
+    let troupe_encounter::Error::Scene { problems } = &err;
+    assert!(!problems.is_empty());
+    let said = err.to_string();
+    assert!(
+        said.starts_with("the encounter's scene no longer checks: "),
+        "{said}"
+    );
+    for p in problems {
+        assert!(said.contains(&p.to_string()), "{said}");
+    }
+    let calm = json!({"narration": "Rain on the road.", "tools": []});
+    let GmStep::Failed(why) = gm_reply(&state, &calm, "now") else {
+        panic!()
+    };
+    assert_eq!(why, [said]);
+}
+
 /// Issue 33: with a scene, the engine holds the truth. A narration that tells a defeat the
 /// engine did not apply is sent back like a leak, and withheld if it comes back the same.
 #[test]
