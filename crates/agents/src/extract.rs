@@ -108,6 +108,37 @@ pub fn read_extracted(value: &Value) -> Result<Vec<ExtractedFact>, Error> {
 mod tests {
     use super::*;
 
+    /// The extraction call's messages, whole (a change to its templates shows here as a diff).
+    #[test]
+    fn the_extraction_prompt() {
+        let req = PromptSet::embedded()
+            .extract_facts(
+                &[
+                    ExtractionLine {
+                        number: 1,
+                        speaker: "GM".into(),
+                        text: "Galvin is the harbour master.".into(),
+                    },
+                    ExtractionLine {
+                        number: 2,
+                        speaker: "Zara-7".into(),
+                        text: "I ask Galvin about the relay.".into(),
+                    },
+                ],
+                &[KnownName {
+                    name: "Galvin".into(),
+                    aliases: vec!["old merchant".into()],
+                }],
+            )
+            .unwrap();
+        let shown: Vec<String> = req
+            .messages
+            .iter()
+            .map(|m| format!("=== {} ===\n{}", m.role.as_str(), m.content))
+            .collect();
+        insta::assert_snapshot!(shown.join("\n"));
+    }
+
     #[test]
     fn the_prompt_numbers_the_lines_and_lists_the_known_names() {
         let set = PromptSet::embedded();

@@ -336,6 +336,18 @@ mod tests {
         assert!(all.contains("\"move\""), "{all}");
     }
 
+    /// The model planner's prompt, whole: a change to its template shows here as a diff. The
+    /// player's words (blank lines and trailing spaces too) reach the model as they were said.
+    #[test]
+    fn the_model_planners_prompt() {
+        let s = state();
+        let ask = model_ask(&s, "p", "go to b,   \n\n\n  quietly");
+        insta::assert_snapshot!(format!(
+            "=== system ===\n{}\n=== user ===\n{}\n=== end ===",
+            ask.system, ask.user
+        ));
+    }
+
     #[test]
     fn a_reply_off_the_menu_becomes_a_question() {
         let s = state();
