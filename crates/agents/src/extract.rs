@@ -75,14 +75,10 @@ impl PromptSet {
             "extract_facts.md",
             json!({"episodes": lines, "entities": known, "max_facts": MAX_FACTS}),
         )?;
+        let system = self.render("extract_facts_system.md", json!({}))?;
         Ok(ChatRequest {
             tag: CallTag::new(EXTRACT_AGENT, EXTRACT_PURPOSE),
-            messages: vec![
-                Message::system(
-                    "You extract facts from a game's transcript. You answer with JSON only.",
-                ),
-                Message::user(user),
-            ],
+            messages: vec![Message::system(system), Message::user(user)],
             schema: Some(extraction_schema()),
             max_tokens: 500,
             // Extraction wants the likeliest reading, not variety.

@@ -114,8 +114,7 @@ fn models(
         PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
         PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
     };
-    let prompts = troupe_agents::PromptSet::with_overrides(&dir.join("prompts"))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let prompts = crate::play::prompts(dir)?;
     let models = SceneModels {
         gateway,
         prompts,

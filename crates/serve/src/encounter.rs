@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold_with};
-use troupe_engine::EncounterStore;
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
+use troupe_engine::{EncounterStore, Prompts};
 use troupe_llm::Gateway;
 
 use crate::feed::{Audience, Rendered, numbered};
@@ -25,6 +25,8 @@ pub struct EncounterGame {
     pub store: EncounterStore,
     pub run: u32,
     pub gateway: Gateway,
+    /// The campaign's prompt registry (its overrides on top of the encounter's templates).
+    pub prompts: Prompts,
     /// Stop (saved) before this round of player actions.
     pub rounds: Option<u32>,
     pub finish: Finish,
@@ -36,6 +38,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
         store,
         run,
         gateway,
+        prompts,
         rounds,
         finish,
     } = game;
@@ -46,8 +49,8 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
-    let mut table =
-        EncounterTable::open(store, run, gateway, seat, watch).map_err(|e| e.to_string())?;
+    let mut table = EncounterTable::open(store, run, gateway, prompts, seat, watch)
+        .map_err(|e| e.to_string())?;
     table.hand_overs(hub.hand_overs.clone());
     table.joins(hub.lobby.queue.clone());
     table.stop_before_round(rounds);
