@@ -75,14 +75,10 @@ impl PromptSet {
             "extract_facts.md",
             json!({"episodes": lines, "entities": known, "max_facts": MAX_FACTS}),
         )?;
+        let system = self.render("extract_facts_system.md", json!({}))?;
         Ok(ChatRequest {
             tag: CallTag::new(EXTRACT_AGENT, EXTRACT_PURPOSE),
-            messages: vec![
-                Message::system(
-                    "You extract facts from a game's transcript. You answer with JSON only.",
-                ),
-                Message::user(user),
-            ],
+            messages: vec![Message::system(system), Message::user(user)],
             schema: Some(extraction_schema()),
             max_tokens: 500,
             // Extraction wants the likeliest reading, not variety.
@@ -107,6 +103,37 @@ pub fn read_extracted(value: &Value) -> Result<Vec<ExtractedFact>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The extraction call's messages, whole (a change to its templates shows here as a diff).
+    #[test]
+    fn the_extraction_prompt() {
+        let req = PromptSet::embedded()
+            .extract_facts(
+                &[
+                    ExtractionLine {
+                        number: 1,
+                        speaker: "GM".into(),
+                        text: "Galvin is the harbour master.".into(),
+                    },
+                    ExtractionLine {
+                        number: 2,
+                        speaker: "Zara-7".into(),
+                        text: "I ask Galvin about the relay.".into(),
+                    },
+                ],
+                &[KnownName {
+                    name: "Galvin".into(),
+                    aliases: vec!["old merchant".into()],
+                }],
+            )
+            .unwrap();
+        let shown: Vec<String> = req
+            .messages
+            .iter()
+            .map(|m| format!("=== {} ===\n{}", m.role.as_str(), m.content))
+            .collect();
+        insta::assert_snapshot!(shown.join("\n"));
+    }
 
     #[test]
     fn the_prompt_numbers_the_lines_and_lists_the_known_names() {

@@ -28,7 +28,7 @@ pub use gm::{
     InsightLine, RollLine, TableSeat,
 };
 pub use layers::{AgentCall, Layer, Purpose, temperament};
-pub use prompts::{PromptSet, RenderedPrompt};
+pub use prompts::{PromptSet, RenderedPrompt, TEMPLATES};
 pub use views::{
     CharacterView, Insight, OocLine, PartyMember, PartyPlan, PlayerView, QuestionAnswer, TurnRecap,
 };
@@ -38,10 +38,8 @@ pub use views::{
 pub enum Error {
     #[error("model call failed")]
     Gateway(#[from] troupe_llm::GatewayError),
-    #[error("prompt template {name} could not be rendered: {message}")]
-    Template { name: String, message: String },
-    #[error("prompt override {path} could not be read: {message}")]
-    Override { path: String, message: String },
+    #[error(transparent)]
+    Prompt(#[from] troupe_prompts::Error),
     #[error("the model's reply does not fit the {purpose} format: {message}")]
     Reply { purpose: String, message: String },
 }

@@ -1,15 +1,15 @@
-//! Prompt templates: Markdown files under `crates/agents/prompts/`, embedded at build time and
-//! overridable per campaign by files of the same name in the campaign's `prompts/` folder.
+//! The player's, character's and AI GM's prompt templates (Lasers & Feelings) and the memory's
+//! extraction: Markdown files under `crates/agents/prompts/`, embedded at build, in the one
+//! prompt registry ([`troupe_prompts::Prompts`]) where a campaign's `prompts/` folder overrides
+//! them by name.
 
-use std::path::Path;
-
-use minijinja::Environment;
 use serde::Serialize;
+use troupe_prompts::{Prompts, Template};
 
 use crate::Error;
 
 /// The embedded templates, by file name.
-const EMBEDDED: &[(&str, &str)] = &[
+pub const TEMPLATES: &[Template] = &[
     ("_story.md", include_str!("../prompts/_story.md")),
     (
         "_clarifications.md",
@@ -79,12 +79,8 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../prompts/extract_facts.md"),
     ),
     (
-        "scene_player.md",
-        include_str!("../prompts/scene_player.md"),
-    ),
-    (
-        "scene_polish.md",
-        include_str!("../prompts/scene_polish.md"),
+        "extract_facts_system.md",
+        include_str!("../prompts/extract_facts_system.md"),
     ),
 ];
 
@@ -150,114 +146,39 @@ impl RenderedPrompt {
     }
 }
 
-/// The set of templates in use: the embedded ones, with any campaign overrides on top.
-pub struct PromptSet {
-    env: Environment<'static>,
-    overridden: Vec<String>,
-}
+/// The registry as the players, characters and AI GM use it: the embedded templates of
+/// [`TEMPLATES`] (and, built by whoever starts the game, every other game's), with a
+/// campaign's overrides on top.
+#[derive(Clone)]
+pub struct PromptSet(Prompts);
 
 impl PromptSet {
-    /// The embedded templates only.
+    /// This crate's embedded templates only.
     pub fn embedded() -> Self {
-        let mut env = Environment::new();
-        env.set_trim_blocks(false);
-        env.add_filter("a", with_article);
-        for (name, source) in EMBEDDED {
-            // The embedded templates are tested to compile, so this cannot fail at run time.
-            let _ = env.add_template(name, source);
-        }
-        PromptSet {
-            env,
-            overridden: Vec::new(),
-        }
-    }
-
-    /// The embedded templates, with files of the same name in `dir` replacing them.
-    pub fn with_overrides(dir: &Path) -> Result<Self, Error> {
-        let mut set = Self::embedded();
-        if !dir.is_dir() {
-            return Ok(set);
-        }
-        for (name, _) in EMBEDDED {
-            let path = dir.join(name);
-            if !path.is_file() {
-                continue;
-            }
-            let source = std::fs::read_to_string(&path).map_err(|e| Error::Override {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            })?;
-            set.env
-                .add_template_owned(name.to_string(), source)
-                .map_err(|e| Error::Override {
-                    path: path.display().to_string(),
-                    message: e.to_string(),
-                })?;
-            set.overridden.push(name.to_string());
-        }
-        Ok(set)
+        PromptSet(Prompts::embedded(&[TEMPLATES]))
     }
 
     /// The names of templates replaced by campaign overrides.
-    pub fn overridden(&self) -> &[String] {
-        &self.overridden
+    pub fn overridden(&self) -> Vec<&str> {
+        self.0.overridden()
     }
 
-    /// One template rendered with this context (the games outside this crate, the scene's
-    /// speaker and polish among them, render theirs here too).
+    /// One template rendered with this context, tidied.
     pub fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, Error> {
-        let err = |e: minijinja::Error| Error::Template {
-            name: name.to_string(),
-            message: format!("{e:#}"),
-        };
-        let text = self
-            .env
-            .get_template(name)
-            .map_err(err)?
-            .render(ctx)
-            .map_err(err)?;
-        Ok(tidy(&text))
+        Ok(self.0.render(name, ctx)?)
+    }
+
+    /// The registry itself.
+    pub fn registry(&self) -> &Prompts {
+        &self.0
     }
 }
 
-/// Collapse runs of blank lines and trim: templates stay readable, prompts stay short.
-fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank = 0;
-    for line in text.lines() {
-        let line = line.trim_end();
-        if line.is_empty() {
-            blank += 1;
-            if blank > 1 {
-                continue;
-            }
-        } else {
-            blank = 0;
-        }
-        out.push_str(line);
-        out.push('\n');
+/// A registry holding at least [`TEMPLATES`] (the binary's holds every game's).
+impl From<Prompts> for PromptSet {
+    fn from(prompts: Prompts) -> Self {
+        PromptSet(prompts)
     }
-    out.trim().to_string()
-}
-
-/// `{{ word | a }}`: the word with its indefinite article, "an Android", "a Savvy", "an
-/// Intrepid", "a Hot-Shot". By the first letter, with the usual exceptions of sound
-/// ("a Unique", "a One-eyed", "an Honest").
-fn with_article(word: String) -> String {
-    let lower = word.trim().to_lowercase();
-    let vowel_letter = lower.starts_with(['a', 'e', 'i', 'o', 'u']);
-    let sounds_like_you = ["uni", "use", "usu", "eu", "one", "once"]
-        .iter()
-        .any(|p| lower.starts_with(p));
-    let silent_h = ["honest", "honor", "honour", "hour", "heir"]
-        .iter()
-        .any(|p| lower.starts_with(p));
-    let article = if (vowel_letter && !sounds_like_you) || silent_h {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {word}")
 }
 
 #[cfg(test)]
@@ -265,27 +186,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn styles_get_the_article_their_sound_needs() {
-        for (style, said) in [
-            ("Android", "an Android"),
-            ("Alien", "an Alien"),
-            ("Intrepid", "an Intrepid"),
-            ("Savvy", "a Savvy"),
-            ("Hot-Shot", "a Hot-Shot"),
-            ("Dangerous", "a Dangerous"),
-            ("Unique", "a Unique"),
-            ("Honest", "an Honest"),
-        ] {
-            assert_eq!(with_article(style.to_string()), said);
-        }
-    }
-
-    #[test]
     fn every_embedded_template_compiles() {
-        let mut env = Environment::new();
-        for (name, source) in EMBEDDED {
-            env.add_template(name, source).unwrap();
-        }
+        assert_eq!(troupe_prompts::problems(&[TEMPLATES]), Vec::<String>::new());
     }
 
     #[test]
@@ -296,19 +198,11 @@ mod tests {
             "Custom {{ narration }}",
         )
         .unwrap();
-        let set = PromptSet::with_overrides(dir.path()).unwrap();
+        let set = PromptSet::from(Prompts::with_overrides(&[TEMPLATES], dir.path()).unwrap());
         assert_eq!(set.overridden(), ["player_intent.md"]);
         let text = set
             .render("player_intent.md", serde_json::json!({"narration": "hi"}))
             .unwrap();
         assert_eq!(text, "Custom hi");
-    }
-
-    #[test]
-    fn a_broken_override_names_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("player_intent.md"), "{% if %}").unwrap();
-        let err = PromptSet::with_overrides(dir.path()).err().unwrap();
-        assert!(err.to_string().contains("player_intent.md"), "{err}");
     }
 }

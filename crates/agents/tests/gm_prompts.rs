@@ -199,26 +199,3 @@ fn gm_outcome() {
     let p = PromptSet::embedded();
     insta::assert_snapshot!(shown(p.gm_outcome(&view(), "").unwrap()));
 }
-
-/// The scene's prompts (seed 004), rendered here though the engine's scene table uses them: the
-/// AI speaker's (with a campaign player's name, and without) and the polish's.
-#[test]
-fn scene_prompts() {
-    let prompts = PromptSet::embedded();
-    let speaker = |name: Option<&str>| {
-        let ctx = serde_json::json!({
-            "name": name,
-            "character": "Wren",
-            "goal": "Solve the puzzle",
-            "scene_goal": "Find the smuggler's ledger before the alarm is raised",
-        });
-        prompts.render("scene_player.md", ctx).unwrap()
-    };
-    insta::assert_snapshot!("scene_player", speaker(Some("Alex")));
-    insta::assert_snapshot!("scene_player_unnamed", speaker(None));
-    let polish = serde_json::json!({"tone": ["tense", "wry"]});
-    insta::assert_snapshot!(
-        "scene_polish",
-        prompts.render("scene_polish.md", polish).unwrap()
-    );
-}

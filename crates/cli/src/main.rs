@@ -56,7 +56,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a campaign file and report every mistake in it
+    /// Check a campaign file and its prompt overrides and report every mistake in them
     Check {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,
@@ -269,7 +269,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check { file, dir } => {
             sessions::campaign_file(file.as_deref(), dir.path.as_deref())
-                .and_then(|(f, _)| check(&f))
+                .and_then(|(f, d)| check(&f, &d))
         }
         Command::Validate => validate(),
         Command::Simulate(args) => match cli.dir.path {
@@ -405,7 +405,18 @@ fn block_on(
     result
 }
 
-fn check(file: &Path) -> anyhow::Result<ExitCode> {
+/// The campaign file, then the prompt overrides in its directory: each error names its file.
+fn check(file: &Path, dir: &Path) -> anyhow::Result<ExitCode> {
+    let campaign = check_campaign(file);
+    let prompts = check_prompts(dir);
+    Ok(if campaign && prompts {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn check_campaign(file: &Path) -> bool {
     match troupe_campaign::load(file) {
         Ok(c) => {
             println!(
@@ -417,11 +428,38 @@ fn check(file: &Path) -> anyhow::Result<ExitCode> {
                 if c.seats.len() == 1 { "" } else { "s" },
                 c.ship.name
             );
-            Ok(ExitCode::SUCCESS)
+            true
         }
         Err(e) => {
             eprintln!("{}", troupe_engine::error_chain(&e));
-            Ok(ExitCode::FAILURE)
+            false
+        }
+    }
+}
+
+/// The campaign's `prompts/` overrides (of every game's templates): each must compile; a file
+/// that replaces no template (a misspelt name) is noted, since nothing would ever read it.
+fn check_prompts(dir: &Path) -> bool {
+    let folder = troupe_engine::prompts::folder(dir);
+    for unused in troupe_engine::prompts::unused(dir) {
+        eprintln!(
+            "note: {} replaces no prompt template (the names are those of crates/*/prompts/*.md)",
+            unused.display()
+        );
+    }
+    match troupe_engine::prompts::campaign(dir) {
+        Ok(p) if p.overridden().is_empty() => true,
+        Ok(p) => {
+            println!(
+                "{}: OK — overrides {}",
+                folder.display(),
+                p.overridden().join(", ")
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("{}", troupe_engine::error_chain(&e));
+            false
         }
     }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
+use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
+use troupe_engine::Prompts;
 use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
     served_calls, session_log_path,
@@ -48,16 +49,21 @@ pub fn retry_policy() -> RetryPolicy {
     policy
 }
 
+/// The campaign's prompt registry: every game's templates, with the campaign's `prompts/`
+/// files replacing those of the same name. A broken override is an error naming its file.
+pub fn prompts(dir: &Path) -> anyhow::Result<Prompts> {
+    Ok(troupe_engine::prompts::campaign(dir)?)
+}
+
 /// The AI side of the table for a campaign: its prompts, the model, and its memory.
 pub fn table(
     dir: &Path,
     model: Arc<dyn ChatModel>,
     memory: Box<dyn CampaignMemory>,
 ) -> anyhow::Result<Table> {
-    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(Table::new(
         Gateway::new(model, retry_policy(), sleeper()),
-        prompts,
+        PromptSet::from(prompts(dir)?),
         memory,
     ))
 }
@@ -282,10 +288,9 @@ pub(crate) fn ai_gm(
         Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
         None => players.clone(),
     };
-    let prompts = PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
     Ok(AiGm::new(
         Gateway::new(model, retry_policy(), sleeper()),
-        prompts,
+        PromptSet::from(prompts(dir)?),
     ))
 }
 

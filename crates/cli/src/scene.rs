@@ -10,7 +10,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
-use troupe_campaign::CampaignDir;
 use troupe_engine::SceneStore;
 use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
 use troupe_scene::view::gm_view;
@@ -116,7 +115,7 @@ fn models(
         PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
         PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
     };
-    let prompts = troupe_agents::PromptSet::with_overrides(&CampaignDir::new(dir).prompts())?;
+    let prompts = crate::play::prompts(dir)?;
     let models = SceneModels {
         gateway,
         prompts,

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use troupe_encounter::log::{EncounterEvent, Envelope, Seat, SeatKind, State, fold};
-use troupe_encounter::prompt::gm_messages;
+use troupe_encounter::prompt::{embedded, gm_messages};
 use troupe_encounter::turn::{GmStep, gm_reply};
 
 const SMITHY: &str = include_str!("../../../examples/encounters/smithy.yaml");
@@ -77,7 +77,7 @@ fn state_after(rounds: usize) -> State {
 
 /// One GM turn on `state` (a copy made outside the timing: the runner folds into its own).
 fn gm_turn(mut state: State) -> usize {
-    let assembled = gm_messages(&state).unwrap_or_else(|e| panic!("{e}"));
+    let assembled = gm_messages(embedded(), &state).unwrap_or_else(|e| panic!("{e}"));
     let reply = json!({
         "narration": "The smith sets down her hammer and looks you over. \"Work, then,\" she says.",
         "facts": [{"key": "deal", "value": "work for the forge"}],
@@ -115,7 +115,7 @@ fn bench(c: &mut Criterion) {
     let tokens: usize = big.history.iter().map(|e| e.tokens).sum();
     println!("gm_prompt history: {tokens} tokens");
     c.bench_function("gm_prompt_100k_history", |b| {
-        b.iter(|| gm_messages(black_box(&big)).map(|a| a.zones.history))
+        b.iter(|| gm_messages(embedded(), black_box(&big)).map(|a| a.zones.history))
     });
 }
 

@@ -1,10 +1,13 @@
 //! The prompts of an encounter, from the files in `prompts/`: the GM's (its secrets included,
-//! assembled within the budget zones) and each AI player's (only what the table knows).
+//! assembled within the budget zones) and each AI player's (only what the table knows). They
+//! are templates of the one prompt registry ([`troupe_prompts::Prompts`]): a campaign's
+//! `prompts/` folder overrides them by name, like every game's.
 
 use std::sync::LazyLock;
 
-use minijinja::{Environment, context};
+use minijinja::context;
 use serde::Serialize;
+use troupe_prompts::{Prompts, Template};
 
 use crate::budget::{Assembled, Budget, Entry, Role, assemble};
 use crate::log::State;
@@ -15,56 +18,31 @@ use crate::tools::{Table, describe, reply_schema};
 /// How many lines of the table's story an AI player's prompt carries (newest last).
 pub const PLAYER_STORY_LINES: usize = 30;
 
-const TEMPLATES: &[(&str, &str)] = &[
-    ("gm_system", include_str!("../prompts/gm_system.md")),
-    ("gm_turn", include_str!("../prompts/gm_turn.md")),
-    ("player_system", include_str!("../prompts/player_system.md")),
-    ("player_turn", include_str!("../prompts/player_turn.md")),
+/// The embedded templates, by file name (`encounter_` first: one folder overrides every game's).
+pub const TEMPLATES: &[Template] = &[
+    (
+        "encounter_gm_system.md",
+        include_str!("../prompts/encounter_gm_system.md"),
+    ),
+    (
+        "encounter_gm_turn.md",
+        include_str!("../prompts/encounter_gm_turn.md"),
+    ),
+    (
+        "encounter_player_system.md",
+        include_str!("../prompts/encounter_player_system.md"),
+    ),
+    (
+        "encounter_player_turn.md",
+        include_str!("../prompts/encounter_player_turn.md"),
+    ),
 ];
 
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("prompt template {name}: {message}")]
-pub struct TemplateError {
-    pub name: String,
-    pub message: String,
-}
-
-/// The templates, parsed once for the process (every GM turn renders two of them).
-static TEMPLATE_ENV: LazyLock<Result<Environment<'static>, TemplateError>> = LazyLock::new(|| {
-    let mut env = Environment::new();
-    for (name, text) in TEMPLATES {
-        env.add_template(name, text).map_err(|e| TemplateError {
-            name: (*name).to_string(),
-            message: format!("{e:#}"),
-        })?;
-    }
-    Ok(env)
-});
-
-fn render(name: &str, ctx: impl Serialize) -> Result<String, TemplateError> {
-    let env = TEMPLATE_ENV.as_ref().map_err(Clone::clone)?;
-    let err = |e: minijinja::Error| TemplateError {
-        name: name.to_string(),
-        message: format!("{e:#}"),
-    };
-    let text = env
-        .get_template(name)
-        .map_err(err)?
-        .render(ctx)
-        .map_err(err)?;
-    Ok(tidy(&text))
-}
-
-/// Collapse runs of blank lines and trim: templates stay readable, prompts stay short.
-fn tidy(text: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for line in text.lines().map(str::trim_end) {
-        if line.is_empty() && out.last().is_none_or(|l| l.is_empty()) {
-            continue;
-        }
-        out.push(line);
-    }
-    out.join("\n").trim().to_string()
+/// The embedded templates alone, parsed once for the process (every GM turn renders two of
+/// them): for a table without a campaign's overrides, the tests and the benchmarks.
+pub fn embedded() -> &'static Prompts {
+    static EMBEDDED: LazyLock<Prompts> = LazyLock::new(|| Prompts::embedded(&[TEMPLATES]));
+    &EMBEDDED
 }
 
 #[derive(Serialize)]
@@ -105,7 +83,11 @@ fn npcs(state: &State) -> Vec<NpcCtx> {
 }
 
 /// The GM's system prompt: the whole encounter, secrets included.
-pub fn gm_system(state: &State, seats: &[(String, String)]) -> Result<String, TemplateError> {
+pub fn gm_system(
+    prompts: &Prompts,
+    state: &State,
+    seats: &[(String, String)],
+) -> Result<String, troupe_prompts::Error> {
     let spec = &state.spec;
     let (_, has_scene) = table(state);
     let t = Table {
@@ -121,8 +103,8 @@ pub fn gm_system(state: &State, seats: &[(String, String)]) -> Result<String, Te
         .collect();
     let goals: Vec<_> = spec.goals().chain(&state.extra_goals).collect();
     let ambient = crate::names::fill(&spec.setting.ambient_npcs, &state.names);
-    render(
-        "gm_system",
+    prompts.render(
+        "encounter_gm_system.md",
         context! {
             title => spec.title, tone => spec.tone,
             lasers => spec.rules == RulesKind::LasersFeelings,
@@ -135,9 +117,9 @@ pub fn gm_system(state: &State, seats: &[(String, String)]) -> Result<String, Te
 }
 
 /// The GM's messages for its next reply, within the budget zones of its window.
-pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
+pub fn gm_messages(prompts: &Prompts, state: &State) -> Result<Assembled, troupe_prompts::Error> {
     let (seats, _) = table(state);
-    let system = gm_system(state, &seats)?;
+    let system = gm_system(prompts, state, &seats)?;
     let facts: Vec<String> = state
         .facts
         .iter()
@@ -147,8 +129,8 @@ pub fn gm_messages(state: &State) -> Result<Assembled, TemplateError> {
         .history
         .last()
         .is_some_and(|e| e.role == Role::User && e.text.starts_with("roll: "));
-    let turn = render(
-        "gm_turn",
+    let turn = prompts.render(
+        "encounter_gm_turn.md",
         context! {
             open => state.history.is_empty(),
             opening => crate::names::fill(&state.spec.opening, &state.names),
@@ -178,7 +160,11 @@ pub fn gm_schema(state: &State) -> serde_json::Value {
 }
 
 /// An AI player's system prompt and its turn: only what the table knows.
-pub fn player_messages(state: &State, seat: usize) -> Result<Vec<(Role, String)>, TemplateError> {
+pub fn player_messages(
+    prompts: &Prompts,
+    state: &State,
+    seat: usize,
+) -> Result<Vec<(Role, String)>, troupe_prompts::Error> {
     let Some(s) = state.seats.get(seat) else {
         return Ok(Vec::new());
     };
@@ -192,8 +178,8 @@ pub fn player_messages(state: &State, seat: usize) -> Result<Vec<(Role, String)>
     } else {
         spec.goals().map(|g| g.label.as_str()).collect()
     };
-    let system = render(
-        "player_system",
+    let system = prompts.render(
+        "encounter_player_system.md",
         context! {
             player => s.player, character => s.character, about => s.about,
             title => spec.title, location => spec.setting.location, mood => spec.setting.mood,
@@ -207,8 +193,8 @@ pub fn player_messages(state: &State, seat: usize) -> Result<Vec<(Role, String)>
         .as_ref()
         .filter(|(seat_id, _)| *seat_id == s.id)
         .map(|(_, f)| f.clone());
-    let turn = render(
-        "player_turn",
+    let turn = prompts.render(
+        "encounter_player_turn.md",
         context! { story, character => s.character, feedback },
     )?;
     Ok(vec![(Role::System, system), (Role::User, turn)])
@@ -221,4 +207,15 @@ pub fn player_schema() -> serde_json::Value {
         "properties": {"action": {"type": "string"}, "dialogue": {"type": "string"}},
         "required": ["action", "dialogue"]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_embedded_template_compiles() {
+        assert_eq!(
+            troupe_prompts::problems(&[super::TEMPLATES]),
+            Vec::<String>::new()
+        );
+    }
 }

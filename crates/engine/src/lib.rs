@@ -14,6 +14,7 @@ mod log;
 mod machine;
 pub mod memory;
 mod phase;
+pub mod prompts;
 pub mod recorded;
 mod run_store;
 pub mod scene;
@@ -55,6 +56,7 @@ pub use store::{
     Durability, SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable, set_durability,
 };
 pub use transcript::render_markdown;
+pub use troupe_prompts::Prompts;
 
 use std::path::Path;
 
@@ -127,7 +129,7 @@ pub enum Error {
     #[error(transparent)]
     Agent(#[from] troupe_agents::Error),
     #[error(transparent)]
-    Prompt(#[from] troupe_encounter::prompt::TemplateError),
+    Prompt(#[from] troupe_prompts::Error),
     #[error("encounter run {0}: its log does not start an encounter")]
     NotAnEncounter(u32),
     #[error("the model failed ({agent}): {message}; the run is saved{refused}")]

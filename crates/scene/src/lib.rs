@@ -4,7 +4,8 @@
 //! is the [`State`]. Each turn a planner ([`planner`]) turns the player's words into one
 //! [`ToolCall`] from the menu of tools whose preconditions hold; the router validates it again,
 //! executes it into facts and effects, applies the effects all or nothing ([`effects`]) and
-//! the narrator ([`narrator`]) renders the facts. Pure: no I/O, no models, no clock.
+//! the narrator ([`narrator`]) renders the facts. Pure: no I/O, no models, no clock (the
+//! prompts a model is asked with are templates in [`prompts`], rendered by the caller's registry).
 
 pub mod effects;
 pub mod exec;
@@ -13,6 +14,7 @@ pub mod log;
 pub mod model;
 pub mod narrator;
 pub mod planner;
+pub mod prompts;
 pub mod router;
 mod tables;
 pub mod tools;

@@ -1,6 +1,8 @@
 //! The deterministic rules planner: the player's free text to one call from the menu. Intent it
 //! cannot pin to a legal call becomes `ask_clarifying` (at most three options, three per turn).
 
+use troupe_prompts::Prompts;
+
 use crate::model::{Entity, State};
 use crate::tools::{
     Caller, MAX_CLARIFICATIONS, MAX_OPTIONS, ToolCall, Topic, available, exits, visible_here,
@@ -268,9 +270,15 @@ pub struct ModelAsk {
     pub schema: serde_json::Value,
 }
 
-/// The model planner's question for `actor`'s free text. The prompt names only what the actor
+/// The model planner's question for `actor`'s free text, from the templates
+/// `scene_planner_system.md` and `scene_planner_ask.md`. The prompt names only what the actor
 /// perceives (the menu's enums are built from visible entities), never hidden entities.
-pub fn model_ask(state: &State, actor: &str, text: &str) -> ModelAsk {
+pub fn model_ask(
+    prompts: &Prompts,
+    state: &State,
+    actor: &str,
+    text: &str,
+) -> Result<ModelAsk, troupe_prompts::Error> {
     let options: Vec<serde_json::Value> = crate::tools::menu(state, actor, Caller::Player)
         .into_iter()
         .map(|(tool, args)| {
@@ -279,25 +287,23 @@ pub fn model_ask(state: &State, actor: &str, text: &str) -> ModelAsk {
                 "properties": {"tool": {"const": tool}, "args": args}})
         })
         .collect();
-    let system = format!(
-        "You are the planner of a tabletop scene engine. Choose exactly one tool from the menu \
-         for what the player says, with its arguments, and reply with JSON only: \
-         {{\"tool\": NAME, \"args\": {{...}}}}. If the intent is unclear or not possible, use \
-         ask_clarifying with a short question and at most {MAX_OPTIONS} options. Scene goal: {}. \
-         Tone: {}.",
-        state.goal,
-        state.tone.join(", ")
-    );
-    let user = format!(
-        "{}\nThe player of {} says: {text}",
-        crate::view::character_view(state, actor),
-        state.name_of(actor)
-    );
-    ModelAsk {
+    let system = prompts.render_exact(
+        "scene_planner_system.md",
+        serde_json::json!({"max_options": MAX_OPTIONS, "goal": state.goal, "tone": state.tone}),
+    )?;
+    let user = prompts.render_exact(
+        "scene_planner_ask.md",
+        serde_json::json!({
+            "view": crate::view::character_view(state, actor),
+            "name": state.name_of(actor),
+            "text": text,
+        }),
+    )?;
+    Ok(ModelAsk {
         system,
         user,
         schema: serde_json::json!({"oneOf": options}),
-    }
+    })
 }
 
 /// Read a model planner's reply. A reply that is not one of the menu's calls becomes a
@@ -318,6 +324,10 @@ pub fn read_reply(state: &State, actor: &str, reply: &serde_json::Value) -> Tool
 mod tests {
     use super::*;
 
+    fn embedded() -> Prompts {
+        Prompts::embedded(&[crate::prompts::TEMPLATES])
+    }
+
     fn state() -> State {
         let text = "scene: {id: s, goal: find it}\n\
                     zones: [{id: a, adjacent: [b]}, {id: b}]\n\
@@ -330,10 +340,22 @@ mod tests {
     #[test]
     fn the_model_is_asked_with_the_menu_and_never_told_of_the_hidden() {
         let s = state();
-        let ask = model_ask(&s, "p", "go to b");
+        let ask = model_ask(&embedded(), &s, "p", "go to b").unwrap();
         let all = format!("{}{}{}", ask.system, ask.user, ask.schema);
         assert!(!all.contains("spy") && !all.contains("Spy"), "{all}");
         assert!(all.contains("\"move\""), "{all}");
+    }
+
+    /// The model planner's prompt, whole: a change to its template shows here as a diff. The
+    /// player's words (blank lines and trailing spaces too) reach the model as they were said.
+    #[test]
+    fn the_model_planners_prompt() {
+        let s = state();
+        let ask = model_ask(&embedded(), &s, "p", "go to b,   \n\n\n  quietly").unwrap();
+        insta::assert_snapshot!(format!(
+            "=== system ===\n{}\n=== user ===\n{}\n=== end ===",
+            ask.system, ask.user
+        ));
     }
 
     #[test]

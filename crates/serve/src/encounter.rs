@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold};
 use troupe_engine::EncounterStore;
+use troupe_engine::Prompts;
 use troupe_engine::encounter::asks::gm_ask;
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_llm::Gateway;
@@ -28,6 +29,8 @@ pub struct EncounterGame {
     pub store: EncounterStore,
     pub run: u32,
     pub gateway: Gateway,
+    /// The campaign's prompt registry (its overrides on top of the encounter's templates).
+    pub prompts: Prompts,
     /// Stop (saved) before this round of player actions.
     pub rounds: Option<u32>,
     pub finish: Finish,
@@ -41,6 +44,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
         store,
         run,
         gateway,
+        prompts,
         rounds,
         finish,
         gm,
@@ -52,7 +56,7 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
-    let mut table = EncounterTable::open(store, run, gateway, seat, watch)
+    let mut table = EncounterTable::open(store, run, gateway, prompts, seat, watch)
         .map_err(troupe_engine::error_chain)?;
     table.hand_overs(hub.hand_overs.clone());
     table.joins(hub.lobby.queue.clone());
@@ -90,7 +94,10 @@ async fn play_until_stopped(table: &mut Table, hub: &Hub, gm: bool) -> Result<St
         }
         hub.withdraw_asks();
         hub.thinking(None);
-        answered = match table.take_back_round().map_err(troupe_engine::error_chain)? {
+        answered = match table
+            .take_back_round()
+            .map_err(troupe_engine::error_chain)?
+        {
             Some(_) => Vec::new(),
             None => vec!["(There is no round of player actions to take back yet.)".into()],
         };

@@ -25,6 +25,8 @@ pub async fn run(
     table: &TableArgs,
     model: &ModelArgs,
 ) -> anyhow::Result<ExitCode> {
+    // A broken prompt override stops here, before the tally counts a run that never starts.
+    crate::play::prompts(dir)?;
     let (campaign, number) = {
         let _lock = crate::sessions::CampaignLock::take(dir)?;
         prepare(dir, spec, seed, &table.players)?

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_encounter::log::{EncounterEvent, Envelope, State};
-use troupe_engine::EncounterStore;
 use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, outcome, shown};
+use troupe_engine::{EncounterStore, Prompts};
 use troupe_llm::Gateway;
 use troupe_seat::{Answer, Ask, Seat};
 
@@ -29,16 +29,17 @@ here, the story lately), /whisper TEXT (a word to the GM alone), /help (this), /
 `troupe encounter resume` continues). When the GM asks for a roll: Enter or /roll.";
 
 /// Open a run at this terminal: people at the keyboard, the table's lines on the screen, the
-/// crash tests' pause from the environment.
+/// crash tests' pause from the environment; the GM and AI players on `model` with the
+/// campaign's `prompts`.
 pub fn open(
     store: EncounterStore,
     run: u32,
-    model: Arc<dyn troupe_llm::ChatModel>,
+    (model, prompts): (Arc<dyn troupe_llm::ChatModel>, Prompts),
     max_rounds: Option<u32>,
 ) -> anyhow::Result<EncounterTable<Terminal>> {
     let gateway = Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper());
-    let mut table =
-        EncounterTable::open(store, run, gateway, Terminal::new(), Box::new(printed()))?;
+    let (people, watch) = (Terminal::new(), Box::new(printed()));
+    let mut table = EncounterTable::open(store, run, gateway, prompts, people, watch)?;
     table.stop_before_round(max_rounds);
     if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
         .ok()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
+use troupe_engine::Prompts;
 use troupe_llm::{ChatModel, Gateway};
 use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
 
@@ -30,11 +31,14 @@ pub fn open(
     std::fs::create_dir_all(dir)?;
     let lock = CampaignLock::take(dir)?;
     let model = model(dir, model_args)?;
-    if let Some(table) = open_table(dir, args)? {
-        return table_for(dir, table, Vec::new(), lock, model, args);
-    }
-    let (table, links) = open_new(dir, spec_path, &spec, args, &model)?;
-    table_for(dir, table, links, lock, model, args)
+    // A broken override stops the table before a run begins.
+    let prompts = crate::play::prompts(dir)?;
+    let (table, links) = match open_table(dir, args)? {
+        Some(table) => (table, Vec::new()),
+        None => open_new(dir, spec_path, &spec, args, &model)?,
+    };
+    let ai = Ai { model, prompts };
+    table_for(dir, table, links, lock, ai, args)
 }
 
 /// The campaign's open encounter table, reopened; None when it has none.
@@ -47,8 +51,11 @@ pub fn reopen(
     let Some(table) = open_table(dir, args)? else {
         return Ok(None);
     };
-    let model = model(dir, model_args)?;
-    table_for(dir, table, Vec::new(), lock, model, args).map(Some)
+    let ai = Ai {
+        model: model(dir, model_args)?,
+        prompts: crate::play::prompts(dir)?,
+    };
+    table_for(dir, table, Vec::new(), lock, ai, args).map(Some)
 }
 
 fn model(dir: &Path, model_args: &ModelArgs) -> anyhow::Result<Arc<dyn ChatModel>> {
@@ -92,15 +99,22 @@ fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<TableFile>>
     Ok(unfinished.then_some(t))
 }
 
+/// The table's AI side: the model, and the campaign's prompts.
+struct Ai {
+    model: Arc<dyn ChatModel>,
+    prompts: Prompts,
+}
+
 /// The game of a table whose run has begun.
 fn table_for(
     dir: &Path,
     table: TableFile,
     links: Vec<Link>,
     lock: CampaignLock,
-    model: Arc<dyn ChatModel>,
+    ai: Ai,
     args: &ServeArgs,
 ) -> anyhow::Result<Opened> {
+    let Ai { model, prompts } = ai;
     let store = super::open_store(dir)?;
     let run = table.session;
     let events = store.events(run)?;
@@ -113,6 +127,7 @@ fn table_for(
         store,
         run,
         gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
+        prompts,
         rounds: args.turns.or(table.last_turn),
         finish: finish(dir, run),
         gm,

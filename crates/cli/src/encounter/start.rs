@@ -173,9 +173,11 @@ pub async fn start(
         return super::lasers::run(dir, &spec, seed, table, model_args).await;
     }
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
+    // A broken override stops here, before the run begins.
+    let prompts = crate::play::prompts(dir)?;
     let (store, run) = begin(dir, &spec, scene, &table.players, seed, &model)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = table::open(store, run, model, table.max_turns)?;
+    let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
     finish(table::play(dir, &mut runner).await?, run)
 }
 
@@ -241,12 +243,13 @@ pub async fn resume(
     let store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
     let model = choose_model(model_args, campaign(dir).as_ref(), dir)?;
+    let prompts = crate::play::prompts(dir)?;
     if model.replays_served() {
         // Recorded replies: move past those the log already has.
         let events = store.events(run)?;
         model.skip_served(&served(&events));
     }
-    let mut runner = table::open(store, run, model, max_turns)?;
+    let mut runner = table::open(store, run, (model, prompts), max_turns)?;
     let state = runner.state().clone();
     println!("== {} (run {run}, resumed)", state.spec.title);
     for line in state.public.iter().rev().take(3).rev() {

@@ -24,6 +24,7 @@ mod model_faults;
 mod nasty_input;
 mod party;
 mod preflight;
+mod prompts;
 mod reliability;
 mod report_games;
 mod report_screenshot;

@@ -8,7 +8,7 @@ use troupe_encounter::log::{
     EncounterEvent, Envelope, Next, NpcMemory, Seat, SeatKind, State, fold, undo_point,
 };
 use troupe_encounter::names::{Drawn, Origin};
-use troupe_encounter::prompt::{gm_messages, player_messages};
+use troupe_encounter::prompt::{embedded, gm_messages, player_messages};
 use troupe_encounter::turn::{GmStep, gm_reply};
 
 const SMITHY: &str = include_str!("../../../../examples/encounters/smithy.yaml");
@@ -91,7 +91,7 @@ fn shown(messages: &[(troupe_encounter::budget::Role, String)]) -> String {
 #[test]
 fn the_gm_prompt_holds_the_encounter_and_its_secrets() {
     let state = fold(&started(memory(), None)).unwrap();
-    let assembled = gm_messages(&state).unwrap();
+    let assembled = gm_messages(embedded(), &state).unwrap();
     insta::assert_snapshot!(shown(&assembled.messages));
     assert!(assembled.zones.system > 0 && assembled.zones.pinned > 0);
 }
@@ -106,7 +106,79 @@ fn an_ai_players_prompt_holds_only_what_the_table_knows() {
             facts: vec![],
         }],
     );
-    insta::assert_snapshot!(shown(&player_messages(&state, 1).unwrap()));
+    insta::assert_snapshot!(shown(&player_messages(embedded(), &state, 1).unwrap()));
+}
+
+/// The turn's instructions past the opening, the templates' other branches: the GM's after a
+/// roll with facts settled, then asked to rewrite a leaking narration; an AI player's action
+/// sent back with the validator's feedback.
+#[test]
+fn the_prompts_mid_run_after_a_roll_a_leak_and_an_action_sent_back() {
+    let mut events = started(vec![], None);
+    let facts = vec![("forge".to_string(), "cold".to_string())];
+    push(
+        &mut events,
+        vec![EncounterEvent::Narrated {
+            text: "The forge is cold.".into(),
+            facts,
+        }],
+    );
+    let acted = |seat: &str, text: &str| EncounterEvent::PlayerActed {
+        seat: seat.into(),
+        text: text.into(),
+    };
+    let state = push(
+        &mut events,
+        vec![
+            acted("p1", "I offer to help"),
+            acted("alex", "I read the ledger"),
+        ],
+    );
+    let ask = json!({"narration": "Zara, read it.", "tools": [{"tool": "skill_check_emit",
+        "args": {"player": "alex", "what": "to read the ledger", "check": "read_ledger"}}]});
+    let GmStep::Events(new) = gm_reply(&state, &ask, "now") else {
+        panic!()
+    };
+    push(&mut events, new);
+    let roll = troupe_rules::d20::D20Roll {
+        dice: vec![18],
+        kept: 18,
+        total: 18,
+        dc: 12,
+        success: true,
+        natural: None,
+    };
+    let rolled = EncounterEvent::CheckRolled {
+        seat: "alex".into(),
+        roll,
+    };
+    let state = push(&mut events, vec![rolled]);
+    let turn = |state: &State| {
+        let assembled = gm_messages(embedded(), state).unwrap();
+        assembled.messages.last().unwrap().1.clone()
+    };
+    let after_roll = turn(&state);
+    let leaky = json!({"narration": "The lock is DC 12. Rain falls.", "tools": []});
+    let GmStep::Events(new) = gm_reply(&state, &leaky, "now") else {
+        panic!()
+    };
+    let state = push(&mut events, new);
+    let rewrite = turn(&state);
+    insta::assert_snapshot!(format!(
+        "=== after the roll ===\n{after_roll}\n=== asked to rewrite ===\n{rewrite}"
+    ));
+    let state = push(
+        &mut events,
+        vec![EncounterEvent::ActionSentBack {
+            seat: "alex".into(),
+            text: "The smith confesses everything.".into(),
+            feedback: "Say what Zara-7 tries, not how others react.".into(),
+        }],
+    );
+    insta::assert_snapshot!(
+        "player_turn_sent_back",
+        shown(&player_messages(embedded(), &state, 1).unwrap()[1..])
+    );
 }
 
 #[test]
@@ -428,10 +500,10 @@ proptest! {
             EncounterEvent::Narrated { text: "The forge is cold.".into(), facts: vec![] },
             EncounterEvent::PlayerActed { seat: "p1".into(), text: "I wave".into() },
         ]);
-        let gm = shown(&gm_messages(&state).unwrap().messages);
+        let gm = shown(&gm_messages(embedded(), &state).unwrap().messages);
         prop_assert!(gm.contains(&memory) && gm.contains(note.trim()));
         for seat in 0..state.seats.len() {
-            let prompt = shown(&player_messages(&state, seat).unwrap());
+            let prompt = shown(&player_messages(embedded(), &state, seat).unwrap());
             prop_assert!(!prompt.contains(&memory));
             prop_assert!(!prompt.contains(note.trim()));
             for goal in state.spec.goals() {

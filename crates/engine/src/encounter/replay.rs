@@ -7,18 +7,19 @@ use troupe_encounter::prompt::gm_messages;
 use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
 use troupe_rules::d20::{D20Check, roll_d20};
 
-use crate::Error;
+use crate::{Error, Prompts};
 
-/// Replay a run's events: the lines the players saw, in order, when every derived event comes
-/// out the same; otherwise where it diverged.
-pub fn replay(run: u32, events: &[Envelope]) -> Result<Vec<String>, Error> {
+/// Replay a run's events with the campaign's prompts (the GM's prompt zones are derived from
+/// them): the lines the players saw, in order, when every derived event comes out the same;
+/// otherwise where it diverged.
+pub fn replay(run: u32, events: &[Envelope], prompts: &Prompts) -> Result<Vec<String>, Error> {
     let fail = |message: String| Error::EncounterReplay { run, message };
     let live: Vec<Envelope> = live(events).into_iter().cloned().collect();
     let mut state = fold(live.get(..1).unwrap_or_default()).ok_or(Error::NotAnEncounter(run))?;
     let mut shown = Vec::new();
     let mut i = 1;
     while i < live.len() {
-        let expected = derive(&state, &live, i).map_err(&fail)?;
+        let expected = derive(prompts, &state, &live, i).map_err(&fail)?;
         for (k, want) in expected.iter().enumerate() {
             let Some(got) = live.get(i + k) else {
                 return Err(fail(format!(
@@ -51,7 +52,12 @@ fn json(event: &EncounterEvent) -> Result<String, Error> {
 
 /// What the engine makes of the input at `live[i]`: the events it derives, starting with the
 /// input itself; an input nothing is derived from comes back alone.
-fn derive(state: &State, live: &[Envelope], i: usize) -> Result<Vec<EncounterEvent>, String> {
+fn derive(
+    prompts: &Prompts,
+    state: &State,
+    live: &[Envelope],
+    i: usize,
+) -> Result<Vec<EncounterEvent>, String> {
     let Some(env) = live.get(i) else {
         return Ok(Vec::new());
     };
@@ -72,12 +78,12 @@ fn derive(state: &State, live: &[Envelope], i: usize) -> Result<Vec<EncounterEve
                 live.get(called).map(|e| &e.event),
                 Some(EncounterEvent::GmCalled { .. })
             ) {
-                out.extend(derive(state, live, called)?);
+                out.extend(derive(prompts, state, live, called)?);
             }
             out
         }
         EncounterEvent::GmCalled { call, .. } => {
-            let assembled = gm_messages(state).map_err(|e| e.to_string())?;
+            let assembled = gm_messages(prompts, state).map_err(|e| e.to_string())?;
             let mut out = vec![EncounterEvent::GmCalled {
                 call: call.clone(),
                 zones: assembled.zones,

@@ -19,7 +19,7 @@ use troupe_rules::d20::{D20Check, roll_d20};
 use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
 
 use super::asks::{WHISPER, action_again_ask, action_ask, roll_ask};
-use crate::{EncounterStore, Error};
+use crate::{EncounterStore, Error, Prompts};
 
 /// How many answers (table commands, answers that do not fit) a person may give to one
 /// question before the table moves on without them.
@@ -61,6 +61,8 @@ pub struct EncounterTable<P> {
     events: Vec<Envelope>,
     state: State,
     gateway: Gateway,
+    /// The campaign's prompt registry: the encounter's templates, its overrides on top.
+    prompts: Prompts,
     /// Whoever answers for the people's seats.
     people: P,
     watch: Box<dyn EncounterWatch>,
@@ -74,10 +76,13 @@ pub struct EncounterTable<P> {
 }
 
 impl<P: ProtocolSeat> EncounterTable<P> {
+    /// The run in `store` at its table: the GM and AI players on `gateway` with the campaign's
+    /// `prompts` ([`crate::prompts::campaign`]), `people` answering for the people's seats.
     pub fn open(
         store: EncounterStore,
         run: u32,
         gateway: Gateway,
+        prompts: Prompts,
         people: P,
         watch: Box<dyn EncounterWatch>,
     ) -> Result<Self, Error> {
@@ -89,6 +94,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             events,
             state,
             gateway,
+            prompts,
             people,
             watch,
             max_rounds: None,
@@ -253,7 +259,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     }
 
     async fn gm_turn(&mut self) -> Result<(), Error> {
-        let assembled = gm_messages(&self.state)?;
+        let assembled = gm_messages(&self.prompts, &self.state)?;
         let messages = assembled
             .messages
             .iter()
@@ -410,7 +416,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     }
 
     async fn ai_action(&mut self, index: usize, seat: &str) -> Result<(), Error> {
-        let messages = player_messages(&self.state, index)?
+        let messages = player_messages(&self.prompts, &self.state, index)?
             .iter()
             .map(|(role, text)| message(*role, text))
             .collect();

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
-use troupe_agents::PromptSet;
 use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, Progress, ResponseSchema};
 use troupe_scene::planner::plan;
 use troupe_scene::view::{character_view, gm_view};
@@ -20,7 +19,7 @@ use troupe_scene::{
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
 use super::{GM, HELP, SPEAKER, gm_ask, line_ask};
-use crate::{Error, SceneStore};
+use crate::{Error, Prompts, SceneStore};
 
 /// Who turns the speaker's words into a tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +34,9 @@ pub enum PlannerKind {
 /// refused when it adds or contradicts a fact) and the AI speaker's, all through one gateway.
 pub struct SceneModels {
     pub gateway: Option<Gateway>,
-    /// The speaker's and the polish's prompts (`scene_player.md`, `scene_polish.md`).
-    pub prompts: PromptSet,
+    /// The campaign's prompt registry: the speaker's, the polish's and the planner's templates
+    /// (`scene_*.md`), its overrides on top.
+    pub prompts: Prompts,
     pub planner: PlannerKind,
     pub polish: bool,
 }
@@ -158,7 +158,7 @@ impl<P: Seat> SceneTable<P> {
             hand_overs: None,
             models: SceneModels {
                 gateway: None,
-                prompts: PromptSet::embedded(),
+                prompts: crate::prompts::embedded(),
                 planner: PlannerKind::Rules,
                 polish: false,
             },
@@ -410,11 +410,13 @@ impl<P: Seat> SceneTable<P> {
                 "scene_goal": state.goal,
             }),
         )?;
-        let user = format!(
-            "{}\nLast: {}",
-            character_view(state, actor),
-            last_narration(&self.scene)
-        );
+        let user = self.models.prompts.render_exact(
+            "scene_player_turn.md",
+            serde_json::json!({
+                "view": character_view(state, actor),
+                "last": last_narration(&self.scene),
+            }),
+        )?;
         let mut req = ChatRequest::new(
             CallTag::new(actor, "scene_player"),
             vec![Message::system(system), Message::user(user)],
@@ -513,7 +515,7 @@ impl<P: Seat> SceneTable<P> {
             (Some(g), PlannerKind::Model) => g,
             _ => return Ok((plan(state, actor, text), None)),
         };
-        let ask = troupe_scene::planner::model_ask(state, actor, text);
+        let ask = troupe_scene::planner::model_ask(&self.models.prompts, state, actor, text)?;
         let mut req = ChatRequest::new(
             CallTag::new(actor, "scene_plan"),
             vec![Message::system(ask.system), Message::user(ask.user)],

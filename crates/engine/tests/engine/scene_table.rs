@@ -109,7 +109,7 @@ fn gateway(model: Arc<dyn ChatModel>) -> Gateway {
 fn models(model: Arc<dyn ChatModel>, polish: bool) -> SceneModels {
     SceneModels {
         gateway: Some(gateway(model)),
-        prompts: troupe_agents::PromptSet::embedded(),
+        prompts: troupe_engine::prompts::embedded(),
         planner: PlannerKind::Rules,
         polish,
     }

@@ -2,5 +2,6 @@
 //! Integration tests of troupe-scene: the example scene played end to end, and properties over
 //! random play. One test binary for the crate (issue 29).
 
+mod prompts;
 mod properties;
 mod scene;

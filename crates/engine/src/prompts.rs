@@ -1,0 +1,49 @@
+//! The one prompt registry of a campaign: every game's templates (Lasers & Feelings' players,
+//! characters, AI GM and memory extraction; the encounter's; the scene's), with the files of
+//! the campaign's `prompts/` folder replacing those of the same name. Built once where a game
+//! starts, and handed to it: a bad override stops the start, before anything is written.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use troupe_prompts::{Prompts, Template};
+
+/// Every game's templates. Their names are unique across games (a game's own prefix), which
+/// the tests check, so one folder of overrides serves them all.
+pub const GAMES: &[&[Template]] = &[
+    troupe_agents::TEMPLATES,
+    troupe_encounter::prompt::TEMPLATES,
+    troupe_scene::prompts::TEMPLATES,
+];
+
+/// Every game's embedded templates, parsed once for the process.
+pub fn embedded() -> Prompts {
+    static EMBEDDED: LazyLock<Prompts> = LazyLock::new(|| Prompts::embedded(GAMES));
+    EMBEDDED.clone()
+}
+
+/// The campaign in `dir`: every game's templates with the overrides in `dir/prompts/`.
+pub fn campaign(dir: &Path) -> Result<Prompts, troupe_prompts::Error> {
+    Prompts::with_overrides(GAMES, &folder(dir))
+}
+
+/// The files in the campaign's `prompts/` that replace no game's template (a misspelt name
+/// would otherwise never be read).
+pub fn unused(dir: &Path) -> Vec<std::path::PathBuf> {
+    troupe_prompts::unused_files(GAMES, &folder(dir))
+}
+
+/// The campaign's folder of overrides.
+pub fn folder(dir: &Path) -> std::path::PathBuf {
+    dir.join("prompts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_games_templates_compile_under_names_no_other_game_uses() {
+        assert_eq!(troupe_prompts::problems(GAMES), Vec::<String>::new());
+    }
+}
