@@ -386,7 +386,7 @@ impl<P: Seat> SceneTable<P> {
         );
         req.max_tokens = 80;
         self.watch.thinking(Some(SPEAKER));
-        let reply = ask_model(gateway, &req, &mut self.calls).await;
+        let reply = ask_model(gateway, &self.scene, req, &mut self.calls).await;
         self.watch.thinking(None);
         let reply = reply?;
         let line = reply
@@ -491,7 +491,7 @@ impl<P: Seat> SceneTable<P> {
             schema: ask.schema,
         });
         req.temperature = 0.0;
-        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let reply = ask_model(gateway, &self.scene, req, &mut self.calls).await?;
         let json = match reply.json {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
@@ -520,7 +520,7 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(narration.clone())],
         );
         req.temperature = 0.3;
-        let reply = ask_model(gateway, &req, &mut self.calls).await?;
+        let reply = ask_model(gateway, &self.scene, req, &mut self.calls).await?;
         let model = gateway.model_name();
         self.log_model_calls();
         self.scene.polish(&model, &reply.content);
@@ -565,16 +565,25 @@ impl<P: Seat> SceneTable<P> {
     }
 }
 
-/// One model call; its attempts are kept for the log, failed ones included.
+/// One model call, seeded by its place among the scene's calls (those logged and those
+/// waiting in `calls`); its attempts are kept for the log, failed ones included.
 async fn ask_model(
     gateway: &Gateway,
-    req: &ChatRequest,
+    scene: &Scene,
+    mut req: ChatRequest,
     calls: &mut Vec<(String, String, Vec<Value>)>,
 ) -> Result<GatewayReply, Error> {
+    let logged = scene
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, SceneEvent::ModelCalled { .. }))
+        .count();
+    let identity = format!("{} call {}", req.tag.agent, logged + calls.len());
+    crate::call_seed::seed_request(&mut req, scene.seed, &identity);
     let mut attempts = Vec::new();
     let reply = gateway
-        .call(req, &mut |a| {
-            attempts.push(serde_json::to_value(&a).unwrap_or_default());
+        .call(&req, &mut |a| {
+            attempts.push(crate::attempts::logged(&a));
         })
         .await;
     calls.push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
