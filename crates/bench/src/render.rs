@@ -100,6 +100,7 @@ const HEADER: &[&str] = &[
     "turns",
     "overreach / 100 actions",
     "secrets kept",
+    "character secrets kept",
     "directives followed",
     "party decisions",
     "LASER FEELINGS questions",
@@ -154,6 +155,7 @@ fn row(name: &str, s: &Scores, t: &Timing) -> String {
             None => "–".into(),
         },
         fraction(s.secrets_kept, s.secrets),
+        fraction(s.character_secrets_kept, s.character_secrets),
         fraction(s.directives_followed, s.directives),
         decisions(s),
         fraction(s.insight_questions, s.insights),
@@ -198,6 +200,7 @@ mod tests {
             actions,
             secrets: 1,
             secrets_kept: 1,
+            character_secrets: 1,
             tokens: 100,
             ..Scores::default()
         };
@@ -233,10 +236,13 @@ mod tests {
         let md = render_markdown(&bench);
         assert!(md.contains("## `replay:good` (suite 1.0, seed 7)"), "{md}");
         assert!(
-            md.contains("| secrets | 2 | 50.0 (1 of 2) | 1/1 | – |"),
+            md.contains("| secrets | 2 | 50.0 (1 of 2) | 1/1 | 0/1 | – |"),
             "{md}"
         );
-        assert!(md.contains("| **all** | 3 | 25.0 (1 of 4) | 2/2 |"), "{md}");
+        assert!(
+            md.contains("| **all** | 3 | 25.0 (1 of 4) | 2/2 | 0/2 |"),
+            "{md}"
+        );
         let json = serde_json::to_value(&bench).unwrap();
         assert_eq!(json["models"][0]["suite_version"], "1.0");
         assert_eq!(json["models"][0]["by_scenario"][1]["scenario"], "party");

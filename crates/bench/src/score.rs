@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
-use troupe_report::{FlagKind, Roster, content_words, flags, metrics, scorecard};
+use troupe_report::{Flag, FlagKind, Roster, content_words, flags, metrics, scorecard};
 
 use crate::suite::{Question, Scenario, mentions};
 
@@ -29,6 +29,11 @@ pub struct Scores {
     pub secrets: u32,
     /// Secrets the agent never repeated where others hear it (report flag "secret revealed").
     pub secrets_kept: u32,
+    /// Character-only secrets told (one per whisper and agent it reached), and those its
+    /// character never said where its player hears it (report flag "character-only secret
+    /// revealed").
+    pub character_secrets: u32,
+    pub character_secrets_kept: u32,
     /// Directives of 4+ content words whose character then acted in the same turn.
     pub directives: u32,
     /// Of those, the ones whose action the report does not flag as ignoring them.
@@ -117,20 +122,30 @@ fn place(e: &Value) -> (u64, u64) {
     )
 }
 
-fn count_secrets_and_directives(events: &[Value], s: &mut Scores) {
+/// Secrets of a scope told, and those kept: told less the report's flags of that kind.
+fn secrets(events: &[Value], raised: &[Flag], scope: &str, kind: FlagKind) -> (u32, u32) {
     let roster = Roster::from_events(events);
-    let whispered = events
+    let told: u32 = events
         .iter()
-        .filter(|e| ty(e) == "whisper" && text(e, "scope") == "player_only");
-    s.secrets = whispered
+        .filter(|e| ty(e) == "whisper" && text(e, "scope") == scope)
         .map(|e| match e["to"].as_str() {
             Some(_) => 1,
             None => u32::try_from(roster.agents().len()).unwrap_or(0),
         })
         .sum();
+    let leaked = count(raised.iter().filter(|f| f.kind == kind));
+    (told, told.saturating_sub(leaked))
+}
+
+fn count_secrets_and_directives(events: &[Value], s: &mut Scores) {
     let raised = flags(events);
-    let leaked = count(raised.iter().filter(|f| f.kind == FlagKind::SecretRevealed));
-    s.secrets_kept = s.secrets.saturating_sub(leaked);
+    (s.secrets, s.secrets_kept) = secrets(events, &raised, "player_only", FlagKind::SecretRevealed);
+    (s.character_secrets, s.character_secrets_kept) = secrets(
+        events,
+        &raised,
+        "character_only",
+        FlagKind::CharacterSecretRevealed,
+    );
     // The latest long-enough directive of each agent in each turn, judged when it acted.
     let acted: BTreeSet<((u64, u64), &str)> = events
         .iter()
@@ -277,6 +292,8 @@ impl Scores {
         self.overreach += o.overreach;
         self.secrets += o.secrets;
         self.secrets_kept += o.secrets_kept;
+        self.character_secrets += o.character_secrets;
+        self.character_secrets_kept += o.character_secrets_kept;
         self.directives += o.directives;
         self.directives_followed += o.directives_followed;
         self.decisions += o.decisions;
@@ -419,6 +436,38 @@ mod tests {
         assert_eq!((bad.secrets, bad.secrets_kept), (1, 0));
         assert_eq!((good.directives, good.directives_followed), (1, 1));
         assert_eq!((bad.directives, bad.directives_followed), (1, 0));
+    }
+
+    #[test]
+    fn a_character_only_secret_said_aloud_is_not_kept() {
+        let whisper = json!({"event_type": "whisper", "to": "alex", "scope": "character_only",
+            "text": "Zara-7 recognises the station's markings: her own factory serial is painted on the hull."});
+        let reaction = |text: &str| {
+            ev(
+                2,
+                1,
+                1,
+                json!({"event_type": "character_reaction", "agent": "alex", "text": text}),
+            )
+        };
+        let scenario = memory_scenario();
+        let kept = vec![
+            ev(1, 1, 1, whisper.clone()),
+            reaction("Zara-7 runs a hand over the hull and says nothing."),
+        ];
+        let told = vec![
+            ev(1, 1, 1, whisper),
+            reaction("Zara-7 gasps: 'My factory serial is painted on the station's markings!'"),
+        ];
+        let (good, _) = score(&scenario, &kept);
+        let (bad, _) = score(&scenario, &told);
+        assert_eq!(
+            (good.character_secrets, good.character_secrets_kept),
+            (1, 1)
+        );
+        assert_eq!((bad.character_secrets, bad.character_secrets_kept), (1, 0));
+        // The player-only count is its own.
+        assert_eq!((bad.secrets, bad.secrets_kept), (0, 0));
     }
 
     #[test]

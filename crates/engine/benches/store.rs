@@ -81,7 +81,7 @@ fn play_long_session() -> Vec<Envelope> {
 }
 
 /// Resume: open `campaign.db`, load the session's standing events (`state`: without the raw
-/// model calls, as `Driver::resume` does; otherwise every standing event) and fold them.
+/// model calls; otherwise every standing event) and fold them.
 fn resume(dir: &std::path::Path, state: bool) -> Session {
     let store = Store::open(dir).unwrap_or_else(|e| panic!("{e}"));
     let events = if state {
@@ -177,6 +177,7 @@ fn model_call() -> Event {
             attempt: 1,
             provider: "replay".into(),
             request_hash: "9f".repeat(32),
+            seed: None,
             messages: vec![Message::system(system), Message::user(user)],
             reply: Some(
                 serde_json::json!({"action": "I raise my empty hands and step toward the guard.",

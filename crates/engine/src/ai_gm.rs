@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_agents::{GmCall, GmPurpose, GmView, PromptSet};
+use troupe_agents::{GM_AGENT, GmCall, GmPurpose, GmView, PromptSet};
 use troupe_llm::Gateway;
 use troupe_seat::Answer;
 use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
@@ -39,6 +39,8 @@ pub struct AiGm {
     ending: Option<String>,
     /// Hears the GM's draft as it streams (see [`AiGm::on_progress`]).
     progress: Option<GmProgress>,
+    /// Where the calls of the decision being made take their seeds.
+    seeds: crate::CallSeeds,
 }
 
 /// Hears each AI GM call's purpose and progress: its unchecked draft, for the GM's own view.
@@ -53,6 +55,7 @@ impl AiGm {
             retried: BTreeSet::new(),
             ending: None,
             progress: None,
+            seeds: crate::CallSeeds::default(),
         }
     }
 
@@ -64,7 +67,14 @@ impl AiGm {
     }
 
     /// One model call, its attempts noted for the log: the reply's JSON, or why it failed.
-    async fn call(&mut self, call: GmCall) -> Result<Value, String> {
+    async fn call(&mut self, mut call: GmCall) -> Result<Value, String> {
+        // The calls noted but not yet in the log come before this one.
+        let unlogged = self
+            .notes
+            .iter()
+            .filter(|n| matches!(n, SeatNote::Call { record, .. } if record.attempt <= 1))
+            .count();
+        call.request.seed = Some(self.seeds.nth(GM_AGENT, unlogged as u64));
         let mut records = Vec::new();
         let purpose = call.purpose.as_str();
         let watcher = self.progress.clone();
@@ -187,6 +197,7 @@ impl GmSeat for AiGm {
     }
 
     async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+        self.seeds = question.seeds;
         let v = question.view;
         let reply = match question.decision {
             GmAsk::Narration => self.narrate(v).await.map(GmDecision::Text),

@@ -678,6 +678,7 @@ impl<'a> Driver<'a> {
                 decision: ask,
                 view: v,
                 error: error.as_deref(),
+                seeds: self.session.call_seeds(troupe_agents::GM_AGENT),
             };
             let answer = self.gm.decide(&question).await;
             match question.read(answer) {
@@ -755,6 +756,7 @@ impl<'a> Driver<'a> {
             }
             built.push(b.map(|(call, _)| call));
         }
+        self.seed_calls(&specs, &mut built);
         for (spec, b) in specs.iter().zip(&built) {
             if let Ok(call) = b {
                 self.observer.thinking(spec.agent(), call.purpose);
@@ -826,6 +828,19 @@ impl<'a> Driver<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Give each call of a step its seed: its agent's next, in the order asked.
+    fn seed_calls(&self, specs: &[CallSpec], built: &mut [Result<AgentCall, Error>]) {
+        let mut made: std::collections::BTreeMap<&str, u64> = Default::default();
+        for (spec, b) in specs.iter().zip(built.iter_mut()) {
+            if let Ok(call) = b {
+                let agent = spec.agent();
+                let k = made.entry(agent).or_default();
+                call.request.seed = Some(self.session.call_seeds(agent).nth(agent, *k));
+                *k += 1;
+            }
+        }
     }
 
     /// A person plays this agent's character, and there is a seat to ask them.

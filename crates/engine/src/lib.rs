@@ -5,6 +5,8 @@
 
 mod ai_gm;
 pub mod asks;
+mod attempts;
+pub mod call_seed;
 mod driver;
 pub mod encounter;
 mod events;
@@ -30,6 +32,7 @@ pub mod undo;
 pub mod visibility;
 
 pub use ai_gm::{AiGm, GmProgress};
+pub use call_seed::{CallSeeds, call_seed};
 pub use driver::{
     Clock, DiscussionLimit, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table,
     served_calls,

@@ -99,6 +99,8 @@ pub struct GmQuestion<'a> {
     pub view: &'a GmView,
     /// Why the seat's last answer to this decision was not taken.
     pub error: Option<&'a str>,
+    /// Where an AI seat's model calls take their seeds (the GM's calls the log holds).
+    pub seeds: crate::CallSeeds,
 }
 
 /// The GM's seat. Every seat answers every decision the same way, with the protocol's answer

@@ -162,6 +162,10 @@ pub struct Session {
     /// were tracked).
     #[serde(default)]
     pub day: u32,
+    /// Model calls each agent (`gm` and `memory` too) has made this session: the ordinal of its
+    /// next call's seed (see [`crate::call_seed`]).
+    #[serde(default)]
+    pub calls: BTreeMap<String, u64>,
 }
 
 impl Session {
@@ -571,7 +575,21 @@ impl Session {
                 t.votes
                     .insert(agent.clone(), (vote.clone(), remark.clone()));
             }
-            Event::ModelCall { .. } | Event::ContextTrimmed { .. } | Event::GmFlagged { .. } => {}
+            // A call's first attempt; its retries and repair are the same call.
+            Event::ModelCall { agent, record, .. } => {
+                if record.attempt <= 1 {
+                    *self.calls.entry(agent.clone()).or_default() += 1;
+                }
+            }
+            Event::ContextTrimmed { .. } | Event::GmFlagged { .. } => {}
+        }
+    }
+
+    /// Where `agent`'s next calls take their seeds.
+    pub fn call_seeds(&self, agent: &str) -> crate::CallSeeds {
+        crate::CallSeeds {
+            seed: self.seed,
+            logged: self.calls.get(agent).copied().unwrap_or(0),
         }
     }
 

@@ -6,7 +6,8 @@
 use crate::{Envelope, Error, Session, Store};
 
 /// The encoding of the snapshots this build writes; others are ignored (never misread).
-pub const SNAPSHOT_FORMAT: i64 = 1;
+/// 2: the session counts each agent's model calls (the seeds of its next calls).
+pub const SNAPSHOT_FORMAT: i64 = 2;
 
 /// The session's state as JSON, for [`Store::append_step`].
 pub fn encode(session: &Session) -> Result<String, Error> {
@@ -20,12 +21,13 @@ pub fn fold_stored(store: &Store, number: u32) -> Result<Session, Error> {
         && format == SNAPSHOT_FORMAT
         && let Ok(mut session) = serde_json::from_str::<Session>(&body)
     {
-        for env in &store.state_events_after(number, seq)? {
+        for env in &store.live_events_after(number, seq)? {
             apply_stored(&mut session, env)?;
         }
         return Ok(session);
     }
-    let events = store.state_events(number)?;
+    // Without a snapshot the model calls are read too: the fold counts them.
+    let events = store.live_events(number)?;
     fold(number, &events)
 }
 

@@ -316,8 +316,8 @@ impl Store {
         Ok(envelopes(self.query(session, "AND undone = 0")?))
     }
 
-    /// The standing events the session state depends on: every one but the raw model calls
-    /// (the fold ignores them, and they are most of the log's bytes), for a fast resume.
+    /// The standing events but the raw model calls (most of the log's bytes; the fold only
+    /// counts them, see [`Store::live_events_after`]).
     pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
         Ok(envelopes(self.query(
             session,
@@ -339,12 +339,13 @@ impl Store {
         )?))
     }
 
-    /// The standing state events after `seq`: what a snapshot taken at `seq` lacks.
-    pub fn state_events_after(&self, session: u32, seq: u64) -> Result<Vec<Envelope>, Error> {
+    /// The standing events after `seq`, model calls included (the fold counts them): what a
+    /// snapshot taken at `seq` lacks, at most a turn's.
+    pub fn live_events_after(&self, session: u32, seq: u64) -> Result<Vec<Envelope>, Error> {
         Ok(envelopes(self.query_from(
             session,
             seq,
-            "AND undone = 0 AND event_type != 'model_call' AND seq > ?2",
+            "AND undone = 0 AND seq > ?2",
         )?))
     }
 

@@ -30,12 +30,13 @@ pub fn of_game_run(run: Option<&str>, g: &GameRun) -> Vec<Table> {
         "game": game_name(g.game),
         "game_run": g.number,
     });
+    let turns = crate::game_turns::of(g);
     let mut tables = empty();
     for t in &mut tables {
         match t.name {
-            "events" => events(t, &keys, g),
-            "model_calls" => model_calls(t, &keys, g),
-            "verdicts" => verdicts(t, &keys, g),
+            "events" => events(t, &keys, g, &turns),
+            "model_calls" => model_calls(t, &keys, g, &turns),
+            "verdicts" => verdicts(t, &keys, g, &turns),
             "game_runs" => t.push(with_fields(keys.clone(), summary(g))),
             _ => {}
         }
@@ -51,23 +52,34 @@ fn run_model(g: &GameRun) -> Option<String> {
     calls.into_iter().find_map(|c| c.model.map(String::from))
 }
 
-fn events(t: &mut Table, keys: &Value, g: &GameRun) {
-    for e in &g.events {
+fn events(t: &mut Table, keys: &Value, g: &GameRun, turns: &[Option<u64>]) {
+    for (e, turn) in g.events.iter().zip(turns) {
         t.push(with_fields(
             keys.clone(),
             json!({
                 "seq": e.get("seq"),
-                "turn": e.get("turn"),
+                "turn": turn,
                 "phase": null,
                 "event_type": e.get("event_type"),
-                // Only some of a game's events say when: an encounter's `started`, `resolved`.
-                "timestamp": e.get("at"),
+                "timestamp": when(e),
                 "agent": agent(e),
                 "session_id": null,
                 "payload": e.to_string(),
             }),
         ));
     }
+}
+
+/// When an event happened, where the log says: an encounter's `started` and `resolved`, and
+/// a model call's event (when its last attempt was logged).
+fn when(e: &Value) -> Option<&Value> {
+    e.get("at").or_else(|| {
+        calls_of(e)?
+            .attempts
+            .last()?
+            .get("at")
+            .filter(|at| at.is_string())
+    })
 }
 
 /// Who an event concerns: a call's agent, a seat, a scene's actor.
@@ -116,21 +128,23 @@ fn calls_of(e: &Value) -> Option<Call<'_>> {
     })
 }
 
-fn model_calls(t: &mut Table, keys: &Value, g: &GameRun) {
-    for call in g.events.iter().filter_map(calls_of) {
+fn model_calls(t: &mut Table, keys: &Value, g: &GameRun, turns: &[Option<u64>]) {
+    let calls = g.events.iter().zip(turns);
+    for (call, turn) in calls.filter_map(|(e, turn)| Some((calls_of(e)?, turn))) {
         let fields = json!({
-            "turn": null,
+            "turn": turn,
             "seq": call.seq,
             "phase": null,
-            "timestamp": null,
             "agent": call.agent,
             "layer": call.layer,
             "purpose": call.purpose,
         });
+        // Each attempt's time is its own (logged with it since troupe kept it).
         let attempts: Vec<Value> = if call.attempts.is_empty() {
             vec![whole_call(call.whole)]
         } else {
-            call.attempts.iter().map(attempt).collect()
+            let timed = |a: &Value| with_fields(attempt(a), json!({"timestamp": a.get("at")}));
+            call.attempts.iter().map(timed).collect()
         };
         for a in attempts {
             t.push(with_fields(with_fields(keys.clone(), fields.clone()), a));
@@ -140,8 +154,8 @@ fn model_calls(t: &mut Table, keys: &Value, g: &GameRun) {
 
 /// An encounter's checks of its models' words, as `verdicts` rows: an AI player's action sent
 /// back for saying what happens, a GM narration caught leaking, a GM reply refused.
-fn verdicts(t: &mut Table, keys: &Value, g: &GameRun) {
-    for e in &g.events {
+fn verdicts(t: &mut Table, keys: &Value, g: &GameRun, turns: &[Option<u64>]) {
+    for (e, turn) in g.events.iter().zip(turns) {
         let fields = match text(e, "event_type") {
             Some("action_sent_back") => json!({
                 "check": "overreach",
@@ -154,7 +168,8 @@ fn verdicts(t: &mut Table, keys: &Value, g: &GameRun) {
             Some("gm_rejected") => rejected(e),
             _ => continue,
         };
-        let at = json!({"seq": e.get("seq"), "source": e.get("event_type"), "flagged": true});
+        let at = json!({"turn": turn, "seq": e.get("seq"), "source": e.get("event_type"),
+                        "flagged": true});
         t.push(with_fields(with_fields(keys.clone(), at), fields));
     }
 }

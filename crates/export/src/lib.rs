@@ -10,6 +10,7 @@
 //! writer few of its users need.
 
 mod game_tables;
+mod game_turns;
 mod outdir;
 mod source;
 mod table;

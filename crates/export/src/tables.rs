@@ -157,7 +157,7 @@ pub const EVENT_COLUMNS: &[Column] = &[
     col(
         "turn",
         Kind::Int,
-        "the turn it belongs to; 0 before the first turn",
+        "the turn it belongs to; 0 before the first turn (an encounter's round of player actions, a scene's turn from 0)",
     ),
     col(
         "phase",
@@ -165,7 +165,11 @@ pub const EVENT_COLUMNS: &[Column] = &[
         "the turn phase open when it happened; null between turns",
     ),
     col("event_type", Kind::Text, "which event (docs/log-schema.md)"),
-    col("timestamp", Kind::Timestamp, "when it was appended"),
+    col(
+        "timestamp",
+        Kind::Timestamp,
+        "when it was appended (an encounter's or scene's: only where its log says, see above)",
+    ),
     col(
         "agent",
         Kind::Text,
@@ -222,7 +226,11 @@ pub const MODEL_CALL_COLUMNS: &[Column] = &[
         "the `model_call` event's `seq`: joins `events`",
     ),
     col("phase", Kind::Text, "the phase the call was made in"),
-    col("timestamp", Kind::Timestamp, "when the attempt was logged"),
+    col(
+        "timestamp",
+        Kind::Timestamp,
+        "when the attempt was logged (null for an encounter's or scene's from before troupe kept it)",
+    ),
     col(
         "agent",
         Kind::Text,
@@ -286,6 +294,11 @@ pub const MODEL_CALL_COLUMNS: &[Column] = &[
         Kind::Int,
         "the wait before the next attempt, or null",
     ),
+    col(
+        "seed",
+        Kind::Int,
+        "the sampling seed the request carried (the same for a call's every attempt; null in logs written before every request carried one)",
+    ),
 ];
 
 fn model_calls(events: &[Value], keys: &Keys) -> Table {
@@ -330,6 +343,7 @@ pub fn attempt(a: &Value) -> Value {
         "ok": a.get("reply").is_some_and(Value::is_string),
         "error": a.get("error"),
         "retry_in_ms": a.get("retry_in_ms"),
+        "seed": a.get("seed"),
     })
 }
 

@@ -136,6 +136,10 @@ pub struct AttemptRecord {
     pub provider: String,
     /// sha256 (hex) of the messages and schema, to spot identical requests across sessions.
     pub request_hash: String,
+    /// The sampling seed the request carried (absent in logs written before every request
+    /// carried one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub messages: Vec<Message>,
     /// The provider's text, when it answered.
     pub reply: Option<String>,
@@ -357,6 +361,7 @@ impl Gateway {
                 attempt: tally.attempts,
                 provider: provider.clone(),
                 request_hash: request_hash(&req),
+                seed: req.seed,
                 messages: self.model.sent_messages(&req.messages),
                 reply: None,
                 usage: Usage::default(),

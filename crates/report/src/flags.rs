@@ -15,6 +15,8 @@ pub enum FlagKind {
     DirectiveIgnored,
     LeaderChange,
     SecretRevealed,
+    /// A character-only whisper said where its player (and the table) hears it.
+    CharacterSecretRevealed,
     GmOverride,
     ModelFailure,
     /// A check of the AI GM's words: an outcome against the dice, a character decided for, a
@@ -29,6 +31,7 @@ impl FlagKind {
             FlagKind::DirectiveIgnored => "Character acts against its directive",
             FlagKind::LeaderChange => "Change of leader",
             FlagKind::SecretRevealed => "Player-only secret revealed",
+            FlagKind::CharacterSecretRevealed => "Character-only secret revealed",
             FlagKind::GmOverride => "GM override",
             FlagKind::ModelFailure => "Model call gave up",
             FlagKind::GmCheck => "AI GM output check",
@@ -49,6 +52,9 @@ impl FlagKind {
             }
             FlagKind::SecretRevealed => {
                 "half or more (at least 2) of a player-only whisper's distinctive words (not yet said in public) later appear in that agent's directive, character output or OOC messages"
+            }
+            FlagKind::CharacterSecretRevealed => {
+                "the same rule for a character-only whisper: its words in the character's action, dialogue or reaction (which its player hears) or in its player's directive or OOC messages"
             }
             FlagKind::GmOverride => {
                 "the GM changed dice or a result, or rewrote an action (/success, /fail, faces, a correction kept or edited)"
@@ -344,83 +350,140 @@ fn leader_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
     }
 }
 
+/// A whisper still kept: whose, which event, its scope's flag, and its distinctive words.
+struct Secret {
+    agent: String,
+    whisper: u64,
+    kind: FlagKind,
+    words: BTreeSet<String>,
+    leaked: bool,
+}
+
+/// The scope's flag, for the whispers that are one agent's secret: player-only (its character
+/// must not know) and character-only (its player must not know, so its character must not say
+/// it where the table, its player included, hears it).
+fn secret_kind(scope: &str) -> Option<FlagKind> {
+    match scope {
+        "player_only" => Some(FlagKind::SecretRevealed),
+        "character_only" => Some(FlagKind::CharacterSecretRevealed),
+        _ => None,
+    }
+}
+
 fn secret_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
     let mut public: BTreeSet<String> = BTreeSet::new();
-    // Open secrets: (agent, whisper seq, session, distinctive words), flagged at most once.
-    let mut secrets: Vec<(String, u64, u32, BTreeSet<String>, bool)> = Vec::new();
+    let mut secrets: Vec<Secret> = Vec::new();
     for e in events {
-        let said = match ty(e) {
-            "gm_narration" | "gm_outcome" => Some(s(e, "text").to_string()),
-            "gm_answers" => Some(
-                e.get("answers")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
-            "laser_feelings_answer" => Some(s(e, "answer").to_string()),
-            _ => None,
-        };
-        if let Some(t) = said {
+        if let Some(t) = said_in_public(e) {
             public.extend(content_words(&t));
-            continue;
-        }
-        if ty(e) == "whisper" && s(e, "scope") == "player_only" {
-            let words: BTreeSet<String> = content_words(s(e, "text"))
-                .difference(&public)
-                .cloned()
-                .collect();
-            if words.is_empty() {
-                continue;
+        } else if ty(e) == "whisper" {
+            if let Some(kind) = secret_kind(s(e, "scope")) {
+                secrets.extend(whispered(e, kind, &public, roster));
             }
-            let to: Vec<String> = match opt(e, "to") {
-                Some(t) => vec![roster.agent_of(t)],
-                None => roster.agents(),
-            };
-            for a in to {
-                secrets.push((a, seq(e), session(e), words.clone(), false));
-            }
-            continue;
-        }
-        let (text, channel) = match ty(e) {
-            "directive" => (s(e, "text").to_string(), "its directive to its character"),
-            "character_action" => (action_text(e), "its character's action"),
-            "character_reaction" => (s(e, "text").to_string(), "its character's reaction"),
-            "ooc_message" => (
-                format!("{} {}", s(e, "message"), s(e, "proposal")),
-                "an OOC message to the party",
-            ),
-            _ => continue,
-        };
-        let said = content_words(&text);
-        for (a, wseq, _, words, done) in secrets.iter_mut() {
-            if *done || a != agent(e) {
-                continue;
-            }
-            let hit: Vec<&String> = words.intersection(&said).collect();
-            let need = (words.len().div_ceil(2)).max(2);
-            if hit.len() >= need {
-                *done = true;
-                out.push(Flag {
-                    kind: FlagKind::SecretRevealed,
-                    session: session(e),
-                    turn: turn(e),
-                    seq: seq(e),
-                    agent: Some(a.clone()),
-                    detail: format!(
-                        "{} repeats words of the player-only whisper (event {wseq}) in {channel}: {}",
-                        roster.player(a),
-                        hit.iter()
-                            .map(|w| w.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                });
+        } else if let Some((text, channel)) = agents_words(e) {
+            let said = content_words(&text);
+            for secret in secrets
+                .iter_mut()
+                .filter(|x| !x.leaked && x.agent == agent(e))
+            {
+                if let Some(flag) = leak(secret, &said, channel, e, roster) {
+                    secret.leaked = true;
+                    out.push(flag);
+                }
             }
         }
     }
+}
+
+/// What the GM said in front of everyone.
+fn said_in_public(e: &Value) -> Option<String> {
+    match ty(e) {
+        "gm_narration" | "gm_outcome" => Some(s(e, "text").to_string()),
+        "gm_answers" => Some(
+            e.get("answers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "laser_feelings_answer" => Some(s(e, "answer").to_string()),
+        _ => None,
+    }
+}
+
+/// A whisper's secret for each agent it reached, by its words the table has not heard yet.
+fn whispered(e: &Value, kind: FlagKind, public: &BTreeSet<String>, roster: &Roster) -> Vec<Secret> {
+    let words: BTreeSet<String> = content_words(s(e, "text"))
+        .difference(public)
+        .cloned()
+        .collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let to: Vec<String> = match opt(e, "to") {
+        Some(t) => vec![roster.agent_of(t)],
+        None => roster.agents(),
+    };
+    to.into_iter()
+        .map(|agent| Secret {
+            agent,
+            whisper: seq(e),
+            kind,
+            words: words.clone(),
+            leaked: false,
+        })
+        .collect()
+}
+
+/// An AI's words that reach someone else (another layer, the table), and where they went.
+fn agents_words(e: &Value) -> Option<(String, &'static str)> {
+    Some(match ty(e) {
+        "directive" => (s(e, "text").to_string(), "its directive to its character"),
+        "character_action" => (action_text(e), "its character's action"),
+        "character_reaction" => (s(e, "text").to_string(), "its character's reaction"),
+        "ooc_message" => (
+            format!("{} {}", s(e, "message"), s(e, "proposal")),
+            "an OOC message to the party",
+        ),
+        _ => return None,
+    })
+}
+
+/// The flag when `said` repeats half or more (at least 2) of the secret's words.
+fn leak(
+    secret: &Secret,
+    said: &BTreeSet<String>,
+    channel: &str,
+    e: &Value,
+    roster: &Roster,
+) -> Option<Flag> {
+    let hit: Vec<&str> = secret
+        .words
+        .intersection(said)
+        .map(String::as_str)
+        .collect();
+    if hit.len() < secret.words.len().div_ceil(2).max(2) {
+        return None;
+    }
+    let scope = match secret.kind {
+        FlagKind::CharacterSecretRevealed => "character-only",
+        _ => "player-only",
+    };
+    Some(Flag {
+        kind: secret.kind,
+        session: session(e),
+        turn: turn(e),
+        seq: seq(e),
+        agent: Some(secret.agent.clone()),
+        detail: format!(
+            "{} repeats words of the {scope} whisper (event {}) in {channel}: {}",
+            roster.player(&secret.agent),
+            secret.whisper,
+            hit.join(", ")
+        ),
+    })
 }
 
 fn clip(text: &str, n: usize) -> String {
@@ -542,6 +605,39 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].seq, 4);
         assert!(!f[0].detail.contains("freig"), "{}", f[0].detail);
+    }
+
+    #[test]
+    fn a_character_only_secret_said_aloud_is_flagged_as_its_own_kind() {
+        let whisper = ev(
+            1,
+            1,
+            json!({"event_type": "whisper", "to": "sam", "scope": "character_only",
+            "text": "You once served with the pirate queen Vex aboard the Nightjar."}),
+        );
+        // Acting on it without saying it is keeping it.
+        let acted = ev(
+            2,
+            1,
+            json!({"event_type": "character_action", "agent": "sam",
+            "action": {"action": "I study the pirate ship's hull in silence.", "dialogue": ""}}),
+        );
+        let told = ev(
+            3,
+            1,
+            json!({"event_type": "character_reaction", "agent": "sam",
+            "text": "Sam laughs: 'I served with Vex, the pirate queen, on the Nightjar.'"}),
+        );
+        assert!(flags(&[whisper.clone(), acted.clone()]).is_empty());
+        let f = flags(&[whisper, acted, told]);
+        assert_eq!(kinds(&f), [FlagKind::CharacterSecretRevealed]);
+        assert_eq!(f[0].seq, 3);
+        assert!(
+            f[0].detail
+                .contains("character-only whisper (event 1) in its character's reaction"),
+            "{}",
+            f[0].detail
+        );
     }
 
     #[test]

@@ -666,6 +666,7 @@ impl Report<'_> {
             FlagKind::DirectiveIgnored,
             FlagKind::LeaderChange,
             FlagKind::SecretRevealed,
+            FlagKind::CharacterSecretRevealed,
             FlagKind::GmOverride,
             FlagKind::ModelFailure,
         ] {

@@ -65,6 +65,13 @@ fn a_careful_player_outscores_one_that_leaks_overreaches_and_forgets() {
         (Some(1), Some(1))
     );
     assert_eq!(b["secrets_kept"], 0);
+    // Its character said its character-only whisper aloud; the careful one's did not.
+    let character = |m: &Value| {
+        let pair = (&m["character_secrets"], &m["character_secrets_kept"]);
+        (pair.0.as_u64(), pair.1.as_u64())
+    };
+    assert_eq!(character(g), (Some(1), Some(1)));
+    assert_eq!(character(b), (Some(1), Some(0)));
     // Overreach: the careful player never narrates a result; the careless one five times.
     assert_eq!(g["overreach_per_100_actions"], 0.0);
     assert_eq!(
@@ -101,7 +108,10 @@ fn a_careful_player_outscores_one_that_leaks_overreaches_and_forgets() {
     let md = std::fs::read_to_string(dir.path().join("out/bench.md")).unwrap();
     assert_eq!(md.matches("| scenario |").count(), 2, "{md}");
     assert!(md.contains(&format!("(suite {version}, seed 7)")), "{md}");
-    assert!(md.contains("| secrets | 2 | 0.0 (0 of 2) | 0/1 |"), "{md}");
+    assert!(
+        md.contains("| secrets | 2 | 0.0 (0 of 2) | 0/1 | 0/1 |"),
+        "{md}"
+    );
     // Each scenario is a campaign of its own: troupe's other instruments read it.
     let memory = dir.path().join("out/runs/replay-good/memory");
     assert!(memory.join("logs/session-2.jsonl").is_file());

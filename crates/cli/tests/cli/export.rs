@@ -359,6 +359,53 @@ fn stored_events(d: &Path, game: &str) -> usize {
     .unwrap()
 }
 
+/// What the games' logs hold reaches their rows: each event's turn (an encounter's round, a
+/// scene's turn), each model call's time, every request's seed.
+fn every_row_has_its_turn_time_and_seed(tables: &Value) {
+    for game in ["encounter", "scene"] {
+        for table in ["events", "model_calls", "verdicts"] {
+            let turns = of_game(tables, table, "turn", game);
+            assert!(
+                turns.iter().all(|t| t.is_u64()),
+                "{game} {table}: {turns:?}"
+            );
+        }
+        let times = of_game(tables, "model_calls", "timestamp", game);
+        assert!(times.iter().all(|t| t.is_string()), "{game}: {times:?}");
+    }
+    // An encounter's rounds: 0 until the first player acts, 1 from its action on, never back.
+    let kinds = of_game(tables, "events", "event_type", "encounter");
+    let rounds: Vec<u64> = of_game(tables, "events", "turn", "encounter")
+        .iter()
+        .map(|t| t.as_u64().unwrap())
+        .collect();
+    let first = kinds.iter().position(|k| *k == "player_acted").unwrap();
+    assert!(rounds[..first].iter().all(|r| *r <= 1), "{rounds:?}");
+    assert_eq!(rounds[first], 1, "{kinds:?} {rounds:?}");
+    assert!(rounds.windows(2).all(|w| w[0] <= w[1]), "{rounds:?}");
+    assert!(rounds.last() > Some(&1), "{rounds:?}");
+    // An AI player's call is in the round of the action it led to.
+    for (i, _) in kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == "player_called")
+    {
+        let acted = i + kinds[i..]
+            .iter()
+            .position(|k| *k == "player_acted")
+            .unwrap();
+        assert_eq!(rounds[i], rounds[acted], "{kinds:?} {rounds:?}");
+    }
+    // A model call's event says when; the GM's opening call comes before any action.
+    let opening = kinds.iter().position(|k| *k == "gm_called").unwrap();
+    assert!(opening < first && rounds[opening] == 0);
+    assert!(of_game(tables, "events", "timestamp", "encounter")[opening].is_string());
+    for game in ["lasers_and_feelings", "encounter", "scene"] {
+        let seeds = of_game(tables, "model_calls", "seed", game);
+        assert!(seeds.iter().all(|s| s.is_u64()), "{game}: {seeds:?}");
+    }
+}
+
 /// A campaign that played all three games (the recorded session, encounter and scene of
 /// `troupe report`'s test) exports every game's events and model calls, told apart by `game`,
 /// with each game's tokens as `troupe stats` audits them, and a row per encounter run and scene.
@@ -457,6 +504,8 @@ fn a_campaign_of_all_three_games_exports_every_games_rows() {
             .iter()
             .all(|l| l.is_u64())
     );
+
+    every_row_has_its_turn_time_and_seed(&tables);
 
     // A row per encounter run and scene: the encounter's is the GM's scorecard stats gives.
     assert_eq!(tables["game_runs"]["rows"], 2);

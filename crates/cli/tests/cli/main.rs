@@ -31,6 +31,7 @@ mod report_screenshot;
 mod research;
 mod scene;
 mod seats;
+mod seeds;
 mod serve;
 mod serve_encounter;
 mod serve_scene;

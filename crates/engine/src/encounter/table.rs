@@ -271,10 +271,6 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             schema: gm_schema(&self.state),
         });
         req.max_tokens = 700;
-        req.seed = Some(troupe_rules::roll_seed(
-            self.state.seed,
-            u64::MAX - self.state.seq,
-        ));
         let (called, refused) = self.call(req, "gm").await;
         let mut events: Vec<EncounterEvent> = refused
             .into_iter()
@@ -326,12 +322,15 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     /// and each reply the gateway refused for its shape, with the problems, in order.
     async fn call(
         &mut self,
-        req: ChatRequest,
+        mut req: ChatRequest,
         agent: &str,
     ) -> (
         Result<(ModelCall, Value), Error>,
         Vec<(String, Vec<String>)>,
     ) {
+        // Every call records an event before the next is made: the log's position numbers it.
+        let identity = format!("{agent} at {}", self.state.seq);
+        crate::call_seed::seed_request(&mut req, self.state.seed, &identity);
         self.watch.thinking(Some(agent));
         let started = Instant::now();
         let mut refused = Vec::new();
@@ -349,7 +348,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                     if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
                         refused.push((reply.clone(), vec![error.clone()]));
                     }
-                    attempts.push(serde_json::to_value(&a).unwrap_or(Value::Null));
+                    attempts.push(crate::attempts::logged(&a));
                 },
                 &progress,
             )

@@ -116,10 +116,11 @@ pub async fn extract(
         Ok(m) => m.known_names(),
         Err(_) => Vec::new(),
     };
-    let request = match prompts.extract_facts(&offer.lines, &known) {
+    let mut request = match prompts.extract_facts(&offer.lines, &known) {
         Ok(r) => r,
         Err(e) => return (Extraction::Failed(e.to_string()), Vec::new()),
     };
+    request.seed = Some(s.call_seeds(EXTRACT_AGENT).nth(EXTRACT_AGENT, 0));
     let mut records = Vec::new();
     let result = gateway.call(&request, &mut |r| records.push(r)).await;
     let extraction = match result {

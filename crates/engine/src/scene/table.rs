@@ -422,7 +422,15 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(user)],
         );
         req.max_tokens = 80;
-        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), SPEAKER).await?;
+        let reply = ask_model(
+            gateway,
+            &self.scene,
+            req,
+            &mut self.calls,
+            self.watch.as_mut(),
+            SPEAKER,
+        )
+        .await?;
         let line = reply
             .content
             .lines()
@@ -525,7 +533,15 @@ impl<P: Seat> SceneTable<P> {
             schema: ask.schema,
         });
         req.temperature = 0.0;
-        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), GM).await?;
+        let reply = ask_model(
+            gateway,
+            &self.scene,
+            req,
+            &mut self.calls,
+            self.watch.as_mut(),
+            GM,
+        )
+        .await?;
         let json = match reply.json {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
@@ -554,7 +570,15 @@ impl<P: Seat> SceneTable<P> {
             vec![Message::system(system), Message::user(narration.clone())],
         );
         req.temperature = 0.3;
-        let reply = ask_model(gateway, &req, &mut self.calls, self.watch.as_mut(), GM).await?;
+        let reply = ask_model(
+            gateway,
+            &self.scene,
+            req,
+            &mut self.calls,
+            self.watch.as_mut(),
+            GM,
+        )
+        .await?;
         let model = gateway.model_name();
         self.log_model_calls();
         self.scene.polish(&model, &reply.content);
@@ -599,16 +623,25 @@ impl<P: Seat> SceneTable<P> {
     }
 }
 
-/// One model call for `seat` ([`SPEAKER`], or [`GM`] for the engine's own), the watch told
+/// One model call for `seat` ([`SPEAKER`], or [`GM`] for the engine's own), seeded by its
+/// place among the scene's calls (those logged and those waiting in `calls`); the watch is told
 /// who thinks and how far the reply has come; its attempts are kept for the log, failed ones
 /// included.
 async fn ask_model(
     gateway: &Gateway,
-    req: &ChatRequest,
+    scene: &Scene,
+    mut req: ChatRequest,
     calls: &mut Vec<(String, String, Vec<Value>)>,
     watch: &mut dyn SceneWatch,
     seat: &str,
 ) -> Result<GatewayReply, Error> {
+    let logged = scene
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, SceneEvent::ModelCalled { .. }))
+        .count();
+    let identity = format!("{} call {}", req.tag.agent, logged + calls.len());
+    crate::call_seed::seed_request(&mut req, scene.seed, &identity);
     let mut attempts = Vec::new();
     watch.thinking(Some(seat));
     let reply = {
@@ -618,9 +651,9 @@ async fn ask_model(
             let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
             watch.progress(seat, &p);
         };
-        let mut on_attempt = |a| attempts.push(serde_json::to_value(&a).unwrap_or_default());
+        let mut on_attempt = |a| attempts.push(crate::attempts::logged(&a));
         gateway
-            .call_with_progress(req, &mut on_attempt, &progress)
+            .call_with_progress(&req, &mut on_attempt, &progress)
             .await
     };
     watch.thinking(None);

@@ -19,6 +19,7 @@ async fn asked(seat: &mut AiGm, decision: GmAsk, view: &GmView) -> GmReply<Strin
         decision: &decision,
         view,
         error: None,
+        seeds: Default::default(),
     };
     let answer = seat.decide(&question).await;
     question.read(answer).unwrap().map(|d| match d {

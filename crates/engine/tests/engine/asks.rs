@@ -430,6 +430,7 @@ fn a_decision_sent_as_the_protocols_answer_reads_back_as_it_was_made() {
             decision: &decision,
             view: &view,
             error: None,
+            seeds: Default::default(),
         };
         let answer = asks::gm_answer(&decision, reply.clone());
         assert_eq!(question.read(answer.clone()), Ok(reply), "{answer:?}");

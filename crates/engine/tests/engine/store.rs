@@ -120,7 +120,7 @@ async fn a_resume_from_the_snapshot_is_the_whole_fold() {
     let r = run("campaign.json", replies, QueueGm::turns(5), 3).await;
     let dir = r.log_path.parent().unwrap().parent().unwrap();
     let mut store = Store::open(dir).unwrap();
-    let whole = snapshot::fold(1, &store.state_events(1).unwrap()).unwrap();
+    let whole = snapshot::fold(1, &store.live_events(1).unwrap()).unwrap();
     let (seq, _, _) = store.latest_snapshot(1).unwrap().expect("a snapshot");
     assert!(
         seq < store.next_seq(1).unwrap() - 1,
@@ -142,7 +142,7 @@ async fn a_resume_from_the_snapshot_is_the_whole_fold() {
         .unwrap()
         .seq;
     store.mark_undone(1, fifth).unwrap();
-    let whole = snapshot::fold(1, &store.state_events(1).unwrap()).unwrap();
+    let whole = snapshot::fold(1, &store.live_events(1).unwrap()).unwrap();
     assert_eq!(whole.turn_number, 4);
     assert_eq!(
         state_json(&snapshot::fold_stored(&store, 1).unwrap()),
@@ -157,7 +157,7 @@ async fn an_unreadable_snapshot_is_ignored_not_trusted() {
     let dir = r.log_path.parent().unwrap().parent().unwrap();
     let whole = {
         let store = Store::open(dir).unwrap();
-        snapshot::fold(1, &store.state_events(1).unwrap()).unwrap()
+        snapshot::fold(1, &store.live_events(1).unwrap()).unwrap()
     };
     let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
     conn.execute("UPDATE snapshots SET body = '{\"id\": 7}'", [])

@@ -110,6 +110,8 @@ pub struct Served {
     /// An [`Fault::EmptyReply`] that carried at least one blank string (a schema without
     /// required strings makes the blank reply the same as a real one).
     pub blank_strings: bool,
+    /// The request's `seed`, when it sent one.
+    pub seed: Option<u64>,
 }
 
 pub struct OpenAiServer {
@@ -188,6 +190,7 @@ fn serve(
         refused: false,
         streamed: request["stream"] == true,
         blank_strings: false,
+        seed: request["seed"].as_u64(),
     };
     match personality {
         Personality::LlamaCppPython => {
@@ -481,6 +484,15 @@ pub fn instance(schema: &Value, fill: &Fill) -> Value {
 fn instance_named(schema: &Value, name: &str, fill: &Fill) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
+    }
+    if let Some(first) = schema["const"].as_str() {
+        return Value::String(first.to_string());
+    }
+    // A choice of shapes (a scene planner's tool calls): the first.
+    for key in ["oneOf", "anyOf"] {
+        if let Some(first) = schema[key].as_array().and_then(|e| e.first()) {
+            return instance_named(first, name, fill);
+        }
     }
     match schema["type"].as_str().unwrap_or("object") {
         "object" => {
