@@ -385,8 +385,16 @@ fn every_row_has_its_turn_time_and_seed(tables: &Value) {
     assert!(rounds.windows(2).all(|w| w[0] <= w[1]), "{rounds:?}");
     assert!(rounds.last() > Some(&1), "{rounds:?}");
     // An AI player's call is in the round of the action it led to.
-    for (i, _) in kinds.iter().enumerate().filter(|(_, k)| **k == "player_called") {
-        let acted = i + kinds[i..].iter().position(|k| *k == "player_acted").unwrap();
+    let called = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == "player_called");
+    for (i, _) in called {
+        let acted = kinds[i..]
+            .iter()
+            .position(|k| *k == "player_acted")
+            .unwrap()
+            + i;
         assert_eq!(rounds[i], rounds[acted], "{kinds:?} {rounds:?}");
     }
     // A model call's event says when; the GM's opening call comes before any action.
