@@ -35,7 +35,7 @@ pub fn unused(dir: &Path) -> Vec<std::path::PathBuf> {
 
 /// The campaign's folder of overrides.
 pub fn folder(dir: &Path) -> std::path::PathBuf {
-    dir.join("prompts")
+    troupe_campaign::CampaignDir::new(dir).prompts()
 }
 
 #[cfg(test)]
