@@ -452,20 +452,8 @@ pub const SPEND_LIMIT_EXIT: u8 = 3;
 /// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,
 /// so an interruption (Ctrl-C, kill -9, power loss) loses at most the step in flight.
 async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
-    // For the crash tests: stop after this many events and wait to be killed.
-    if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        driver.pause_after(n);
-    }
-    // …or just before committing the step that holds event N (its side effects done).
-    if let Some(n) = std::env::var("TROUPE_PAUSE_BEFORE_COMMIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        driver.pause_before_commit(n);
-    }
+    // For the crash tests: stop at a given event and wait to be killed.
+    driver.pause_at(troupe_engine::pause::CrashPause::from_env());
     // `biased`: the Ctrl-C handler is installed (first poll) before the first GM prompt shows.
     let outcome = tokio::select! {
         biased;

@@ -396,12 +396,7 @@ fn play_table(
     };
     let mut table = SceneTable::new(store, run, scene, inputs, speaker, Box::new(watch));
     table.models(models, ai);
-    if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        table.pause_after(n);
-    }
+    table.pause_at(troupe_engine::pause::CrashPause::from_env());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

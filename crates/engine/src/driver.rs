@@ -43,7 +43,7 @@ pub trait Observer: Send {
     fn progress(&mut self, _agent: &str, _purpose: Purpose, _progress: &Progress) {}
     /// The model call finished.
     fn idle(&mut self) {}
-    /// The driver stopped on purpose (see [`Driver::pause_after`]), after this many events.
+    /// The driver stopped on purpose (see [`Driver::pause_at`]), after this many events.
     fn paused(&mut self, _events: u64) {}
 }
 
@@ -165,8 +165,7 @@ pub struct Driver<'a> {
     /// Events of the current step, applied but not yet committed.
     pending: Vec<Envelope>,
     next_seq: u64,
-    pause_after: Option<u64>,
-    pause_before_commit: Option<u64>,
+    pause: crate::pause::CrashPause,
     gm: &'a mut dyn GmSeat,
     /// The seat of every character a person plays (hot seat: one terminal for all of them).
     people: Option<&'a mut dyn PlayerSeat>,
@@ -206,8 +205,7 @@ impl<'a> Driver<'a> {
             record,
             pending: Vec::new(),
             next_seq: 0,
-            pause_after: None,
-            pause_before_commit: None,
+            pause: crate::pause::CrashPause::default(),
             gm,
             people: None,
             last_turn: None,
@@ -253,8 +251,7 @@ impl<'a> Driver<'a> {
             record,
             pending: Vec::new(),
             next_seq,
-            pause_after: None,
-            pause_before_commit: None,
+            pause: crate::pause::CrashPause::default(),
             gm,
             people: None,
             last_turn: None,
@@ -272,17 +269,9 @@ impl<'a> Driver<'a> {
         Ok(driver)
     }
 
-    /// Stop and wait (until the process is killed) once this many events are committed:
-    /// how the crash tests catch the binary inside a given phase.
-    pub fn pause_after(&mut self, events: u64) {
-        self.pause_after = Some(events);
-    }
-
-    /// Stop and wait (until the process is killed) just before committing the step that holds
-    /// event `seq`, after everything else the step did (a recall, a memory write): how the crash
-    /// tests kill the binary between a step's side effects and its commit.
-    pub fn pause_before_commit(&mut self, seq: u64) {
-        self.pause_before_commit = Some(seq);
+    /// Where to stop and wait until the process is killed (the crash tests).
+    pub fn pause_at(&mut self, pause: crate::pause::CrashPause) {
+        self.pause = pause;
     }
 
     /// The seat that decides for the characters people play (see `Seat::taken_by`).
@@ -555,14 +544,10 @@ impl<'a> Driver<'a> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        if let Some(n) = self.pause_before_commit
-            && self.pending.iter().any(|e| e.seq >= n)
-        {
+        if self.pause.before(self.pending.iter().map(|e| e.seq)) {
             self.observer
                 .paused(self.pending.first().map_or(0, |e| e.seq));
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
+            crate::pause::hold();
         }
         let events = std::mem::take(&mut self.pending);
         if let Some(meter) = &mut self.spend {
@@ -593,13 +578,9 @@ impl<'a> Driver<'a> {
     }
 
     async fn maybe_pause(&mut self) {
-        if let Some(n) = self.pause_after
-            && self.next_seq >= n
-        {
+        if self.pause.after(self.next_seq) {
             self.observer.paused(self.next_seq);
-            loop {
-                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-            }
+            crate::pause::hold_async().await;
         }
     }
 

@@ -144,8 +144,12 @@ impl Fault {
             // WAL mode is set); with no logs and no WAL it is a new file, nothing to lose.
             return (wal > 0 || has_session_logs(campaign_dir)).then_some(Fault::Emptied);
         }
-        // With a WAL, pages may legitimately live there until a checkpoint copies them.
-        if wal > 0 {
+        // With a WAL, pages may legitimately live there until a checkpoint copies them. And
+        // while a WAL or its index exists a connection may have the file open, perhaps in this
+        // very process: reading the header opens and closes a descriptor of the file, and
+        // closing one drops every POSIX lock the process holds on it. Another process would
+        // then take itself for the last connection and delete the WAL under ours.
+        if wal > 0 || sibling(db, "-wal").exists() || sibling(db, "-shm").exists() {
             return None;
         }
         let expected = header_size(db)?;
@@ -154,9 +158,14 @@ impl Fault {
 }
 
 fn wal_bytes(db: &Path) -> u64 {
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    std::fs::metadata(Path::new(&wal)).map_or(0, |m| m.len())
+    std::fs::metadata(sibling(db, "-wal")).map_or(0, |m| m.len())
+}
+
+/// SQLite's file beside the database: its `-wal` or `-shm`.
+fn sibling(db: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
 }
 
 fn has_session_logs(campaign_dir: &Path) -> bool {

@@ -15,6 +15,7 @@ mod guard;
 mod log;
 mod machine;
 pub mod memory;
+pub mod pause;
 mod phase;
 pub mod prompts;
 pub mod recorded;

@@ -8,6 +8,13 @@
 //! guarantees (WAL, FULL sync, one transaction per turn, append-only) and touch no existing
 //! reader. Data flows one way: the system's events in, the same events out; the folds live in
 //! troupe-scene and troupe-encounter.
+//!
+//! What the games share with the sessions' store is shared code, not a copy: the file is
+//! opened the same way ([`crate::store`]'s `open_db`: fault checks, WAL, durability), errors
+//! read the same, and an undo is the same: the game's undo event, appended, marks the rows it
+//! takes back `undone` in its own transaction, as a session's `events_undone` does. The
+//! games' folds still read the undo events themselves, so logs written before the marks (and
+//! files an older troupe writes) read as they always did.
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -24,22 +31,41 @@ pub trait Logged: Serialize + DeserializeOwned {
     const KIND: &'static str;
     /// The event type that ends a run.
     const END: &'static str;
+    /// The event type of the game's undo (see [`Logged::undoes`]).
+    const UNDO: &'static str;
     fn seq(&self) -> u64;
+    /// Where this event, when it is the game's undo, takes the run back from (its first seq
+    /// taken back).
+    fn undoes(&self) -> Option<u64>;
 }
 
 impl Logged for troupe_scene::Envelope {
     const KIND: &'static str = "scene";
     const END: &'static str = "scene_ended";
+    const UNDO: &'static str = "undone";
     fn seq(&self) -> u64 {
         self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            troupe_scene::SceneEvent::Undone { from_seq } => Some(from_seq),
+            _ => None,
+        }
     }
 }
 
 impl Logged for troupe_encounter::log::Envelope {
     const KIND: &'static str = "encounter";
     const END: &'static str = "resolved";
+    const UNDO: &'static str = "undone";
     fn seq(&self) -> u64 {
         self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            troupe_encounter::log::EncounterEvent::Undone { from } => Some(from),
+            _ => None,
+        }
     }
 }
 
@@ -70,6 +96,8 @@ CREATE TABLE IF NOT EXISTS scene_events (
     seq        INTEGER NOT NULL,
     event_type TEXT NOT NULL,
     body       TEXT NOT NULL,
+    -- Taken back by a later undo event of the run (see `mark_taken_back`).
+    undone     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (run, seq)
 );
 ";
@@ -91,31 +119,63 @@ pub struct RunStore<E> {
     kind: PhantomData<E>,
 }
 
-fn db(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Store {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    }
-}
+use crate::store::db;
 
 impl<E: Logged> RunStore<E> {
     /// Open (or create) this kind's tables in a campaign directory's `campaign.db`.
     pub fn open(campaign_dir: &Path) -> Result<RunStore<E>, Error> {
-        std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
-        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
-        let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-        )
-        .and_then(|()| conn.execute_batch(crate::store::synchronous_pragma()))
-        .map_err(|e| db(&path, e))?;
+        let (conn, path) = crate::store::open_db(campaign_dir)?;
         conn.execute_batch(&schema(E::KIND))
             .map_err(|e| db(&path, e))?;
-        Ok(RunStore {
+        let mut store = RunStore {
             conn,
             path,
             kind: PhantomData,
-        })
+        };
+        store.add_undo_marks()?;
+        Ok(store)
+    }
+
+    /// A file written before the undo marks gets the column, and the marks its undo events
+    /// call for, once, in one transaction.
+    fn add_undo_marks(&mut self) -> Result<(), Error> {
+        if self.has_marks()? {
+            return Ok(());
+        }
+        let table = format!("{}_events", E::KIND);
+        let undos = self.undo_events()?;
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
+        tx.execute_batch(&format!(
+            "ALTER TABLE {table} ADD COLUMN undone INTEGER NOT NULL DEFAULT 0"
+        ))
+        .map_err(|e| db(&path, e))?;
+        for (run, from, at) in undos {
+            crate::store::mark_taken_back(&tx, (&table, "run"), run, from, at)
+                .map_err(|e| db(&path, e))?;
+        }
+        tx.commit().map_err(|e| db(&path, e))
+    }
+
+    /// Every undo event of every run, in order: (run, where it takes back from, its own seq).
+    fn undo_events(&self) -> Result<Vec<(u32, u64, u64)>, Error> {
+        let sql = format!(
+            "SELECT run, seq, body FROM {}_events WHERE event_type = ?1 ORDER BY run, seq",
+            E::KIND
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![E::UNDO], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (run, seq, body): (u32, u64, String) = row.map_err(|e| db(&self.path, e))?;
+            let event = self.decode(run, seq, &body)?;
+            out.extend(event.undoes().map(|from| (run, from, seq)));
+        }
+        Ok(out)
     }
 
     /// Open this kind's tables for reading when the directory's `campaign.db` already has them;
@@ -153,7 +213,10 @@ impl<E: Logged> RunStore<E> {
                 params![scene_id, started_at],
             )
             .map_err(|e| db(&self.path, e))?;
-        u32::try_from(self.conn.last_insert_rowid()).map_err(|e| db(&self.path, e))
+        u32::try_from(self.conn.last_insert_rowid()).map_err(|e| Error::Store {
+            path: self.path.display().to_string(),
+            message: e.to_string(),
+        })
     }
 
     /// Append events and the run's consumed-input count, all or nothing.
@@ -171,6 +234,11 @@ impl<E: Logged> RunStore<E> {
                 params![run, env.seq(), kind, value.to_string()],
             )
             .map_err(|e| db(&path, e))?;
+            if let Some(from) = env.undoes() {
+                let table = format!("{}_events", E::KIND);
+                crate::store::mark_taken_back(&tx, (&table, "run"), run, from, env.seq())
+                    .map_err(|e| db(&path, e))?;
+            }
             if kind == E::END {
                 tx.execute(
                     &format!("UPDATE {}_runs SET ended = 1 WHERE number = ?1", E::KIND),
@@ -185,6 +253,49 @@ impl<E: Logged> RunStore<E> {
         )
         .map_err(|e| db(&path, e))?;
         tx.commit().map_err(|e| db(&path, e))
+    }
+
+    /// Every event of a run in order, each with its undo mark (false in a file opened read-only
+    /// that was written before the marks).
+    pub fn marked_events(&self, run: u32) -> Result<Vec<(E, bool)>, Error> {
+        let marked = self.has_marks()?;
+        let marks = if marked { "undone" } else { "0" };
+        let sql = format!(
+            "SELECT seq, body, {marks} FROM {}_events WHERE run = ?1 ORDER BY seq",
+            E::KIND
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![run], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, body, undone) = row.map_err(|e| db(&self.path, e))?;
+            out.push((self.decode(run, seq, &body)?, undone));
+        }
+        Ok(out)
+    }
+
+    /// Whether the events table has the undo marks.
+    fn has_marks(&self) -> Result<bool, Error> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM pragma_table_info(?1) WHERE name = 'undone')",
+                params![format!("{}_events", E::KIND)],
+                |r| r.get(0),
+            )
+            .map_err(|e| db(&self.path, e))
+    }
+
+    fn decode(&self, run: u32, seq: u64, body: &str) -> Result<E, Error> {
+        serde_json::from_str(body).map_err(|e| Error::CorruptStore {
+            path: self.path.display().to_string(),
+            session: run,
+            seq,
+            message: e.to_string(),
+        })
     }
 
     /// Every event of a run, in order.
@@ -205,14 +316,7 @@ impl<E: Logged> RunStore<E> {
         let mut out = Vec::new();
         for row in rows {
             let (seq, body) = row.map_err(|e| db(&self.path, e))?;
-            out.push(
-                serde_json::from_str(&body).map_err(|e| Error::CorruptStore {
-                    path: self.path.display().to_string(),
-                    session: run,
-                    seq,
-                    message: e.to_string(),
-                })?,
-            );
+            out.push(self.decode(run, seq, &body)?);
         }
         Ok(out)
     }

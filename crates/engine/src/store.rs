@@ -1,6 +1,11 @@
 //! The campaign's session store: `campaign.db`, SQLite in WAL mode. Every event of every session
 //! is a row, appended in transactions (one per driver step), so a crash leaves whole steps or
 //! nothing. Undo marks rows instead of deleting them. The JSONL files are mirrors of this.
+//!
+//! The encounters' and scenes' runs live in the same file ([`crate::RunStore`]) and share what
+//! matters here: the same opening (fault checks, WAL, durability), the same error words, and the
+//! same undo: appending a game's undo event marks what it takes back, in the same transaction
+//! ([`mark_taken_back`]).
 
 use std::path::{Path, PathBuf};
 
@@ -118,20 +123,7 @@ impl Store {
     /// Open (or create) `campaign.db` in a campaign directory. A file that was emptied or cut
     /// short is refused before SQLite sees it (it would start a new database over an empty one).
     pub fn open(campaign_dir: &Path) -> Result<Store, Error> {
-        std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
-        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
-        if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
-            return Err(Error::fault(&path, fault));
-        }
-        let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
-        // The busy timeout first: switching to WAL already needs the lock another process may
-        // hold. FULL (the default): a commit is on disk before we go on, so power loss keeps
-        // every saved step; see Durability.
-        conn.execute_batch(
-            "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;",
-        )
-        .and_then(|()| conn.execute_batch(synchronous_pragma()))
-        .map_err(|e| db(&path, e))?;
+        let (conn, path) = open_db(campaign_dir)?;
         Self::prepare(conn, path)
     }
 
@@ -239,6 +231,24 @@ impl Store {
         events: &[Envelope],
         snapshot: Option<(i64, &str)>,
     ) -> Result<(), Error> {
+        self.commit_step(session, events, snapshot).map(drop)
+    }
+
+    /// Append an undo ([`Event::EventsUndone`]): it marks what it takes back in the same
+    /// transaction. How many events it marked undone.
+    pub fn append_undo(&mut self, session: u32, marker: &Envelope) -> Result<usize, Error> {
+        self.commit_step(session, std::slice::from_ref(marker), None)
+    }
+
+    /// One step's transaction; how many events its undo (if it has one) marked.
+    fn commit_step(
+        &mut self,
+        session: u32,
+        events: &[Envelope],
+        snapshot: Option<(i64, &str)>,
+    ) -> Result<usize, Error> {
+        let mut marked = 0;
+        let snapshots = self.snapshots;
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
         if let (Some((format, body)), Some(last), true) = (snapshot, events.last(), self.snapshots)
@@ -299,11 +309,16 @@ impl Store {
                         )
                         .map_err(|e| db(&path, e))?;
                     }
+                    Event::EventsUndone { from_seq, .. } => {
+                        marked += take_back_session(&tx, snapshots, session, *from_seq, env.seq)
+                            .map_err(|e| db(&path, e))?;
+                    }
                     _ => {}
                 }
             }
         }
-        tx.commit().map_err(|e| db(&path, e))
+        tx.commit().map_err(|e| db(&path, e))?;
+        Ok(marked)
     }
 
     /// Every event of a session in order, undone ones included and marked.
@@ -511,38 +526,6 @@ impl Store {
         Ok(max.map_or(0, |m| m + 1))
     }
 
-    /// Mark every live event of a session from `from_seq` on as undone; returns how many.
-    pub fn mark_undone(&mut self, session: u32, from_seq: u64) -> Result<usize, Error> {
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
-        let n = tx
-            .execute(
-                "UPDATE events SET undone = 1 WHERE session = ?1 AND seq >= ?2 AND undone = 0",
-                params![session, from_seq],
-            )
-            .map_err(|e| db(&path, e))?;
-        if self.snapshots {
-            // A snapshot taken after the undone events folded them in: it goes with them.
-            tx.execute(
-                "DELETE FROM snapshots WHERE session = ?1 AND seq >= ?2",
-                params![session, from_seq],
-            )
-            .map_err(|e| db(&path, e))?;
-        }
-        // The turn count and end reason follow the events that still stand.
-        tx.execute(
-            "UPDATE sessions SET
-                turns = (SELECT COUNT(*) FROM events
-                         WHERE session = ?1 AND undone = 0 AND event_type = 'turn_completed'),
-                ended_reason = NULL
-             WHERE number = ?1",
-            params![session],
-        )
-        .map_err(|e| db(&path, e))?;
-        tx.commit().map_err(|e| db(&path, e))?;
-        Ok(n)
-    }
-
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, Error> {
         let mut stmt = self
             .conn
@@ -583,14 +566,83 @@ impl Store {
     }
 }
 
-/// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
-/// anything else keeps SQLite's words.
 /// The events of stored rows, without their undo marks.
 fn envelopes(rows: Vec<StoredEvent>) -> Vec<Envelope> {
     rows.into_iter().map(|e| e.envelope).collect()
 }
 
-fn db(path: &Path, e: rusqlite::Error) -> Error {
+/// Open (or create) `campaign.db` in a campaign directory, for every game's store. A file that
+/// was emptied or cut short is refused before SQLite sees it (it would start a new database
+/// over an empty one).
+pub(crate) fn open_db(campaign_dir: &Path) -> Result<(Connection, PathBuf), Error> {
+    std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
+    let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
+    if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
+        return Err(Error::fault(&path, fault));
+    }
+    let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
+    // The busy timeout first: switching to WAL already needs the lock another process may
+    // hold. FULL (the default): a commit is on disk before we go on, so power loss keeps
+    // every saved step; see Durability.
+    conn.execute_batch(
+        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;",
+    )
+    .and_then(|()| conn.execute_batch(synchronous_pragma()))
+    .map_err(|e| db(&path, e))?;
+    Ok((conn, path))
+}
+
+/// Every game's undo, in the transaction that appends the game's undo event (at `marker_seq`):
+/// the rows of run `run` from `from_seq` up to the marker are marked undone (kept, never
+/// deleted), so every reader of the table, SQL included, sees the same standing events as the
+/// game's fold. `table` and `key` are the engine's own names. How many rows it marked.
+pub(crate) fn mark_taken_back(
+    tx: &rusqlite::Transaction<'_>,
+    (table, key): (&str, &str),
+    run: u32,
+    from_seq: u64,
+    marker_seq: u64,
+) -> rusqlite::Result<usize> {
+    tx.execute(
+        &format!(
+            "UPDATE {table} SET undone = 1
+             WHERE {key} = ?1 AND seq >= ?2 AND seq < ?3 AND undone = 0"
+        ),
+        params![run, from_seq, marker_seq],
+    )
+}
+
+/// A session's undo, inside its marker's transaction: the events it takes back are marked, the
+/// snapshots that folded them in go, and the turn count and end reason follow the events that
+/// still stand.
+fn take_back_session(
+    tx: &rusqlite::Transaction<'_>,
+    snapshots: bool,
+    session: u32,
+    from_seq: u64,
+    marker_seq: u64,
+) -> rusqlite::Result<usize> {
+    let n = mark_taken_back(tx, ("events", "session"), session, from_seq, marker_seq)?;
+    if snapshots {
+        tx.execute(
+            "DELETE FROM snapshots WHERE session = ?1 AND seq >= ?2",
+            params![session, from_seq],
+        )?;
+    }
+    tx.execute(
+        "UPDATE sessions SET
+            turns = (SELECT COUNT(*) FROM events
+                     WHERE session = ?1 AND undone = 0 AND event_type = 'turn_completed'),
+            ended_reason = NULL
+         WHERE number = ?1",
+        params![session],
+    )?;
+    Ok(n)
+}
+
+/// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
+/// anything else keeps SQLite's words.
+pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
     if let Some(fault) = Fault::of_sqlite(&e) {
         return Error::fault(path, fault);
     }

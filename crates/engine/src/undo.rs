@@ -1,5 +1,6 @@
-//! Taking back the last GM decision (or the whole turn) of a session: the events from it on are
-//! marked undone (kept in the log), and the undo itself is recorded (`events_undone`). The
+//! Taking back the last GM decision (or the whole turn) of a session: the undo is recorded
+//! (`events_undone`), and the events it takes back are marked undone (kept in the log) in the
+//! same transaction, as every game's undo is (see `store.rs`). The
 //! session then resumes from there and asks for the decision again. What the undone turns put
 //! into memory is the caller's to forget (from [`Undone::from_turn`]), and the JSONL mirror the
 //! caller's to bring in step.
@@ -80,7 +81,6 @@ pub fn undo_last(
         Some(_) => store.next_seq(number)?.saturating_sub(1),
         None => live.last().map_or(from_seq, |e| e.seq),
     };
-    let events = store.mark_undone(number, from_seq)?;
     let state = crate::snapshot::fold(number, &live[..index])?;
     let marker = Envelope {
         seq: store.next_seq(number)?,
@@ -95,7 +95,9 @@ pub fn undo_last(
             what: what.clone(),
         },
     };
-    store.append(number, std::slice::from_ref(&marker))?;
+    // One transaction: the marker and the marks it makes (see `Store::append_undo`), so a
+    // process killed here leaves the undo whole or not begun.
+    let events = store.append_undo(number, &marker)?;
     Ok(Some(Undone {
         what,
         events,

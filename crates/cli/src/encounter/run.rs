@@ -41,12 +41,7 @@ pub fn open(
     let (people, watch) = (Terminal::new(), Box::new(printed()));
     let mut table = EncounterTable::open(store, run, gateway, prompts, people, watch)?;
     table.stop_before_round(max_rounds);
-    if let Some(n) = std::env::var("TROUPE_PAUSE_AFTER_EVENT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        table.pause_after(n);
-    }
+    table.pause_at(troupe_engine::pause::CrashPause::from_env());
     Ok(table)
 }
 

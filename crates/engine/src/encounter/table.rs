@@ -33,7 +33,7 @@ pub trait EncounterWatch: Send {
     /// The thinking seat's reply is streaming in. The text is the model's unchecked draft:
     /// show it only to whom may see it.
     fn progress(&mut self, _seat: &str, _progress: &troupe_llm::Progress) {}
-    /// The table stopped on purpose ([`EncounterTable::pause_after`]) with this many events.
+    /// The table stopped on purpose ([`EncounterTable::pause_at`]) with this many events.
     fn paused(&mut self, _events: usize) {}
 }
 
@@ -72,7 +72,7 @@ pub struct EncounterTable<P> {
     hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
     /// People asking to sit down, seated before the next step.
     joins: Arc<Mutex<Vec<JoinRequest>>>,
-    pause_after: Option<usize>,
+    pause: crate::pause::CrashPause,
 }
 
 impl<P: ProtocolSeat> EncounterTable<P> {
@@ -100,7 +100,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             max_rounds: None,
             hand_overs: Arc::default(),
             joins: Arc::default(),
-            pause_after: None,
+            pause: crate::pause::CrashPause::default(),
         })
     }
 
@@ -108,10 +108,9 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         self.max_rounds = round;
     }
 
-    /// Stop and wait (until the process is killed) once the log holds this many events: how
-    /// the crash tests kill a run mid-step.
-    pub fn pause_after(&mut self, events: usize) {
-        self.pause_after = Some(events);
+    /// Where to stop and wait until the process is killed (the crash tests).
+    pub fn pause_at(&mut self, pause: crate::pause::CrashPause) {
+        self.pause = pause;
     }
 
     /// Where hand-overs are queued for this table (by the table server).
@@ -197,17 +196,19 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                 env
             })
             .collect();
+        if self.pause.before(envs.iter().map(|e| e.seq)) {
+            self.watch.paused(self.events.len());
+            crate::pause::hold();
+        }
         self.store.append(self.run, &envs, 0)?;
         for env in envs {
             self.state.apply(&env);
             self.watch.on_event(&self.state, &env);
             self.events.push(env);
         }
-        if self.pause_after.is_some_and(|n| self.events.len() >= n) {
+        if self.pause.after(self.events.len() as u64) {
             self.watch.paused(self.events.len());
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
+            crate::pause::hold();
         }
         Ok(())
     }

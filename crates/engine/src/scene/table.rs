@@ -6,7 +6,6 @@
 //! fails gives the seat back to its person (a `seat_handed` with why) and the scene plays on.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
@@ -67,7 +66,7 @@ pub trait SceneWatch: Send {
     fn scene_ended(&mut self, _state: &State, _deltas: &[WorldDelta]) -> Result<(), String> {
         Ok(())
     }
-    /// The table stopped on purpose ([`SceneTable::pause_after`]) with this many events.
+    /// The table stopped on purpose ([`SceneTable::pause_at`]) with this many events.
     fn paused(&mut self, _events: usize) {}
 }
 
@@ -106,7 +105,7 @@ pub struct SceneTable<P> {
     /// The person who runs the scene from a seat of their own (at the web table): their
     /// commands act while the speaker is asked for a line.
     gm_seat: Option<Box<dyn Seat>>,
-    pause_after: Option<usize>,
+    pause: crate::pause::CrashPause,
 }
 
 /// The most of a failed model's error a hand-over's reason keeps.
@@ -166,7 +165,7 @@ impl<P: Seat> SceneTable<P> {
             watch,
             gm: true,
             gm_seat: None,
-            pause_after: None,
+            pause: crate::pause::CrashPause::default(),
         }
     }
 
@@ -205,9 +204,9 @@ impl<P: Seat> SceneTable<P> {
         self.gm_seat = Some(seat);
     }
 
-    /// Stop and wait (until the process is killed) once the log holds this many events.
-    pub fn pause_after(&mut self, events: usize) {
-        self.pause_after = Some(events);
+    /// Where to stop and wait until the process is killed (the crash tests).
+    pub fn pause_at(&mut self, pause: crate::pause::CrashPause) {
+        self.pause = pause;
     }
 
     pub fn state(&self) -> &State {
@@ -595,6 +594,10 @@ impl<P: Seat> SceneTable<P> {
     /// Save the line's events (and that the line was read) in one transaction, then show them.
     fn commit(&mut self, before: usize) -> Result<(), Error> {
         let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
+        if self.pause.before(new.iter().map(|e| e.seq)) {
+            self.watch.paused(before);
+            crate::pause::hold();
+        }
         self.store.append(self.run, &new, self.inputs)?;
         let polished = super::polished(&new);
         for env in &new {
@@ -610,14 +613,9 @@ impl<P: Seat> SceneTable<P> {
         if !new.is_empty() {
             self.watch.after_line(&self.scene.state);
         }
-        if self
-            .pause_after
-            .is_some_and(|n| self.scene.events.len() >= n)
-        {
+        if self.pause.after(self.scene.events.len() as u64) {
             self.watch.paused(self.scene.events.len());
-            loop {
-                std::thread::sleep(Duration::from_secs(3600));
-            }
+            crate::pause::hold();
         }
         Ok(())
     }

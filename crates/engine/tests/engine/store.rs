@@ -47,11 +47,16 @@ async fn undone_events_stay_stored_but_leave_the_fold() {
     let mut store = Store::open(dir).unwrap();
     let outcome = r.events("gm_outcome")[0].seq;
     let total = r.log.len();
-    let n = store.mark_undone(1, outcome).unwrap();
+    let n = store.append_undo(1, &undo_from(&store, outcome)).unwrap();
     assert_eq!(n as u64, total as u64 - outcome);
-    assert_eq!(store.events(1).unwrap().len(), total);
+    assert_eq!(store.events(1).unwrap().len(), total + 1);
     let live = store.live_events(1).unwrap();
-    assert_eq!(live.len() as u64, outcome);
+    // What stands: the events before the undo, and the undo itself.
+    assert_eq!(live.len() as u64, outcome + 1);
+    assert!(matches!(
+        live.last().unwrap().event,
+        Event::EventsUndone { from_seq, .. } if from_seq == outcome
+    ));
     let mut s = Session::default();
     for e in &live {
         s.apply(e);
@@ -59,7 +64,7 @@ async fn undone_events_stay_stored_but_leave_the_fold() {
     assert!(s.turn.outcome.is_none() && s.ended.is_none());
     assert_eq!(
         store.next_seq(1).unwrap(),
-        total as u64,
+        total as u64 + 1,
         "seq numbers are never reused"
     );
     let info = store.session(1).unwrap().unwrap();
@@ -141,7 +146,7 @@ async fn a_resume_from_the_snapshot_is_the_whole_fold() {
         .find(|e| matches!(e.event, Event::TurnStarted) && e.turn_number == 5)
         .unwrap()
         .seq;
-    store.mark_undone(1, fifth).unwrap();
+    store.append_undo(1, &undo_from(&store, fifth)).unwrap();
     let whole = snapshot::fold(1, &store.live_events(1).unwrap()).unwrap();
     assert_eq!(whole.turn_number, 4);
     assert_eq!(
@@ -193,4 +198,19 @@ async fn a_damaged_event_is_named_with_what_to_do() {
     let (readable, bad) = store.readable_live_events(1).unwrap();
     assert_eq!(readable.len() as u64, action);
     assert_eq!(bad.map(|b| b.seq), Some(action));
+}
+
+/// The undo of session 1's events from `from_seq` on, as `troupe undo` records it.
+fn undo_from(store: &Store, from_seq: u64) -> Envelope {
+    let live = store.live_events(1).unwrap();
+    let last = live.last().unwrap().clone();
+    Envelope {
+        seq: store.next_seq(1).unwrap(),
+        event: Event::EventsUndone {
+            from_seq,
+            to_seq: last.seq,
+            what: "a test's undo".into(),
+        },
+        ..last
+    }
 }
