@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
+use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::Prompts;
 use troupe_engine::{
     AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
@@ -442,8 +442,20 @@ pub async fn resume(
     limit_spend(&mut driver, spend, &campaign, &model_name)?;
     let code = run(driver).await?;
     // A Lasers & Feelings encounter's session writes its outcome when it ends, resumed or not.
-    crate::encounter::lasers::finish_pending(dir, number)?;
+    finish_encounter(dir, number)?;
     Ok(code)
+}
+
+/// After session `session` was played or resumed: when it is a Lasers & Feelings encounter's
+/// and has ended, its summary file and the NPCs' memory of it, once.
+pub fn finish_encounter(dir: &Path, session: u32) -> anyhow::Result<()> {
+    let campaign_dir = CampaignDir::new(dir);
+    if let Some(ended) = troupe_engine::encounter::lasers::ended(&campaign_dir, session)? {
+        // Opened only now: most sessions are no encounter's, and memory may be on a server.
+        let mut memory = crate::graph::open_memory(dir, None)?;
+        ended.record(&campaign_dir, &mut memory)?;
+    }
+    Ok(())
 }
 
 /// The exit status of a session the spend limit stopped (saved, resumable).

@@ -200,7 +200,8 @@ fn open_encounter(
     }
     let lock = CampaignLock::take(dir)?;
     let seed = play::seed_or_now(args.seed);
-    let (campaign, _) = crate::encounter::lasers::prepare(dir, &spec, seed, &args.players)?;
+    let players = crate::encounter::seat_specs("--players", &args.players)?;
+    let (campaign, _) = crate::encounter::lasers::prepare(dir, &spec, seed, &players)?;
     println!(
         "{} plays by Lasers & Feelings: the campaign's characters play it, with an AI GM.",
         spec.title
@@ -292,7 +293,7 @@ fn session_ended(dir: &Path, session: u32) -> Box<dyn FnOnce(Result<String, Stri
     let dir = dir.to_path_buf();
     Box::new(move |ended| {
         if ended.is_ok()
-            && let Err(e) = crate::encounter::lasers::finish_pending(&dir, session)
+            && let Err(e) = play::finish_encounter(&dir, session)
         {
             eprintln!(
                 "troupe: {}: the encounter's outcome could not be written: {e:#}",

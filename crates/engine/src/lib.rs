@@ -158,6 +158,26 @@ pub enum Error {
     Scene(#[from] troupe_scene::Error),
     #[error("campaign memory")]
     Memory(#[source] troupe_memory::Error),
+    #[error(transparent)]
+    Campaign(#[from] troupe_campaign::Error),
+    #[error("nobody sits at the table: it needs at least one player")]
+    NoPlayers,
+    #[error("the campaign file has no AI player `{0}`")]
+    NoSuchAiPlayer(String),
+    #[error("{player} ({character}) is already at this table")]
+    AlreadySeated { player: String, character: String },
+    #[error(
+        "a Lasers & Feelings encounter is played by a campaign's characters: {dir} needs a campaign.json"
+    )]
+    NoCampaignFile { dir: String },
+    #[error("{asked} seats asked for; the campaign has {characters} characters")]
+    TooManyPlayers { asked: usize, characters: usize },
+    #[error("{path} is not an encounter's record")]
+    NotAnEncounterRecord {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// An error and every cause under it, joined by ": " the way the binary prints errors

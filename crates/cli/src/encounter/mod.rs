@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use troupe_encounter::log::{EncounterEvent, undo_event};
 use troupe_engine::EncounterStore;
+use troupe_engine::encounter::start::SeatSpec;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum EncounterCommand {
@@ -80,7 +81,7 @@ pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<Exit
     match command {
         EncounterCommand::Check { spec } => check(&spec),
         EncounterCommand::Run { spec, table, model } => {
-            crate::block_on(start::start(&dir, &spec, &table, &model))
+            crate::block_on(run_spec(&dir, &spec, &table, &model))
         }
         EncounterCommand::Resume {
             run,
@@ -94,6 +95,40 @@ pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<Exit
         EncounterCommand::Log { run } => log(&dir, run),
         EncounterCommand::Stats { run, json } => stats(&dir, run, json),
     }
+}
+
+/// `encounter run`: a Lasers & Feelings spec is played as a session of the campaign's
+/// characters, any other at the encounter table.
+async fn run_spec(
+    dir: &Path,
+    spec_path: &Path,
+    table: &start::TableArgs,
+    model: &crate::models::ModelArgs,
+) -> anyhow::Result<ExitCode> {
+    let spec = load_spec(spec_path)?;
+    let scene = load_scene(spec_path, &spec)?;
+    let players = seat_specs("--players", &table.players)?;
+    if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
+        return lasers::run(dir, &spec, &players, table, model).await;
+    }
+    start::start(dir, &spec, scene, &players, table, model).await
+}
+
+/// The seats a flag's entries ask for: `human` or `person` (`human:NAME` names them), `ai`
+/// (`ai:AGENT` picks the campaign file's AI player).
+pub fn seat_specs(flag: &str, entries: &[String]) -> anyhow::Result<Vec<SeatSpec>> {
+    let spec = |entry: &String| {
+        let (kind, arg) = entry.trim().split_once(':').unwrap_or((entry.trim(), ""));
+        let arg = (!arg.is_empty()).then(|| arg.to_string());
+        match kind {
+            "human" | "person" => Ok(SeatSpec::Person { name: arg }),
+            "ai" => Ok(SeatSpec::Ai { agent: arg }),
+            other => bail!(
+                "{flag}: `{other}` is neither `human` nor `ai` (e.g. human, human:NAME, ai, ai:AGENT)"
+            ),
+        }
+    };
+    entries.iter().map(spec).collect()
 }
 
 /// Read and check a spec file: the spec, or every problem (as `file:line:col: path: message`).

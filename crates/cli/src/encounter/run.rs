@@ -17,8 +17,6 @@ use troupe_seat::{Answer, Ask, Seat};
 use crate::keyboard::Keyboard;
 use crate::spinner::Spinner;
 
-pub use troupe_engine::encounter::now;
-
 /// How often a person is asked again for a line that is not one (an empty action, a roll typed
 /// as something else) before the table moves on without it.
 pub const PERSON_ATTEMPTS: u32 = 3;

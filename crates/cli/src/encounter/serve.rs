@@ -119,7 +119,7 @@ fn table_for(
     let run = table.session;
     let events = store.events(run)?;
     if model.replays_served() {
-        model.skip_served(&start::served(&events));
+        model.skip_served(&troupe_engine::encounter::start::served(&events));
     }
     let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
     let gm = table.seats.iter().any(|s| s.seat == GM);
@@ -152,7 +152,8 @@ fn open_new(
 ) -> anyhow::Result<(TableFile, Vec<Link>)> {
     let scene = super::load_scene(spec_path, spec)?;
     let seed = crate::play::seed_or_now(args.seed);
-    let (store, run) = start::begin(dir, spec, scene, &args.players, seed, model)?;
+    let players = super::seat_specs("--players", &args.players)?;
+    let (store, run) = start::begin(dir, spec, scene, &players, seed, model)?;
     let state = fold(&store.events(run)?)
         .ok_or_else(|| anyhow::anyhow!("encounter run {run} did not start"))?;
     let mut labels: Vec<(String, String)> = state

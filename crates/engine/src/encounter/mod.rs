@@ -1,11 +1,14 @@
 //! Seed 003's encounter on the spine: its table loop ([`EncounterTable`]), a person's
 //! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events
-//! ([`shown`]), its replay ([`replay`]) and what a run leaves outside its log ([`outcome`]). The game itself (spec, log and fold, prompts,
-//! tools, secret checks) is `troupe_encounter`'s.
+//! ([`shown`]), its replay ([`replay`]), how a run starts ([`start`]), a Lasers & Feelings
+//! spec played as a session ([`lasers`]) and what a run leaves outside its log ([`outcome`]).
+//! The game itself (spec, log and fold, prompts, tools, secret checks) is `troupe_encounter`'s.
 
 pub mod asks;
+pub mod lasers;
 pub mod outcome;
 mod replay;
+pub mod start;
 mod table;
 
 pub use replay::replay;

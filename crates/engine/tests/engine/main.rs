@@ -8,6 +8,7 @@ mod support;
 mod ai_gm;
 mod asks;
 mod encounter_outcome;
+mod encounter_start;
 mod leaks;
 mod one_undo;
 mod scene_table;
