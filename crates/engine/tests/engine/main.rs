@@ -9,6 +9,7 @@ mod ai_gm;
 mod asks;
 mod encounter_outcome;
 mod leaks;
+mod lines;
 mod scene_table;
 mod store;
 mod transcript;
