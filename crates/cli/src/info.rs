@@ -46,12 +46,6 @@ pub fn sheet(ch: &troupe_campaign::CharacterSheet, player: &str) -> String {
 }
 
 /// The character's display name for an agent id.
-pub fn character_name(s: &Session, agent: &str) -> String {
-    s.seat(agent)
-        .map(|x| x.character.name.clone())
-        .unwrap_or_else(|| agent.to_string())
-}
-
 pub fn player_name(s: &Session, agent: &str) -> String {
     s.seat(agent)
         .map(|x| x.player.name.clone())

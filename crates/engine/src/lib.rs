@@ -12,6 +12,7 @@ pub mod encounter;
 mod events;
 mod fault;
 mod guard;
+pub mod lines;
 mod log;
 mod machine;
 pub mod memory;

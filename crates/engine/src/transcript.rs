@@ -21,9 +21,9 @@ use troupe_campaign::Campaign;
 use troupe_rules::{RollResult, TaskType, helper_succeeded};
 use troupe_validator::Verdict;
 
+use crate::lines;
 use crate::{
-    Envelope, Event, FAILURES_BEFORE_GM, FailureChoice, Phase, RollOverride, RollPurpose, Ruling,
-    VerdictResult,
+    Envelope, Event, FailureChoice, Phase, RollOverride, RollPurpose, Ruling, VerdictResult,
 };
 
 /// The session as a Markdown document. Deterministic: the same events give the same bytes.
@@ -311,11 +311,11 @@ impl Transcript {
                 );
             }
             Event::GmAdjudication { agent, ruling } => self.ruling(agent, ruling),
-            Event::GmForcedResult { success } => self.block(&if *success {
-                "**[GM] /success** — the next roll succeeds, whatever the dice say.".to_string()
-            } else {
-                "**[GM] /fail** — the next roll fails, whatever the dice say.".to_string()
-            }),
+            Event::GmForcedResult { success } => self.block(&format!(
+                "**[GM] /{}** — {}",
+                if *success { "success" } else { "fail" },
+                lines::forced_result(*success)
+            )),
             Event::DiceRolled {
                 agent,
                 purpose,
@@ -360,11 +360,7 @@ impl Transcript {
                 &format!(
                     "**[OOC] {} decides to {}:**",
                     self.player(agent),
-                    if decision.change_action {
-                        "change the action and roll again"
-                    } else {
-                        "keep the action"
-                    }
+                    lines::insight_choice(decision.change_action)
                 ),
                 &decision.reason,
             ),
@@ -398,16 +394,12 @@ impl Transcript {
                 error,
                 failures,
             } => {
-                let then = if *failures < FAILURES_BEFORE_GM {
-                    "rolled back; retrying once"
-                } else {
-                    "rolled back; the GM decides"
-                };
                 self.block(&format!(
-                    "**[NOTE]** {} failed for {} (failure {failures}): {} — {then}.",
+                    "**[NOTE]** {} failed for {} (failure {failures}): {} — {}.",
                     env.phase.map_or("A phase", Phase::title),
                     self.who(agent),
-                    inline(error)
+                    inline(error),
+                    lines::failure_then(*failures)
                 ));
             }
             Event::GmFailureDecision { agent, choice } => {
@@ -435,10 +427,7 @@ impl Transcript {
                 proposal,
                 directive,
             } => {
-                let about = on
-                    .as_deref()
-                    .map(|o| format!(" with {}", self.player(o)))
-                    .unwrap_or_default();
+                let with = on.as_deref().map(|o| self.player(o));
                 let mut text = message.clone();
                 if let Some(p) = proposal {
                     text.push_str(&format!("\n\n*Proposes:* {p}"));
@@ -448,9 +437,9 @@ impl Transcript {
                 }
                 self.quoted(
                     &format!(
-                        "**[OOC] {}** (round {round}; {}{about}):",
+                        "**[OOC] {}** ({}):",
                         self.player(agent),
-                        stance.as_str()
+                        lines::ooc_position(*round, *stance, with.as_deref())
                     ),
                     &text,
                 );
@@ -459,13 +448,12 @@ impl Transcript {
                 self.quoted("**[OOC] GM:**", text)
             }
             Event::DiscussionTimedOut { round, elapsed_ms } => self.block(&format!(
-                "*The discussion ran out of time before round {round} ({:.0} s): the party votes.*",
-                *elapsed_ms as f64 / 1000.0
+                "*{}*",
+                lines::discussion_timed_out(*round, *elapsed_ms)
             )),
-            Event::DiscussionStalled { round } => self.block(&format!(
-                "*Round {} changed no one's stance: the party votes instead of a round {round}.*",
-                round.saturating_sub(1)
-            )),
+            Event::DiscussionStalled { round } => {
+                self.block(&format!("*{}*", lines::discussion_stalled(*round)))
+            }
             Event::VoteCast {
                 agent,
                 vote,

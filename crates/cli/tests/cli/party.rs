@@ -265,7 +265,8 @@ fn four_players_agree_split_and_vote_and_secrets_stay_put() {
     assert_eq!(helper["helping"], "alex", "Zara-7 is Alex's character");
 
     // The GM watches the OOC talk live.
-    assert!(stdout.contains("[OOC r1] Alex"), "{stdout}");
+    assert!(stdout.contains("[OOC] Alex: "), "{stdout}");
+    assert!(stdout.contains("(round 1; "), "{stdout}");
     assert!(stdout.contains("consensus (vote)"), "{stdout}");
     assert!(stdout.contains("Sam: sam grumbles"), "{stdout}");
 

@@ -10,6 +10,7 @@ mod asks;
 mod encounter_outcome;
 mod encounter_start;
 mod leaks;
+mod lines;
 mod one_undo;
 mod scene_table;
 mod store;

@@ -1,0 +1,159 @@
+//! One renderer of a Lasers & Feelings session's events into lines, shared by every medium that
+//! shows the story: the terminal's live display and the web table's feed style the lines their
+//! own way, and the Markdown transcript words the same facts with the phrases kept here.
+//!
+//! Each line says what kind of line it is, its text (names resolved, people's and models' words
+//! kept as text) and who may read it. The audience rule is a whitelist: an event the table may
+//! read is rendered for it on purpose below; every other event (model calls, memories, verdicts,
+//! the GM's notes and decisions) renders only for the GM, and a private line (a whisper, a
+//! player's plan, its directive to its character) reaches only its seat and the GM.
+
+mod notes;
+mod party;
+mod play;
+mod table;
+
+pub(crate) use notes::failure_then;
+pub(crate) use party::{discussion_stalled, discussion_timed_out, ooc_position};
+pub(crate) use play::{forced_result, insight_choice};
+
+use crate::{Envelope, Session};
+
+/// The reader that sees the whole table: the GM's seat.
+pub const GM: &str = "gm";
+/// The reader that only watches the table (not seated).
+pub const WATCH: &str = "watch";
+/// The invitation link: it reads what a watcher reads, and asks to sit down.
+pub const JOIN: &str = "join";
+
+/// Who may read a line. A reader is the GM ([`GM`]), a player's seat (its agent id), or a
+/// watcher ([`WATCH`], [`JOIN`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Everyone at the table, watchers included.
+    Table,
+    /// Every seat at the table (the GM and the players), not the watchers.
+    Players,
+    /// The GM only.
+    Gm,
+    /// One player's seat, and the GM.
+    Seat(String),
+    /// One seat alone, not the GM's (at an encounter the GM is the model: the person at the
+    /// GM's seat is not who a whisper is for).
+    Own(String),
+}
+
+impl Audience {
+    pub fn includes(&self, reader: &str) -> bool {
+        match self {
+            Audience::Table => true,
+            Audience::Players => reader != WATCH && reader != JOIN,
+            Audience::Gm => reader == GM,
+            Audience::Seat(agent) => reader == GM || reader == agent,
+            Audience::Own(agent) => reader == agent,
+        }
+    }
+}
+
+/// What a line tells, so each medium can style it (and leave out kinds it does not show).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The session begins, resumes or ends.
+    Session,
+    /// How the session was set up: the model and the dice seed, who plays whom.
+    Setup,
+    Turn,
+    /// The GM's words to the table: narration, answers, outcomes.
+    Gm,
+    Question,
+    /// A procedural notice: no more questions, the discussion stalled or ran out of time.
+    Notice,
+    /// A player's private plan.
+    Plan,
+    /// Out-of-character talk: messages, proposals, votes.
+    Ooc,
+    /// Where the party's discussion landed.
+    Consensus,
+    /// A player's words to its own character.
+    Directive,
+    Attempt,
+    Speech,
+    /// The overreach check on an attempt.
+    Check,
+    Ruling,
+    Roll,
+    /// A LASER FEELINGS question.
+    Insight,
+    /// A decision that changes what follows: the GM forcing a roll, a player keeping or
+    /// changing an action after an insight.
+    Decision,
+    Seat,
+    Whisper,
+    /// A story mark: a scene ends, days pass.
+    Mark,
+    /// A phase could not be decided.
+    Problem,
+    /// Campaign memory: recalled or stored.
+    Memory,
+    /// One memory recalled, under its [`Kind::Memory`] line.
+    Recalled,
+    /// A model call that failed or changed how the session asks.
+    Model,
+}
+
+/// One line of the story.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub kind: Kind,
+    pub audience: Audience,
+    pub text: String,
+    /// A detail a medium with room shows after the text (the terminal does; the feed keeps to
+    /// the text).
+    pub aside: Option<String>,
+}
+
+impl Line {
+    pub fn new(kind: Kind, audience: Audience, text: impl Into<String>) -> Self {
+        Line {
+            kind,
+            audience,
+            text: text.into(),
+            aside: None,
+        }
+    }
+
+    fn table(kind: Kind, text: impl Into<String>) -> Self {
+        Line::new(kind, Audience::Table, text)
+    }
+
+    fn gm(kind: Kind, text: impl Into<String>) -> Self {
+        Line::new(kind, Audience::Gm, text)
+    }
+
+    fn with_aside(mut self, aside: impl Into<String>) -> Self {
+        self.aside = Some(aside.into());
+        self
+    }
+}
+
+/// The lines an event adds to the story, given the session as it stands after it. An event no
+/// family renders gives none.
+pub fn render(env: &Envelope, s: &Session) -> Vec<Line> {
+    table::lines(env, s)
+        .or_else(|| party::lines(&env.event, s))
+        .or_else(|| play::lines(&env.event, s))
+        .or_else(|| notes::lines(env, s))
+        .unwrap_or_default()
+}
+
+/// The character an agent plays, or the agent id when the session does not know it.
+fn character(s: &Session, agent: &str) -> String {
+    s.seat(agent)
+        .map_or_else(|| agent.to_string(), |x| x.character.name.clone())
+}
+
+/// The player at an agent's seat, or the agent id.
+fn player(s: &Session, agent: &str) -> String {
+    s.seat(agent)
+        .map_or_else(|| agent.to_string(), |x| x.player.name.clone())
+}

@@ -1,0 +1,86 @@
+//! What only the GM reads about how the session runs: phases that failed, campaign memory,
+//! model calls that failed or changed how the session asks.
+
+use troupe_llm::AttemptRecord;
+
+use super::{Kind, Line, character};
+use crate::{Envelope, Event, FAILURES_BEFORE_GM, Session};
+
+pub(super) fn lines(env: &Envelope, s: &Session) -> Option<Vec<Line>> {
+    match &env.event {
+        Event::PhaseFailed {
+            agent,
+            error,
+            failures,
+        } => {
+            let phase = env.phase.map_or("A phase", |p| p.title());
+            let line = Line::gm(
+                Kind::Problem,
+                format!("{} could not decide: {error}", character(s, agent)),
+            );
+            Some(vec![line.with_aside(format!(
+                "{phase} failed (failure {failures}) — {}",
+                failure_then(*failures)
+            ))])
+        }
+        Event::MemoryRetrieved {
+            agent,
+            status,
+            results,
+            ..
+        } => {
+            let head = format!("(memory, {}: {status})", character(s, agent));
+            let recalled = results.iter().map(|r| Line::gm(Kind::Recalled, r.clone()));
+            Some(
+                std::iter::once(Line::gm(Kind::Memory, head))
+                    .chain(recalled)
+                    .collect(),
+            )
+        }
+        Event::MemoryStorage {
+            status, extraction, ..
+        } => Some(vec![Line::gm(
+            Kind::Memory,
+            stored(status, extraction.as_deref()),
+        )]),
+        Event::ModelCall { record, .. } => Some(model_call(record).into_iter().collect()),
+        _ => None,
+    }
+}
+
+/// What the session does after a phase failed this many times.
+pub(crate) fn failure_then(failures: u32) -> &'static str {
+    if failures < FAILURES_BEFORE_GM {
+        "rolled back; retrying once"
+    } else {
+        "rolled back; the GM decides"
+    }
+}
+
+fn stored(status: &str, extraction: Option<&str>) -> String {
+    match extraction {
+        Some(x) if x != "model" => format!("(memory: {status}; facts extraction: {x})"),
+        _ => format!("(memory: {status})"),
+    }
+}
+
+/// A call worth a line: one that fell back to the schema in the prompt, or failed and is tried
+/// again. Every other call says nothing.
+fn model_call(record: &AttemptRecord) -> Option<Line> {
+    let text = match (&record.error, record.retry_in_ms) {
+        _ if record.fell_back_to.is_some() => format!(
+            "note: the model server refused {} output; asking for {} (the schema in the prompt) for the rest of the session",
+            record
+                .structured_output
+                .map_or("structured", |s| s.as_str()),
+            record.fell_back_to.map_or("", |s| s.as_str()),
+        ),
+        (Some(e), Some(ms)) => format!(
+            "model call failed (attempt {}): {e}; retrying in {:.0} s",
+            record.attempt,
+            ms as f64 / 1000.0
+        ),
+        _ => return None,
+    };
+    Some(Line::gm(Kind::Model, text))
+}

@@ -1,0 +1,110 @@
+//! The table's frame and the GM's words: the session, turns, story marks, seats, narration,
+//! answers and outcomes, whispers.
+
+use super::{Audience, Kind, Line, character, player};
+use crate::{Envelope, Event, Session, WhisperScope};
+
+pub(super) fn lines(env: &Envelope, s: &Session) -> Option<Vec<Line>> {
+    let one = |kind, text: String| Some(vec![Line::table(kind, text)]);
+    match &env.event {
+        Event::SessionStarted {
+            campaign,
+            model,
+            seed,
+            ..
+        } => Some(started(s, &campaign.name, model, *seed)),
+        Event::SessionResumed { .. } => one(Kind::Session, "The session resumes.".into()),
+        Event::SessionEnded { reason } => {
+            one(Kind::Session, format!("The session ends: {reason}."))
+        }
+        Event::TurnStarted => one(Kind::Turn, format!("Turn {}", s.turn_number)),
+        Event::SceneEnded { .. } | Event::TimePassed { .. } => Some(
+            env.event
+                .story_mark_line(s.day())
+                .map(|l| Line::table(Kind::Mark, l))
+                .into_iter()
+                .collect(),
+        ),
+        Event::SeatHanded { agent, person } => one(Kind::Seat, handed(s, agent, *person)),
+        Event::GmNarration { text } | Event::GmOutcome { text } => one(Kind::Gm, text.clone()),
+        Event::LaserFeelingsAnswer { answer, .. } => one(Kind::Gm, answer.clone()),
+        Event::GmAnswers {
+            answers, finished, ..
+        } => Some(answered(answers, *finished)),
+        Event::Whisper { to, scope, text } => Some(vec![whisper(to.as_deref(), *scope, text)]),
+        _ => None,
+    }
+}
+
+/// The session's title for the table; who runs it (model, seed) for the GM; who plays whom.
+fn started(s: &Session, campaign: &str, model: &str, seed: u64) -> Vec<Line> {
+    let mut out = vec![
+        Line::table(
+            Kind::Session,
+            format!("Session {} of {campaign} begins.", s.number),
+        ),
+        Line::gm(Kind::Setup, format!("Model: {model}   Dice seed: {seed}")),
+    ];
+    out.extend(s.seats().iter().map(|seat| {
+        Line::table(
+            Kind::Setup,
+            format!(
+                "{} plays {} ({} {}, number {})",
+                seat.player.name,
+                seat.character.name,
+                seat.character.style,
+                seat.character.role,
+                seat.character.number.get()
+            ),
+        )
+    }));
+    out
+}
+
+fn handed(s: &Session, agent: &str, person: bool) -> String {
+    if person {
+        format!(
+            "{} takes their seat ({}).",
+            player(s, agent),
+            character(s, agent)
+        )
+    } else {
+        format!("An AI now plays {}.", character(s, agent))
+    }
+}
+
+/// The GM's answers to the table's questions (an empty answer says nothing).
+fn answered(answers: &[String], finished: bool) -> Vec<Line> {
+    let mut out: Vec<Line> = answers
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| Line::table(Kind::Gm, a.clone()))
+        .collect();
+    if finished {
+        out.push(Line::table(Kind::Notice, "The GM takes no more questions."));
+    }
+    out
+}
+
+/// A whisper reaches the GM and its seat (a person holds both layers of their seat, so every
+/// scope reaches them); one to the whole table reaches every seat but the watchers'.
+fn whisper(to: Option<&str>, scope: WhisperScope, text: &str) -> Line {
+    let scope = match scope {
+        WhisperScope::PlayerOnly => " (for the player only)",
+        WhisperScope::CharacterOnly => " (for the character only)",
+        WhisperScope::Both => "",
+    };
+    match to {
+        Some(agent) => Line::new(
+            Kind::Whisper,
+            Audience::Seat(agent.to_string()),
+            format!("The GM whispers{scope}: {text}"),
+        ),
+        // Said to everyone seated; a watcher is not seated.
+        None => Line::new(
+            Kind::Whisper,
+            Audience::Players,
+            format!("The GM tells the table{scope}: {text}"),
+        ),
+    }
+}
