@@ -21,7 +21,7 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
             let mut out = vec![Line::new(
                 Kind::Plan,
                 Audience::Seat(agent.clone()),
-                format!("Your plan: {}", intent.strategy),
+                format!("{}'s plan: {}", player(s, agent), intent.strategy),
             )];
             if let Some(p) = &intent.proposal {
                 out.push(Line::table(
@@ -51,10 +51,11 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
         Event::GmOoc { text, .. } if !text.is_empty() => {
             one(Line::table(Kind::Ooc, format!("GM: {text}")))
         }
-        // The vote names the plan by its proposer's agent id, as the web table always has.
+        // The plan is named by its proposer's player, as in the transcript (the web table
+        // named it by the agent id before the renderers were one).
         Event::VoteCast { agent, vote, .. } => one(Line::table(
             Kind::Ooc,
-            format!("{} votes for {vote}'s plan.", player(s, agent)),
+            format!("{} votes for {}'s plan.", player(s, agent), player(s, vote)),
         )),
         Event::Directive { agent, text, .. } => one(Line::new(
             Kind::Directive,

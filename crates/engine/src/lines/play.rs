@@ -26,7 +26,7 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
             if !action.dialogue.is_empty() {
                 out.push(Line::table(
                     Kind::Speech,
-                    format!("{}: \"{}\"", ch(agent), action.dialogue),
+                    format!("{}: {}", ch(agent), quoted(&action.dialogue)),
                 ));
             }
             Some(out)
@@ -163,5 +163,33 @@ pub(crate) fn insight_choice(change_action: bool) -> &'static str {
         "change the action and roll again"
     } else {
         "keep the action"
+    }
+}
+
+/// Spoken words in quotes, once: a model that quoted its own dialogue is not quoted twice.
+fn quoted(words: &str) -> String {
+    let words = words.trim();
+    let pairs = [('"', '"'), ('\u{201c}', '\u{201d}')];
+    let already = pairs
+        .iter()
+        .any(|&(open, close)| words.len() > 1 && words.starts_with(open) && words.ends_with(close));
+    if already {
+        words.to_string()
+    } else {
+        format!("\"{words}\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn dialogue_is_quoted_once() {
+        assert_eq!(quoted("Hold the door"), "\"Hold the door\"");
+        assert_eq!(quoted(" \"Hold the door\" "), "\"Hold the door\"");
+        assert_eq!(quoted("“Hold the door”"), "“Hold the door”");
+        assert_eq!(quoted("\""), "\"\"\"");
+        assert_eq!(quoted("\"Hold\" she says"), "\"\"Hold\" she says\"");
     }
 }
