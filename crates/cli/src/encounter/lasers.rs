@@ -24,12 +24,13 @@ pub async fn run(
     seed: u64,
     table: &TableArgs,
     model: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     // A broken prompt override stops here, before the tally counts a run that never starts.
     crate::play::prompts(dir)?;
     let (campaign, number) = {
         let _lock = crate::sessions::CampaignLock::take(dir)?;
-        prepare(dir, spec, seed, &table.players)?
+        prepare(dir, spec, seed, &table.players, memory_url)?
     };
     println!(
         "== {} (Lasers & Feelings: the campaign's characters play it)",
@@ -41,8 +42,10 @@ pub async fn run(
         turns: table.max_turns,
         spend: crate::play::SpendArgs::default(),
     };
-    let code = crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model).await?;
-    finish_pending(dir, number)?;
+    let code =
+        crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model, memory_url)
+            .await?;
+    finish_pending(dir, number, memory_url)?;
     Ok(code)
 }
 
@@ -56,8 +59,9 @@ pub fn prepare(
     spec: &Spec,
     seed: u64,
     players: &[String],
+    memory_url: Option<&str>,
 ) -> anyhow::Result<(troupe_campaign::Campaign, u32)> {
-    let (names, memories) = outcome::cast(&super::memory(dir)?, spec, seed)?;
+    let (names, memories) = outcome::cast(&super::memory(dir, memory_url)?, spec, seed)?;
     let (file, _) = crate::sessions::campaign_file(None, Some(dir)).with_context(|| {
         format!(
             "a Lasers & Feelings encounter is played by a campaign's characters: {} needs a campaign.json",
@@ -124,14 +128,21 @@ impl Pending {
 /// After session `session` was played or resumed: when it belongs to a Lasers & Feelings
 /// encounter and has ended (not merely stopped), write the encounter's summary file and the
 /// NPCs' memory of it, once.
-pub fn finish_pending(dir: &Path, session: u32) -> anyhow::Result<()> {
+pub fn finish_pending(dir: &Path, session: u32, memory_url: Option<&str>) -> anyhow::Result<()> {
     let path = Pending::path(dir, session);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(());
     };
     let pending: Pending = serde_json::from_str(&text)
         .with_context(|| format!("{} is not an encounter's record", path.display()))?;
-    if record_outcome(dir, session, &pending.spec, &pending.names, &pending.at)? {
+    if record_outcome(
+        dir,
+        session,
+        &pending.spec,
+        &pending.names,
+        &pending.at,
+        memory_url,
+    )? {
         std::fs::remove_file(&path)
             .with_context(|| format!("could not remove {}", path.display()))?;
     }
@@ -146,6 +157,7 @@ fn record_outcome(
     spec: &Spec,
     names: &[Drawn],
     at: &str,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<bool> {
     let store = crate::sessions::create_store(dir)?;
     let Some(session) = store.session(number)? else {
@@ -175,7 +187,7 @@ fn record_outcome(
     let file = troupe_encounter::turn::summary_file(&spec.id, at);
     outcome::write_summary_of(dir, &file, spec, &outcome, at)?;
     outcome::remember_of(
-        &mut super::memory(dir)?,
+        &mut super::memory(dir, memory_url)?,
         spec,
         names,
         &outcome,

@@ -157,6 +157,7 @@ pub async fn start(
     spec_path: &Path,
     table: &TableArgs,
     model_args: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let spec = super::load_spec(spec_path)?;
     let scene = super::load_scene(spec_path, &spec)?;
@@ -170,15 +171,15 @@ pub async fn start(
     });
     if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
         drop(_lock);
-        return super::lasers::run(dir, &spec, seed, table, model_args).await;
+        return super::lasers::run(dir, &spec, seed, table, model_args, memory_url).await;
     }
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     // A broken override stops here, before the run begins.
     let prompts = crate::play::prompts(dir)?;
-    let (store, run) = begin(dir, &spec, scene, &table.players, seed, &model)?;
+    let (store, run) = begin(dir, &spec, scene, &table.players, seed, &model, memory_url)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
     let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
-    finish(table::play(dir, &mut runner).await?, run)
+    finish(table::play(dir, &mut runner, memory_url).await?, run)
 }
 
 /// Begin a run (the caller holds the campaign's lock): the seats from `players`, the names
@@ -191,10 +192,11 @@ pub fn begin(
     players: &[String],
     seed: u64,
     model: &Arc<dyn ChatModel>,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<(troupe_engine::EncounterStore, u32)> {
     let campaign = campaign(dir);
     let seats = seats(players, campaign.as_ref())?;
-    let (names, memories) = outcome::cast(&super::memory(dir)?, spec, seed)?;
+    let (names, memories) = outcome::cast(&super::memory(dir, memory_url)?, spec, seed)?;
     let at = now();
     let mut store = super::open_store(dir)?;
     if let Some(last) = store.latest()?
@@ -238,6 +240,7 @@ pub async fn resume(
     max_turns: Option<u32>,
     join: &[String],
     model_args: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let store = super::open_store(dir)?;
@@ -259,7 +262,7 @@ pub async fn resume(
     for seat in joining(join, &state.seats, campaign(dir).as_ref())? {
         runner.join(seat)?;
     }
-    finish(table::play(dir, &mut runner).await?, run)
+    finish(table::play(dir, &mut runner, memory_url).await?, run)
 }
 
 /// The seats of `--join`, numbered after those at the table: the seated are seated again first
