@@ -315,8 +315,8 @@ fn print_hits(out: &mut impl Write, hits: &[Hit]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `troupe memory migrate`: campaign.db to a graph server, or back. The memory copied `--to`
-/// a server is read where it lives (`memory_url`, `--memory-url`, may say elsewhere).
+/// `troupe memory migrate`: campaign.db to a graph server, or back. `--to` copies the memory
+/// from where it lives now (`memory_url` is `--memory-url`).
 fn migrate(
     campaign: &CampaignDir,
     to: Option<String>,
