@@ -9,12 +9,14 @@
 
 mod check;
 mod dir;
+mod memory_place;
 pub mod prices;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use dir::CampaignDir;
+pub use memory_place::{GraphPlace, MemoryPlace, MemoryPlaceError};
 pub use prices::{Limit, Price, PriceTable, Priced, SpendLimits, TokenCounts};
 use serde::{Deserialize, Serialize};
 pub use troupe_rules::{CharacterNumber, Role, ShipProblem, ShipStrength, Style};

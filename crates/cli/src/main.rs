@@ -263,9 +263,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
     simulate::durability_from_env();
-    if let Some(url) = cli.memory_url.clone() {
-        graph::set_url(url);
-    }
+    // `--memory-url`, handed to each command that opens the campaign's memory.
+    let memory_url = cli.memory_url.as_deref();
     let result = match cli.command {
         Command::Check { file, dir } => {
             sessions::campaign_file(file.as_deref(), dir.path.as_deref())
@@ -284,9 +283,13 @@ fn main() -> ExitCode {
             )),
             None => bench::bench(&args),
         },
-        Command::Memory { command, dir } => memory::run(&sessions::dir_of(dir.path), command),
-        Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command),
-        Command::Encounter { command, dir } => encounter::run(dir.path.as_deref(), command),
+        Command::Memory { command, dir } => {
+            memory::run(&sessions::dir_of(dir.path), command, memory_url)
+        }
+        Command::Scene { command, dir } => scene::run(dir.path.as_deref(), command, memory_url),
+        Command::Encounter { command, dir } => {
+            encounter::run(dir.path.as_deref(), command, memory_url)
+        }
         Command::Log {
             session,
             all,
@@ -323,7 +326,9 @@ fn main() -> ExitCode {
             force,
         ),
         Command::Sessions { dir } => sessions::list(&sessions::dir_of(dir.path)),
-        Command::Undo { dir, turn } => sessions::undo(&sessions::dir_of(dir.path), turn),
+        Command::Undo { dir, turn } => {
+            sessions::undo(&sessions::dir_of(dir.path), turn, memory_url)
+        }
         Command::Transcript {
             session,
             dir,
@@ -343,6 +348,7 @@ fn main() -> ExitCode {
             seed,
             &seats,
             &model,
+            memory_url,
         )),
         Command::Resume {
             dir,
@@ -358,18 +364,22 @@ fn main() -> ExitCode {
             turns,
             &spend,
             &model,
+            memory_url,
         )),
         Command::Serve {
             file,
             dir,
-            args,
+            mut args,
             model,
-        } => block_on(serve::serve(
-            file.as_deref(),
-            dir.path.as_deref(),
-            &args,
-            &model,
-        )),
+        } => {
+            args.memory_url = cli.memory_url.clone();
+            block_on(serve::serve(
+                file.as_deref(),
+                dir.path.as_deref(),
+                &args,
+                &model,
+            ))
+        }
         Command::Replay {
             session,
             dir,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
-use troupe_campaign::CampaignDir;
+use troupe_campaign::{CampaignDir, MemoryPlace};
 use troupe_engine::Store;
 use troupe_memory::extract;
 use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
@@ -77,7 +77,9 @@ pub enum MemoryCommand {
     },
 }
 
-pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
+/// Run a `troupe memory` command; `memory_url` is `--memory-url`.
+pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::Result<ExitCode> {
+    let campaign = CampaignDir::new(dir);
     match cmd {
         MemoryCommand::Query {
             question,
@@ -89,7 +91,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             json,
             stdin,
         } => {
-            let (sessions, store) = open(dir)?;
+            let (sessions, store) = open(&campaign, memory_url)?;
             let reader = match (agent, character, party) {
                 (Some(a), true, _) => Reader::Character(a),
                 (Some(a), false, _) => Reader::Player(a),
@@ -152,7 +154,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             // The campaign's own store first, so a campaign started by an import can be played.
             let _lock = sessions::CampaignLock::take(dir)?;
             sessions::create_store(dir)?;
-            let mut store = crate::graph::open_memory(dir, None)?;
+            let mut store = crate::graph::open_memory(&campaign, None, memory_url)?;
             let n = extract::import(&mut store, &episodes).map_err(sessions::memory_error)?;
             let c = store.counts().map_err(sessions::memory_error)?;
             println!(
@@ -166,7 +168,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Export { output } => {
-            let (_sessions, store) = open(dir)?;
+            let (_sessions, store) = open(&campaign, memory_url)?;
             let lines = extract::export(&store).map_err(sessions::memory_error)?;
             let mut text = lines.join("\n");
             text.push('\n');
@@ -180,9 +182,11 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        MemoryCommand::Migrate { to, from, replace } => migrate(dir, to, from, replace),
+        MemoryCommand::Migrate { to, from, replace } => {
+            migrate(&campaign, to, from, replace, memory_url)
+        }
         MemoryCommand::Stats => {
-            let (_sessions, store) = open(dir)?;
+            let (_sessions, store) = open(&campaign, memory_url)?;
             let c = store.counts().map_err(sessions::memory_error)?;
             println!(
                 "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
@@ -211,15 +215,19 @@ pub fn run(dir: &Path, cmd: MemoryCommand) -> anyhow::Result<ExitCode> {
 /// database, and each time its last connection closes SQLite checkpoints it and deletes the
 /// `-wal` and `-shm` files that the next open makes again (opening it three times in turn cost
 /// 6–9% of a question's CPU at 100k facts: BENCHMARKS.md, "A question's cost").
-fn open(dir: &Path) -> anyhow::Result<(Option<Store>, MemoryStore)> {
-    let db = CampaignDir::new(dir).db();
-    if crate::graph::server_of(dir, None)?.is_some() {
+fn open(
+    campaign: &CampaignDir,
+    memory_url: Option<&str>,
+) -> anyhow::Result<(Option<Store>, MemoryStore)> {
+    let (dir, db) = (campaign.path(), campaign.db());
+    let place = crate::graph::place(campaign, None, memory_url)?;
+    if let MemoryPlace::Server(_) = place {
         let sessions = if db.is_file() {
             Some(sessions::create_store(dir)?)
         } else {
             None
         };
-        return Ok((sessions, crate::graph::open_memory(dir, None)?));
+        return Ok((sessions, crate::graph::open(&place)?));
     }
     if !db.is_file() {
         bail!(
@@ -307,20 +315,23 @@ fn print_hits(out: &mut impl Write, hits: &[Hit]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `troupe memory migrate`: campaign.db to a graph server, or back.
+/// `troupe memory migrate`: campaign.db to a graph server, or back. `--to` copies the memory
+/// from where it lives now (`memory_url` is `--memory-url`).
 fn migrate(
-    dir: &Path,
+    campaign: &CampaignDir,
     to: Option<String>,
     from: Option<String>,
     replace: bool,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
+    let dir = campaign.path();
     let _lock = sessions::CampaignLock::take(dir)?;
-    let name = crate::graph::campaign_name(dir)?;
+    let name = MemoryPlace::campaign_name(campaign)?;
     let target =
         |url: &str| troupe_graph::Target::parse(url, None, &name).map_err(anyhow::Error::from);
     let (report, wrote) = match (to, from) {
         (Some(url), _) => {
-            let (_sessions, store) = open(dir)?;
+            let (_sessions, store) = open(campaign, memory_url)?;
             let t = target(&url)?;
             let r = troupe_graph::migrate::to_graph(&store, &t, replace)
                 .map_err(|e| crate::graph::graph_error(&e))?;
@@ -328,7 +339,7 @@ fn migrate(
         }
         (None, Some(url)) => {
             sessions::create_store(dir)?;
-            let db = CampaignDir::new(dir).db();
+            let db = campaign.db();
             let mut store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
             let r = troupe_graph::migrate::from_graph(&target(&url)?, &mut store)
                 .map_err(|e| crate::graph::graph_error(&e))?;

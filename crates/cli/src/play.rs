@@ -68,9 +68,13 @@ pub fn table(
     ))
 }
 
-/// The campaign's memory, in its `campaign.db`.
-pub fn campaign_memory(dir: &Path, campaign: &Campaign) -> anyhow::Result<Box<dyn CampaignMemory>> {
-    let store = crate::graph::open_memory(dir, Some(campaign))?;
+/// The campaign's memory, wherever it lives (`memory_url` is `--memory-url`).
+pub fn campaign_memory(
+    dir: &Path,
+    campaign: &Campaign,
+    memory_url: Option<&str>,
+) -> anyhow::Result<Box<dyn CampaignMemory>> {
+    let store = crate::graph::open_memory(&CampaignDir::new(dir), Some(campaign), memory_url)?;
     Ok(Box::new(StoreMemory::new(
         store,
         campaign.corruption_strength,
@@ -316,10 +320,14 @@ pub async fn play(
     seed: Option<u64>,
     seats: &SeatArgs,
     model_args: &models::ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let (file, dir) = sessions::campaign_file(file, dir)?;
     let campaign = troupe_campaign::load(&file)?;
-    play_campaign(campaign, &dir, gm_script, seed, seats, model_args).await
+    play_campaign(
+        campaign, &dir, gm_script, seed, seats, model_args, memory_url,
+    )
+    .await
 }
 
 /// Play a session of this campaign (as loaded, or as an encounter set it up) in `dir`.
@@ -330,6 +338,7 @@ pub async fn play_campaign(
     seed: Option<u64>,
     seats: &SeatArgs,
     model_args: &models::ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let dir = dir.to_path_buf();
     let seed = seed_or_now(seed);
@@ -351,7 +360,7 @@ pub async fn play_campaign(
     let mut people = people_seat(&campaign, &keyboard);
     let model_name = model.name();
     let spend_campaign = campaign.clone();
-    let table = table(&dir, model, campaign_memory(&dir, &campaign)?)?;
+    let table = table(&dir, model, campaign_memory(&dir, &campaign, memory_url)?)?;
     let number = store.next_session_number(&dir)?;
     let mirror = EventLog::create(&session_log_path(&dir, number))?;
     let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
@@ -384,6 +393,7 @@ pub async fn resume(
     turns: Option<u32>,
     spend: &SpendArgs,
     model_args: &models::ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     sessions::require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
@@ -423,7 +433,7 @@ pub async fn resume(
     }
     let mut people = people_seat(&campaign, &keyboard);
     let model_name = model.name();
-    let table = table(dir, model, campaign_memory(dir, &campaign)?)?;
+    let table = table(dir, model, campaign_memory(dir, &campaign, memory_url)?)?;
     let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
     let last_turn = store.live_events_from_turn(number, state.turn_number)?;
     story.recap(&state, &last_turn);
@@ -442,17 +452,17 @@ pub async fn resume(
     limit_spend(&mut driver, spend, &campaign, &model_name)?;
     let code = run(driver).await?;
     // A Lasers & Feelings encounter's session writes its outcome when it ends, resumed or not.
-    finish_encounter(dir, number)?;
+    finish_encounter(dir, number, memory_url)?;
     Ok(code)
 }
 
 /// After session `session` was played or resumed: when it is a Lasers & Feelings encounter's
 /// and has ended, its summary file and the NPCs' memory of it, once.
-pub fn finish_encounter(dir: &Path, session: u32) -> anyhow::Result<()> {
+pub fn finish_encounter(dir: &Path, session: u32, memory_url: Option<&str>) -> anyhow::Result<()> {
     let campaign_dir = CampaignDir::new(dir);
     if let Some(ended) = troupe_engine::encounter::lasers::ended(&campaign_dir, session)? {
         // Opened only now: most sessions are no encounter's, and memory may be on a server.
-        let mut memory = crate::graph::open_memory(dir, None)?;
+        let mut memory = crate::graph::open_memory(&campaign_dir, None, memory_url)?;
         ended.record(&campaign_dir, &mut memory)?;
     }
     Ok(())

@@ -141,8 +141,13 @@ fn ai_speaker(dir: &Path, lines: u32) -> AiSpeaker {
     }
 }
 
-/// Run a `troupe scene` command; `dir` is the campaign directory if one was given.
-pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode> {
+/// Run a `troupe scene` command; `dir` is the campaign directory if one was given,
+/// `memory_url` is `--memory-url`.
+pub fn run(
+    dir: Option<&Path>,
+    command: SceneCommand,
+    memory_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     match command {
         SceneCommand::Check { file } => check(&file),
         SceneCommand::Play {
@@ -161,6 +166,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
                 seed,
                 gm_view,
                 planner,
+                memory_url,
             )
         }
         SceneCommand::Resume {
@@ -170,7 +176,7 @@ pub fn run(dir: Option<&Path>, command: SceneCommand) -> anyhow::Result<ExitCode
         } => {
             let dir = dir_or_here(dir);
             let planner = models(&planner, &dir, &[])?;
-            resume(&dir, player_script.as_deref(), gm_view, planner)
+            resume(&dir, player_script.as_deref(), gm_view, planner, memory_url)
         }
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
     }
@@ -311,6 +317,7 @@ fn play(
     seed: Option<u64>,
     gm: bool,
     planner: (SceneModels, Option<AiSpeaker>),
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let def = match load(file)? {
         Ok(def) => def,
@@ -334,7 +341,7 @@ fn play(
     );
     println!("Type what your character does; /state, /undo, /end, /quit, /help.");
     let speaker = Speaker::open(script, 0)?;
-    play_table(dir, store, run, scene, 0, speaker, gm, planner)
+    play_table(dir, store, run, scene, 0, speaker, gm, planner, memory_url)
 }
 
 fn resume(
@@ -342,6 +349,7 @@ fn resume(
     script: Option<&Path>,
     gm: bool,
     planner: (SceneModels, Option<AiSpeaker>),
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
     let Some(latest) = store.latest()? else {
@@ -373,6 +381,7 @@ fn resume(
         speaker,
         gm,
         planner,
+        memory_url,
     )
 }
 
@@ -387,9 +396,11 @@ fn play_table(
     speaker: Speaker,
     gm: bool,
     (models, ai): (SceneModels, Option<AiSpeaker>),
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let watch = Printed {
         dir: dir.to_path_buf(),
+        memory_url: memory_url.map(str::to_string),
         run,
         gm,
         spinner: Some(Spinner::new()),
@@ -448,6 +459,8 @@ fn store(dir: &Path) -> anyhow::Result<SceneStore> {
 /// Prints the scene as it is played; keeps an ended scene's changes in the world.
 struct Printed {
     dir: PathBuf,
+    /// `--memory-url`, for the campaign memory the scene's changes go into.
+    memory_url: Option<String>,
     run: u32,
     /// Show the GM's view (everything) after every line.
     gm: bool,
@@ -545,7 +558,11 @@ impl Printed {
         // The sessions' schema first: the memory lives beside it in campaign.db.
         let sessions = crate::sessions::create_store(&self.dir)?;
         let session = sessions.latest_session()?.map_or(1, |s| s.number);
-        let mut store = crate::graph::open_memory(&self.dir, None)?;
+        let mut store = crate::graph::open_memory(
+            &troupe_campaign::CampaignDir::new(&self.dir),
+            None,
+            self.memory_url.as_deref(),
+        )?;
         let at = GameTime {
             session,
             turn: state.turn,
@@ -606,7 +623,14 @@ pub fn serve_open(
     let lock = crate::sessions::CampaignLock::take(dir)?;
     if let Some(table) = open_table(dir, args)? {
         let models = served_models(dir, table.session, args, model_args)?;
-        return served(dir, table, Vec::new(), lock, models);
+        return served(
+            dir,
+            table,
+            Vec::new(),
+            lock,
+            models,
+            args.memory_url.as_deref(),
+        );
     }
     let def = match load(file)? {
         Ok(def) => def,
@@ -646,7 +670,7 @@ pub fn serve_open(
     if ai_speaks {
         println!("An AI speaks for the characters; a person can claim the seat from its link.");
     }
-    served(dir, table, links, lock, models)
+    served(dir, table, links, lock, models, args.memory_url.as_deref())
 }
 
 const GM_LABEL: &str = "Game master (the GM's view and commands)";
@@ -661,7 +685,15 @@ pub fn serve_reopen(
     match open_table(dir, args)? {
         Some(table) => {
             let models = served_models(dir, table.session, args, model_args)?;
-            served(dir, table, Vec::new(), lock, models).map(Some)
+            served(
+                dir,
+                table,
+                Vec::new(),
+                lock,
+                models,
+                args.memory_url.as_deref(),
+            )
+            .map(Some)
         }
         None => Ok(None),
     }
@@ -758,6 +790,7 @@ fn served(
     links: Vec<troupe_serve::Link>,
     lock: crate::sessions::CampaignLock,
     (models, ai): (SceneModels, Option<AiSpeaker>),
+    memory_url: Option<&str>,
 ) -> anyhow::Result<crate::tables::Opened> {
     let run = table.session;
     let gm = table
@@ -766,6 +799,7 @@ fn served(
         .any(|s| s.seat == troupe_engine::scene::GM);
     let world = Printed {
         dir: dir.to_path_buf(),
+        memory_url: memory_url.map(str::to_string),
         run,
         gm: false,
         spinner: None,

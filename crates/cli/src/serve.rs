@@ -201,7 +201,8 @@ fn open_encounter(
     let lock = CampaignLock::take(dir)?;
     let seed = play::seed_or_now(args.seed);
     let players = crate::encounter::seat_specs("--players", &args.players)?;
-    let (campaign, _) = crate::encounter::lasers::prepare(dir, &spec, seed, &players)?;
+    let memory_url = args.memory_url.as_deref();
+    let (campaign, _) = crate::encounter::lasers::prepare(dir, &spec, seed, &players, memory_url)?;
     println!(
         "{} plays by Lasers & Feelings: the campaign's characters play it, with an AI GM.",
         spec.title
@@ -266,7 +267,11 @@ fn lasers_table(
         GmSeatKind::Ai => GmChair::Ai(Box::new(play::ai_gm(&campaign, &model, dir)?)),
         GmSeatKind::Person => GmChair::Person,
     };
-    let ai = play::table(dir, model.clone(), play::campaign_memory(dir, &campaign)?)?;
+    let ai = play::table(
+        dir,
+        model.clone(),
+        play::campaign_memory(dir, &campaign, args.memory_url.as_deref())?,
+    )?;
     let session = table_file.session;
     let game = Game::Lasers(Box::new(LasersGame {
         start,
@@ -274,26 +279,30 @@ fn lasers_table(
         table: ai,
         gm,
         turns: args.turns.or(table_file.last_turn),
-        take_back: take_back(dir),
+        take_back: take_back(dir, args.memory_url.clone()),
     }));
     let run = TableRun {
         dir: dir.to_path_buf(),
         title: campaign.name.clone(),
         table: table_file,
         game,
-        on_end: session_ended(dir, session),
+        on_end: session_ended(dir, session, args.memory_url.clone()),
     };
     Ok(Opened { run, links, lock })
 }
 
 /// When a session's table stops: an encounter's session that has ended writes its outcome (as
 /// `troupe resume` would), and the table says why it stopped.
-fn session_ended(dir: &Path, session: u32) -> Box<dyn FnOnce(Result<String, String>) + Send> {
+fn session_ended(
+    dir: &Path,
+    session: u32,
+    memory_url: Option<String>,
+) -> Box<dyn FnOnce(Result<String, String>) + Send> {
     let say = on_end(dir);
     let dir = dir.to_path_buf();
     Box::new(move |ended| {
         if ended.is_ok()
-            && let Err(e) = play::finish_encounter(&dir, session)
+            && let Err(e) = play::finish_encounter(&dir, session, memory_url.as_deref())
         {
             eprintln!(
                 "troupe: {}: the encounter's outcome could not be written: {e:#}",
@@ -306,12 +315,13 @@ fn session_ended(dir: &Path, session: u32) -> Box<dyn FnOnce(Result<String, Stri
 
 /// The GM's undo at the table: as `troupe undo` does it (the mirror and the memory in step),
 /// then the session's record reopened to resume on.
-fn take_back(dir: &Path) -> troupe_serve::TakeBack {
+fn take_back(dir: &Path, memory_url: Option<String>) -> troupe_serve::TakeBack {
     let dir = dir.to_path_buf();
     Box::new(move |number| {
         let undo = || -> anyhow::Result<troupe_serve::TakenBack> {
             let mut store = sessions::create_store(&dir)?;
-            let undone = sessions::take_back(&dir, &mut store, number, false)?;
+            let undone =
+                sessions::take_back(&dir, &mut store, number, false, memory_url.as_deref())?;
             let mirror = sessions::mirror_for(&dir, &store, number)?;
             Ok(troupe_serve::TakenBack {
                 undone: undone.map(|u| (u.what, u.marker)),

@@ -161,7 +161,7 @@ pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
+pub fn undo(dir: &Path, whole_turn: bool, memory_url: Option<&str>) -> anyhow::Result<ExitCode> {
     require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
     let mut store = create_store(dir)?;
@@ -169,7 +169,7 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
         bail!("{} has no sessions yet; nothing to undo", dir.display());
     };
     let number = info.number;
-    let Some(undone) = take_back(dir, &mut store, number, whole_turn)? else {
+    let Some(undone) = take_back(dir, &mut store, number, whole_turn, memory_url)? else {
         bail!("session {number} has nothing to undo yet");
     };
     let (what, n) = (&undone.what, undone.events);
@@ -184,11 +184,13 @@ pub fn undo(dir: &Path, whole_turn: bool) -> anyhow::Result<ExitCode> {
 /// Take back session `number`'s last GM decision (or turn): the events marked undone, the undo
 /// recorded in the log and its mirror, what the undone turns put into memory forgotten (it is
 /// remembered again as they are replayed). None when there is nothing to take back.
+/// `memory_url` is `--memory-url`.
 pub fn take_back(
     dir: &Path,
     store: &mut Store,
     number: u32,
     whole_turn: bool,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<Option<troupe_engine::undo::Undone>> {
     let Some(undone) = troupe_engine::undo::undo_last(store, number, whole_turn)? else {
         return Ok(None);
@@ -201,7 +203,7 @@ pub fn take_back(
     }
     sync_mirror(dir, store, number, &undone.marker)?;
     let from_turn = undone.from_turn;
-    let forgotten = crate::graph::open_memory(dir, None)?
+    let forgotten = crate::graph::open_memory(&CampaignDir::new(dir), None, memory_url)?
         .forget_from(number, from_turn)
         .map_err(memory_error)?;
     if forgotten > 0 {

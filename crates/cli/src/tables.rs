@@ -81,6 +81,10 @@ pub struct ServeArgs {
     /// links. Prints the host's link, whose page opens new tables there
     #[arg(long, value_name = "ROOT", conflicts_with_all = ["encounter", "scene", "persons", "new_link"])]
     pub host: Option<PathBuf>,
+    /// `--memory-url` (an option of every command, so not parsed here): set by `main`, read
+    /// where a table opens the campaign's memory.
+    #[arg(skip)]
+    pub memory_url: Option<String>,
 }
 
 /// Who turns a scene's words into a tool call (`troupe scene --planner`, `troupe serve

@@ -20,13 +20,14 @@ pub async fn run(
     players: &[SeatSpec],
     table: &TableArgs,
     model: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     // A broken prompt override stops here, before the tally counts a run that never starts.
     crate::play::prompts(dir)?;
     let seed = crate::play::seed_or_now(table.seed);
     let (campaign, number) = {
         let _lock = crate::sessions::CampaignLock::take(dir)?;
-        prepare(dir, spec, seed, players)?
+        prepare(dir, spec, seed, players, memory_url)?
     };
     println!(
         "== {} (Lasers & Feelings: the campaign's characters play it)",
@@ -38,8 +39,10 @@ pub async fn run(
         turns: table.max_turns,
         spend: crate::play::SpendArgs::default(),
     };
-    let code = crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model).await?;
-    crate::play::finish_encounter(dir, number)?;
+    let code =
+        crate::play::play_campaign(campaign, dir, None, table.seed, &seats, model, memory_url)
+            .await?;
+    crate::play::finish_encounter(dir, number, memory_url)?;
     Ok(code)
 }
 
@@ -50,8 +53,9 @@ pub fn prepare(
     spec: &Spec,
     seed: u64,
     players: &[SeatSpec],
+    memory_url: Option<&str>,
 ) -> anyhow::Result<(Campaign, u32)> {
-    let memory = super::memory(dir)?;
+    let memory = super::memory(dir, memory_url)?;
     Ok(lasers::prepare(
         &CampaignDir::new(dir),
         &memory,

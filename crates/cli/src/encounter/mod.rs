@@ -76,19 +76,26 @@ pub enum EncounterCommand {
     },
 }
 
-pub fn run(dir: Option<&Path>, command: EncounterCommand) -> anyhow::Result<ExitCode> {
+/// Run a `troupe encounter` command; `memory_url` is `--memory-url`.
+pub fn run(
+    dir: Option<&Path>,
+    command: EncounterCommand,
+    memory_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let dir = crate::sessions::dir_of(dir.map(Path::to_path_buf));
     match command {
         EncounterCommand::Check { spec } => check(&spec),
         EncounterCommand::Run { spec, table, model } => {
-            crate::block_on(run_spec(&dir, &spec, &table, &model))
+            crate::block_on(run_spec(&dir, &spec, &table, &model, memory_url))
         }
         EncounterCommand::Resume {
             run,
             max_turns,
             join,
             model,
-        } => crate::block_on(start::resume(&dir, run, max_turns, &join, &model)),
+        } => crate::block_on(start::resume(
+            &dir, run, max_turns, &join, &model, memory_url,
+        )),
         EncounterCommand::Undo { run } => undo(&dir, run),
         EncounterCommand::Replay { run } => replay::replay(&dir, run),
         EncounterCommand::List { specs } => list(&dir, specs.as_deref()),
@@ -104,14 +111,15 @@ async fn run_spec(
     spec_path: &Path,
     table: &start::TableArgs,
     model: &crate::models::ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let spec = load_spec(spec_path)?;
     let scene = load_scene(spec_path, &spec)?;
     let players = seat_specs("--players", &table.players)?;
     if spec.rules == troupe_encounter::spec::RulesKind::LasersFeelings {
-        return lasers::run(dir, &spec, &players, table, model).await;
+        return lasers::run(dir, &spec, &players, table, model, memory_url).await;
     }
-    start::start(dir, &spec, scene, &players, table, model).await
+    start::start(dir, &spec, scene, &players, table, model, memory_url).await
 }
 
 /// The seats a flag's entries ask for: `human` or `person` (`human:NAME` names them), `ai`
@@ -190,8 +198,8 @@ fn check(path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The campaign memory an encounter reads its cast from and writes its outcome to.
-fn memory(dir: &Path) -> anyhow::Result<troupe_memory::MemoryStore> {
-    crate::graph::open_memory(dir, None)
+fn memory(dir: &Path, memory_url: Option<&str>) -> anyhow::Result<troupe_memory::MemoryStore> {
+    crate::graph::open_memory(&troupe_campaign::CampaignDir::new(dir), None, memory_url)
 }
 
 pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {

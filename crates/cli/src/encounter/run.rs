@@ -52,16 +52,26 @@ fn printed() -> Printed {
 
 /// Play the run until it stops; a resolved run's summary and the NPCs' memories are written
 /// (both safe to redo).
-pub async fn play(dir: &Path, table: &mut EncounterTable<impl Seat>) -> anyhow::Result<Stop> {
+pub async fn play(
+    dir: &Path,
+    table: &mut EncounterTable<impl Seat>,
+    memory_url: Option<&str>,
+) -> anyhow::Result<Stop> {
     let stop = table.play().await?;
     if stop == Stop::Resolved {
-        finish(dir, table.state(), table.events(), table.run())?;
+        finish(dir, table.state(), table.events(), table.run(), memory_url)?;
     }
     Ok(stop)
 }
 
 /// After the resolution: the summary file and the NPCs' memory.
-pub fn finish(dir: &Path, state: &State, events: &[Envelope], run: u32) -> anyhow::Result<()> {
+pub fn finish(
+    dir: &Path,
+    state: &State,
+    events: &[Envelope],
+    run: u32,
+    memory_url: Option<&str>,
+) -> anyhow::Result<()> {
     let Some(EncounterEvent::Resolved { file, at, .. }) = events
         .iter()
         .rev()
@@ -71,7 +81,7 @@ pub fn finish(dir: &Path, state: &State, events: &[Envelope], run: u32) -> anyho
         return Ok(());
     };
     outcome::write_summary(dir, file, state, at)?;
-    outcome::remember(&mut super::memory(dir)?, state, run, at)?;
+    outcome::remember(&mut super::memory(dir, memory_url)?, state, run, at)?;
     Ok(())
 }
 

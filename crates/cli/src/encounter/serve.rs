@@ -129,7 +129,7 @@ fn table_for(
         gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
         prompts,
         rounds: args.turns.or(table.last_turn),
-        finish: finish(dir, run),
+        finish: finish(dir, run, args.memory_url.clone()),
         gm,
     }));
     let run = TableRun {
@@ -153,7 +153,8 @@ fn open_new(
     let scene = super::load_scene(spec_path, spec)?;
     let seed = crate::play::seed_or_now(args.seed);
     let players = super::seat_specs("--players", &args.players)?;
-    let (store, run) = start::begin(dir, spec, scene, &players, seed, model)?;
+    let memory_url = args.memory_url.as_deref();
+    let (store, run) = start::begin(dir, spec, scene, &players, seed, model, memory_url)?;
     let state = fold(&store.events(run)?)
         .ok_or_else(|| anyhow::anyhow!("encounter run {run} did not start"))?;
     let mut labels: Vec<(String, String)> = state
@@ -191,9 +192,9 @@ fn open_new(
 const GM_LABEL: &str = "Game master's commands (the AI runs the game; take back a round)";
 
 /// The summary and the NPCs' memories, once the run resolves.
-fn finish(dir: &Path, run: u32) -> troupe_serve::encounter::Finish {
+fn finish(dir: &Path, run: u32, memory_url: Option<String>) -> troupe_serve::encounter::Finish {
     let dir = dir.to_path_buf();
     Box::new(move |state, events: &[Envelope]| {
-        run::finish(&dir, state, events, run).map_err(|e| format!("{e:#}"))
+        run::finish(&dir, state, events, run, memory_url.as_deref()).map_err(|e| format!("{e:#}"))
     })
 }

@@ -48,6 +48,7 @@ pub async fn start(
     players: &[SeatSpec],
     table: &TableArgs,
     model_args: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
@@ -56,10 +57,10 @@ pub async fn start(
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     // A broken override stops here, before the run begins.
     let prompts = crate::play::prompts(dir)?;
-    let (store, run) = begin(dir, spec, scene, players, seed, &model)?;
+    let (store, run) = begin(dir, spec, scene, players, seed, &model, memory_url)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
     let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
-    finish(table::play(dir, &mut runner).await?, run)
+    finish(table::play(dir, &mut runner, memory_url).await?, run)
 }
 
 /// Begin a run (the caller holds the campaign's lock) with the campaign's memory, saying so
@@ -71,6 +72,7 @@ pub fn begin(
     players: &[SeatSpec],
     seed: u64,
     model: &Arc<dyn ChatModel>,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<(EncounterStore, u32)> {
     let opening = Opening {
         spec,
@@ -83,7 +85,11 @@ pub fn begin(
         store,
         run,
         unfinished,
-    } = engine::begin(&CampaignDir::new(dir), &super::memory(dir)?, opening)?;
+    } = engine::begin(
+        &CampaignDir::new(dir),
+        &super::memory(dir, memory_url)?,
+        opening,
+    )?;
     if let Some(last) = unfinished {
         eprintln!(
             "note: encounter run {} ({}) did not finish; `troupe encounter resume --run {}` \
@@ -100,6 +106,7 @@ pub async fn resume(
     max_turns: Option<u32>,
     join: &[String],
     model_args: &ModelArgs,
+    memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let join = super::seat_specs("--join", join)?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
@@ -124,7 +131,7 @@ pub async fn resume(
     for seat in joining {
         runner.join(seat)?;
     }
-    finish(table::play(dir, &mut runner).await?, run)
+    finish(table::play(dir, &mut runner, memory_url).await?, run)
 }
 
 fn finish(stop: Stop, run: u32) -> anyhow::Result<ExitCode> {

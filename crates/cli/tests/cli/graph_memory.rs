@@ -98,6 +98,27 @@ fn a_session_remembers_on_the_graph_what_it_remembers_in_campaign_db() {
 }
 
 #[test]
+fn undo_with_the_memory_url_forgets_on_the_graph() {
+    let Some(fdb) = for_test().unwrap() else {
+        return;
+    };
+    let url = fdb.url("undone");
+    let dir = campaign_with(&DEMO);
+    assert!(play(dir.path(), Some(&url), &[]).status.success());
+    let stats = |url: Option<&str>| {
+        let mut args = vec!["memory", "stats"];
+        args.extend(url.map(|u| ["--memory-url", u]).into_iter().flatten());
+        run(dir.path(), &args)
+    };
+    let before = stats(Some(&url));
+    // Turn 3's outcome is the last GM decision: what it stored is forgotten where it lives.
+    let said = run(dir.path(), &["undo", "--memory-url", &url]);
+    assert!(said.contains("from turn 3 on forgotten"), "{said}");
+    assert_ne!(stats(Some(&url)), before);
+    assert!(stats(None).starts_with("0 episodes, 0 facts"));
+}
+
+#[test]
 fn migrate_copies_the_memory_to_the_server_and_back() {
     let Some(fdb) = for_test().unwrap() else {
         return;
