@@ -5,8 +5,6 @@ use troupe_campaign::{Campaign, CampaignDir, GraphPlace, MemoryPlace};
 use troupe_graph::Target;
 use troupe_memory::MemoryStore;
 
-use crate::sessions;
-
 /// Where the campaign in `dir` keeps its memory: `memory_url` (`--memory-url`) first, then
 /// `campaign` (as loaded) or the directory's campaign file.
 pub fn place(
@@ -29,7 +27,7 @@ pub fn open_memory(
 /// Open the memory at `place`.
 pub fn open(place: &MemoryPlace) -> anyhow::Result<MemoryStore> {
     match place {
-        MemoryPlace::Embedded(db) => MemoryStore::open(db).map_err(sessions::memory_error),
+        MemoryPlace::Embedded(db) => MemoryStore::open(db).map_err(memory_error),
         MemoryPlace::Server(server) => {
             troupe_graph::open(&target(server)?).map_err(|e| graph_error(&e))
         }
@@ -55,6 +53,15 @@ pub fn graph_error(e: &troupe_graph::Error) -> anyhow::Error {
         _ => "",
     };
     anyhow::anyhow!("campaign memory: {e}{hint}")
+}
+
+/// A campaign-memory error as the user should read it: the memory lives in campaign.db too,
+/// so its faults (damaged, full, locked) get the same words as the sessions'.
+pub fn memory_error(e: troupe_memory::Error) -> anyhow::Error {
+    match (&e, troupe_engine::Fault::of_memory(&e)) {
+        (troupe_memory::Error::Db { path, .. }, Some(fault)) => anyhow::anyhow!("{path}: {fault}"),
+        _ => anyhow::Error::from(e),
+    }
 }
 
 #[cfg(test)]

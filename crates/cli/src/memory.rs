@@ -103,7 +103,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
                 let mut q = Query::new(text, reader.clone(), now);
                 q.top_k = top_k.max(1);
                 q.at_session = at_session;
-                store.search(&q).map_err(sessions::memory_error)
+                store.search(&q).map_err(crate::graph::memory_error)
             };
             let mut out = std::io::stdout().lock();
             if stdin {
@@ -155,8 +155,8 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
             let _lock = sessions::CampaignLock::take(dir)?;
             sessions::create_store(dir)?;
             let mut store = crate::graph::open_memory(&campaign, None, memory_url)?;
-            let n = extract::import(&mut store, &episodes).map_err(sessions::memory_error)?;
-            let c = store.counts().map_err(sessions::memory_error)?;
+            let n = extract::import(&mut store, &episodes).map_err(crate::graph::memory_error)?;
+            let c = store.counts().map_err(crate::graph::memory_error)?;
             println!(
                 "Imported {n} new episode{} of {} in {} ({} facts, {} entities in memory now).",
                 if n == 1 { "" } else { "s" },
@@ -169,7 +169,7 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
         }
         MemoryCommand::Export { output } => {
             let (_sessions, store) = open(&campaign, memory_url)?;
-            let lines = extract::export(&store).map_err(sessions::memory_error)?;
+            let lines = extract::export(&store).map_err(crate::graph::memory_error)?;
             let mut text = lines.join("\n");
             text.push('\n');
             match output {
@@ -187,12 +187,12 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
         }
         MemoryCommand::Stats => {
             let (_sessions, store) = open(&campaign, memory_url)?;
-            let c = store.counts().map_err(sessions::memory_error)?;
+            let c = store.counts().map_err(crate::graph::memory_error)?;
             println!(
                 "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
                 c.episodes, c.facts, c.valid_facts, c.entities, c.conflicts
             );
-            for k in store.conflicts().map_err(sessions::memory_error)? {
+            for k in store.conflicts().map_err(crate::graph::memory_error)? {
                 println!(
                     "- session {} turn {}, {}: \"{}\" ({}) vs \"{}\" ({}): {}",
                     k.at.session,
@@ -238,7 +238,7 @@ fn open(
     }
     // The session store first: a damaged or locked campaign.db is named with what to do.
     let sessions = sessions::create_store(dir)?;
-    let memory = MemoryStore::open(&db).map_err(sessions::memory_error)?;
+    let memory = MemoryStore::open(&db).map_err(crate::graph::memory_error)?;
     Ok((Some(sessions), memory))
 }
 
@@ -254,7 +254,7 @@ fn now(sessions: Option<&Store>, store: &MemoryStore) -> anyhow::Result<GameTime
         Some(s) => s.number + 1,
         None => 1,
     };
-    let (session, day) = store.latest().map_err(sessions::memory_error)?;
+    let (session, day) = store.latest().map_err(crate::graph::memory_error)?;
     let from_facts = session.map_or(1, |s| s + 1);
     // The story's calendar, where the sessions track it; else the latest day memory holds.
     let played_day = match (sessions, latest_played) {
@@ -340,7 +340,7 @@ fn migrate(
         (None, Some(url)) => {
             sessions::create_store(dir)?;
             let db = campaign.db();
-            let mut store = MemoryStore::open(&db).map_err(sessions::memory_error)?;
+            let mut store = MemoryStore::open(&db).map_err(crate::graph::memory_error)?;
             let r = troupe_graph::migrate::from_graph(&target(&url)?, &mut store)
                 .map_err(|e| crate::graph::graph_error(&e))?;
             (r, db.display().to_string())

@@ -81,15 +81,6 @@ fn file_error(path: &Path, what: &str, e: std::io::Error) -> anyhow::Error {
     }
 }
 
-/// A campaign-memory error as the user should read it: the memory lives in campaign.db too,
-/// so its faults (damaged, full, locked) get the same words as the sessions'.
-pub fn memory_error(e: troupe_memory::Error) -> anyhow::Error {
-    match (&e, Fault::of_memory(&e)) {
-        (troupe_memory::Error::Db { path, .. }, Some(fault)) => anyhow::anyhow!("{path}: {fault}"),
-        _ => anyhow::Error::from(e),
-    }
-}
-
 /// Held while a process writes to a campaign; the OS releases it when the process dies, so a
 /// crash never leaves a stale lock behind.
 pub struct CampaignLock {
@@ -205,7 +196,7 @@ pub fn take_back(
     let from_turn = undone.from_turn;
     let forgotten = crate::graph::open_memory(&CampaignDir::new(dir), None, memory_url)?
         .forget_from(number, from_turn)
-        .map_err(memory_error)?;
+        .map_err(crate::graph::memory_error)?;
     if forgotten > 0 {
         println!(
             "Memory: {forgotten} fact{} from turn {from_turn} on forgotten; they are remembered again as the turn is replayed.",
