@@ -2,8 +2,10 @@
 //!
 //! A campaign lives in one directory: its campaign file (`campaign.json` or
 //! `characters.json`), `campaign.db` (sessions, events, runs and memory), the JSONL mirror
-//! `logs/session-N.jsonl` of each session, and optional `prompts/` overrides. Every crate
-//! that finds one of these files asks a [`CampaignDir`] instead of joining names itself.
+//! `logs/session-N.jsonl` of each session, optional `prompts/` overrides, and what the games
+//! keep beside them (`campaign.lock`, the web table's `table.json`, the scenes' `world.json`,
+//! the encounters' `tally.json`, `encounters/` and `encounter-sessions/`, `replays/`). Every
+//! crate that finds one of these files asks a [`CampaignDir`] instead of joining names itself.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +44,44 @@ impl CampaignDir {
     /// `prompts/`: the campaign's prompt overrides.
     pub fn prompts(&self) -> PathBuf {
         self.0.join("prompts")
+    }
+
+    /// `campaign.lock`: held while a process writes to the campaign.
+    pub fn lock(&self) -> PathBuf {
+        self.0.join("campaign.lock")
+    }
+
+    /// `table.json`: the campaign's table at the web table server (its links' hashed keys).
+    pub fn table(&self) -> PathBuf {
+        self.0.join("table.json")
+    }
+
+    /// `world.json`: what the campaign's scenes have settled of the world, carried between them.
+    pub fn world(&self) -> PathBuf {
+        self.0.join("world.json")
+    }
+
+    /// `tally.json`: how many encounter runs each spec has had.
+    pub fn tally(&self) -> PathBuf {
+        self.0.join("tally.json")
+    }
+
+    /// `encounters/`: the encounter specs `troupe encounter list` looks through by default.
+    pub fn encounter_specs(&self) -> PathBuf {
+        self.0.join("encounters")
+    }
+
+    /// `encounter-sessions/session-N.json`: what session N, a Lasers & Feelings encounter's,
+    /// needs to write its outcome when it ends (kept until it does).
+    pub fn encounter_session(&self, session: u32) -> PathBuf {
+        self.0
+            .join("encounter-sessions")
+            .join(format!("session-{session}.json"))
+    }
+
+    /// `replays/`: the logs `troupe replay` writes.
+    pub fn replays(&self) -> PathBuf {
+        self.0.join("replays")
     }
 
     /// The campaign file the directory holds, if it holds one (`campaign.json` first).

@@ -115,7 +115,7 @@ pub async fn replay(
     let mut gm = RecordedGm::new(&events);
     let mut people = RecordedPeople::from_log(&events);
 
-    let replays = dir.join("replays");
+    let replays = troupe_campaign::CampaignDir::new(dir).replays();
     let stem = match from_turn {
         Some(t) => format!("session-{session}-from-turn-{t}"),
         None => format!("session-{session}"),

@@ -525,7 +525,7 @@ impl Printed {
         state: &troupe_scene::State,
         deltas: &[troupe_scene::WorldDelta],
     ) -> anyhow::Result<()> {
-        let path = self.dir.join("world.json");
+        let path = troupe_campaign::CampaignDir::new(&self.dir).world();
         let mut world: World = match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
                 .with_context(|| format!("{} is not world knowledge", path.display()))?,

@@ -68,7 +68,7 @@ async fn host(
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .with_context(|| format!("cannot read {}", root.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|d| d.join(troupe_serve::TABLE_FILE).is_file())
+        .filter(|d| troupe_campaign::CampaignDir::new(d).table().is_file())
         .collect();
     dirs.sort();
     let mut opened = Vec::new();

@@ -98,7 +98,7 @@ impl CampaignLock {
         let probe = dir.join(".troupe-write-check");
         File::create(&probe).map_err(|e| file_error(dir, "write in", e))?;
         let _ = std::fs::remove_file(&probe);
-        let path = dir.join("campaign.lock");
+        let path = CampaignDir::new(dir).lock();
         let file = File::options()
             .create(true)
             .truncate(false)

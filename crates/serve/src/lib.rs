@@ -36,9 +36,6 @@ pub use game::{Game, GmChair, LasersGame, Start, TakeBack, TakenBack};
 pub use hub::{Hub, SeatSpec};
 pub use scene::SceneGame;
 
-/// The table's file in its campaign directory.
-pub const TABLE_FILE: &str = "table.json";
-
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}")]
@@ -104,7 +101,7 @@ pub struct Link {
 
 /// The table file of a campaign, if it has one.
 pub fn load_table(dir: &Path) -> Result<Option<TableFile>, Error> {
-    let path = dir.join(TABLE_FILE);
+    let path = troupe_campaign::CampaignDir::new(dir).table();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -181,8 +178,8 @@ pub fn new_link(table: &mut TableFile, seat: &str) -> Result<Link, Error> {
 
 /// Write the table file (atomically: a crash leaves the old one or the new one).
 pub fn save_table(dir: &Path, table: &TableFile) -> Result<(), Error> {
-    let path = dir.join(TABLE_FILE);
-    let tmp = dir.join(format!("{TABLE_FILE}.tmp"));
+    let path = troupe_campaign::CampaignDir::new(dir).table();
+    let tmp = path.with_extension("json.tmp");
     let io = |source, path: &Path| Error::Io {
         path: path.to_path_buf(),
         source,

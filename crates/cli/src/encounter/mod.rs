@@ -320,7 +320,10 @@ pub fn render_scorecards(cards: &[serde_json::Value]) -> String {
 }
 
 fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let specs_dir = specs.map_or_else(|| dir.join("encounters"), Path::to_path_buf);
+    let specs_dir = specs.map_or_else(
+        || troupe_campaign::CampaignDir::new(dir).encounter_specs(),
+        Path::to_path_buf,
+    );
     let tally = troupe_engine::encounter::outcome::read_tally(dir)?;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&specs_dir)
         .with_context(|| format!("could not list {}", specs_dir.display()))?

@@ -73,9 +73,7 @@ struct Pending {
 
 impl Pending {
     fn path(dir: &CampaignDir, session: u32) -> PathBuf {
-        dir.path()
-            .join("encounter-sessions")
-            .join(format!("session-{session}.json"))
+        dir.encounter_session(session)
     }
 
     fn save(&self, dir: &CampaignDir, session: u32) -> Result<(), Error> {

@@ -14,6 +14,8 @@ use troupe_memory::{
     EntityKind, Episode, GameTime, MemoryStore, MemoryType, NewFact, Query, Reader, Scope, Source,
 };
 
+use troupe_campaign::CampaignDir;
+
 use crate::Error;
 
 /// How many memories of earlier encounters an NPC brings to a run.
@@ -29,7 +31,7 @@ pub struct TallyEntry {
 pub type Tally = BTreeMap<String, TallyEntry>;
 
 pub fn read_tally(dir: &Path) -> Result<Tally, Error> {
-    let path = dir.join("tally.json");
+    let path = CampaignDir::new(dir).tally();
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| Error::Store {
             path: path.display().to_string(),
@@ -47,8 +49,8 @@ pub fn bump_tally(dir: &Path, spec: &str, now: &str) -> Result<(), Error> {
     let entry = tally.entry(spec.to_string()).or_default();
     entry.runs += 1;
     entry.last_run = now.to_string();
-    let path = dir.join("tally.json");
-    let tmp = dir.join("tally.json.tmp");
+    let path = CampaignDir::new(dir).tally();
+    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(&tally).map_err(|e| Error::Encode(e.to_string()))?;
     std::fs::write(&tmp, text + "\n").map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
