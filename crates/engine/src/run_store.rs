@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Error;
+use crate::store::db;
 
 /// An event of a run's log: serialised with an `event_type`, numbered by `seq`.
 pub trait Logged: Serialize + DeserializeOwned {
@@ -118,8 +119,6 @@ pub struct RunStore<E> {
     path: PathBuf,
     kind: PhantomData<E>,
 }
-
-use crate::store::db;
 
 impl<E: Logged> RunStore<E> {
     /// Open (or create) this kind's tables in a campaign directory's `campaign.db`.
