@@ -3,8 +3,8 @@
 
 use troupe_llm::AttemptRecord;
 
-use super::{Kind, Line, character};
-use crate::{Envelope, Event, FAILURES_BEFORE_GM, Session};
+use super::{Kind, Line, character, player};
+use crate::{Envelope, Event, FAILURES_BEFORE_GM, Phase, Session};
 
 pub(super) fn lines(env: &Envelope, s: &Session) -> Option<Vec<Line>> {
     match &env.event {
@@ -14,10 +14,17 @@ pub(super) fn lines(env: &Envelope, s: &Session) -> Option<Vec<Line>> {
             failures,
         } => {
             let phase = env.phase.map_or("A phase", |p| p.title());
-            let line = Line::gm(
-                Kind::Problem,
-                format!("{} could not decide: {error}", character(s, agent)),
-            );
+            // The player layer's phases are the player's decisions; the rest, the character's.
+            let who = match env.phase {
+                Some(
+                    Phase::Clarification
+                    | Phase::StrategicIntent
+                    | Phase::Discussion
+                    | Phase::Directive,
+                ) => player(s, agent),
+                _ => character(s, agent),
+            };
+            let line = Line::gm(Kind::Problem, format!("{who} could not decide: {error}"));
             Some(vec![line.with_aside(format!(
                 "{phase} failed (failure {failures}) — {}",
                 failure_then(*failures)

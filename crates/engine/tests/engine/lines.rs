@@ -9,7 +9,7 @@ use crate::support;
 use support::*;
 use troupe_agents::{Outcome, Stance};
 use troupe_engine::lines::{Audience, GM, JOIN, Kind, Line, WATCH, render};
-use troupe_engine::{Envelope, Event, GmReply, Session, StoryMark, WhisperScope};
+use troupe_engine::{Envelope, Event, GmReply, Phase, Session, StoryMark, WhisperScope};
 
 /// party.json's seats: alex (Zara-7), sam (Rex Nova), priya (Vell).
 const SEATS: [&str; 3] = ["alex", "sam", "priya"];
@@ -248,4 +248,20 @@ fn each_seat_is_listed_with_the_session() {
             .iter()
             .any(|l| l.text.contains("Dice seed: 1") && l.audience == Audience::Gm)
     );
+}
+
+#[test]
+fn a_failed_phase_names_whose_decision_it_was() {
+    let all = gm_only_events();
+    let failed = |phase: Phase| {
+        let env = Envelope {
+            phase: Some(phase),
+            ..all.last().unwrap().clone()
+        };
+        let lines = rendered(&[all[0].clone(), env]).remove(1).1;
+        lines[0].text.clone()
+    };
+    // Priya plays Ambassador Vell: her plan is hers, the character's attempt Vell's.
+    assert!(failed(Phase::StrategicIntent).starts_with("Priya could not decide"));
+    assert!(failed(Phase::CharacterAction).starts_with("Ambassador Vell could not decide"));
 }
