@@ -622,15 +622,7 @@ pub fn serve_open(
     std::fs::create_dir_all(dir)?;
     let lock = crate::sessions::CampaignLock::take(dir)?;
     if let Some(table) = open_table(dir, args)? {
-        let models = served_models(dir, table.session, args, model_args)?;
-        return served(
-            dir,
-            table,
-            Vec::new(),
-            lock,
-            models,
-            args.memory_url.as_deref(),
-        );
+        return reopened(dir, table, lock, args, model_args);
     }
     let def = match load(file)? {
         Ok(def) => def,
@@ -682,21 +674,29 @@ pub fn serve_reopen(
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<Option<crate::tables::Opened>> {
     let lock = crate::sessions::CampaignLock::take(dir)?;
-    match open_table(dir, args)? {
-        Some(table) => {
-            let models = served_models(dir, table.session, args, model_args)?;
-            served(
-                dir,
-                table,
-                Vec::new(),
-                lock,
-                models,
-                args.memory_url.as_deref(),
-            )
-            .map(Some)
-        }
-        None => Ok(None),
-    }
+    open_table(dir, args)?
+        .map(|table| reopened(dir, table, lock, args, model_args))
+        .transpose()
+}
+
+/// The campaign's open scene table, served again with the models its log calls for (its
+/// links were printed when it opened).
+fn reopened(
+    dir: &Path,
+    table: troupe_serve::TableFile,
+    lock: crate::sessions::CampaignLock,
+    args: &crate::tables::ServeArgs,
+    model_args: &crate::models::ModelArgs,
+) -> anyhow::Result<crate::tables::Opened> {
+    let models = served_models(dir, table.session, args, model_args)?;
+    served(
+        dir,
+        table,
+        Vec::new(),
+        lock,
+        models,
+        args.memory_url.as_deref(),
+    )
 }
 
 /// A reopened scene's models: as for a new one, with an AI when the run's log says one holds
