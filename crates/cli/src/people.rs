@@ -1,12 +1,13 @@
 //! People in the players' seats, at the terminal. One seat serves every character a person
 //! plays (a hot seat: several people share the keyboard in turn), and each prompt says whose
-//! turn it is. A person's answer is turned into the JSON an AI's reply would be, so the engine
-//! reads and records it the same way.
+//! turn it is. The seat answers with the protocol's answer (the form's values), which the engine
+//! reads back into the JSON an AI's reply would be, and records the same way.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use troupe_agents::{CharacterView, PlayerView};
-use troupe_engine::{CallSpec, GmReply, LayerView, PlayerSeat, SeatView};
+use troupe_engine::{CallSpec, LayerView, PlayerQuestion, PlayerSeat, SeatView};
+use troupe_seat::Answer;
 
 use crate::info::sheet;
 use crate::keyboard::Keyboard;
@@ -97,7 +98,7 @@ impl TerminalPlayers {
                 let plan = self
                     .said(view, "Your plan (out of character; the party hears it):")
                     .await?;
-                json!({"strategy": plan, "proposal": plan, "directive": plan})
+                json!({ "plan": plan })
             }
             CallSpec::Discussion { round, .. } => {
                 self.banner(view, &format!("party talk, round {round}"));
@@ -108,8 +109,7 @@ impl TerminalPlayers {
                 let on = self
                     .plan_choice(v, view, "Back a plan? (agent id, Enter for none):")
                     .await?;
-                let stance = if on.is_empty() { "neutral" } else { "agree" };
-                json!({"message": message, "stance": stance, "on": on, "proposal": "", "directive": ""})
+                json!({"message": message, "on": on})
             }
             CallSpec::Vote { .. } => {
                 self.banner(view, "vote");
@@ -120,7 +120,7 @@ impl TerminalPlayers {
                         .plan_choice(v, view, "Vote for a plan (agent id):")
                         .await?;
                 }
-                json!({"vote": vote, "remark": ""})
+                json!({ "vote": vote })
             }
             CallSpec::PartyDirective { .. } => {
                 self.banner(view, "the party's plan");
@@ -144,7 +144,7 @@ impl TerminalPlayers {
                     println!("You asked: {}\nThe GM: {}", i.question, i.answer);
                 }
                 let change = self.yes(view, "Change your action and roll again?").await?;
-                json!({"change_action": change, "reason": ""})
+                json!({ "change_action": change })
             }
         })
     }
@@ -257,7 +257,7 @@ impl TerminalPlayers {
         }
         Ok(
             json!({"action": action, "dialogue": dialogue, "task_type": task, "prepared": prepared,
-            "expert": expert, "helping": helping, "justification": "chosen by the person playing"}),
+            "expert": expert, "helping": helping}),
         )
     }
 }
@@ -278,14 +278,22 @@ fn scene(narration: &str, answers: &[troupe_agents::QuestionAnswer]) {
 
 #[async_trait]
 impl PlayerSeat for TerminalPlayers {
-    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
+    async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer {
+        let (view, call) = (question.view, question.call);
+        if let Some(why) = question.error {
+            println!("(that answer was not taken: {why})");
+        }
         let got = match &view.layer {
             LayerView::Player(v) => self.player(v, view, call).await,
             LayerView::Character(v) => self.character(v, view, call).await,
         };
         match got {
-            Ok(value) => GmReply::Answer(value),
-            Err(Left) => GmReply::Quit,
+            Ok(Value::Object(values)) => Answer::Decide { values },
+            // Every prompt above answers with an object of the form's values.
+            Ok(other) => Answer::Fail {
+                reason: format!("the terminal built {other} for a form"),
+            },
+            Err(Left) => Answer::Leave,
         }
     }
 }

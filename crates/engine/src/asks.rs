@@ -12,8 +12,8 @@ use troupe_validator::Verdict;
 use crate::machine::{CallSpec, GmAsk, MAX_QUESTIONS};
 use crate::visibility::describe_roll;
 use crate::{
-    Answers, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, Phase, PlayerSeat,
-    RollOverride, Ruling, SeatView, StoryMark, WhisperScope,
+    Answers, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, Phase,
+    PlayerQuestion, PlayerSeat, RollOverride, Ruling, SeatView, StoryMark, WhisperScope,
 };
 
 /// A seat that answers badly this many times in a row is taken to have failed.
@@ -592,22 +592,39 @@ fn ruling_values(ruling: Ruling) -> Value {
     }
 }
 
-/// A player's decision as an ask, shown through the view of the layer that decides it.
-pub fn player_ask(view: &SeatView, call: &CallSpec) -> Ask {
-    let (decision, prompt, shown, fields) = player_form(view, call);
-    let layer = match &view.layer {
-        LayerView::Player(v) => serde_json::to_value(v),
-        LayerView::Character(v) => serde_json::to_value(v),
-    };
-    Ask {
-        seat: call.agent().to_string(),
-        decision: decision.into(),
-        prompt,
-        shown,
-        view: layer.unwrap_or(Value::Null),
-        fields,
-        commands: vec![],
-        error: None,
+impl PlayerQuestion<'_> {
+    /// The protocol's ask: the form, the deciding layer's view as JSON, the last error.
+    pub fn ask(&self) -> Ask {
+        let (decision, prompt, shown, fields) = player_form(self.view, self.call);
+        let layer = match &self.view.layer {
+            LayerView::Player(v) => serde_json::to_value(v),
+            LayerView::Character(v) => serde_json::to_value(v),
+        };
+        Ask {
+            seat: self.call.agent().to_string(),
+            decision: decision.into(),
+            prompt,
+            shown,
+            view: layer.unwrap_or(Value::Null),
+            fields,
+            commands: vec![],
+            error: self.error.map(str::to_string),
+        }
+    }
+
+    /// Read the seat's answer: the JSON an AI's reply would be, a change of hands, the person
+    /// leaving, or why the answer does not fit. A player's seat has no table commands.
+    pub fn read(&self, answer: Answer) -> Result<GmReply<Value>, String> {
+        let ask = self.ask();
+        check(&ask, &answer).map_err(|e| e.to_string())?;
+        Ok(match answer {
+            Answer::Decide { values } => GmReply::Answer(player_reply(self.call, &values)),
+            Answer::Handed => GmReply::Handed,
+            Answer::Fail { reason } => GmReply::Fail(reason),
+            Answer::Command { .. } | Answer::Leave => {
+                GmReply::End(format!("{}'s player left the table", self.call.agent()))
+            }
+        })
     }
 }
 
@@ -753,6 +770,43 @@ pub fn player_reply(call: &CallSpec, x: &Map<String, Value>) -> Value {
     }
 }
 
+/// The answer that [`player_reply`] reads back into this reply: for a seat that holds a
+/// person's decision as the JSON it was recorded as (a replay of their session). Each field is
+/// taken as it was, so the replay records it byte for byte.
+pub fn player_answer(call: &CallSpec, reply: &Value) -> Answer {
+    let names: &[&str] = match call {
+        CallSpec::Questions { .. } => &["questions"],
+        CallSpec::Intent { .. } => &[],
+        CallSpec::Discussion { .. } => &["message", "on"],
+        CallSpec::Vote { .. } => &["vote"],
+        CallSpec::PartyDirective { .. } => &["directive"],
+        CallSpec::InsightDecision { .. } => &["change_action"],
+        CallSpec::Action { .. } => &[
+            "action",
+            "dialogue",
+            "task_type",
+            "prepared",
+            "expert",
+            "helping",
+        ],
+        CallSpec::InsightQuestion { .. } => &["question"],
+        CallSpec::Reaction { .. } => &["reaction"],
+    };
+    let mut values: Map<String, Value> = names
+        .iter()
+        .filter_map(|n| Some((n.to_string(), reply.get(*n)?.clone())))
+        .filter(|(_, v)| !v.is_null())
+        .collect();
+    if let CallSpec::Intent { .. } = call {
+        // A person's plan is their strategy, proposal and directive at once.
+        values.insert(
+            "plan".into(),
+            reply.get("strategy").cloned().unwrap_or_default(),
+        );
+    }
+    Answer::Decide { values }
+}
+
 /// Hands of seats asked for between steps: (agent id, whether a person takes it).
 pub type HandOver = (String, bool);
 
@@ -765,27 +819,8 @@ pub struct AskedPlayers<S> {
 
 #[async_trait]
 impl<S: Seat> PlayerSeat for AskedPlayers<S> {
-    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
-        let mut ask = player_ask(view, call);
-        for _ in 0..MAX_BAD_ANSWERS {
-            let answer = self.seat.decide(&ask).await;
-            if let Err(e) = check(&ask, &answer) {
-                ask.error = Some(e.to_string());
-                continue;
-            }
-            return match answer {
-                Answer::Decide { values } => GmReply::Answer(player_reply(call, &values)),
-                Answer::Handed => GmReply::Handed,
-                Answer::Fail { reason } => GmReply::Fail(reason),
-                Answer::Command { .. } | Answer::Leave => {
-                    GmReply::End(format!("{}'s player left the table", call.agent()))
-                }
-            };
-        }
-        GmReply::Fail(format!(
-            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit",
-            call.agent()
-        ))
+    async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer {
+        self.seat.decide(&question.ask()).await
     }
 
     fn take_hand_overs(&mut self) -> Vec<HandOver> {

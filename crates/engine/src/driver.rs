@@ -16,7 +16,7 @@ use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
     Answers, Envelope, Error, Event, EventLog, FailureChoice, GmDecision, GmQuestion, GmReply,
-    GmSeat, LayerView, Phase, PlayerSeat, SeatNote, SeatView, Session, Store,
+    GmSeat, LayerView, Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
 
@@ -870,10 +870,7 @@ impl<'a> Driver<'a> {
             turn: self.session.turn_number,
             layer,
         };
-        let Some(seat) = self.people.as_deref_mut() else {
-            return Err(missing());
-        };
-        match seat.decide(&view, spec).await {
+        match self.person_decision(spec, &view).await {
             GmReply::Answer(value) => {
                 let events = decide(&self.session, spec, &value).map_err(Error::Agent)?;
                 for e in events {
@@ -885,14 +882,44 @@ impl<'a> Driver<'a> {
                 session: self.session.number,
                 message,
             }),
-            GmReply::End(why) => Ok(Asked::Left(why)),
             GmReply::Handed => {
                 self.record_hand_overs()?;
                 Ok(Asked::Handed)
             }
+            GmReply::End(why) => Ok(Asked::Left(why)),
             // A player's seat has no table commands: anything else is leaving the table.
             _ => Ok(Asked::Left(format!("{agent}'s player left the table"))),
         }
+    }
+
+    /// A person's decision, as the JSON an AI's reply would be. The seat is asked through the
+    /// seat protocol; an answer that does not fit is sent back, with why, a few times.
+    async fn person_decision(
+        &mut self,
+        spec: &CallSpec,
+        view: &SeatView,
+    ) -> GmReply<serde_json::Value> {
+        let Some(seat) = self.people.as_deref_mut() else {
+            return GmReply::Fail(format!("nobody holds {}'s seat", spec.agent()));
+        };
+        let mut error: Option<String> = None;
+        for _ in 0..MAX_BAD_ANSWERS {
+            let question = PlayerQuestion {
+                call: spec,
+                view,
+                error: error.as_deref(),
+            };
+            let answer = seat.decide(&question).await;
+            match question.read(answer) {
+                Ok(reply) => return reply,
+                Err(why) => error = Some(why),
+            }
+        }
+        GmReply::Fail(format!(
+            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {}",
+            spec.agent(),
+            error.unwrap_or_default()
+        ))
     }
 
     /// Before a later discussion round: how long the discussion has run, when that is past

@@ -53,7 +53,8 @@ pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemo
 pub use phase::Phase;
 pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
 pub use seat::{
-    Answers, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, PlayerSeat, SeatNote, SeatView,
+    Answers, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, PlayerQuestion, PlayerSeat,
+    SeatNote, SeatView,
 };
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use spend::{SpendMeter, SpendStop};

@@ -146,11 +146,24 @@ pub struct SeatView {
     pub layer: LayerView,
 }
 
-/// A player's seat taken by a person (at the terminal, or a script standing in for one). Its
-/// reply is the JSON an AI's reply would be, so it is read and recorded the same way.
+/// One decision asked of a player's seat, like [`GmQuestion`]: the protocol's ask
+/// ([`PlayerQuestion::ask`]: the form, the layer's view as JSON), and the same call and view as
+/// the game's own types, for a seat that reasons in them (the terminal's prompts).
+#[derive(Clone, Copy, Debug)]
+pub struct PlayerQuestion<'a> {
+    pub call: &'a CallSpec,
+    pub view: &'a SeatView,
+    /// Why the seat's last answer to this decision was not taken.
+    pub error: Option<&'a str>,
+}
+
+/// A player's seat taken by a person (at the terminal, in a browser, or a recording of them).
+/// Like the GM's seat it answers with the protocol's answer, read back by the game in one
+/// place ([`PlayerQuestion::read`]) into the JSON an AI's reply would be, so a person's decision
+/// is read and recorded the same way as an AI's.
 #[async_trait]
 pub trait PlayerSeat: Send {
-    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<serde_json::Value>;
+    async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer;
 
     /// Seats that changed hands since the driver last asked: (agent id, whether a person now
     /// plays it). The driver records each in the log before its next step.

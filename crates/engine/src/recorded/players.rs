@@ -1,12 +1,14 @@
 //! The people of a recorded session, for a replay: each decision a person made is read
-//! back from the log, turned into the JSON their seat gave, and given again when asked.
+//! back from the log and given again when asked, as the protocol's answer their seat gave.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::{CallSpec, Envelope, Event, GmReply, PlayerSeat, SeatView};
+use crate::asks::player_answer;
+use crate::{CallSpec, Envelope, Event, PlayerQuestion, PlayerSeat};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use troupe_campaign::SeatTaker;
+use troupe_seat::Answer;
 
 /// What kind of call a recorded decision answers.
 fn kind(call: &CallSpec) -> &'static str {
@@ -117,8 +119,9 @@ impl RecordedPeople {
 impl PlayerSeat for RecordedPeople {
     /// The recorded decision; a directive is the last one of its turn (the ones before it came
     /// from the person's plan). Past the recording, the person has left.
-    async fn decide(&mut self, view: &SeatView, call: &CallSpec) -> GmReply<Value> {
-        let key = (view.turn, call.agent().to_string(), kind(call));
+    async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer {
+        let call = question.call;
+        let key = (question.view.turn, call.agent().to_string(), kind(call));
         let queue = self.decisions.get_mut(&key);
         let value = match (kind(call), queue) {
             ("directive", Some(q)) => q.pop_back(),
@@ -126,8 +129,8 @@ impl PlayerSeat for RecordedPeople {
             (_, None) => None,
         };
         match value {
-            Some(v) => GmReply::Answer(v),
-            None => GmReply::Quit,
+            Some(v) => player_answer(call, &v),
+            None => Answer::Leave,
         }
     }
 }

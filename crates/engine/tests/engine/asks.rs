@@ -465,3 +465,120 @@ async fn an_answer_that_does_not_read_is_sent_back_with_why_and_the_seat_asked_a
         .collect();
     assert_eq!(rulings.len(), 1, "only the answer that read is recorded");
 }
+
+/// A person's decision as a recording holds it (the JSON their answer was read into, as the
+/// log's event serializes it) is sent again as the protocol's answer, and reads back the same:
+/// a replay of their session records it byte for byte.
+#[test]
+fn a_persons_recorded_decision_sent_again_as_an_answer_reads_back_as_it_was_made() {
+    use troupe_engine::asks::{player_answer, player_reply};
+    use troupe_engine::visibility::{character_view, player_view};
+    let session = session_at_start("party.json");
+    let agent = "alex".to_string();
+    let mut player = player_view(&session, &agent).unwrap();
+    player.proposals = vec![(agent.clone(), "Talk our way past.".into())];
+    let character = character_view(&session, &agent).unwrap();
+    let helped = character.others.first().cloned().expect("another character to help");
+    let views = |call: &CallSpec| SeatView {
+        turn: 1,
+        layer: match call {
+            CallSpec::Action { .. }
+            | CallSpec::InsightQuestion { .. }
+            | CallSpec::Reaction { .. } => LayerView::Character(character.clone()),
+            _ => LayerView::Player(player.clone()),
+        },
+    };
+    let a = || agent.clone();
+    let cases: Vec<(CallSpec, Value)> = vec![
+        (
+            CallSpec::Questions {
+                agent: a(),
+                round: 1,
+            },
+            json!({"questions": ["Who?", "Why?"]}),
+        ),
+        (
+            CallSpec::Questions {
+                agent: a(),
+                round: 2,
+            },
+            json!({"questions": []}),
+        ),
+        (
+            CallSpec::Intent { agent: a() },
+            json!({"plan": "Talk our way past."}),
+        ),
+        (
+            CallSpec::Discussion {
+                agent: a(),
+                round: 1,
+            },
+            json!({"message": "Agreed.", "on": "alex"}),
+        ),
+        (
+            CallSpec::Discussion {
+                agent: a(),
+                round: 2,
+            },
+            json!({"message": "Hm.", "on": ""}),
+        ),
+        (CallSpec::Vote { agent: a() }, json!({"vote": "alex"})),
+        (
+            CallSpec::PartyDirective { agent: a() },
+            json!({"directive": "Smile at the guard."}),
+        ),
+        (
+            CallSpec::InsightDecision { agent: a() },
+            json!({"change_action": true}),
+        ),
+        (
+            CallSpec::InsightQuestion { agent: a() },
+            json!({"question": "Is he lying?"}),
+        ),
+        (
+            CallSpec::Reaction { agent: a() },
+            json!({"reaction": "I exhale."}),
+        ),
+        (
+            CallSpec::Action {
+                agent: a(),
+                attempt: 1,
+                feedback: String::new(),
+            },
+            json!({"action": "I show my badge.", "dialogue": "Easy now.", "task_type": "feelings",
+                   "prepared": true, "expert": false, "helping": helped}),
+        ),
+        (
+            CallSpec::Action {
+                agent: a(),
+                attempt: 1,
+                feedback: String::new(),
+            },
+            json!({"action": "I wait.", "dialogue": "", "task_type": "lasers",
+                   "prepared": false, "expert": false, "helping": ""}),
+        ),
+    ];
+    for (call, values) in cases {
+        let view = views(&call);
+        let question = PlayerQuestion {
+            call: &call,
+            view: &view,
+            error: None,
+        };
+        let made = player_reply(&call, values.as_object().unwrap());
+        // What the log holds of it: the event's own serialization (an action's "helping" of
+        // nobody is null there, its justification the person's).
+        let recorded = match &call {
+            CallSpec::Action { .. } => {
+                serde_json::to_value(troupe_agents::Purpose::read_action(&made).unwrap()).unwrap()
+            }
+            CallSpec::Intent { .. } => {
+                serde_json::to_value(troupe_agents::Purpose::read_intent(&made).unwrap()).unwrap()
+            }
+            _ => made.clone(),
+        };
+        let answer = player_answer(&call, &recorded);
+        assert_eq!(check(&question.ask(), &answer), Ok(()), "{call:?}");
+        assert_eq!(question.read(answer), Ok(GmReply::Answer(made)), "{call:?}");
+    }
+}

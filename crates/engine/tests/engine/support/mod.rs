@@ -262,6 +262,14 @@ pub async fn run(file: &str, replies: Vec<ReplayEntry>, gm: QueueGm, seed: u64) 
 
 /// The GM's view at the first turn of a campaign file's first session.
 pub fn gm_view_at_start(campaign_file: &str) -> troupe_agents::GmView {
+    let session = session_at_start(campaign_file);
+    let mut v = troupe_engine::visibility::gm_view(&session).unwrap();
+    v.turn = 1;
+    v
+}
+
+/// A campaign file's first session, just started.
+pub fn session_at_start(campaign_file: &str) -> Session {
     let mut session = Session::new("s", 1);
     session.apply(&Envelope {
         seq: 0,
@@ -278,7 +286,5 @@ pub fn gm_view_at_start(campaign_file: &str) -> troupe_agents::GmView {
             day: 1,
         },
     });
-    let mut v = troupe_engine::visibility::gm_view(&session).unwrap();
-    v.turn = 1;
-    v
+    session
 }
