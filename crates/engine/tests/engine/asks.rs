@@ -478,7 +478,11 @@ fn a_persons_recorded_decision_sent_again_as_an_answer_reads_back_as_it_was_made
     let mut player = player_view(&session, &agent).unwrap();
     player.proposals = vec![(agent.clone(), "Talk our way past.".into())];
     let character = character_view(&session, &agent).unwrap();
-    let helped = character.others.first().cloned().expect("another character to help");
+    let helped = character
+        .others
+        .first()
+        .cloned()
+        .expect("another character to help");
     let views = |call: &CallSpec| SeatView {
         turn: 1,
         layer: match call {

@@ -3,6 +3,7 @@
 //!
 //! Needs `chromium` (scripts/setup installs it); `TROUPE_CHROMIUM` names another binary.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -136,10 +137,13 @@ impl WebDriver {
             .local_addr()
             .unwrap()
             .port();
+        // Its own process group, so that dropping the driver also ends the browser it started
+        // (killing chromedriver alone left Chromium running after every test).
         let child = match Command::new(&driver)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
         {
             Ok(c) => c,
@@ -239,7 +243,10 @@ impl WebDriver {
 }
 
 impl Drop for WebDriver {
+    /// The whole process group: chromedriver, and the browser and helpers it started.
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
