@@ -621,9 +621,10 @@ pub fn serve_open(
 ) -> anyhow::Result<crate::tables::Opened> {
     std::fs::create_dir_all(dir)?;
     let lock = crate::sessions::CampaignLock::take(dir)?;
-    if let Some(table) = open_table(dir, args)? {
-        return reopened(dir, table, lock, args, model_args);
-    }
+    let looked_in = match open_table(dir, args)? {
+        Found::Open(table, store) => return reopened(dir, store, table, lock, args, model_args),
+        Found::Closed(store) => store,
+    };
     let def = match load(file)? {
         Ok(def) => def,
         Err(report) => bail!("{report}"),
@@ -631,8 +632,27 @@ pub fn serve_open(
     let ai_speaks = args.speaker == crate::tables::SpeakerKind::Ai;
     // The models first: a table whose AI has no model is not opened at all.
     let models = served_models_for(dir, ai_speaks, args, model_args, &[])?;
-    let seed = crate::play::seed_or_now(args.seed);
-    let mut store = store(dir)?;
+    // The store the table was looked for in is kept; without one it is opened only now, so a
+    // table whose models fail leaves no campaign.db behind.
+    let mut store = match looked_in {
+        Some(store) => store,
+        None => store(dir)?,
+    };
+    let (table, links, title) = open_new(dir, &mut store, def, ai_speaks, args.seed)?;
+    let run = served(dir, store, table, models, title, args.memory_url.as_deref());
+    Ok(crate::tables::Opened { run, links, lock })
+}
+
+/// A new run of the scene `def` in `store`, its table file saved: the table, its links (the
+/// speaker's, the GM's and the watcher's) and its title (the scene's id).
+fn open_new(
+    dir: &Path,
+    store: &mut SceneStore,
+    def: troupe_scene::SceneDef,
+    ai_speaks: bool,
+    seed: Option<u64>,
+) -> anyhow::Result<(troupe_serve::TableFile, Vec<troupe_serve::Link>, String)> {
+    let seed = crate::play::seed_or_now(seed);
     let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
     let mut scene = Scene::start(def, seed);
     if ai_speaks {
@@ -662,7 +682,7 @@ pub fn serve_open(
     if ai_speaks {
         println!("An AI speaks for the characters; a person can claim the seat from its link.");
     }
-    served(dir, table, links, lock, models, args.memory_url.as_deref())
+    Ok((table, links, scene.state.id))
 }
 
 const GM_LABEL: &str = "Game master (the GM's view and commands)";
@@ -674,41 +694,43 @@ pub fn serve_reopen(
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<Option<crate::tables::Opened>> {
     let lock = crate::sessions::CampaignLock::take(dir)?;
-    open_table(dir, args)?
-        .map(|table| reopened(dir, table, lock, args, model_args))
-        .transpose()
+    match open_table(dir, args)? {
+        Found::Open(table, store) => reopened(dir, store, table, lock, args, model_args).map(Some),
+        Found::Closed(_) => Ok(None),
+    }
 }
 
-/// The campaign's open scene table, served again with the models its log calls for (its
-/// links were printed when it opened).
+/// The campaign's open scene table, served again from `store` with the models its log calls
+/// for (its links were printed when it opened). The log is read once, here: who holds the
+/// speaker's seat, the calls already served and the title all come from it.
 fn reopened(
     dir: &Path,
+    store: SceneStore,
     table: troupe_serve::TableFile,
     lock: crate::sessions::CampaignLock,
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<crate::tables::Opened> {
-    let models = served_models(dir, table.session, args, model_args)?;
-    served(
-        dir,
-        table,
-        Vec::new(),
+    let events = store.events(table.session)?;
+    let models = served_models(dir, &events, args, model_args)?;
+    let title = title_of(&events);
+    let run = served(dir, store, table, models, title, args.memory_url.as_deref());
+    Ok(crate::tables::Opened {
+        run,
+        links: Vec::new(),
         lock,
-        models,
-        args.memory_url.as_deref(),
-    )
+    })
 }
 
-/// A reopened scene's models: as for a new one, with an AI when the run's log says one holds
-/// the speaker's seat.
+/// A reopened scene's models: as for a new one, with an AI when its log (`events`) says one
+/// holds the speaker's seat.
 fn served_models(
     dir: &Path,
-    run: u32,
+    events: &[troupe_scene::Envelope],
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
-    let events = store(dir)?.events(run)?;
-    let ai_holds = troupe_scene::held_by_person(&events, troupe_engine::scene::SPEAKER);
+    let ai_holds = troupe_scene::held_by_person(events, troupe_engine::scene::SPEAKER);
     let served: Vec<troupe_llm::CallTag> = events
         .iter()
         .filter_map(|e| match &e.event {
@@ -756,17 +778,27 @@ fn model_named(m: &crate::models::ModelArgs) -> bool {
             .any(|v| std::env::var_os(v).is_some())
 }
 
+/// What the campaign's table file says of a served scene.
+enum Found {
+    /// A scene table whose run has not ended, and the store its run was looked up in (kept:
+    /// the table plays from it).
+    Open(troupe_serve::TableFile, SceneStore),
+    /// No open scene table; the store, when one was opened to look.
+    Closed(Option<SceneStore>),
+}
+
 /// The table file, when it is a scene's whose run has not ended. A table opened before scenes
 /// had a GM link gets one when `--new-link gm` asks for it (the key is set with the new link).
-fn open_table(
-    dir: &Path,
-    args: &crate::tables::ServeArgs,
-) -> anyhow::Result<Option<troupe_serve::TableFile>> {
+fn open_table(dir: &Path, args: &crate::tables::ServeArgs) -> anyhow::Result<Found> {
     let Some(mut t) = troupe_serve::load_table(dir)? else {
-        return Ok(None);
+        return Ok(Found::Closed(None));
     };
-    if t.game != TableGame::Scene || store(dir)?.run(t.session)?.is_none_or(|r| r.ended) {
-        return Ok(None);
+    if t.game != TableGame::Scene {
+        return Ok(Found::Closed(None));
+    }
+    let store = store(dir)?;
+    if store.run(t.session)?.is_none_or(|r| r.ended) {
+        return Ok(Found::Closed(Some(store)));
     }
     let gm = troupe_engine::scene::GM;
     if args.new_link.iter().any(|s| s == gm) && !t.seats.iter().any(|s| s.seat == gm) {
@@ -781,17 +813,19 @@ fn open_table(
         t.session,
         dir.display()
     );
-    Ok(Some(t))
+    Ok(Found::Open(t, store))
 }
 
+/// The table's run as served: its game on `store` (the one store the table was opened with),
+/// titled with the scene's id (`title`).
 fn served(
     dir: &Path,
+    store: SceneStore,
     table: troupe_serve::TableFile,
-    links: Vec<troupe_serve::Link>,
-    lock: crate::sessions::CampaignLock,
     (models, ai): (SceneModels, Option<AiSpeaker>),
+    title: String,
     memory_url: Option<&str>,
-) -> anyhow::Result<crate::tables::Opened> {
+) -> troupe_serve::TableRun {
     let run = table.session;
     let gm = table
         .seats
@@ -805,7 +839,7 @@ fn served(
         spinner: None,
     };
     let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
-        store: store(dir)?,
+        store,
         run,
         models,
         ai,
@@ -816,22 +850,16 @@ fn served(
                 .map_err(|e| format!("{e:#}"))
         }),
     }));
-    let title = format!("Scene: {}", load_title(dir, run));
-    let run = troupe_serve::TableRun {
+    troupe_serve::TableRun {
         dir: dir.to_path_buf(),
-        title,
+        title: format!("Scene: {title}"),
         table,
         game,
         on_end: crate::tables::on_end(dir),
-    };
-    Ok(crate::tables::Opened { run, links, lock })
+    }
 }
 
-/// The scene's id, from its log.
-fn load_title(dir: &Path, run: u32) -> String {
-    store(dir)
-        .ok()
-        .and_then(|s| s.events(run).ok())
-        .and_then(|e| troupe_scene::fold(&e).ok())
-        .map_or_else(String::new, |s| s.id)
+/// The scene's id, from its log (none when the log does not fold).
+fn title_of(events: &[troupe_scene::Envelope]) -> String {
+    troupe_scene::fold(events).map_or_else(|_| String::new(), |s| s.id)
 }

@@ -6,17 +6,19 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
 use troupe_engine::Prompts;
+use troupe_engine::encounter::start::{Opening, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway};
 use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
 
 use troupe_engine::encounter::asks::GM;
 
 use super::{run, start};
-use crate::models::{self, ModelArgs};
-use crate::sessions::{self, CampaignLock};
+use crate::models::ModelArgs;
+use crate::sessions::CampaignLock;
 use crate::tables::{Opened, ServeArgs};
 
 /// The encounter table of this campaign: its open run reopened, or a new run of `spec` (a d20
@@ -30,12 +32,14 @@ pub fn open(
 ) -> anyhow::Result<Opened> {
     std::fs::create_dir_all(dir)?;
     let lock = CampaignLock::take(dir)?;
-    let model = model(dir, model_args)?;
+    // Read once: the model, and a new run's memory and seats, all come from it.
+    let campaign = campaign_in(&CampaignDir::new(dir));
+    let model = start::choose_model(model_args, campaign.as_ref(), dir)?;
     // A broken override stops the table before a run begins.
     let prompts = crate::play::prompts(dir)?;
     let (table, links) = match open_table(dir, args)? {
         Some(table) => (table, Vec::new()),
-        None => open_new(dir, spec_path, &spec, args, &model)?,
+        None => open_new(dir, spec_path, &spec, args, &model, campaign.as_ref())?,
     };
     let ai = Ai { model, prompts };
     table_for(dir, table, links, lock, ai, args)
@@ -51,22 +55,12 @@ pub fn reopen(
     let Some(table) = open_table(dir, args)? else {
         return Ok(None);
     };
+    let campaign = campaign_in(&CampaignDir::new(dir));
     let ai = Ai {
-        model: model(dir, model_args)?,
+        model: start::choose_model(model_args, campaign.as_ref(), dir)?,
         prompts: crate::play::prompts(dir)?,
     };
     table_for(dir, table, Vec::new(), lock, ai, args).map(Some)
-}
-
-fn model(dir: &Path, model_args: &ModelArgs) -> anyhow::Result<Arc<dyn ChatModel>> {
-    let campaign = sessions::campaign_file(None, Some(dir))
-        .ok()
-        .and_then(|(file, _)| troupe_campaign::load(&file).ok());
-    models::choose(
-        model_args,
-        campaign.as_ref().and_then(|c| c.model.as_ref()),
-        dir,
-    )
 }
 
 /// The table file, when it is an encounter's whose run has not finished. A table opened before
@@ -142,19 +136,27 @@ fn table_for(
     Ok(Opened { run, links, lock })
 }
 
-/// A new run, with a link per seat.
+/// A new run, with a link per seat: seated from the campaign file as `open` read it.
 fn open_new(
     dir: &Path,
     spec_path: &Path,
     spec: &Spec,
     args: &ServeArgs,
     model: &Arc<dyn ChatModel>,
+    campaign: Option<&Campaign>,
 ) -> anyhow::Result<(TableFile, Vec<Link>)> {
     let scene = super::load_scene(spec_path, spec)?;
     let seed = crate::play::seed_or_now(args.seed);
     let players = super::seat_specs("--players", &args.players)?;
-    let memory_url = args.memory_url.as_deref();
-    let (store, run) = start::begin(dir, spec, scene, &players, seed, model, memory_url)?;
+    let opening = Opening {
+        spec,
+        scene,
+        players: &players,
+        seed,
+        window: window_of(model.as_ref()),
+        campaign,
+    };
+    let (store, run) = start::begin(dir, opening, args.memory_url.as_deref())?;
     let state = fold(&store.events(run)?)
         .ok_or_else(|| anyhow::anyhow!("encounter run {run} did not start"))?;
     let mut labels: Vec<(String, String)> = state

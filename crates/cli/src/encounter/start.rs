@@ -32,7 +32,7 @@ pub struct TableArgs {
 }
 
 /// The model: the flags, then the campaign file's `model` block, then the defaults.
-fn choose_model(
+pub(super) fn choose_model(
     args: &ModelArgs,
     campaign: Option<&Campaign>,
     dir: &Path,
@@ -52,12 +52,21 @@ pub async fn start(
 ) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
+    // Read once: the model, the memory and the seats all come from it.
     let campaign = campaign_in(&CampaignDir::new(dir));
     let seed = crate::play::seed_or_now(table.seed);
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     // A broken override stops here, before the run begins.
     let prompts = crate::play::prompts(dir)?;
-    let (store, run) = begin(dir, spec, scene, players, seed, &model, memory_url)?;
+    let opening = Opening {
+        spec,
+        scene,
+        players,
+        seed,
+        window: engine::window_of(model.as_ref()),
+        campaign: campaign.as_ref(),
+    };
+    let (store, run) = begin(dir, opening, memory_url)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
     let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
     finish(table::play(dir, &mut runner, memory_url).await?, run)
@@ -67,29 +76,18 @@ pub async fn start(
 /// when the campaign's last run did not finish. The store and the run's number.
 pub fn begin(
     dir: &Path,
-    spec: &Spec,
-    scene: Option<String>,
-    players: &[SeatSpec],
-    seed: u64,
-    model: &Arc<dyn ChatModel>,
+    opening: Opening<'_>,
     memory_url: Option<&str>,
 ) -> anyhow::Result<(EncounterStore, u32)> {
-    let opening = Opening {
-        spec,
-        scene,
-        players,
-        seed,
-        window: engine::window_of(model.as_ref()),
-    };
+    let dir = CampaignDir::new(dir);
+    // The memory's place is in the campaign file too: given the file already read, it is not
+    // read again.
+    let memory = crate::graph::open_memory(&dir, opening.campaign, memory_url)?;
     let Begun {
         store,
         run,
         unfinished,
-    } = engine::begin(
-        &CampaignDir::new(dir),
-        &super::memory(dir, memory_url)?,
-        opening,
-    )?;
+    } = engine::begin(&dir, &memory, opening)?;
     if let Some(last) = unfinished {
         eprintln!(
             "note: encounter run {} ({}) did not finish; `troupe encounter resume --run {}` \

@@ -201,6 +201,10 @@ pub struct Opening<'a> {
     pub seed: u64,
     /// The GM model's context window in tokens (see [`window_of`]).
     pub window: usize,
+    /// The campaign file as the caller read it (see [`campaign_in`]): its AI players and
+    /// profiles take the seats, else stand-ins do. Handed in, not read here: the caller has
+    /// read it already (for its model and its memory), and one reading is enough.
+    pub campaign: Option<&'a Campaign>,
 }
 
 /// A run just begun: its store and number, and the campaign's previous run when it had not
@@ -224,8 +228,9 @@ pub fn begin(
         players,
         seed,
         window,
+        campaign,
     } = opening;
-    let seats = seats(players, campaign_in(dir).as_ref())?;
+    let seats = seats(players, campaign)?;
     let (names, memories) = outcome::cast(memory, spec, seed)?;
     let at = now();
     let mut store = EncounterStore::open(dir.path())?;

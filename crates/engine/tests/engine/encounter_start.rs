@@ -63,12 +63,14 @@ fn a_run_begins_with_its_seats_names_memories_and_seed_in_the_log() {
     let mut memory = MemoryStore::open(&dir.db()).unwrap();
     a_first_run_remembered(&mut memory, &spec);
     let players = mara_and_an_ai();
+    let campaign = campaign_in(&dir);
     let opening = |seed| Opening {
         spec: &spec,
         scene: None,
         players: &players,
         seed,
         window: 32_000,
+        campaign: campaign.as_ref(),
     };
     let Begun {
         store,
