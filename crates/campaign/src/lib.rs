@@ -15,7 +15,7 @@ pub mod prices;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use dir::CampaignDir;
+pub use dir::{CampaignDir, Mirrored};
 pub use memory_place::{GraphPlace, MemoryPlace, MemoryPlaceError};
 pub use prices::{Limit, Price, PriceTable, Priced, SpendLimits, TokenCounts};
 use serde::{Deserialize, Serialize};

@@ -351,7 +351,7 @@ fn resume(
     planner: (SceneModels, Option<AiSpeaker>),
     memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let store = store(dir)?;
+    let mut store = store(dir)?;
     let Some(latest) = store.latest()? else {
         bail!("no scene has been played in {}", dir.display());
     };
@@ -361,6 +361,7 @@ fn resume(
             latest.number
         );
     }
+    crate::sessions::reopen_run_mirror(&mut store, latest.number)?;
     let events = store.events(latest.number)?;
     let scene = Scene::resume(events)?;
     println!(
@@ -838,6 +839,8 @@ fn served(
         gm: false,
         spinner: None,
     };
+    let mut store = store(dir)?;
+    crate::sessions::reopen_run_mirror(&mut store, run)?;
     let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
         store,
         run,

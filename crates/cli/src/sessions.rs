@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
 use troupe_engine::{
-    Envelope, EventLog, Fault, MirrorCheck, Store, check_mirror, session_log_path,
+    Envelope, EventLog, Fault, Logged, MirrorCheck, RunStore, Store, check_mirror, reopen_mirror,
+    session_log_path,
 };
 
 /// The campaign directory: the one given, or the current directory.
@@ -225,27 +226,41 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
 }
 
 /// A session's mirror, open for appending what comes next: kept when it holds what the
-/// database holds (`check_mirror`: its line count and last event), rewritten whole from the
-/// database otherwise (missing, torn or different), so no torn line is ever left mid-file.
+/// database holds, rewritten whole from the database otherwise (`reopen_mirror`, as for the
+/// other games' runs), saying so.
 pub fn mirror_for(dir: &Path, store: &Store, number: u32) -> anyhow::Result<EventLog> {
     let path = session_log_path(dir, number);
     let count = store.event_count(number)?;
     let last_seq = store.next_seq(number)?.checked_sub(1);
-    Ok(match check_mirror(&path, count, last_seq) {
-        MirrorCheck::InStep => EventLog::open_append(&path)?,
-        MirrorCheck::Stale(why) => {
-            eprintln!(
-                "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
-                path.display()
-            );
-            let stored: Vec<Envelope> = store
-                .events(number)?
-                .into_iter()
-                .map(|e| e.envelope)
-                .collect();
-            EventLog::rewrite(&path, &stored)?
-        }
-    })
+    let stored = || -> Result<Vec<Envelope>, troupe_engine::Error> {
+        Ok(store
+            .events(number)?
+            .into_iter()
+            .map(|e| e.envelope)
+            .collect())
+    };
+    let (log, rewritten) = reopen_mirror(&path, (count, last_seq), stored)?;
+    if let Some(why) = rewritten {
+        mirror_note(&path, &why);
+    }
+    Ok(log)
+}
+
+/// An encounter or scene run about to be played on: its mirror checked, and rewritten from the
+/// database (saying so) when it falls short, as `troupe resume` does for a session's.
+pub fn reopen_run_mirror<E: Logged>(store: &mut RunStore<E>, run: u32) -> anyhow::Result<()> {
+    if let Some(why) = store.mirror(run)? {
+        mirror_note(&store.mirror_path(run), &why);
+    }
+    Ok(())
+}
+
+/// Tell the user a mirror was rewritten from the database, and why.
+pub fn mirror_note(path: &Path, why: &str) {
+    eprintln!(
+        "note: {}: {why}; rewriting it from campaign.db (the record), nothing is lost",
+        path.display()
+    );
 }
 
 /// Before a new session: the last session's log, if a crash tore its tail or it went missing,

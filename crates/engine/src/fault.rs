@@ -142,7 +142,7 @@ impl Fault {
         if bytes == 0 {
             // A WAL database is never empty once created (its header page is written when
             // WAL mode is set); with no logs and no WAL it is a new file, nothing to lose.
-            return (wal > 0 || has_session_logs(campaign_dir)).then_some(Fault::Emptied);
+            return (wal > 0 || has_logs(campaign_dir)).then_some(Fault::Emptied);
         }
         // With a WAL, pages may legitimately live there until a checkpoint copies them. And
         // while a WAL or its index exists a connection may have the file open, perhaps in this
@@ -168,9 +168,10 @@ fn sibling(db: &Path, suffix: &str) -> std::path::PathBuf {
     name.into()
 }
 
-fn has_session_logs(campaign_dir: &Path) -> bool {
+/// Whether anything was played here: a mirror of a session, or of an encounter or scene run.
+fn has_logs(campaign_dir: &Path) -> bool {
     !troupe_campaign::CampaignDir::new(campaign_dir)
-        .logged_sessions()
+        .mirrors()
         .is_empty()
 }
 

@@ -1,11 +1,17 @@
-//! The JSONL mirror of a session: `logs/session-N.jsonl`, one event per line, flushed as written.
-//! `campaign.db` is the record; this file is for people and tools that read JSON lines. When the
-//! two disagree (a crash between the database commit and the mirror write, a truncated file),
-//! the mirror is rewritten from the database.
+//! The JSONL mirrors: `logs/session-N.jsonl` of a session, `logs/encounter-N.jsonl` and
+//! `logs/scene-N.jsonl` of the other games' runs ([`crate::RunStore`]), one event per line,
+//! flushed as written. `campaign.db` is the record; these files are for people and tools that
+//! read JSON lines. When the two disagree (a crash between the database commit and the mirror
+//! write, a truncated file), the mirror is rewritten from the database ([`reopen_mirror`]).
+//! Every game's mirror is written by this one writer: what a line holds is the game's to say
+//! (any serializable row with a top-level `seq`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::{Envelope, Error};
 
@@ -39,12 +45,8 @@ impl EventLog {
     /// Append the events of one step. They are written with one write and flushed, so an
     /// interrupt leaves whole lines behind (at worst the step is missing, and a resume restores
     /// it from the database).
-    pub fn append(&mut self, events: &[Envelope]) -> Result<(), Error> {
-        let mut text = String::new();
-        for env in events {
-            text.push_str(&serde_json::to_string(env).map_err(|e| Error::Encode(e.to_string()))?);
-            text.push('\n');
-        }
+    pub fn append<T: Serialize>(&mut self, events: &[T]) -> Result<(), Error> {
+        let text = lines(events)?;
         self.file
             .write_all(text.as_bytes())
             .and_then(|_| self.file.flush())
@@ -52,8 +54,24 @@ impl EventLog {
     }
 }
 
-/// Read every event of a log. A line that does not parse is reported with its number.
+/// Rows as JSON lines, each ended by a newline.
+fn lines<T: Serialize>(rows: &[T]) -> Result<String, Error> {
+    let mut text = String::new();
+    for row in rows {
+        text.push_str(&serde_json::to_string(row).map_err(|e| Error::Encode(e.to_string()))?);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// Read every event of a session's log. A line that does not parse is reported with its number.
 pub fn read_log(path: &Path) -> Result<Vec<Envelope>, Error> {
+    read_jsonl(path)
+}
+
+/// Read every line of a JSONL mirror as a `T` (a run's events: its game's envelope, or
+/// `serde_json::Value`). A line that does not parse is reported with its number.
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut out = Vec::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
@@ -94,11 +112,11 @@ pub enum MirrorCheck {
     Stale(String),
 }
 
-/// Compare a mirror with the database's copy of a session: `count` stored events (undone ones
-/// included), the last of them numbered `last_seq`. It reads the file once and parses only its
-/// last line, so checking a 1,000-turn log costs milliseconds: lines are appended whole (a crash
-/// can only tear the last one), so a mirror with the right number of lines that ends in the
-/// right event holds them all.
+/// Compare a mirror with the database's copy of a session or run: `count` stored events
+/// (undone ones included), the last of them numbered `last_seq`. It reads the file once and
+/// parses only its last line, so checking a 1,000-turn log costs milliseconds: lines are
+/// appended whole (a crash can only tear the last one), so a mirror with the right number of
+/// lines that ends in the right event holds them all.
 pub fn check_mirror(path: &Path, count: u64, last_seq: Option<u64>) -> MirrorCheck {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -139,20 +157,31 @@ pub fn check_mirror(path: &Path, count: u64, last_seq: Option<u64>) -> MirrorChe
     }
 }
 
+/// A mirror open for appending what comes next, for every game alike: kept when it holds what
+/// the database holds ([`check_mirror`] against `count` stored events, the last numbered
+/// `last_seq`), rewritten whole from `stored` (the database's events, read only then)
+/// otherwise, so no torn or missing line is ever left behind what is appended. Why it was
+/// rewritten, when it was (for the user).
+pub fn reopen_mirror<T: Serialize>(
+    path: &Path,
+    (count, last_seq): (u64, Option<u64>),
+    stored: impl FnOnce() -> Result<Vec<T>, Error>,
+) -> Result<(EventLog, Option<String>), Error> {
+    Ok(match check_mirror(path, count, last_seq) {
+        MirrorCheck::InStep => (EventLog::open_append(path)?, None),
+        MirrorCheck::Stale(why) => (EventLog::rewrite(path, &stored()?)?, Some(why)),
+    })
+}
+
 impl EventLog {
     /// Write a fresh mirror holding exactly these events (via a temporary file and a rename,
     /// so a crash mid-rewrite leaves the old file), then keep appending to it.
-    pub fn rewrite(path: &Path, events: &[Envelope]) -> Result<Self, Error> {
+    pub fn rewrite<T: Serialize>(path: &Path, events: &[T]) -> Result<Self, Error> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let tmp = path.with_extension("jsonl.tmp");
-        let mut text = String::new();
-        for env in events {
-            text.push_str(&serde_json::to_string(env).map_err(|e| Error::Encode(e.to_string()))?);
-            text.push('\n');
-        }
-        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::write(&tmp, lines(events)?).map_err(|e| Error::io(&tmp, e))?;
         File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| Error::io(&tmp, e))?;

@@ -22,9 +22,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
+use troupe_campaign::CampaignDir;
 
-use crate::Error;
 use crate::store::db;
+use crate::{Error, EventLog};
 
 /// An event of a run's log: serialised with an `event_type`, numbered by `seq`.
 pub trait Logged: Serialize + DeserializeOwned {
@@ -38,6 +40,8 @@ pub trait Logged: Serialize + DeserializeOwned {
     /// Where this event, when it is the game's undo, takes the run back from (its first seq
     /// taken back).
     fn undoes(&self) -> Option<u64>;
+    /// Where run `run`'s JSONL mirror lives in the campaign directory.
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf;
 }
 
 impl Logged for troupe_scene::Envelope {
@@ -53,6 +57,9 @@ impl Logged for troupe_scene::Envelope {
             _ => None,
         }
     }
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
+        dir.scene_log(run)
+    }
 }
 
 impl Logged for troupe_encounter::log::Envelope {
@@ -67,6 +74,9 @@ impl Logged for troupe_encounter::log::Envelope {
             troupe_encounter::log::EncounterEvent::Undone { from } => Some(from),
             _ => None,
         }
+    }
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
+        dir.encounter_log(run)
     }
 }
 
@@ -117,6 +127,10 @@ pub struct StoredRun {
 pub struct RunStore<E> {
     conn: Connection,
     path: PathBuf,
+    dir: CampaignDir,
+    /// The mirror this store appends to, and its run's number: opened (and checked) by the
+    /// first write to a run, kept while the writes are to that run.
+    mirror: Option<(u32, EventLog)>,
     kind: PhantomData<E>,
 }
 
@@ -129,6 +143,8 @@ impl<E: Logged> RunStore<E> {
         let mut store = RunStore {
             conn,
             path,
+            dir: CampaignDir::new(campaign_dir),
+            mirror: None,
             kind: PhantomData,
         };
         store.add_undo_marks()?;
@@ -197,33 +213,102 @@ impl<E: Logged> RunStore<E> {
         Ok(has.then_some(RunStore {
             conn,
             path,
+            dir: CampaignDir::new(campaign_dir),
+            mirror: None,
             kind: PhantomData,
         }))
     }
 
-    /// Start a new run; its number.
+    /// Start a new run; its number: one past every run in the table and every mirror of this
+    /// kind already in `logs/`, so a mirror left from an earlier `campaign.db` is never taken
+    /// for the new run's and rewritten (as [`crate::Store::next_session_number`] keeps old
+    /// session logs).
     pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
+        let stored: Option<u32> = self
+            .conn
+            .query_row(
+                &format!("SELECT MAX(number) FROM {}_runs", E::KIND),
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| db(&self.path, e))?;
+        let mut number = stored.unwrap_or(0) + 1;
+        while E::mirror_path(&self.dir, number).exists() {
+            number += 1;
+        }
         self.conn
             .execute(
                 &format!(
-                    "INSERT INTO {}_runs (scene_id, started_at) VALUES (?1, ?2)",
+                    "INSERT INTO {}_runs (number, scene_id, started_at) VALUES (?1, ?2, ?3)",
                     E::KIND
                 ),
-                params![scene_id, started_at],
+                params![number, scene_id, started_at],
             )
             .map_err(|e| db(&self.path, e))?;
-        u32::try_from(self.conn.last_insert_rowid()).map_err(|e| Error::Store {
-            path: self.path.display().to_string(),
-            message: e.to_string(),
-        })
+        Ok(number)
     }
 
-    /// Append events and the run's consumed-input count, all or nothing.
+    /// Where run `run`'s JSONL mirror lives.
+    pub fn mirror_path(&self, run: u32) -> PathBuf {
+        E::mirror_path(&self.dir, run)
+    }
+
+    /// Open run `run`'s mirror for the writes to come, checked against the table first and
+    /// rewritten from it when it does not hold every stored event (missing, torn, short: a kill
+    /// between a commit and its mirror write). Why it was rewritten, for the user; None when it
+    /// was whole, or already open here (this store wrote every line since).
+    pub fn mirror(&mut self, run: u32) -> Result<Option<String>, Error> {
+        if self.mirror.as_ref().is_some_and(|(open, _)| *open == run) {
+            return Ok(None);
+        }
+        let path = self.mirror_path(run);
+        let (log, rewritten) =
+            crate::log::reopen_mirror(&path, self.stored_count(run)?, || self.bodies(run))?;
+        self.mirror = Some((run, log));
+        Ok(rewritten)
+    }
+
+    /// Append events and the run's consumed-input count, all or nothing; then the events to the
+    /// run's mirror, in one write. The mirror is checked before the commit, so the check sees
+    /// the table as the mirror should already be.
     pub fn append(&mut self, run: u32, events: &[E], inputs: u64) -> Result<(), Error> {
+        self.mirror(run)?;
+        let bodies = events
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<Vec<Value>, _>>()
+            .map_err(|e| Error::Encode(e.to_string()))?;
+        self.commit(run, events.iter().zip(&bodies), inputs)?;
+        self.mirror_bodies(&bodies)
+    }
+
+    /// The committed events' bodies onto the open mirror. A failed write drops the mirror, so
+    /// the next append checks it again and rewrites it from the table.
+    fn mirror_bodies(&mut self, bodies: &[Value]) -> Result<(), Error> {
+        let Some((_, log)) = self.mirror.as_mut().filter(|_| !bodies.is_empty()) else {
+            return Ok(());
+        };
+        let written = log.append(bodies);
+        if written.is_err() {
+            self.mirror = None;
+        }
+        written
+    }
+
+    /// The transaction of an append: the events, the undo marks they call for, the end, the
+    /// input count.
+    fn commit<'a>(
+        &mut self,
+        run: u32,
+        events: impl Iterator<Item = (&'a E, &'a Value)>,
+        inputs: u64,
+    ) -> Result<(), Error>
+    where
+        E: 'a,
+    {
         let path = self.path.clone();
         let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
-        for env in events {
-            let value = serde_json::to_value(env).map_err(|e| Error::Encode(e.to_string()))?;
+        for (env, value) in events {
             let kind = value["event_type"].as_str().unwrap_or_default().to_string();
             tx.execute(
                 &format!(
@@ -289,12 +374,47 @@ impl<E: Logged> RunStore<E> {
     }
 
     fn decode(&self, run: u32, seq: u64, body: &str) -> Result<E, Error> {
-        serde_json::from_str(body).map_err(|e| Error::CorruptStore {
+        serde_json::from_str(body).map_err(|e| self.corrupt(run, seq, &e))
+    }
+
+    /// How many events run `run` has stored (undone ones included), and the last one's seq.
+    fn stored_count(&self, run: u32) -> Result<(u64, Option<u64>), Error> {
+        let sql = format!(
+            "SELECT COUNT(*), MAX(seq) FROM {}_events WHERE run = ?1",
+            E::KIND
+        );
+        self.conn
+            .query_row(&sql, params![run], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// Every event of a run in order, as the table holds its body: what its mirror's lines are.
+    pub fn bodies(&self, run: u32) -> Result<Vec<Value>, Error> {
+        let sql = format!(
+            "SELECT seq, body FROM {}_events WHERE run = ?1 ORDER BY seq",
+            E::KIND
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map(params![run], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| db(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
+            out.push(serde_json::from_str(&body).map_err(|e| self.corrupt(run, seq, &e))?);
+        }
+        Ok(out)
+    }
+
+    fn corrupt(&self, run: u32, seq: u64, e: &serde_json::Error) -> Error {
+        Error::CorruptStore {
             path: self.path.display().to_string(),
             session: run,
             seq,
             message: e.to_string(),
-        })
+        }
     }
 
     /// Every event of a run, in order.

@@ -109,8 +109,9 @@ fn table_for(
     args: &ServeArgs,
 ) -> anyhow::Result<Opened> {
     let Ai { model, prompts } = ai;
-    let store = super::open_store(dir)?;
+    let mut store = super::open_store(dir)?;
     let run = table.session;
+    sessions::reopen_run_mirror(&mut store, run)?;
     let events = store.events(run)?;
     if model.replays_served() {
         model.skip_served(&troupe_engine::encounter::start::served(&events));

@@ -108,8 +108,9 @@ pub async fn resume(
 ) -> anyhow::Result<ExitCode> {
     let join = super::seat_specs("--join", join)?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
-    let store = super::open_store(dir)?;
+    let mut store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
+    crate::sessions::reopen_run_mirror(&mut store, run)?;
     let campaign = campaign_in(&CampaignDir::new(dir));
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     let prompts = crate::play::prompts(dir)?;

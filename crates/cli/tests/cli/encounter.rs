@@ -422,6 +422,13 @@ fn a_run_killed_mid_encounter_resumes_to_the_same_story() {
     child.wait().unwrap();
     let before = log(dir.path(), 1);
     assert_eq!(before.last().unwrap()["event_type"], "check_emitted");
+    // The mirror holds what was committed; a kill between a commit and its mirror write loses
+    // the last line, which the resume writes back from campaign.db.
+    let mirror = dir.path().join("logs/encounter-1.jsonl");
+    assert_eq!(support::read_log(&mirror), before);
+    let text = std::fs::read_to_string(&mirror).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&mirror, lines[..lines.len() - 1].join("\n") + "\n").unwrap();
     let out = run_with(
         dir.path(),
         &[
@@ -434,6 +441,7 @@ fn a_run_killed_mid_encounter_resumes_to_the_same_story() {
     );
     assert!(out.contains("The encounter is over."), "{out}");
     assert_eq!(story(&log(dir.path(), 1)), expected);
+    assert_eq!(support::read_log(&mirror), log(dir.path(), 1));
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("identical"), "{replay}");
 }
