@@ -706,12 +706,13 @@ pub fn serve_reopen(
 /// speaker's seat, the calls already served and the title all come from it.
 fn reopened(
     dir: &Path,
-    store: SceneStore,
+    mut store: SceneStore,
     table: troupe_serve::TableFile,
     lock: crate::sessions::CampaignLock,
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<crate::tables::Opened> {
+    crate::sessions::reopen_run_mirror(&mut store, table.session)?;
     let events = store.events(table.session)?;
     let models = served_models(dir, &events, args, model_args)?;
     let title = title_of(&events);
@@ -839,8 +840,6 @@ fn served(
         gm: false,
         spinner: None,
     };
-    let mut store = store(dir)?;
-    crate::sessions::reopen_run_mirror(&mut store, run)?;
     let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
         store,
         run,

@@ -111,7 +111,7 @@ fn table_for(
     let Ai { model, prompts } = ai;
     let mut store = super::open_store(dir)?;
     let run = table.session;
-    sessions::reopen_run_mirror(&mut store, run)?;
+    crate::sessions::reopen_run_mirror(&mut store, run)?;
     let events = store.events(run)?;
     if model.replays_served() {
         model.skip_served(&troupe_engine::encounter::start::served(&events));
