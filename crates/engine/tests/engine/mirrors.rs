@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use troupe_campaign::CampaignDir;
 use troupe_encounter::log::{Seat as EncounterSeat, SeatKind, State};
 use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL};
-use troupe_engine::encounter::start::{Begun, Opening, SeatSpec, begin};
+use troupe_engine::encounter::start::{Begun, Opening, SeatSpec, begin, campaign_in};
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop};
 use troupe_engine::scene::{SceneStop, SceneTable, SceneWatch};
 use troupe_engine::{EncounterStore, Logged, RunStore, SceneStore, read_jsonl};
@@ -114,12 +114,14 @@ fn smithy(dir: &Path) -> (EncounterStore, u32) {
     ];
     let dir = CampaignDir::new(dir);
     let memory = MemoryStore::open(&dir.db()).unwrap();
+    let campaign = campaign_in(&dir);
     let opening = Opening {
         spec: &spec,
         scene: None,
         players: &players,
         seed: 12,
         window: 32_000,
+        campaign: campaign.as_ref(),
     };
     let Begun { store, run, .. } = begin(&dir, &memory, opening).unwrap();
     (store, run)
