@@ -224,15 +224,7 @@ impl<E: Logged> RunStore<E> {
     /// for the new run's and rewritten (as [`crate::Store::next_session_number`] keeps old
     /// session logs).
     pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
-        let stored: Option<u32> = self
-            .conn
-            .query_row(
-                &format!("SELECT MAX(number) FROM {}_runs", E::KIND),
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| db(&self.path, e))?;
-        let mut number = stored.unwrap_or(0) + 1;
+        let mut number = self.last_number()?.unwrap_or(0) + 1;
         while E::mirror_path(&self.dir, number).exists() {
             number += 1;
         }
@@ -465,18 +457,21 @@ impl<E: Logged> RunStore<E> {
 
     /// The latest run, if any.
     pub fn latest(&self) -> Result<Option<StoredRun>, Error> {
-        let n: Option<u32> = self
-            .conn
+        match self.last_number()? {
+            Some(n) => self.run(n),
+            None => Ok(None),
+        }
+    }
+
+    /// The highest run number in the table, if any run was begun.
+    fn last_number(&self) -> Result<Option<u32>, Error> {
+        self.conn
             .query_row(
                 &format!("SELECT MAX(number) FROM {}_runs", E::KIND),
                 [],
                 |r| r.get(0),
             )
-            .map_err(|e| db(&self.path, e))?;
-        match n {
-            Some(n) => self.run(n),
-            None => Ok(None),
-        }
+            .map_err(|e| db(&self.path, e))
     }
 }
 
