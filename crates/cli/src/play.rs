@@ -402,10 +402,13 @@ pub async fn resume(
         Some(n) => n,
         None => match store.latest_session()? {
             Some(s) => s.number,
-            None => bail!(
-                "{} has no sessions yet; `troupe play` starts one",
-                dir.display()
-            ),
+            None => {
+                let missing = format!(
+                    "{} has no sessions yet; `troupe play` starts one",
+                    dir.display()
+                );
+                return Err(sessions::no_session(dir, missing, sessions::Asked::Resume));
+            }
         },
     };
     // The state from the newest snapshot and the events after it: a long session resumes

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use async_trait::async_trait;
 use troupe_engine::recorded::{RecordedGm, RecordedPeople};
 use troupe_engine::{
@@ -96,7 +96,12 @@ pub async fn replay(
         } => Some(((**campaign).clone(), *seed, model.clone(), *day)),
         _ => None,
     }) else {
-        bail!("there is no session {session} in {}", dir.display());
+        let missing = format!("there is no session {session} in {}", dir.display());
+        return Err(crate::sessions::no_session(
+            dir,
+            missing,
+            crate::sessions::Asked::Replay,
+        ));
     };
     let live = match from_turn {
         Some(_) => Some(models::choose(model_args, campaign.model.as_ref(), dir)?),

@@ -158,7 +158,8 @@ pub fn undo(dir: &Path, whole_turn: bool, memory_url: Option<&str>) -> anyhow::R
     let _lock = CampaignLock::take(dir)?;
     let mut store = create_store(dir)?;
     let Some(info) = store.latest_session()? else {
-        bail!("{} has no sessions yet; nothing to undo", dir.display());
+        let missing = format!("{} has no sessions yet; nothing to undo", dir.display());
+        return Err(no_session(dir, missing, Asked::Undo));
     };
     let number = info.number;
     let Some(undone) = take_back(dir, &mut store, number, whole_turn, memory_url)? else {
@@ -303,4 +304,80 @@ fn sync_mirror(dir: &Path, store: &Store, number: u32, marker: &Envelope) -> any
         mirror_for(dir, store, number)?;
     }
     Ok(())
+}
+
+/// What the person asked of a Lasers & Feelings session that the campaign does not have.
+#[derive(Clone, Copy)]
+pub enum Asked {
+    Resume,
+    Undo,
+    Replay,
+}
+
+/// The error for a campaign without the Lasers & Feelings session asked for (`missing` says
+/// which): when the campaign's latest game is an encounter or a scene, it names that run and
+/// the command of its game that does what was asked, rather than leaving the person to guess
+/// that each game keeps its own runs.
+pub fn no_session(dir: &Path, missing: String, asked: Asked) -> anyhow::Error {
+    let others = other_games(dir, asked);
+    if others.is_empty() {
+        return anyhow::anyhow!("{missing}");
+    }
+    anyhow::anyhow!("{missing}. This campaign also has {}", others.join("; "))
+}
+
+/// The campaign's latest encounter and scene runs, each with the command that does `asked`.
+/// Unreadable tables count as none: this only adds a hint to an error already being made.
+fn other_games(dir: &Path, asked: Asked) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(run) = latest_run::<troupe_encounter::log::Envelope>(dir) {
+        out.push(describe(&run, "encounter", asked, dir));
+    }
+    if let Some(run) = latest_run::<troupe_scene::Envelope>(dir) {
+        out.push(describe(&run, "scene", asked, dir));
+    }
+    out
+}
+
+/// The latest run of one game's kind in a campaign, read without creating anything.
+fn latest_run<E: Logged>(dir: &Path) -> Option<troupe_engine::StoredRun> {
+    RunStore::<E>::open_existing(dir).ok()??.latest().ok()?
+}
+
+/// "encounter run 2 (smithy, not finished): `troupe encounter resume` continues it". An
+/// encounter's undo takes back a round of a finished run too; a scene's `/undo` only works
+/// while it is played.
+fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path) -> String {
+    let at = campaign_flag(dir);
+    let state = if run.ended {
+        "finished"
+    } else {
+        "not finished"
+    };
+    let does = match (asked, game, run.ended) {
+        (Asked::Resume | Asked::Undo, "scene", true) => "it has ended".to_string(),
+        (Asked::Resume, _, true) => "it has ended".to_string(),
+        (Asked::Resume, _, false) => format!("`troupe {game} resume{at}` continues it"),
+        (Asked::Undo, "scene", false) => {
+            format!("its `/undo` takes back a turn once `troupe scene resume{at}` reopens it")
+        }
+        (Asked::Undo, _, _) => format!("`troupe {game} undo{at}` takes back its last round"),
+        (Asked::Replay, _, _) => {
+            format!("`troupe {game} replay --run {}{at}` replays it", run.number)
+        }
+    };
+    format!(
+        "{game} run {} ({}, {state}): {does}",
+        run.number, run.scene_id
+    )
+}
+
+/// ` --campaign DIR` for a command printed for the person to run, empty for the current
+/// directory.
+fn campaign_flag(dir: &Path) -> String {
+    if dir == Path::new(".") {
+        String::new()
+    } else {
+        format!(" --campaign {}", dir.display())
+    }
 }

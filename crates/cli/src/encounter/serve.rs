@@ -9,6 +9,7 @@ use std::sync::Arc;
 use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
+use troupe_engine::EncounterStore;
 use troupe_engine::Prompts;
 use troupe_engine::encounter::start::{Opening, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway};
@@ -37,12 +38,12 @@ pub fn open(
     let model = start::choose_model(model_args, campaign.as_ref(), dir)?;
     // A broken override stops the table before a run begins.
     let prompts = crate::play::prompts(dir)?;
-    let (table, links) = match open_table(dir, args)? {
-        Some(table) => (table, Vec::new()),
+    let (table, links, store) = match open_table(dir, args)? {
+        Some((table, store)) => (table, Vec::new(), store),
         None => open_new(dir, spec_path, &spec, args, &model, campaign.as_ref())?,
     };
     let ai = Ai { model, prompts };
-    table_for(dir, table, links, lock, ai, args)
+    table_for(dir, (table, store), links, lock, ai, args)
 }
 
 /// The campaign's open encounter table, reopened; None when it has none.
@@ -52,7 +53,7 @@ pub fn reopen(
     model_args: &ModelArgs,
 ) -> anyhow::Result<Option<Opened>> {
     let lock = CampaignLock::take(dir)?;
-    let Some(table) = open_table(dir, args)? else {
+    let Some(open) = open_table(dir, args)? else {
         return Ok(None);
     };
     let campaign = campaign_in(&CampaignDir::new(dir));
@@ -60,13 +61,13 @@ pub fn reopen(
         model: start::choose_model(model_args, campaign.as_ref(), dir)?,
         prompts: crate::play::prompts(dir)?,
     };
-    table_for(dir, table, Vec::new(), lock, ai, args).map(Some)
+    table_for(dir, open, Vec::new(), lock, ai, args).map(Some)
 }
 
-/// The table file, when it is an encounter's whose run has not finished. A table opened before
-/// encounters had a GM link gets one when `--new-link gm` asks for it (the key is set with the
-/// new link).
-fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<TableFile>> {
+/// The table file, when it is an encounter's whose run has not finished, and the store its run
+/// was looked up in (kept: the table plays from it). A table opened before encounters had a GM
+/// link gets one when `--new-link gm` asks for it (the key is set with the new link).
+fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<(TableFile, EncounterStore)>> {
     let Some(mut t) = troupe_serve::load_table(dir)? else {
         return Ok(None);
     };
@@ -90,7 +91,7 @@ fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<TableFile>>
             dir.display()
         );
     }
-    Ok(unfinished.then_some(t))
+    Ok(unfinished.then_some((t, store)))
 }
 
 /// The table's AI side: the model, and the campaign's prompts.
@@ -99,17 +100,16 @@ struct Ai {
     prompts: Prompts,
 }
 
-/// The game of a table whose run has begun.
+/// The game of a table whose run has begun, played from the store it was opened with.
 fn table_for(
     dir: &Path,
-    table: TableFile,
+    (table, mut store): (TableFile, EncounterStore),
     links: Vec<Link>,
     lock: CampaignLock,
     ai: Ai,
     args: &ServeArgs,
 ) -> anyhow::Result<Opened> {
     let Ai { model, prompts } = ai;
-    let mut store = super::open_store(dir)?;
     let run = table.session;
     crate::sessions::reopen_run_mirror(&mut store, run)?;
     let events = store.events(run)?;
@@ -137,7 +137,8 @@ fn table_for(
     Ok(Opened { run, links, lock })
 }
 
-/// A new run, with a link per seat: seated from the campaign file as `open` read it.
+/// A new run, with a link per seat (seated from the campaign file as `open` read it), and the
+/// store it began in.
 fn open_new(
     dir: &Path,
     spec_path: &Path,
@@ -145,7 +146,7 @@ fn open_new(
     args: &ServeArgs,
     model: &Arc<dyn ChatModel>,
     campaign: Option<&Campaign>,
-) -> anyhow::Result<(TableFile, Vec<Link>)> {
+) -> anyhow::Result<(TableFile, Vec<Link>, EncounterStore)> {
     let scene = super::load_scene(spec_path, spec)?;
     let seed = crate::play::seed_or_now(args.seed);
     let players = super::seat_specs("--players", &args.players)?;
@@ -189,7 +190,7 @@ fn open_new(
             people.join(", ")
         }
     );
-    Ok((table, links))
+    Ok((table, links, store))
 }
 
 const GM_LABEL: &str = "Game master's commands (the AI runs the game; take back a round)";

@@ -497,6 +497,21 @@ fn undo_takes_back_the_last_round_and_resume_plays_it_again() {
     args.extend(["--max-turns", "1"]);
     let out = run_with(dir.path(), &args, MARA);
     assert!(out.contains("stopped after round 1"), "{out}");
+    // The Lasers & Feelings commands name the run and the encounter's own command for it.
+    for (args, hint) in [
+        ("resume", "`troupe encounter resume` continues it"),
+        ("undo", "`troupe encounter undo` takes back its last round"),
+    ] {
+        let out = troupe().current_dir(dir.path()).arg(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        let run = "This campaign also has encounter run 1 (";
+        assert!(
+            err.contains(run) && err.contains(", not finished): "),
+            "{err}"
+        );
+        assert!(err.contains(hint), "{err}");
+    }
     let undone = run_with(dir.path(), &["encounter", "undo"], "");
     assert!(undone.contains("taken back"), "{undone}");
     let log1 = log(dir.path(), 1);

@@ -330,3 +330,42 @@ fn an_ai_player_speaks_for_the_character() {
     let replay = run_ok(dir.path(), &["scene", "replay"]);
     assert!(replay.contains("identical to the log"), "{replay}");
 }
+
+/// A person who played a scene and types the Lasers & Feelings commands (`troupe resume`,
+/// `undo`, `replay`) is told which run the campaign has and the scene's command for it, and
+/// nothing is written; the command named works.
+#[test]
+fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
+    let dir = scene_dir();
+    run_ok(dir.path(), &PLAY);
+    let db = std::fs::read(dir.path().join("campaign.db")).unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["resume"],
+            "scene run 1 (mill-night, finished): it has ended",
+        ),
+        (
+            &["undo"],
+            "scene run 1 (mill-night, finished): it has ended",
+        ),
+        (&["replay", "1"], "`troupe scene replay --run 1` replays it"),
+    ];
+    for (args, hint) in cases {
+        let out = troupe()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
+        assert!(
+            stderr.contains("This campaign also has scene run 1"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(hint), "{args:?}: {stderr}");
+        assert!(!stderr.contains("encounter run"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read(dir.path().join("campaign.db")).unwrap(), db);
+    let replayed = run_ok(dir.path(), &["scene", "replay", "--run", "1"]);
+    assert!(replayed.contains("identical"), "{replayed}");
+}
