@@ -126,31 +126,93 @@ impl CampaignLock {
     }
 }
 
+/// `troupe sessions`: the campaign's Lasers & Feelings sessions, then its encounter and scene
+/// runs, each with what continues an unfinished one.
 pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     let store = open_store(dir)?;
     let sessions = store.sessions()?;
-    if sessions.is_empty() {
+    let runs = [
+        (
+            "encounter",
+            all_runs::<troupe_encounter::log::Envelope>(dir)?,
+        ),
+        ("scene", all_runs::<troupe_scene::Envelope>(dir)?),
+    ];
+    if sessions.is_empty() && runs.iter().all(|(_, r)| r.is_empty()) {
         println!(
             "No sessions yet in {}; `troupe play` starts one.",
             dir.display()
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let mut tables = 0;
+    if !sessions.is_empty() {
+        print_sessions(&sessions);
+        tables += 1;
+    }
+    for (game, runs) in runs.iter().filter(|(_, r)| !r.is_empty()) {
+        if tables > 0 {
+            println!();
+        }
+        print_runs(game, runs, dir);
+        tables += 1;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_sessions(sessions: &[troupe_engine::SessionInfo]) {
     println!(
         "{:>7}  {:<16}  {:>5}  status",
         "session", "started", "turns"
     );
     for s in sessions {
-        let started = chrono::DateTime::parse_from_rfc3339(&s.started_at)
-            .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or(s.started_at.clone());
         let status = match &s.ended_reason {
             Some(reason) => format!("ended ({reason})"),
             None => "unfinished — `troupe resume` continues it".to_string(),
         };
+        let started = minute_of(&s.started_at);
         println!("{:>7}  {:<16}  {:>5}  {status}", s.number, started, s.turns);
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// One game's runs: number, start, what was played (the encounter's or scene's id), status.
+fn print_runs(game: &str, runs: &[troupe_engine::StoredRun], dir: &Path) {
+    println!("{game:>9}  {:<16}  {:<28}  status", "started", "id");
+    let at = campaign_flag(dir);
+    let latest = runs.last().map(|r| r.number);
+    for r in runs {
+        // `resume` takes the latest run; an encounter's takes an older one with --run.
+        let status = match (r.ended, Some(r.number) == latest, game) {
+            (true, _, _) => "ended".to_string(),
+            (false, true, _) => format!("unfinished — `troupe {game} resume{at}` continues it"),
+            (false, false, "encounter") => format!(
+                "unfinished — `troupe encounter resume --run {}{at}` continues it",
+                r.number
+            ),
+            (false, false, _) => format!("unfinished (`troupe {game} resume` takes the latest)"),
+        };
+        let started = minute_of(&r.started_at);
+        println!(
+            "{:>9}  {started:<16}  {:<28}  {status}",
+            r.number, r.scene_id
+        );
+    }
+}
+
+/// "2026-11-27 00:41" from an RFC 3339 time; the text as stored when it is not one.
+fn minute_of(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// Every run of one game's kind in a campaign; none when it never played that game (nothing is
+/// created).
+fn all_runs<E: Logged>(dir: &Path) -> anyhow::Result<Vec<troupe_engine::StoredRun>> {
+    Ok(match RunStore::<E>::open_existing(dir)? {
+        Some(store) => store.runs()?,
+        None => Vec::new(),
+    })
 }
 
 pub fn undo(dir: &Path, whole_turn: bool, memory_url: Option<&str>) -> anyhow::Result<ExitCode> {

@@ -435,23 +435,22 @@ impl<E: Logged> RunStore<E> {
     pub fn run(&self, number: u32) -> Result<Option<StoredRun>, Error> {
         self.conn
             .query_row(
-                &format!(
-                    "SELECT number, scene_id, started_at, inputs, ended FROM {}_runs
-                     WHERE number = ?1",
-                    E::KIND
-                ),
+                &format!("{} WHERE number = ?1", select_runs(E::KIND)),
                 params![number],
-                |r| {
-                    Ok(StoredRun {
-                        number: r.get(0)?,
-                        scene_id: r.get(1)?,
-                        started_at: r.get(2)?,
-                        inputs: r.get(3)?,
-                        ended: r.get(4)?,
-                    })
-                },
+                stored_run,
             )
             .optional()
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// Every run of this kind, by number.
+    pub fn runs(&self) -> Result<Vec<StoredRun>, Error> {
+        let sql = format!("{} ORDER BY number", select_runs(E::KIND));
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map([], stored_run)
+            .map_err(|e| db(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
             .map_err(|e| db(&self.path, e))
     }
 
@@ -473,6 +472,21 @@ impl<E: Logged> RunStore<E> {
             )
             .map_err(|e| db(&self.path, e))
     }
+}
+
+/// The columns of a run, in the order [`stored_run`] reads them.
+fn select_runs(kind: &str) -> String {
+    format!("SELECT number, scene_id, started_at, inputs, ended FROM {kind}_runs")
+}
+
+fn stored_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        number: r.get(0)?,
+        scene_id: r.get(1)?,
+        started_at: r.get(2)?,
+        inputs: r.get(3)?,
+        ended: r.get(4)?,
+    })
 }
 
 #[cfg(test)]

@@ -512,6 +512,10 @@ fn undo_takes_back_the_last_round_and_resume_plays_it_again() {
         );
         assert!(err.contains(hint), "{err}");
     }
+    let listed = run_with(dir.path(), &["sessions"], "");
+    let unfinished =
+        "smithy-of-the-cold-forge      unfinished — `troupe encounter resume` continues";
+    assert!(listed.contains(unfinished), "{listed}");
     let undone = run_with(dir.path(), &["encounter", "undo"], "");
     assert!(undone.contains("taken back"), "{undone}");
     let log1 = log(dir.path(), 1);

@@ -333,7 +333,7 @@ fn an_ai_player_speaks_for_the_character() {
 
 /// A person who played a scene and types the Lasers & Feelings commands (`troupe resume`,
 /// `undo`, `replay`) is told which run the campaign has and the scene's command for it, and
-/// nothing is written; the command named works.
+/// nothing is written; the command named works; `troupe sessions` lists the run.
 #[test]
 fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
     let dir = scene_dir();
@@ -366,6 +366,17 @@ fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
         assert!(!stderr.contains("encounter run"), "{args:?}: {stderr}");
     }
     assert_eq!(std::fs::read(dir.path().join("campaign.db")).unwrap(), db);
+    // `troupe sessions` lists the scene's runs under their own heading.
+    let listed = run_ok(dir.path(), &["sessions"]);
+    let run = listed
+        .lines()
+        .skip_while(|l| !l.contains("scene  started"))
+        .nth(1);
+    assert!(
+        run.is_some_and(|l| l.contains("mill-night") && l.ends_with("ended")),
+        "{listed}"
+    );
+    assert!(!listed.contains("No sessions yet"), "{listed}");
     let replayed = run_ok(dir.path(), &["scene", "replay", "--run", "1"]);
     assert!(replayed.contains("identical"), "{replayed}");
 }
