@@ -53,6 +53,9 @@ pub enum SceneCommand {
         #[command(flatten)]
         planner: PlannerArgs,
     },
+    /// Take back the last turn of the campaign's latest scene run (and everything after it);
+    /// `troupe scene resume` then plays on from there
+    Undo,
     /// Re-run the latest scene run (or --run N) from its log and check every event comes out
     /// byte for byte the same; prints its narration
     Replay {
@@ -178,6 +181,7 @@ pub fn run(
             let planner = models(&planner, &dir, &[])?;
             resume(&dir, player_script.as_deref(), gm_view, planner, memory_url)
         }
+        SceneCommand::Undo => undo(&dir_or_here(dir)),
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
     }
 }
@@ -331,6 +335,10 @@ fn play(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
     });
+    // Another troupe playing this campaign would interleave its steps with these.
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("could not create the campaign directory {}", dir.display()))?;
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = store(dir)?;
     let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
     let scene = Scene::start(def, seed);
@@ -351,16 +359,8 @@ fn resume(
     planner: (SceneModels, Option<AiSpeaker>),
     memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let mut store = store(dir)?;
-    let Some(latest) = store.latest()? else {
-        bail!("no scene has been played in {}", dir.display());
-    };
-    if latest.ended {
-        bail!(
-            "scene run {} has ended; `troupe scene play FILE` starts a new one",
-            latest.number
-        );
-    }
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
+    let (mut store, latest) = unfinished(dir)?;
     crate::sessions::reopen_run_mirror(&mut store, latest.number)?;
     let events = store.events(latest.number)?;
     let scene = Scene::resume(events)?;
@@ -419,6 +419,47 @@ fn play_table(
             println!("(no more input; `troupe scene resume` continues this scene)");
         }
         SceneStop::Ended => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The campaign's store and its latest scene run, which must not have ended (what `resume` and
+/// `undo` work on).
+fn unfinished(dir: &Path) -> anyhow::Result<(SceneStore, troupe_engine::StoredRun)> {
+    let store = store(dir)?;
+    let Some(latest) = store.latest()? else {
+        bail!("no scene has been played in {}", dir.display());
+    };
+    if latest.ended {
+        bail!(
+            "scene run {} has ended; `troupe scene play FILE` starts a new one",
+            latest.number
+        );
+    }
+    Ok((store, latest))
+}
+
+/// `troupe scene undo`: the latest run's last turn taken back, as the table's `/undo` does, in
+/// one commit (the mirror gets the same line).
+fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
+    let _lock = crate::sessions::CampaignLock::take(dir)?;
+    let (mut store, latest) = unfinished(dir)?;
+    let run = latest.number;
+    crate::sessions::reopen_run_mirror(&mut store, run)?;
+    let mut scene = Scene::resume(store.events(run)?)?;
+    let undone = scene.undo().map_err(|e| match e {
+        troupe_scene::Error::NothingToUndo => {
+            anyhow::anyhow!("scene run {run} has no turn to take back")
+        }
+        e => e.into(),
+    })?;
+    // The lines read so far stay read: a script resumes after them.
+    store.append(run, std::slice::from_ref(undone), latest.inputs)?;
+    if let troupe_scene::SceneEvent::Undone { from_seq } = undone.event {
+        println!(
+            "Scene run {run}: the last turn (from event {from_seq}) is taken back; \
+             `troupe scene resume` plays on from there."
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

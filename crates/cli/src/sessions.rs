@@ -407,8 +407,8 @@ fn latest_run<E: Logged>(dir: &Path) -> Option<troupe_engine::StoredRun> {
 }
 
 /// "encounter run 2 (smithy, not finished): `troupe encounter resume` continues it". An
-/// encounter's undo takes back a round of a finished run too; a scene's `/undo` only works
-/// while it is played.
+/// encounter's undo takes back a round of a finished run too; a scene's only of one that has
+/// not ended.
 fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path) -> String {
     let at = campaign_flag(dir);
     let state = if run.ended {
@@ -421,7 +421,7 @@ fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path
         (Asked::Resume, _, true) => "it has ended".to_string(),
         (Asked::Resume, _, false) => format!("`troupe {game} resume{at}` continues it"),
         (Asked::Undo, "scene", false) => {
-            format!("its `/undo` takes back a turn once `troupe scene resume{at}` reopens it")
+            format!("`troupe scene undo{at}` takes back its last turn")
         }
         (Asked::Undo, _, _) => format!("`troupe {game} undo{at}` takes back its last round"),
         (Asked::Replay, _, _) => {

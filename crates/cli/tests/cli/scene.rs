@@ -380,3 +380,102 @@ fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
     let replayed = run_ok(dir.path(), &["scene", "replay", "--run", "1"]);
     assert!(replayed.contains("identical"), "{replayed}");
 }
+
+/// `troupe scene undo` takes back the latest run's last turn in one commit (its mirror gets the
+/// same line) and nothing before it; the run still replays identically, a run with no turn left
+/// or one that has ended is refused with why, so is an undo while someone plays the scene, and
+/// `resume` plays on from there.
+#[test]
+fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
+    let dir = scene_dir();
+    let short = "- look around\n- go to the mill yard\n- talk to Old Tam about the ledger\n";
+    std::fs::write(dir.path().join("short.yaml"), short).unwrap();
+    let mut play = PLAY.to_vec();
+    play[4] = "short.yaml";
+    let out = run_ok(dir.path(), &play);
+    assert!(out.contains("`troupe scene resume` continues"), "{out}");
+    let before = stored_events(dir.path());
+
+    let out = run_ok(dir.path(), &["scene", "undo"]);
+    assert!(
+        out.contains("the last turn (from event 3) is taken back"),
+        "{out}"
+    );
+    let after = stored_events(dir.path());
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after.len(), before.len() + 1);
+    let (seq, body) = after.last().unwrap();
+    let undone: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        (undone["event_type"].as_str(), undone["from_seq"].as_u64()),
+        (Some("undone"), Some(3))
+    );
+    let mirror = std::fs::read_to_string(dir.path().join("logs/scene-1.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(mirror.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (line["event_type"].as_str(), line["seq"].as_u64()),
+        (Some("undone"), Some(*seq))
+    );
+    assert!(run_ok(dir.path(), &["scene", "replay"]).contains("identical"));
+
+    // Two more turns to take back, then none.
+    run_ok(dir.path(), &["scene", "undo"]);
+    run_ok(dir.path(), &["scene", "undo"]);
+    let none = troupe()
+        .current_dir(dir.path())
+        .args(["scene", "undo"])
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        err.contains("scene run 1 has no turn to take back"),
+        "{err}"
+    );
+
+    // While a person plays the scene at the terminal, undo is kept out (it would interleave
+    // its commit with theirs).
+    let mut playing = std::process::Command::cargo_bin("troupe")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["scene", "resume"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(playing.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.unwrap().starts_with("Resuming scene")));
+    let kept_out = troupe()
+        .current_dir(dir.path())
+        .args(["scene", "undo"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&kept_out.stderr);
+    assert!(
+        !kept_out.status.success() && err.contains("another troupe"),
+        "{err}"
+    );
+    drop(playing.stdin.take());
+    assert!(playing.wait().unwrap().success());
+
+    // Resume plays on from the taken-back state (the script's played lines are skipped).
+    let more = format!("{short}- listen\n- /end\n");
+    std::fs::write(dir.path().join("more.yaml"), more).unwrap();
+    let out = run_ok(
+        dir.path(),
+        &["scene", "resume", "--player-script", "more.yaml"],
+    );
+    assert!(out.contains("at turn 1, 3 lines already played"), "{out}");
+    assert!(out.contains("The scene ends"), "{out}");
+    let ended = troupe()
+        .current_dir(dir.path())
+        .args(["scene", "undo"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&ended.stderr);
+    assert!(
+        !ended.status.success() && err.contains("has ended"),
+        "{err}"
+    );
+    assert!(run_ok(dir.path(), &["scene", "replay"]).contains("identical"));
+}
