@@ -24,9 +24,10 @@ pub struct ExtractionLine {
 }
 
 /// A name memory already knows, with its other names, so subjects come back normalised.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KnownName {
     pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
 }
 

@@ -166,6 +166,7 @@ pub async fn replay(
     }
     if original == again {
         println!("The replay's transcript is identical to session {session}'s.");
+        events_note(session, &events, &replayed)?;
         Ok(ExitCode::SUCCESS)
     } else {
         let line = original
@@ -180,6 +181,34 @@ pub async fn replay(
         );
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// Fields of a session's events that differ between two runs of the same story: when each
+/// event happened, the session's id (it carries its start) and how long the model took.
+const NOT_REPLAYED: [&str; 4] = ["timestamp", "session_id", "latency_ms", "first_token_ms"];
+
+/// Whether the replay's events are the log's too (but for [`NOT_REPLAYED`]), said after the
+/// transcript's verdict. A difference is a note, not a failure: the transcript is what a replay
+/// promises, and logs written before the extraction prompt's known names were recorded differ
+/// in that prompt.
+fn events_note(session: u32, events: &[Envelope], replayed: &[Envelope]) -> anyhow::Result<()> {
+    // A resume's marker is the one event an uninterrupted replay cannot have.
+    let logged: Vec<&Envelope> = events
+        .iter()
+        .filter(|e| !matches!(e.event, Event::SessionResumed { .. }))
+        .collect();
+    let replayed: Vec<&Envelope> = replayed.iter().collect();
+    match troupe_engine::replay::first_difference(&logged, &replayed, &NOT_REPLAYED)? {
+        None => println!(
+            "Its events are session {session}'s too, one for one (all but when each happened \
+             and how long each model took)."
+        ),
+        Some(d) => println!(
+            "Note: its events are not all session {session}'s (a log from an older troupe may \
+             lack something a replay now needs): {d}"
+        ),
+    }
+    Ok(())
 }
 
 /// The turns a session was limited to (`--turns`), read from how it ended.

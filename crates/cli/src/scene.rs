@@ -483,9 +483,8 @@ fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
             println!("{line}");
         }
     }
-    let same = serde_json::to_string(&replayed.events)? == serde_json::to_string(&events)?;
-    if !same {
-        bail!("replay of run {number} differs from its log");
+    if let Some(d) = troupe_engine::replay::first_difference(&events, &replayed.events, &[])? {
+        bail!("replay of run {number} differs from its log: {d}");
     }
     println!(
         "Replay of run {number}: {} events, identical to the log.",

@@ -377,9 +377,9 @@ pub enum Asked {
 }
 
 /// The error for a campaign without the Lasers & Feelings session asked for (`missing` says
-/// which): when the campaign's latest game is an encounter or a scene, it names that run and
-/// the command of its game that does what was asked, rather than leaving the person to guess
-/// that each game keeps its own runs.
+/// which): when the campaign has played encounters or scenes, it names the latest run of each
+/// and the command of its game that does what was asked, rather than leaving the person to
+/// guess that each game keeps its own runs.
 pub fn no_session(dir: &Path, missing: String, asked: Asked) -> anyhow::Error {
     let others = other_games(dir, asked);
     if others.is_empty() {
@@ -392,18 +392,14 @@ pub fn no_session(dir: &Path, missing: String, asked: Asked) -> anyhow::Error {
 /// Unreadable tables count as none: this only adds a hint to an error already being made.
 fn other_games(dir: &Path, asked: Asked) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(run) = latest_run::<troupe_encounter::log::Envelope>(dir) {
-        out.push(describe(&run, "encounter", asked, dir));
-    }
-    if let Some(run) = latest_run::<troupe_scene::Envelope>(dir) {
-        out.push(describe(&run, "scene", asked, dir));
+    let encounter = all_runs::<troupe_encounter::log::Envelope>(dir).unwrap_or_default();
+    let scene = all_runs::<troupe_scene::Envelope>(dir).unwrap_or_default();
+    for (game, runs) in [("encounter", encounter), ("scene", scene)] {
+        if let Some(latest) = runs.last() {
+            out.push(describe(latest, game, asked, dir));
+        }
     }
     out
-}
-
-/// The latest run of one game's kind in a campaign, read without creating anything.
-fn latest_run<E: Logged>(dir: &Path) -> Option<troupe_engine::StoredRun> {
-    RunStore::<E>::open_existing(dir).ok()??.latest().ok()?
 }
 
 /// "encounter run 2 (smithy, not finished): `troupe encounter resume` continues it". An
@@ -417,8 +413,7 @@ fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path
         "not finished"
     };
     let does = match (asked, game, run.ended) {
-        (Asked::Resume | Asked::Undo, "scene", true) => "it has ended".to_string(),
-        (Asked::Resume, _, true) => "it has ended".to_string(),
+        (Asked::Resume, _, true) | (Asked::Undo, "scene", true) => "it has ended".to_string(),
         (Asked::Resume, _, false) => format!("`troupe {game} resume{at}` continues it"),
         (Asked::Undo, "scene", false) => {
             format!("`troupe scene undo{at}` takes back its last turn")

@@ -437,6 +437,7 @@ impl<'a> Driver<'a> {
                 turns: Vec::new(),
                 stored: None,
                 extraction: None,
+                known_names: None,
             });
         };
         let mut turns = unstored_turns(&self.session);
@@ -459,7 +460,7 @@ impl<'a> Driver<'a> {
         events.extend(self.pending.iter().cloned());
         let items = episodes_of(&self.session, &events, &turns);
         // Facts from free text, by the model, logged like every call (replay serves them).
-        let (extraction, calls) = extract(
+        let drawn = extract(
             &self.table.gateway,
             &self.table.prompts,
             &self.table.memory,
@@ -467,11 +468,11 @@ impl<'a> Driver<'a> {
             &items,
         )
         .await;
-        for record in calls {
+        for record in drawn.calls {
             self.append(extraction_call(record))?;
         }
         let got = match self.table.memory.lock() {
-            Ok(mut m) => m.remember(&self.session, &items, &extraction),
+            Ok(mut m) => m.remember(&self.session, &items, &drawn.extraction),
             Err(_) => Err("the memory lock was poisoned by an earlier crash".into()),
         };
         let (status, mut stored, turns) = match got {
@@ -508,6 +509,7 @@ impl<'a> Driver<'a> {
             turns,
             stored,
             extraction,
+            known_names: drawn.known,
         })
     }
 

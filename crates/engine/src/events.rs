@@ -264,6 +264,11 @@ pub enum Event {
         /// episodes were stored), or `off`; absent when there was nothing to draw from.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         extraction: Option<String>,
+        /// The names the campaign memory knew when the extraction prompt was written (it lists
+        /// them), so a replay writes the same prompt; absent when no prompt was written, and in
+        /// logs from before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        known_names: Option<Vec<troupe_agents::KnownName>>,
     },
     /// A check of the AI GM's output found a problem: its outcome contradicts the dice, its
     /// narration decides what a character does or feels, or it repeats a private note word for

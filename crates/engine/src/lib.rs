@@ -20,6 +20,7 @@ pub mod pause;
 mod phase;
 pub mod prompts;
 pub mod recorded;
+pub mod replay;
 mod run_store;
 pub mod scene;
 pub mod script;

@@ -226,6 +226,7 @@ fn a_replay_reproduces_the_transcript_byte_for_byte() {
     run_ok(dir.path(), &PLAY);
     let out = run_ok(dir.path(), &["replay", "1"]);
     assert!(out.contains("identical"), "{out}");
+    assert!(out.contains("Its events are session 1's too"), "{out}");
     let original = run_ok(dir.path(), &["transcript", "1"]);
     let replayed =
         std::fs::read_to_string(dir.path().join("replays/session-1-replay-1.md")).unwrap();

@@ -277,21 +277,31 @@ fn a_replay_serves_the_recorded_extraction_and_reads_the_same() {
     let original = play(d);
     let out = run(d, &["replay", "1"]);
     assert!(out.contains("identical"), "{out}");
+    // Every event, the extraction prompts with the names memory knew included.
+    assert!(out.contains("Its events are session 1's too"), "{out}");
     let replayed = read_log(&d.join("replays/session-1-replay-1.jsonl"));
-    let extraction = |log: &[Value]| -> Vec<(Value, Value, Value)> {
+    let extraction = |log: &[Value]| -> Vec<(Value, Value, Value, Value)> {
         of(log, "model_call")
             .into_iter()
             .filter(|c| c["purpose"] == "extract_facts")
             .map(|c| {
                 (
                     c["turn_number"].clone(),
+                    c["messages"].clone(),
                     c["reply"].clone(),
                     c["error"].clone(),
                 )
             })
             .collect()
     };
-    assert_eq!(extraction(&original), extraction(&replayed));
+    let prompts = extraction(&original);
+    assert!(
+        prompts
+            .iter()
+            .any(|c| c.1.to_string().contains("Names already known")),
+        "no extraction prompt listed a known name: {prompts:?}"
+    );
+    assert_eq!(prompts, extraction(&replayed));
     let storage = |log: &[Value]| -> Vec<Value> {
         of(log, "memory_storage")
             .into_iter()

@@ -38,6 +38,15 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
     stdout
 }
 
+/// `troupe ARGS` in `dir`, which must fail (without a panic): its standard error.
+fn run_err(dir: &Path, args: &[&str]) -> String {
+    let out = troupe().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
 /// The run's events as stored: (seq, body).
 fn stored_events(dir: &Path) -> Vec<(u64, String)> {
     let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
@@ -351,13 +360,7 @@ fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
         (&["replay", "1"], "`troupe scene replay --run 1` replays it"),
     ];
     for (args, hint) in cases {
-        let out = troupe()
-            .current_dir(dir.path())
-            .args(args)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
+        let stderr = run_err(dir.path(), args);
         assert!(
             stderr.contains("This campaign also has scene run 1"),
             "{args:?}: {stderr}"
@@ -421,13 +424,7 @@ fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
     // Two more turns to take back, then none.
     run_ok(dir.path(), &["scene", "undo"]);
     run_ok(dir.path(), &["scene", "undo"]);
-    let none = troupe()
-        .current_dir(dir.path())
-        .args(["scene", "undo"])
-        .output()
-        .unwrap();
-    assert!(!none.status.success());
-    let err = String::from_utf8_lossy(&none.stderr);
+    let err = run_err(dir.path(), &["scene", "undo"]);
     assert!(
         err.contains("scene run 1 has no turn to take back"),
         "{err}"
@@ -445,16 +442,8 @@ fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
         .unwrap();
     let mut lines = BufReader::new(playing.stdout.take().unwrap()).lines();
     assert!(lines.any(|l| l.unwrap().starts_with("Resuming scene")));
-    let kept_out = troupe()
-        .current_dir(dir.path())
-        .args(["scene", "undo"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&kept_out.stderr);
-    assert!(
-        !kept_out.status.success() && err.contains("another troupe"),
-        "{err}"
-    );
+    let err = run_err(dir.path(), &["scene", "undo"]);
+    assert!(err.contains("another troupe"), "{err}");
     drop(playing.stdin.take());
     assert!(playing.wait().unwrap().success());
 
@@ -467,15 +456,7 @@ fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
     );
     assert!(out.contains("at turn 1, 3 lines already played"), "{out}");
     assert!(out.contains("The scene ends"), "{out}");
-    let ended = troupe()
-        .current_dir(dir.path())
-        .args(["scene", "undo"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&ended.stderr);
-    assert!(
-        !ended.status.success() && err.contains("has ended"),
-        "{err}"
-    );
+    let err = run_err(dir.path(), &["scene", "undo"]);
+    assert!(err.contains("has ended"), "{err}");
     assert!(run_ok(dir.path(), &["scene", "replay"]).contains("identical"));
 }

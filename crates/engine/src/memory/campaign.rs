@@ -27,8 +27,8 @@ pub trait CampaignMemory: Send {
         items: &[(Episode, Source, Moment)],
         extraction: &Extraction,
     ) -> Result<Remembered, String>;
-    /// The names memory knows, for the extraction prompt.
-    fn known_names(&self) -> Vec<KnownName> {
+    /// The names memory knows, for the extraction prompt of session `s`'s storage step.
+    fn known_names(&mut self, _s: &Session) -> Vec<KnownName> {
         Vec::new()
     }
     /// A short name for the log ("campaign.db", "recorded").
@@ -227,7 +227,7 @@ impl CampaignMemory for StoreMemory {
         })
     }
 
-    fn known_names(&self) -> Vec<KnownName> {
+    fn known_names(&mut self, _s: &Session) -> Vec<KnownName> {
         let mut entities = self.store.entities().unwrap_or_default();
         // The most recently seen first; a long campaign's prompt names only the latest.
         entities.sort_by(|a, b| b.last_session.cmp(&a.last_session).then(b.id.cmp(&a.id)));
@@ -259,6 +259,8 @@ pub struct RecordedMemory {
     recalls: HashMap<(u32, String), Vec<Vec<Recalled>>>,
     served: HashMap<(u32, String), usize>,
     stored: HashMap<u32, VecDeque<Remembered>>,
+    /// The names each turn's extraction prompts listed, in order.
+    known: HashMap<u32, VecDeque<Vec<KnownName>>>,
 }
 
 impl RecordedMemory {
@@ -276,22 +278,34 @@ impl RecordedMemory {
             }
         }
         let mut stored: HashMap<u32, VecDeque<Remembered>> = HashMap::new();
+        let mut known: HashMap<u32, VecDeque<Vec<KnownName>>> = HashMap::new();
         for e in events {
-            if let Event::MemoryStorage {
-                stored: Some(r),
+            let Event::MemoryStorage {
+                stored: step,
                 extraction,
+                known_names,
                 ..
             } = &e.event
-            {
+            else {
+                continue;
+            };
+            if let Some(r) = step {
                 let mut r = r.clone();
                 r.extraction = extraction.clone();
                 stored.entry(e.turn_number).or_default().push_back(r);
+            }
+            if let Some(names) = known_names {
+                known
+                    .entry(e.turn_number)
+                    .or_default()
+                    .push_back(names.clone());
             }
         }
         RecordedMemory {
             recalls,
             served: HashMap::new(),
             stored,
+            known,
         }
     }
 }
@@ -331,6 +345,15 @@ impl CampaignMemory for RecordedMemory {
             extraction: extraction.status(),
             ..Remembered::default()
         })
+    }
+
+    /// The names the recording's prompt listed at this step; none past the recording or in a
+    /// log from before they were recorded.
+    fn known_names(&mut self, s: &Session) -> Vec<KnownName> {
+        self.known
+            .get_mut(&s.turn_number)
+            .and_then(VecDeque::pop_front)
+            .unwrap_or_default()
     }
 
     fn describe(&self) -> String {

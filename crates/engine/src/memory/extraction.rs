@@ -4,7 +4,8 @@
 use std::sync::Mutex;
 
 use troupe_agents::{
-    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, Layer, PromptSet, read_extracted,
+    EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, Layer, PromptSet,
+    read_extracted,
 };
 use troupe_llm::{AttemptRecord, Gateway};
 use troupe_memory::claims::Claim;
@@ -96,29 +97,43 @@ pub fn extraction_offer(
     (!offer.lines.is_empty()).then_some(offer)
 }
 
+/// What an extraction came to, with what the log needs to replay it.
+pub struct Drawn {
+    pub extraction: Extraction,
+    /// The call's attempts.
+    pub calls: Vec<AttemptRecord>,
+    /// The names the prompt listed; None when no prompt was written.
+    pub known: Option<Vec<KnownName>>,
+}
+
 /// Draw facts from the free text of these turns with the model, through the gateway like every
-/// call. Returns what came of it and the call's attempts, for the log. Extraction is off when
-/// the campaign says so; a failed call or an unusable reply is a fallback, never an error.
+/// call. Extraction is off when the campaign says so; a failed call or an unusable reply is a
+/// fallback, never an error.
 pub async fn extract(
     gateway: &Gateway,
     prompts: &PromptSet,
     memory: &Mutex<Box<dyn CampaignMemory>>,
     s: &Session,
     items: &[(Episode, Source, Moment)],
-) -> (Extraction, Vec<AttemptRecord>) {
+) -> Drawn {
+    let without_prompt = |extraction| Drawn {
+        extraction,
+        calls: Vec::new(),
+        known: None,
+    };
     if s.campaign.as_ref().is_some_and(|c| !c.memory_extraction) {
-        return (Extraction::Off, Vec::new());
+        return without_prompt(Extraction::Off);
     }
     let Some(offer) = extraction_offer(s, items) else {
-        return (Extraction::Nothing, Vec::new());
+        return without_prompt(Extraction::Nothing);
     };
     let known = match memory.lock() {
-        Ok(m) => m.known_names(),
+        Ok(mut m) => m.known_names(s),
         Err(_) => Vec::new(),
     };
     let mut request = match prompts.extract_facts(&offer.lines, &known) {
         Ok(r) => r,
-        Err(e) => return (Extraction::Failed(e.to_string()), Vec::new()),
+        Err(e) => return without_prompt(Extraction::Failed(e.to_string())),
     };
     request.seed = Some(s.call_seeds(EXTRACT_AGENT).nth(EXTRACT_AGENT, 0));
     let mut records = Vec::new();
@@ -131,7 +146,11 @@ pub async fn extract(
             None => Extraction::Failed("the reply was not JSON".into()),
         },
     };
-    (extraction, records)
+    Drawn {
+        extraction,
+        calls: records,
+        known: Some(known),
+    }
 }
 
 /// The log event for one attempt of an extraction call.
