@@ -189,8 +189,8 @@ const NOT_REPLAYED: [&str; 4] = ["timestamp", "session_id", "latency_ms", "first
 
 /// Whether the replay's events are the log's too (but for [`NOT_REPLAYED`]), said after the
 /// transcript's verdict. A difference is a note, not a failure: the transcript is what a replay
-/// promises, and logs written before the extraction prompt's known names were recorded differ
-/// in that prompt.
+/// promises; provider errors are not re-enacted (a retried call replays as one attempt), and
+/// logs written before the extraction prompt's known names were recorded differ in that prompt.
 fn events_note(session: u32, events: &[Envelope], replayed: &[Envelope]) -> anyhow::Result<()> {
     // A resume's marker is the one event an uninterrupted replay cannot have.
     let logged: Vec<&Envelope> = events
@@ -204,8 +204,9 @@ fn events_note(session: u32, events: &[Envelope], replayed: &[Envelope]) -> anyh
              and how long each model took)."
         ),
         Some(d) => println!(
-            "Note: its events are not all session {session}'s (a log from an older troupe may \
-             lack something a replay now needs): {d}"
+            "Note: its events are not all session {session}'s (a call that needed retries \
+             replays as one attempt; a log from an older troupe lacks the names memory knew for \
+             its extraction prompts): {d}"
         ),
     }
     Ok(())
