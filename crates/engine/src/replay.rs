@@ -132,10 +132,11 @@ impl fmt::Display for Difference {
 /// Compact JSON, cut at [`SHOWN_CHARS`] characters (never inside one).
 fn shown(v: &Value) -> String {
     let text = v.to_string();
-    match text.char_indices().nth(SHOWN_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
+    if text.chars().nth(SHOWN_CHARS).is_none() {
+        return text;
     }
+    let cut: String = text.chars().take(SHOWN_CHARS).collect();
+    format!("{cut}…")
 }
 
 #[cfg(test)]
