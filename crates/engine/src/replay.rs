@@ -11,7 +11,8 @@ use crate::Error;
 /// Where a replay's events first part from the log's.
 #[derive(Debug, PartialEq)]
 pub struct Difference {
-    /// The log's event (its `seq`, else its position) where they part.
+    /// The log's event (its `seq` unless that is not compared, else its position) where they
+    /// part.
     pub at: u64,
     /// Its `event_type`, when the log has an event there.
     pub event_type: Option<String>,
@@ -39,11 +40,10 @@ pub fn first_difference<T: Serialize>(
         if logged == again {
             continue;
         }
-        let original = log.get(i).map(serde_json::to_value).transpose();
-        let at = original
-            .ok()
-            .flatten()
-            .and_then(|v| v.get("seq").and_then(Value::as_u64))
+        let at = logged
+            .as_ref()
+            .and_then(|v| v.get("seq"))
+            .and_then(Value::as_u64)
             .unwrap_or(i as u64 + 1);
         let event_type = logged
             .as_ref()

@@ -102,7 +102,7 @@ pub struct Drawn {
     pub extraction: Extraction,
     /// The call's attempts.
     pub calls: Vec<AttemptRecord>,
-    /// The names the prompt listed; None when no prompt was written.
+    /// The names memory gave for the prompt; None when it was not asked.
     pub known: Option<Vec<KnownName>>,
 }
 
@@ -133,7 +133,15 @@ pub async fn extract(
     };
     let mut request = match prompts.extract_facts(&offer.lines, &known) {
         Ok(r) => r,
-        Err(e) => return without_prompt(Extraction::Failed(e.to_string())),
+        // The names were asked for: recorded, a replay's memory answers this step and not the
+        // next one.
+        Err(e) => {
+            return Drawn {
+                extraction: Extraction::Failed(e.to_string()),
+                calls: Vec::new(),
+                known: Some(known),
+            };
+        }
     };
     request.seed = Some(s.call_seeds(EXTRACT_AGENT).nth(EXTRACT_AGENT, 0));
     let mut records = Vec::new();
