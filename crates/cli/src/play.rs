@@ -7,13 +7,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use troupe_agents::PromptSet;
 use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::Prompts;
 use troupe_engine::{
-    AiGm, Driver, Envelope, EventLog, GmSeat, Record, SessionSetup, SpendStop, SystemClock, Table,
-    served_calls, session_log_path,
+    AiGm, Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, Table,
+    served_calls,
 };
 use troupe_engine::{CampaignMemory, StoreMemory, script};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
@@ -344,8 +344,8 @@ pub async fn play_campaign(
     let seed = seed_or_now(seed);
     seat_table(&mut campaign, seats, gm_script, seed)?;
     let _lock = CampaignLock::take(&dir)?;
-    let store = sessions::create_store(&dir)?;
-    sessions::repair_last_mirror(&dir, &store)?;
+    let mut store = sessions::create_store(&dir)?;
+    sessions::repair_last_mirror(&dir, &mut store)?;
     if let Some(last) = store.latest_session()?
         && last.ended_reason.is_none()
     {
@@ -362,7 +362,9 @@ pub async fn play_campaign(
     let spend_campaign = campaign.clone();
     let table = table(&dir, model, campaign_memory(&dir, &campaign, memory_url)?)?;
     let number = store.next_session_number(&dir)?;
-    let mirror = EventLog::create(&session_log_path(&dir, number))?;
+    store
+        .mirror(number)
+        .with_context(|| format!("cannot write the log of session {number}"))?;
     let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
     let clock = SystemClock;
     let setup = SessionSetup {
@@ -371,11 +373,7 @@ pub async fn play_campaign(
         seed,
         day: store.campaign_day()?,
     };
-    let record = Record {
-        store,
-        mirror: Some(mirror),
-    };
-    let mut driver = Driver::start(setup, record, gm.as_mut(), &table, &mut story, &clock)?;
+    let mut driver = Driver::start(setup, store, gm.as_mut(), &table, &mut story, &clock)?;
     if let Some(p) = people.as_mut() {
         driver.seat_people(p);
     }
@@ -397,7 +395,7 @@ pub async fn resume(
 ) -> anyhow::Result<ExitCode> {
     sessions::require_played(dir)?;
     let _lock = CampaignLock::take(dir)?;
-    let store = sessions::create_store(dir)?;
+    let mut store = sessions::create_store(dir)?;
     let number = match session {
         Some(n) => n,
         None => match store.latest_session()? {
@@ -420,7 +418,7 @@ pub async fn resume(
             dir.display()
         );
     };
-    let mirror = sessions::mirror_for(dir, &store, number)?;
+    sessions::reopen_mirror_of(&mut store, number)?;
 
     let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
     let keyboard = Keyboard::new();
@@ -441,11 +439,7 @@ pub async fn resume(
     let last_turn = store.live_events_from_turn(number, state.turn_number)?;
     story.recap(&state, &last_turn);
     let clock = SystemClock;
-    let record = Record {
-        store,
-        mirror: Some(mirror),
-    };
-    let mut driver = Driver::resume(number, record, gm.as_mut(), &table, &mut story, &clock)?;
+    let mut driver = Driver::resume(number, store, gm.as_mut(), &table, &mut story, &clock)?;
     if let Some(p) = people.as_mut() {
         driver.seat_people(p);
     }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use troupe_engine::recorded::{RecordedGm, RecordedPeople};
 use troupe_engine::{
-    Driver, Envelope, Event, EventLog, Quiet, Record, SessionSetup, Store, SystemClock,
+    Driver, Envelope, Event, EventLog, Quiet, SessionSetup, Store, SystemClock,
     render_markdown,
 };
 use troupe_llm::{
@@ -129,10 +129,8 @@ pub async fn replay(
         .map(|k| replays.join(format!("{stem}-replay-{k}.jsonl")))
         .find(|p| !p.exists())
         .context("no free replay file name")?;
-    let record = Record {
-        store: Store::in_memory()?,
-        mirror: Some(EventLog::create(&log_path)?),
-    };
+    let mut store = Store::in_memory()?;
+    store.mirror_into(session, EventLog::create(&log_path)?);
     let setup = SessionSetup {
         campaign,
         session_number: session,
@@ -142,7 +140,7 @@ pub async fn replay(
     let clock = SystemClock;
     let mut quiet = Quiet;
     let replayed = {
-        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)?;
+        let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock)?;
         if let Some(p) = people.as_mut() {
             driver.seat_people(p);
         }

@@ -361,7 +361,7 @@ fn resume(
 ) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let (mut store, latest) = unfinished(dir)?;
-    crate::sessions::reopen_run_mirror(&mut store, latest.number)?;
+    crate::sessions::reopen_mirror_of(&mut store, latest.number)?;
     let events = store.events(latest.number)?;
     let scene = Scene::resume(events)?;
     println!(
@@ -445,7 +445,7 @@ fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let (mut store, latest) = unfinished(dir)?;
     let run = latest.number;
-    crate::sessions::reopen_run_mirror(&mut store, run)?;
+    crate::sessions::reopen_mirror_of(&mut store, run)?;
     let mut scene = Scene::resume(store.events(run)?)?;
     let undone = scene.undo().map_err(|e| match e {
         troupe_scene::Error::NothingToUndo => {
@@ -752,7 +752,7 @@ fn reopened(
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<crate::tables::Opened> {
-    crate::sessions::reopen_run_mirror(&mut store, table.session)?;
+    crate::sessions::reopen_mirror_of(&mut store, table.session)?;
     let events = store.events(table.session)?;
     let models = served_models(dir, &events, args, model_args)?;
     let title = title_of(&events);

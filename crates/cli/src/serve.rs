@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
-use troupe_engine::{EventLog, Record, SessionSetup, served_calls, session_log_path};
+use troupe_engine::{SessionSetup, Store, served_calls};
 use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
 
 use crate::play::{GmChoice, SeatArgs};
@@ -207,8 +207,8 @@ fn open_encounter(
         "{} plays by Lasers & Feelings: the campaign's characters play it, with an AI GM.",
         spec.title
     );
-    let store = sessions::create_store(dir)?;
-    sessions::repair_last_mirror(dir, &store)?;
+    let mut store = sessions::create_store(dir)?;
+    sessions::repair_last_mirror(dir, &mut store)?;
     let session = new_session(campaign, dir, store, args, seed)?;
     lasers_table(dir, session, lock, args, model_args)
 }
@@ -223,8 +223,8 @@ fn open_lasers(
     reopen_only: bool,
 ) -> anyhow::Result<Option<Opened>> {
     let lock = CampaignLock::take(dir)?;
-    let store = sessions::create_store(dir)?;
-    sessions::repair_last_mirror(dir, &store)?;
+    let mut store = sessions::create_store(dir)?;
+    sessions::repair_last_mirror(dir, &mut store)?;
     let open = match troupe_serve::load_table(dir)? {
         Some(t)
             if t.game == TableGame::Lasers
@@ -244,10 +244,10 @@ fn open_lasers(
     lasers_table(dir, session, lock, args, model_args).map(Some)
 }
 
-/// The game of a Lasers & Feelings table: its model, the GM's chair and the session's record.
+/// The game of a Lasers & Feelings table: its model, the GM's chair and the session's store.
 fn lasers_table(
     dir: &Path,
-    (table_file, links, campaign, start, record): Session,
+    (table_file, links, campaign, start, store): Session,
     lock: CampaignLock,
     args: &ServeArgs,
     model_args: &models::ModelArgs,
@@ -275,7 +275,7 @@ fn lasers_table(
     let session = table_file.session;
     let game = Game::Lasers(Box::new(LasersGame {
         start,
-        record,
+        store,
         table: ai,
         gm,
         turns: args.turns.or(table_file.last_turn),
@@ -314,7 +314,7 @@ fn session_ended(
 }
 
 /// The GM's undo at the table: as `troupe undo` does it (the mirror and the memory in step),
-/// then the session's record reopened to resume on.
+/// then the session's store reopened to resume on.
 fn take_back(dir: &Path, memory_url: Option<String>) -> troupe_serve::TakeBack {
     let dir = dir.to_path_buf();
     Box::new(move |number| {
@@ -322,25 +322,21 @@ fn take_back(dir: &Path, memory_url: Option<String>) -> troupe_serve::TakeBack {
             let mut store = sessions::create_store(&dir)?;
             let undone =
                 sessions::take_back(&dir, &mut store, number, false, memory_url.as_deref())?;
-            let mirror = sessions::mirror_for(&dir, &store, number)?;
             Ok(troupe_serve::TakenBack {
                 undone: undone.map(|u| (u.what, u.marker)),
-                record: Record {
-                    store,
-                    mirror: Some(mirror),
-                },
+                store,
             })
         };
         undo().map_err(|e| format!("{e:#}"))
     })
 }
 
-type Session = (TableFile, Vec<Link>, Campaign, Start, Record);
+type Session = (TableFile, Vec<Link>, Campaign, Start, Store);
 
 /// The table's session did not end: continue it, with the seats' keys as they were.
 fn reopen_session(
     dir: &Path,
-    store: troupe_engine::Store,
+    mut store: Store,
     t: TableFile,
 ) -> anyhow::Result<Session> {
     let events = store.live_events(t.session)?;
@@ -351,7 +347,7 @@ fn reopen_session(
             dir.display()
         );
     };
-    let mirror = sessions::mirror_for(dir, &store, t.session)?;
+    sessions::reopen_mirror_of(&mut store, t.session)?;
     println!(
         "Reopening the table of session {} in {}: the links printed when it opened still work.",
         t.session,
@@ -361,11 +357,7 @@ fn reopen_session(
         number: t.session,
         events,
     };
-    let record = Record {
-        store,
-        mirror: Some(mirror),
-    };
-    Ok((t, Vec::new(), campaign, start, record))
+    Ok((t, Vec::new(), campaign, start, store))
 }
 
 /// A new session of the campaign file, seated as the arguments say, with a link per seat.
@@ -390,7 +382,7 @@ fn open_new(
 fn new_session(
     campaign: Campaign,
     dir: &Path,
-    store: troupe_engine::Store,
+    mut store: Store,
     args: &ServeArgs,
     seed: u64,
 ) -> anyhow::Result<Session> {
@@ -428,7 +420,8 @@ fn new_session(
             people.join(", ")
         }
     );
-    let mirror = EventLog::create(&session_log_path(dir, number))
+    store
+        .mirror(number)
         .with_context(|| format!("cannot write the log of session {number}"))?;
     let setup = SessionSetup {
         campaign: campaign.clone(),
@@ -436,11 +429,7 @@ fn new_session(
         seed,
         day: store.campaign_day()?,
     };
-    let record = Record {
-        store,
-        mirror: Some(mirror),
-    };
-    Ok((table, links, campaign, Start::New(Box::new(setup)), record))
+    Ok((table, links, campaign, Start::New(Box::new(setup)), store))
 }
 
 /// Each seat's link, once: the keys are nowhere else.

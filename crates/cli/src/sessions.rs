@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
 use troupe_engine::{
-    Envelope, EventLog, Fault, Logged, MirrorCheck, RunStore, Store, check_mirror, reopen_mirror,
-    session_log_path,
+    Fault, GameStore, Logged, Store, session_log_path,
 };
 
 /// The campaign directory: the one given, or the current directory.
@@ -208,8 +207,8 @@ fn minute_of(rfc3339: &str) -> String {
 
 /// Every run of one game's kind in a campaign; none when it never played that game (nothing is
 /// created).
-fn all_runs<E: Logged>(dir: &Path) -> anyhow::Result<Vec<troupe_engine::StoredRun>> {
-    Ok(match RunStore::<E>::open_existing(dir)? {
+fn all_runs<E: troupe_engine::RunLog>(dir: &Path) -> anyhow::Result<Vec<troupe_engine::StoredRun>> {
+    Ok(match GameStore::<E>::open_existing(dir)? {
         Some(store) => store.runs()?,
         None => Vec::new(),
     })
@@ -247,6 +246,7 @@ pub fn take_back(
     whole_turn: bool,
     memory_url: Option<&str>,
 ) -> anyhow::Result<Option<troupe_engine::undo::Undone>> {
+    reopen_mirror_of(store, number)?;
     let Some(undone) = troupe_engine::undo::undo_last(store, number, whole_turn)? else {
         return Ok(None);
     };
@@ -256,7 +256,6 @@ pub fn take_back(
              decision before it"
         );
     }
-    sync_mirror(dir, store, number, &undone.marker)?;
     let from_turn = undone.from_turn;
     let forgotten = crate::graph::open_memory(&CampaignDir::new(dir), None, memory_url)?
         .forget_from(number, from_turn)
@@ -288,32 +287,13 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// A session's mirror, open for appending what comes next: kept when it holds what the
-/// database holds, rewritten whole from the database otherwise (`reopen_mirror`, as for the
-/// other games' runs), saying so.
-pub fn mirror_for(dir: &Path, store: &Store, number: u32) -> anyhow::Result<EventLog> {
-    let path = session_log_path(dir, number);
-    let count = store.event_count(number)?;
-    let last_seq = store.next_seq(number)?.checked_sub(1);
-    let stored = || -> Result<Vec<Envelope>, troupe_engine::Error> {
-        Ok(store
-            .events(number)?
-            .into_iter()
-            .map(|e| e.envelope)
-            .collect())
-    };
-    let (log, rewritten) = reopen_mirror(&path, (count, last_seq), stored)?;
-    if let Some(why) = rewritten {
-        mirror_note(&path, &why);
-    }
-    Ok(log)
-}
-
-/// An encounter or scene run about to be played on: its mirror checked, and rewritten from the
-/// database (saying so) when it falls short, as `troupe resume` does for a session's.
-pub fn reopen_run_mirror<E: Logged>(store: &mut RunStore<E>, run: u32) -> anyhow::Result<()> {
+/// A session's or a run's mirror, about to be played on: checked against the database and
+/// rewritten from it (saying so) when it falls short, so what the store appends next follows
+/// every event before it.
+pub fn reopen_mirror_of<E: Logged>(store: &mut GameStore<E>, run: u32) -> anyhow::Result<()> {
     if let Some(why) = store.mirror(run)? {
-        mirror_note(&store.mirror_path(run), &why);
+        let path = store.mirror_file(run).unwrap_or_default();
+        mirror_note(&path, &why);
     }
     Ok(())
 }
@@ -328,8 +308,8 @@ pub fn mirror_note(path: &Path, why: &str) {
 
 /// Before a new session: the last session's log, if a crash tore its tail or it went missing,
 /// is rewritten from campaign.db. Only the last byte is read when the log ends in a whole line,
-/// so a long campaign costs nothing here; `resume` checks the rest (`mirror_for`).
-pub fn repair_last_mirror(dir: &Path, store: &Store) -> anyhow::Result<()> {
+/// so a long campaign costs nothing here; `resume` checks the rest (`reopen_mirror_of`).
+pub fn repair_last_mirror(dir: &Path, store: &mut Store) -> anyhow::Result<()> {
     let Some(last) = store.latest_session()? else {
         return Ok(());
     };
@@ -338,7 +318,7 @@ pub fn repair_last_mirror(dir: &Path, store: &Store) -> anyhow::Result<()> {
         return Ok(());
     }
     if store.event_count(last.number)? > 0 {
-        mirror_for(dir, store, last.number)?;
+        reopen_mirror_of(store, last.number)?;
     }
     Ok(())
 }
@@ -353,19 +333,6 @@ fn ends_with_newline(path: &Path) -> bool {
     file.seek(SeekFrom::End(-1))
         .and_then(|_| file.read_exact(&mut last))
         .is_ok_and(|_| last[0] == b'\n')
-}
-
-/// After `undo` recorded its marker in the database: the mirror gets it too, appended when the
-/// mirror held everything before it, rewritten otherwise.
-fn sync_mirror(dir: &Path, store: &Store, number: u32, marker: &Envelope) -> anyhow::Result<()> {
-    let path = session_log_path(dir, number);
-    let before = store.event_count(number)?.saturating_sub(1);
-    if check_mirror(&path, before, marker.seq.checked_sub(1)) == MirrorCheck::InStep {
-        EventLog::open_append(&path)?.append(std::slice::from_ref(marker))?;
-    } else {
-        mirror_for(dir, store, number)?;
-    }
-    Ok(())
 }
 
 /// What the person asked of a Lasers & Feelings session that the campaign does not have.

@@ -102,10 +102,7 @@ async fn session(turns: u64, gm: &mut dyn GmSeat) -> Took {
         PromptSet::embedded(),
         StoreMemory::in_memory().unwrap(),
     );
-    let record = Record {
-        store: Store::in_memory().unwrap(),
-        mirror: None,
-    };
+    let store = Store::in_memory().unwrap();
     let setup = SessionSetup {
         campaign: campaign(),
         session_number: 1,
@@ -114,7 +111,7 @@ async fn session(turns: u64, gm: &mut dyn GmSeat) -> Took {
     };
     let (mut quiet, clock) = (Quiet, SystemClock);
     let (start, cpu) = (Instant::now(), cpu_ns());
-    let mut driver = Driver::start(setup, record, gm, &table, &mut quiet, &clock).unwrap();
+    let mut driver = Driver::start(setup, store, gm, &table, &mut quiet, &clock).unwrap();
     driver.stop_after(u32::try_from(turns).unwrap());
     let end = driver.run().await.unwrap();
     let took = Took {

@@ -98,10 +98,8 @@ async fn turn(server: &str, players: usize, seed: u64) -> (Duration, f64, bool) 
     );
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("session.jsonl");
-    let record = Record {
-        store: Store::in_memory().unwrap(),
-        mirror: Some(EventLog::create(&log).unwrap()),
-    };
+    let mut store = Store::in_memory().unwrap();
+    store.mirror_into(1, EventLog::create(&log).unwrap());
     let setup = SessionSetup {
         campaign: campaign(players),
         session_number: 1,
@@ -111,7 +109,7 @@ async fn turn(server: &str, players: usize, seed: u64) -> (Duration, f64, bool) 
     let mut gm = InstantGm(1);
     let (mut quiet, clock) = (Quiet, SystemClock);
     let start = Instant::now();
-    let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock).unwrap();
+    let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock).unwrap();
     driver.run().await.unwrap();
     let took = start.elapsed();
     drop(driver);

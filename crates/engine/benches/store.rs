@@ -58,10 +58,7 @@ fn play_long_session() -> Vec<Envelope> {
         troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
     );
     let store = Store::open(scratch.path()).unwrap_or_else(|e| panic!("{e}"));
-    let record = Record {
-        store,
-        mirror: None,
-    };
+    
     let mut gm = InstantGm(TURNS);
     let mut quiet = Quiet;
     let clock = SystemClock;
@@ -72,7 +69,7 @@ fn play_long_session() -> Vec<Envelope> {
         day: 1,
     };
     rt.block_on(async {
-        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)
+        let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock)
             .unwrap_or_else(|e| panic!("{e}"));
         driver.run().await.unwrap_or_else(|e| panic!("{e}"));
     });

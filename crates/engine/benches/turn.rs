@@ -32,30 +32,16 @@ async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
         PromptSet::embedded(),
         troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
     );
-    let record = if durable {
+    // A durable store mirrors the session into its log as `troupe play` does.
+    let (n, store) = if durable {
         let store = Store::open(dir).unwrap_or_else(|e| panic!("{e}"));
         let n = store
             .next_session_number(dir)
             .unwrap_or_else(|e| panic!("{e}"));
-        let mirror = EventLog::create(&session_log_path(dir, n)).unwrap_or_else(|e| panic!("{e}"));
-        (
-            n,
-            Record {
-                store,
-                mirror: Some(mirror),
-            },
-        )
+        (n, store)
     } else {
-        let store = Store::in_memory().unwrap_or_else(|e| panic!("{e}"));
-        (
-            1,
-            Record {
-                store,
-                mirror: None,
-            },
-        )
+        (1, Store::in_memory().unwrap_or_else(|e| panic!("{e}")))
     };
-    let (n, record) = record;
     let mut gm = InstantGm(turns);
     let mut quiet = Quiet;
     let clock = SystemClock;
@@ -66,7 +52,7 @@ async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
         day: 1,
     };
     let start = Instant::now();
-    let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock)
+    let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock)
         .unwrap_or_else(|e| panic!("{e}"));
     driver.run().await.unwrap_or_else(|e| panic!("{e}"));
     start.elapsed()

@@ -114,11 +114,7 @@ async fn main() {
     );
     let store = Store::open(&dir).unwrap();
     let n = store.next_session_number(&dir).unwrap();
-    let mirror = EventLog::create(&session_log_path(&dir, n)).unwrap();
-    let record = Record {
-        store,
-        mirror: Some(mirror),
-    };
+    
     let c = campaign();
     if keep.is_some() {
         std::fs::write(
@@ -142,7 +138,7 @@ async fn main() {
     };
     let clock = SystemClock;
     let start = Instant::now();
-    let mut driver = Driver::start(setup, record, &mut gm, &table, &mut watch, &clock).unwrap();
+    let mut driver = Driver::start(setup, store, &mut gm, &table, &mut watch, &clock).unwrap();
     driver.run().await.unwrap();
     drop(driver);
     let total = start.elapsed();

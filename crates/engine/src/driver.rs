@@ -15,7 +15,7 @@ use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, EventLog, FailureChoice, GmDecision, GmQuestion, GmReply,
+    Answers, Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply,
     GmSeat, LayerView, Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
@@ -153,15 +153,12 @@ pub struct SessionSetup {
     pub day: u32,
 }
 
-/// Where a session's events go: the campaign's store, and the JSONL mirror when there is one.
-pub struct Record {
-    pub store: Store,
-    pub mirror: Option<EventLog>,
-}
 
 pub struct Driver<'a> {
     session: Session,
-    record: Record,
+    /// Where the session's events go: the campaign's store, which mirrors them into the
+    /// session's JSONL log.
+    store: Store,
     /// Events of the current step, applied but not yet committed.
     pending: Vec<Envelope>,
     next_seq: u64,
@@ -184,7 +181,7 @@ impl<'a> Driver<'a> {
     /// Start a new session: record the campaign, seed and model as its first event.
     pub fn start(
         setup: SessionSetup,
-        record: Record,
+        store: Store,
         gm: &'a mut dyn GmSeat,
         table: &'a Table,
         observer: &'a mut dyn Observer,
@@ -197,12 +194,10 @@ impl<'a> Driver<'a> {
             setup.session_number,
             now.format("%Y%m%dT%H%M%S")
         );
-        record
-            .store
-            .begin_session(setup.session_number, &id, &now.to_rfc3339())?;
+        store.begin_session(setup.session_number, &id, &now.to_rfc3339())?;
         let mut driver = Driver {
             session: Session::new(id, setup.session_number),
-            record,
+            store,
             pending: Vec::new(),
             next_seq: 0,
             pause: crate::pause::CrashPause::default(),
@@ -231,24 +226,24 @@ impl<'a> Driver<'a> {
     /// recorded is.
     pub fn resume(
         number: u32,
-        record: Record,
+        store: Store,
         gm: &'a mut dyn GmSeat,
         table: &'a Table,
         observer: &'a mut dyn Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
-        let session = crate::snapshot::fold_stored(&record.store, number)?;
+        let session = crate::snapshot::fold_stored(&store, number)?;
         if session.id.is_empty() {
             return Err(Error::NoSuchSession(number));
         }
-        let next_seq = record.store.next_seq(number)?;
+        let next_seq = store.next_seq(number)?;
         let at = match (session.in_turn, session.phase) {
             (true, Some(p)) => format!("turn {}, {}", session.turn_number, p.as_str()),
             _ => format!("after turn {}", session.turn_number),
         };
         let mut driver = Driver {
             session,
-            record,
+            store,
             pending: Vec::new(),
             next_seq,
             pause: crate::pause::CrashPause::default(),
@@ -288,7 +283,6 @@ impl<'a> Driver<'a> {
     ) -> Result<(), Error> {
         let mut meter = crate::SpendMeter::new(limit, prices);
         let past = self
-            .record
             .store
             .live_events_of_types(self.session.number, &["model_call"])?;
         meter.count(&past);
@@ -310,8 +304,9 @@ impl<'a> Driver<'a> {
         &self.session
     }
 
-    pub fn mirror_path(&self) -> Option<&std::path::Path> {
-        self.record.mirror.as_ref().map(|m| m.path())
+    /// Where the session's JSONL mirror is written, if anywhere.
+    pub fn mirror_path(&self) -> Option<std::path::PathBuf> {
+        self.store.mirror_file(self.session.number)
     }
 
     /// Play until the GM quits or the script runs out. Returns why the session ended.
@@ -454,7 +449,6 @@ impl<'a> Driver<'a> {
             .copied()
             .unwrap_or(self.session.turn_number);
         let mut events = self
-            .record
             .store
             .state_events_from_turn(self.session.number, from)?;
         events.extend(self.pending.iter().cloned());
@@ -540,7 +534,8 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    /// Commit the pending events: the database first (the record), then the mirror, then tell
+    /// Commit the pending events: the database first (the record), then the mirror (the store
+    /// writes both), then tell
     /// the observer — what the GM sees printed is already saved.
     fn flush(&mut self) -> Result<(), Error> {
         if self.pending.is_empty() {
@@ -567,12 +562,8 @@ impl<'a> Driver<'a> {
         let snapshot = snapshot
             .as_deref()
             .map(|body| (crate::snapshot::SNAPSHOT_FORMAT, body));
-        self.record
-            .store
+        self.store
             .append_step(self.session.number, &events, snapshot)?;
-        if let Some(mirror) = &mut self.record.mirror {
-            mirror.append(&events)?;
-        }
         for env in &events {
             self.observer.on_event(env, &self.session);
         }

@@ -21,7 +21,6 @@ mod phase;
 pub mod prompts;
 pub mod recorded;
 pub mod replay;
-mod run_store;
 pub mod scene;
 pub mod script;
 mod seat;
@@ -37,7 +36,7 @@ pub mod visibility;
 pub use ai_gm::{AiGm, GmProgress};
 pub use call_seed::{CallSeeds, call_seed};
 pub use driver::{
-    Clock, DiscussionLimit, Driver, Observer, Quiet, Record, SessionSetup, SystemClock, Table,
+    Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table,
     served_calls,
 };
 pub use events::{
@@ -55,7 +54,6 @@ pub use machine::{
 };
 pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
 pub use phase::Phase;
-pub use run_store::{EncounterStore, Logged, RunStore, SceneStore, StoredRun};
 pub use seat::{
     Answers, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, PlayerQuestion, PlayerSeat,
     SeatNote, SeatView,
@@ -63,7 +61,8 @@ pub use seat::{
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use spend::{SpendMeter, SpendStop};
 pub use store::{
-    Durability, SCHEMA_VERSION, SessionInfo, Store, StoredEvent, Unreadable, set_durability,
+    Durability, EncounterStore, GameStore, Logged, RunLog, SCHEMA_VERSION, SceneStore, SessionInfo,
+    Store, StoredEvent, StoredRun, Unreadable, set_durability,
 };
 pub use transcript::render_markdown;
 pub use troupe_prompts::Prompts;

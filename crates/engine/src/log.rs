@@ -1,6 +1,6 @@
 //! The JSONL mirrors: `logs/session-N.jsonl` of a session, `logs/encounter-N.jsonl` and
-//! `logs/scene-N.jsonl` of the other games' runs ([`crate::RunStore`]), one event per line,
-//! flushed as written. `campaign.db` is the record; these files are for people and tools that
+//! `logs/scene-N.jsonl` of the other games' runs, one event per line, flushed as written by
+//! the store ([`crate::GameStore`]) after each commit. `campaign.db` is the record; these files are for people and tools that
 //! read JSON lines. When the two disagree (a crash between the database commit and the mirror
 //! write, a truncated file), the mirror is rewritten from the database ([`reopen_mirror`]).
 //! Every game's mirror is written by this one writer: what a line holds is the game's to say

@@ -9,7 +9,7 @@ use troupe_agents::Purpose;
 use troupe_engine::asks::{AskedGm, AskedPlayers};
 use troupe_engine::visibility::{gm_view, player_view};
 use troupe_engine::{
-    Driver, Envelope, Event, GmSeat, Observer, Record, Session, SessionSetup, SystemClock, Table,
+    Driver, Envelope, Event, GmSeat, Observer, Session, SessionSetup, Store, SystemClock, Table,
 };
 use troupe_seat::{Answer, Ask, Seat};
 
@@ -90,20 +90,21 @@ pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, String> {
 /// Everything a Lasers & Feelings table needs.
 pub struct LasersGame {
     pub start: Start,
-    pub record: Record,
+    /// Where the session is written (its store, which mirrors it).
+    pub store: Store,
     pub table: Table,
     pub gm: GmChair,
     pub turns: Option<u32>,
     /// Takes back the session's last GM decision when the GM asks (the binary's: it keeps the
-    /// mirror and the memory in step), with the record to resume on.
+    /// mirror and the memory in step), with the store to resume on.
     pub take_back: TakeBack,
 }
 
 /// What taking back the last GM decision of a session did: what it took back and the recorded
-/// undo (None when there was nothing to take back), and the session's record, reopened.
+/// undo (None when there was nothing to take back), and the session's store, reopened.
 pub struct TakenBack {
     pub undone: Option<(String, Envelope)>,
-    pub record: Record,
+    pub store: Store,
 }
 
 pub type TakeBack = Box<dyn FnMut(u32) -> Result<TakenBack, String> + Send>;
@@ -114,7 +115,7 @@ pub type TakeBack = Box<dyn FnMut(u32) -> Result<TakenBack, String> + Send>;
 async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
     let LasersGame {
         start,
-        record,
+        store,
         table,
         gm,
         turns,
@@ -137,14 +138,14 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
     };
     let mut observer = HubObserver(hub.clone());
     let clock = SystemClock;
-    let (mut start, mut record) = (Some(start), record);
+    let (mut start, mut store) = (Some(start), store);
     let mut number = 0;
     loop {
         let mut driver = match start.take() {
             Some(Start::New(setup)) => {
                 number = setup.session_number;
                 hub.mark_ready();
-                Driver::start(*setup, record, gm.as_mut(), &table, &mut observer, &clock)?
+                Driver::start(*setup, store, gm.as_mut(), &table, &mut observer, &clock)?
             }
             Some(Start::Resume { number: n, events }) => {
                 number = n;
@@ -154,10 +155,10 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
                     hub.publish(update(env, s));
                 })?;
                 hub.mark_ready();
-                Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?
+                Driver::resume(number, store, gm.as_mut(), &table, &mut observer, &clock)?
             }
             // After an undo: the streams hold everything already.
-            None => Driver::resume(number, record, gm.as_mut(), &table, &mut observer, &clock)?,
+            None => Driver::resume(number, store, gm.as_mut(), &table, &mut observer, &clock)?,
         };
         driver.seat_people(&mut people);
         if let Some(n) = turns {
@@ -190,7 +191,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
                 ..Update::default()
             });
         }
-        record = taken.record;
+        store = taken.store;
     }
 }
 /// What a committed event changes at the table: its lines, who holds each seat, each seat's

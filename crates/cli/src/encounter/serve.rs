@@ -111,7 +111,7 @@ fn table_for(
 ) -> anyhow::Result<Opened> {
     let Ai { model, prompts } = ai;
     let run = table.session;
-    crate::sessions::reopen_run_mirror(&mut store, run)?;
+    crate::sessions::reopen_mirror_of(&mut store, run)?;
     let events = store.events(run)?;
     if model.replays_served() {
         model.skip_served(&troupe_engine::encounter::start::served(&events));

@@ -76,10 +76,7 @@ async fn play(
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let path = session_log_path(dir.path(), 1);
-    let record = Record {
-        store,
-        mirror: Some(EventLog::create(&path).unwrap()),
-    };
+    
     let table = table(replies);
     let (clock, mut quiet) = (FixedClock, Quiet);
     let setup = SessionSetup {
@@ -89,7 +86,7 @@ async fn play(
         day: 1,
     };
     {
-        let mut driver = Driver::start(setup, record, gm, &table, &mut quiet, &clock).unwrap();
+        let mut driver = Driver::start(setup, store, gm, &table, &mut quiet, &clock).unwrap();
         if let Some(p) = people {
             driver.seat_people(p);
         }

@@ -2,7 +2,7 @@
 //! `undone` in its own transaction, so the store's marks always agree with the game's fold,
 //! and a file written before the marks gets them from its undo events when it is opened.
 
-use troupe_engine::{EncounterStore, Logged, RunStore, SceneStore};
+use troupe_engine::{EncounterStore, GameStore, Logged, SceneStore};
 use troupe_scene::{Caller, Scene, ToolCall};
 
 /// A two-zone scene where one character walks back and forth.
@@ -21,7 +21,7 @@ fn walk(scene: &mut Scene, zone: &str) {
 }
 
 /// The seqs the store marks undone, and the seqs the game's own fold leaves standing.
-fn marks_and_fold<E: Logged>(store: &RunStore<E>, run: u32) -> (Vec<u64>, Vec<u64>) {
+fn marks_and_fold<E: Logged>(store: &GameStore<E>, run: u32) -> (Vec<u64>, Vec<u64>) {
     let rows = store.marked_events(run).unwrap();
     let marked = rows
         .iter()

@@ -71,6 +71,28 @@ async fn undone_events_stay_stored_but_leave_the_fold() {
     assert_eq!((info.turns, info.ended_reason), (0, None));
 }
 
+/// A session's log is written by the one store every game uses: its mirror follows each commit,
+/// an undo's included, and a mirror cut short by a kill is whole again once the store reopens
+/// it, as an encounter's and a scene's are (`mirrors.rs`).
+#[tokio::test]
+async fn a_sessions_mirror_is_the_stores_undo_and_all_and_is_mended_on_reopening() {
+    let r = run("campaign.json", plain_turn(), QueueGm::turns(1), 1).await;
+    let dir = r.log_path.parent().unwrap().parent().unwrap();
+    let mut store = Store::open(dir).unwrap();
+    assert_eq!(store.mirror_file(1), Some(r.log_path.clone()));
+    let outcome = r.events("gm_outcome")[0].seq;
+    store.append_undo(1, &undo_from(&store, outcome)).unwrap();
+    crate::mirrors::assert_mirror_is_the_table(dir, &store, 1);
+    drop(store);
+
+    crate::mirrors::cut_short(&r.log_path);
+    let mut store = Store::open(dir).unwrap();
+    let why = store.mirror(1).unwrap().expect("a torn mirror is rewritten");
+    assert!(why.contains("half an event"), "{why}");
+    assert_eq!(store.mirror(1).unwrap(), None, "checked once, then kept open");
+    crate::mirrors::assert_mirror_is_the_table(dir, &store, 1);
+}
+
 #[test]
 fn session_numbers_skip_logs_already_on_disk() {
     let dir = tempfile::tempdir().unwrap();

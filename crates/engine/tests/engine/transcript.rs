@@ -49,10 +49,7 @@ async fn run_at(
         PromptSet::embedded(),
         troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
     );
-    let record = Record {
-        store: Store::in_memory().unwrap(),
-        mirror: None,
-    };
+    let store = Store::in_memory().unwrap();
     let setup = SessionSetup {
         campaign: campaign("campaign.json"),
         session_number: 1,
@@ -62,7 +59,7 @@ async fn run_at(
     let clock = ClockAt(at);
     let mut seen = Collect::default();
     {
-        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut seen, &clock).unwrap();
+        let mut driver = Driver::start(setup, store, &mut gm, &table, &mut seen, &clock).unwrap();
         driver.run().await.unwrap();
     }
     seen.0

@@ -217,10 +217,7 @@ pub async fn run_in_context(
     let store = Store::open(dir.path()).unwrap();
     let number = store.next_session_number(dir.path()).unwrap();
     let path = session_log_path(dir.path(), number);
-    let record = Record {
-        store,
-        mirror: Some(EventLog::create(&path).unwrap()),
-    };
+    
     let mut table = Table::new(
         Gateway::new(
             model,
@@ -242,7 +239,7 @@ pub async fn run_in_context(
         day: 1,
     };
     let (session, end) = {
-        let mut driver = Driver::start(setup, record, &mut gm, &table, &mut quiet, &clock).unwrap();
+        let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock).unwrap();
         let end = driver.run().await.unwrap();
         (driver.session().clone(), end)
     };

@@ -1,20 +1,17 @@
-//! The campaign's session store: `campaign.db`, SQLite in WAL mode. Every event of every session
-//! is a row, appended in transactions (one per driver step), so a crash leaves whole steps or
-//! nothing. Undo marks rows instead of deleting them. The JSONL files are mirrors of this.
-//!
-//! The encounters' and scenes' runs live in the same file ([`crate::RunStore`]) and share what
-//! matters here: the same opening (fault checks, WAL, durability), the same error words, and the
-//! same undo: appending a game's undo event marks what it takes back, in the same transaction
-//! ([`mark_taken_back`]).
+//! A Lasers & Feelings session's log in the store: `sessions` and `events`, each event with its
+//! turn and phase, and a cache of the session's fold (`snapshots`) written with the step that
+//! ends a turn. What every game's log shares is [`GameStore`]'s; this is what a session adds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+use troupe_campaign::CampaignDir;
 
+use super::{GameStore, Logged, SCHEMA_VERSION, SqlResult, db};
 use crate::{Envelope, Error, Event, Fault};
 
-/// The schema this build reads and writes (SQLite's `user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// The sessions' store.
+pub type Store = GameStore<Envelope>;
 
 const SCHEMA: &str = "
 CREATE TABLE sessions (
@@ -55,6 +52,67 @@ CREATE TABLE IF NOT EXISTS snapshots (
 /// still find one.
 const SNAPSHOTS_KEPT: i64 = 2;
 
+impl Logged for Envelope {
+    const RUNS: &'static str = "sessions";
+    const EVENTS: &'static str = "events";
+    const KEY: &'static str = "session";
+    const UNDO: &'static str = "events_undone";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            Event::EventsUndone { from_seq, .. } => Some(from_seq),
+            _ => None,
+        }
+    }
+    fn mirror_path(dir: &CampaignDir, run: u32) -> std::path::PathBuf {
+        dir.session_log(run)
+    }
+    fn create_tables(conn: &Connection, version: i64) -> SqlResult<()> {
+        if version == 0 {
+            conn.execute_batch(&format!(
+                "BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            ))?;
+        }
+        // Best effort: a file without them is still read correctly, only slower.
+        let _ = conn.execute_batch(ADDITIONS);
+        Ok(())
+    }
+    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+        tx.prepare_cached(
+            "INSERT INTO events (session, seq, event_type, turn, phase, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            run,
+            self.seq,
+            event_type,
+            self.turn_number,
+            self.phase.map(|p| p.as_str()),
+            body
+        ])
+        .map(drop)
+    }
+    fn update_run(&self, tx: &Transaction<'_>, run: u32, snapshots: bool) -> SqlResult<()> {
+        let update = |sql: &str| tx.execute(sql, params![run]).map(drop);
+        match &self.event {
+            Event::TurnCompleted => update("UPDATE sessions SET turns = turns + 1 WHERE number = ?1"),
+            Event::SessionEnded { reason } => tx
+                .execute(
+                    "UPDATE sessions SET ended_reason = ?2 WHERE number = ?1",
+                    params![run, reason],
+                )
+                .map(drop),
+            Event::SessionResumed { .. } => {
+                update("UPDATE sessions SET ended_reason = NULL WHERE number = ?1")
+            }
+            Event::EventsUndone { from_seq, .. } => taken_back(tx, snapshots, run, *from_seq),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// One row of `troupe sessions`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -80,58 +138,12 @@ pub struct StoredEvent {
     pub undone: bool,
 }
 
-/// How a commit reaches the disk, for every store this process opens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Durability {
-    /// Every commit is on disk before the session goes on (SQLite `synchronous = FULL`): a
-    /// power cut keeps every saved step. The default, for a session someone plays and resumes.
-    EveryCommit,
-    /// Commits reach the disk at WAL checkpoints (`synchronous = NORMAL`): a crashed or killed
-    /// process loses nothing and the file is never corrupted, but a power cut may lose the last
-    /// commits. For the runs of `troupe simulate`, which flushes each run whole before marking it
-    /// finished and plays again from the start a run that was not marked.
-    Checkpoints,
-}
-
-static CHECKPOINTS_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Choose the durability of the stores this process opens from now on.
-pub fn set_durability(d: Durability) {
-    CHECKPOINTS_ONLY.store(
-        d == Durability::Checkpoints,
-        std::sync::atomic::Ordering::SeqCst,
-    );
-}
-
-/// The `synchronous` pragma for [`Durability`].
-pub(crate) fn synchronous_pragma() -> &'static str {
-    if CHECKPOINTS_ONLY.load(std::sync::atomic::Ordering::SeqCst) {
-        "PRAGMA synchronous = NORMAL;"
-    } else {
-        "PRAGMA synchronous = FULL;"
-    }
-}
-
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-    /// Whether the file has the snapshot cache (a read-only file from before it may not).
-    snapshots: bool,
-}
-
-impl Store {
-    /// Open (or create) `campaign.db` in a campaign directory. A file that was emptied or cut
-    /// short is refused before SQLite sees it (it would start a new database over an empty one).
-    pub fn open(campaign_dir: &Path) -> Result<Store, Error> {
-        let (conn, path) = open_db(campaign_dir)?;
-        Self::prepare(conn, path)
-    }
-
+impl GameStore<Envelope> {
     /// Check, without writing anything or minding the schema version, that a campaign's
     /// `campaign.db` (when it has one) can be read: for the commands that read the events raw
     /// (`log`, `stats`, `report`), so a damaged file gets the same words as everywhere else.
     pub fn check_readable(campaign_dir: &Path) -> Result<(), Error> {
-        let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
+        let path = CampaignDir::new(campaign_dir).db();
         if !path.is_file() {
             return Ok(());
         }
@@ -149,49 +161,11 @@ impl Store {
         Ok(())
     }
 
-    /// A store that lives in memory only (replays, benchmarks).
+    /// A store that lives in memory only (replays, benchmarks): it has no mirror.
     pub fn in_memory() -> Result<Store, Error> {
-        let path = PathBuf::from(":memory:");
+        let path = std::path::PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|e| db(&path, e))?;
-        Self::prepare(conn, path)
-    }
-
-    fn prepare(conn: Connection, path: PathBuf) -> Result<Store, Error> {
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| db(&path, e))?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::NewerStore {
-                path: path.display().to_string(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
-        if version == 0 {
-            conn.execute_batch(&format!(
-                "BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-            ))
-            .map_err(|e| db(&path, e))?;
-        }
-        // Best effort: a read-only file without them is still read correctly, only slower.
-        let _ = conn.execute_batch(ADDITIONS);
-        let snapshots = conn
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'snapshots'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(|e| db(&path, e))?
-            > 0;
-        Ok(Store {
-            conn,
-            path,
-            snapshots,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Self::prepare(conn, path, None, true)
     }
 
     /// The number the next session gets: one past every session in the store and every
@@ -240,85 +214,19 @@ impl Store {
         self.commit_step(session, std::slice::from_ref(marker), None)
     }
 
-    /// One step's transaction; how many events its undo (if it has one) marked.
+    /// One step's transaction (with the snapshot it caches, if any); how many events its undo
+    /// (if it has one) marked.
     fn commit_step(
         &mut self,
         session: u32,
         events: &[Envelope],
         snapshot: Option<(i64, &str)>,
     ) -> Result<usize, Error> {
-        let mut marked = 0;
-        let snapshots = self.snapshots;
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| db(&path, e))?;
-        if let (Some((format, body)), Some(last), true) = (snapshot, events.last(), self.snapshots)
-        {
-            tx.execute(
-                "INSERT OR REPLACE INTO snapshots (session, seq, format, body)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![session, last.seq, format, body],
-            )
-            .map_err(|e| db(&path, e))?;
-            tx.execute(
-                "DELETE FROM snapshots WHERE session = ?1 AND seq NOT IN
-                 (SELECT seq FROM snapshots WHERE session = ?1 ORDER BY seq DESC LIMIT ?2)",
-                params![session, SNAPSHOTS_KEPT],
-            )
-            .map_err(|e| db(&path, e))?;
-        }
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO events (session, seq, event_type, turn, phase, body)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(|e| db(&path, e))?;
-            for env in events {
-                let value = serde_json::to_value(env).map_err(|e| Error::Encode(e.to_string()))?;
-                let event_type = value["event_type"].as_str().unwrap_or_default().to_string();
-                let body = value.to_string();
-                insert
-                    .execute(params![
-                        session,
-                        env.seq,
-                        event_type,
-                        env.turn_number,
-                        env.phase.map(|p| p.as_str()),
-                        body
-                    ])
-                    .map_err(|e| db(&path, e))?;
-                match &env.event {
-                    Event::TurnCompleted => {
-                        tx.execute(
-                            "UPDATE sessions SET turns = turns + 1 WHERE number = ?1",
-                            params![session],
-                        )
-                        .map_err(|e| db(&path, e))?;
-                    }
-                    Event::SessionEnded { reason } => {
-                        tx.execute(
-                            "UPDATE sessions SET ended_reason = ?2 WHERE number = ?1",
-                            params![session, reason],
-                        )
-                        .map_err(|e| db(&path, e))?;
-                    }
-                    Event::SessionResumed { .. } => {
-                        tx.execute(
-                            "UPDATE sessions SET ended_reason = NULL WHERE number = ?1",
-                            params![session],
-                        )
-                        .map_err(|e| db(&path, e))?;
-                    }
-                    Event::EventsUndone { from_seq, .. } => {
-                        marked += take_back_session(&tx, snapshots, session, *from_seq, env.seq)
-                            .map_err(|e| db(&path, e))?;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        tx.commit().map_err(|e| db(&path, e))?;
-        Ok(marked)
+        let at = events.last().map(|e| e.seq).filter(|_| self.snapshots);
+        self.commit(session, events, |tx| match (snapshot, at) {
+            (Some((format, body)), Some(seq)) => cache_snapshot(tx, session, seq, (format, body)),
+            _ => Ok(()),
+        })
     }
 
     /// Every event of a session in order, undone ones included and marked.
@@ -460,20 +368,12 @@ impl Store {
 
     /// How many events (undone ones included) a session has.
     pub fn event_count(&self, session: u32) -> Result<u64, Error> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM events WHERE session = ?1",
-                params![session],
-                |r| r.get(0),
-            )
-            .map_err(|e| db(&self.path, e))
+        Ok(self.stored_count(session)?.0)
     }
 
-    /// A session's events in order, narrowed by a fixed SQL condition. (`query_from` always
-    /// binds `?2`, and SQLite refuses a bound parameter the statement lacks: `seq >= 0` uses it
-    /// and holds for every row.)
+    /// A session's events in order, narrowed by a fixed SQL condition.
     fn query(&self, session: u32, condition: &str) -> Result<Vec<StoredEvent>, Error> {
-        self.query_from(session, 0, &format!("{condition} AND seq >= ?2"))
+        self.query_from(session, 0, condition)
     }
 
     /// A session's events in order, narrowed by a fixed SQL condition that may use `?2` (a
@@ -484,46 +384,16 @@ impl Store {
         at: u64,
         condition: &str,
     ) -> Result<Vec<StoredEvent>, Error> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT seq, body, undone FROM events WHERE session = ?1 {condition} ORDER BY seq"
-            ))
-            .map_err(|e| db(&self.path, e))?;
-        let rows = stmt
-            .query_map(params![session, at], |r| {
-                Ok((
-                    r.get::<_, u64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, bool>(2)?,
-                ))
-            })
-            .map_err(|e| db(&self.path, e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, body, undone) = row.map_err(|e| db(&self.path, e))?;
-            let envelope = serde_json::from_str(&body).map_err(|e| Error::CorruptStore {
-                path: self.path.display().to_string(),
-                session,
-                seq,
-                message: e.to_string(),
-            })?;
-            out.push(StoredEvent { envelope, undone });
-        }
-        Ok(out)
+        let rows = self.rows(session, at, condition)?;
+        Ok(rows
+            .into_iter()
+            .map(|(envelope, undone)| StoredEvent { envelope, undone })
+            .collect())
     }
 
     /// The sequence number the next event of this session gets.
     pub fn next_seq(&self, session: u32) -> Result<u64, Error> {
-        let max: Option<u64> = self
-            .conn
-            .query_row(
-                "SELECT MAX(seq) FROM events WHERE session = ?1",
-                params![session],
-                |r| r.get(0),
-            )
-            .map_err(|e| db(&self.path, e))?;
-        Ok(max.map_or(0, |m| m + 1))
+        Ok(self.stored_count(session)?.1.map_or(0, |m| m + 1))
     }
 
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, Error> {
@@ -571,58 +441,10 @@ fn envelopes(rows: Vec<StoredEvent>) -> Vec<Envelope> {
     rows.into_iter().map(|e| e.envelope).collect()
 }
 
-/// Open (or create) `campaign.db` in a campaign directory, for every game's store. A file that
-/// was emptied or cut short is refused before SQLite sees it (it would start a new database
-/// over an empty one).
-pub(crate) fn open_db(campaign_dir: &Path) -> Result<(Connection, PathBuf), Error> {
-    std::fs::create_dir_all(campaign_dir).map_err(|e| Error::io(campaign_dir, e))?;
-    let path = troupe_campaign::CampaignDir::new(campaign_dir).db();
-    if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
-        return Err(Error::fault(&path, fault));
-    }
-    let conn = Connection::open(&path).map_err(|e| db(&path, e))?;
-    // The busy timeout first: switching to WAL already needs the lock another process may
-    // hold. FULL (the default): a commit is on disk before we go on, so power loss keeps
-    // every saved step; see Durability.
-    conn.execute_batch(
-        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;",
-    )
-    .and_then(|()| conn.execute_batch(synchronous_pragma()))
-    .map_err(|e| db(&path, e))?;
-    Ok((conn, path))
-}
-
-/// Every game's undo, in the transaction that appends the game's undo event (at `marker_seq`):
-/// the rows of run `run` from `from_seq` up to the marker are marked undone (kept, never
-/// deleted), so every reader of the table, SQL included, sees the same standing events as the
-/// game's fold. `table` and `key` are the engine's own names. How many rows it marked.
-pub(crate) fn mark_taken_back(
-    tx: &rusqlite::Transaction<'_>,
-    (table, key): (&str, &str),
-    run: u32,
-    from_seq: u64,
-    marker_seq: u64,
-) -> rusqlite::Result<usize> {
-    tx.execute(
-        &format!(
-            "UPDATE {table} SET undone = 1
-             WHERE {key} = ?1 AND seq >= ?2 AND seq < ?3 AND undone = 0"
-        ),
-        params![run, from_seq, marker_seq],
-    )
-}
-
-/// A session's undo, inside its marker's transaction: the events it takes back are marked, the
-/// snapshots that folded them in go, and the turn count and end reason follow the events that
-/// still stand.
-fn take_back_session(
-    tx: &rusqlite::Transaction<'_>,
-    snapshots: bool,
-    session: u32,
-    from_seq: u64,
-    marker_seq: u64,
-) -> rusqlite::Result<usize> {
-    let n = mark_taken_back(tx, ("events", "session"), session, from_seq, marker_seq)?;
+/// A session's undo, inside its marker's transaction, after the events it takes back are
+/// marked: the snapshots that folded them in go, and the turn count and end reason follow the
+/// events that still stand.
+fn taken_back(tx: &Transaction<'_>, snapshots: bool, session: u32, from_seq: u64) -> SqlResult<()> {
     if snapshots {
         tx.execute(
             "DELETE FROM snapshots WHERE session = ?1 AND seq >= ?2",
@@ -636,18 +458,26 @@ fn take_back_session(
             ended_reason = NULL
          WHERE number = ?1",
         params![session],
-    )?;
-    Ok(n)
+    )
+    .map(drop)
 }
 
-/// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
-/// anything else keeps SQLite's words.
-pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
-    if let Some(fault) = Fault::of_sqlite(&e) {
-        return Error::fault(path, fault);
-    }
-    Error::Store {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    }
+/// The session's fold at `seq`, cached in the step that ends a turn; only the newest
+/// [`SNAPSHOTS_KEPT`] stay.
+fn cache_snapshot(
+    tx: &Transaction<'_>,
+    session: u32,
+    seq: u64,
+    (format, body): (i64, &str),
+) -> SqlResult<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO snapshots (session, seq, format, body) VALUES (?1, ?2, ?3, ?4)",
+        params![session, seq, format, body],
+    )?;
+    tx.execute(
+        "DELETE FROM snapshots WHERE session = ?1 AND seq NOT IN
+         (SELECT seq FROM snapshots WHERE session = ?1 ORDER BY seq DESC LIMIT ?2)",
+        params![session, SNAPSHOTS_KEPT],
+    )
+    .map(drop)
 }

@@ -1,0 +1,277 @@
+//! The runs of the other games in the store, beside the sessions but in tables of their own:
+//! scenes (seed 004) in `scene_runs` and `scene_events`, encounters (seed 003) in
+//! `encounter_runs` and `encounter_events`. Data flows one way: the game's events in, the same
+//! events out; the folds live in troupe-scene and troupe-encounter. The games' folds still read
+//! the undo events themselves, so logs written before the undo marks (and files an older troupe
+//! writes) read as they always did.
+
+use std::path::PathBuf;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use troupe_campaign::CampaignDir;
+
+use super::{GameStore, Logged, SqlResult, db};
+use crate::Error;
+
+/// A game whose log is a numbered run of one scene or encounter: its runs' row counts the
+/// input lines it consumed and says whether it ended.
+pub trait RunLog: Logged {
+    /// The runs' table prefix: `scene`, `encounter`.
+    const KIND: &'static str;
+    /// The event type that ends a run.
+    const END: &'static str;
+}
+
+/// The scene runs.
+pub type SceneStore = GameStore<troupe_scene::Envelope>;
+/// The encounter runs.
+pub type EncounterStore = GameStore<troupe_encounter::log::Envelope>;
+
+impl RunLog for troupe_scene::Envelope {
+    const KIND: &'static str = "scene";
+    const END: &'static str = "scene_ended";
+}
+
+impl Logged for troupe_scene::Envelope {
+    const RUNS: &'static str = "scene_runs";
+    const EVENTS: &'static str = "scene_events";
+    const KEY: &'static str = "run";
+    const UNDO: &'static str = "undone";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            troupe_scene::SceneEvent::Undone { from_seq } => Some(from_seq),
+            _ => None,
+        }
+    }
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
+        dir.scene_log(run)
+    }
+    fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
+        create_run_tables::<Self>(conn)
+    }
+    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+        insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
+    }
+    fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
+        end_run::<Self>(tx, run, matches!(self.event, troupe_scene::SceneEvent::SceneEnded { .. }))
+    }
+}
+
+impl RunLog for troupe_encounter::log::Envelope {
+    const KIND: &'static str = "encounter";
+    const END: &'static str = "resolved";
+}
+
+impl Logged for troupe_encounter::log::Envelope {
+    const RUNS: &'static str = "encounter_runs";
+    const EVENTS: &'static str = "encounter_events";
+    const KEY: &'static str = "run";
+    const UNDO: &'static str = "undone";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            troupe_encounter::log::EncounterEvent::Undone { from } => Some(from),
+            _ => None,
+        }
+    }
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
+        dir.encounter_log(run)
+    }
+    fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
+        create_run_tables::<Self>(conn)
+    }
+    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+        insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
+    }
+    fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
+        let resolved = matches!(self.event, troupe_encounter::log::EncounterEvent::Resolved { .. });
+        end_run::<Self>(tx, run, resolved)
+    }
+}
+
+/// The schema, written for scenes; other kinds get the same tables under their own prefix.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS scene_runs (
+    number     INTEGER PRIMARY KEY,
+    scene_id   TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    -- How many input lines (terminal or script) the run has consumed: a resumed script picks
+    -- up after them. Updated in the same transaction as the events those lines caused.
+    inputs     INTEGER NOT NULL DEFAULT 0,
+    ended      INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS scene_events (
+    run        INTEGER NOT NULL REFERENCES scene_runs(number),
+    seq        INTEGER NOT NULL,
+    event_type TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    -- Taken back by a later undo event of the run (see `mark_taken_back`).
+    undone     INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run, seq)
+);
+";
+
+fn create_run_tables<E: RunLog>(conn: &Connection) -> SqlResult<()> {
+    conn.execute_batch(
+        &SCHEMA
+            .replace("scene_runs", E::RUNS)
+            .replace("scene_events", E::EVENTS),
+    )
+}
+
+fn insert_run_event<E: RunLog>(
+    tx: &Transaction<'_>,
+    (run, seq): (u32, u64),
+    event_type: &str,
+    body: &str,
+) -> SqlResult<()> {
+    let sql = format!(
+        "INSERT INTO {} (run, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
+        E::EVENTS
+    );
+    tx.prepare_cached(&sql)?
+        .execute(params![run, seq, event_type, body])
+        .map(drop)
+}
+
+/// The run's row says it ended once its ending event is in.
+fn end_run<E: RunLog>(tx: &Transaction<'_>, run: u32, ends: bool) -> SqlResult<()> {
+    if !ends {
+        return Ok(());
+    }
+    let sql = format!("UPDATE {} SET ended = 1 WHERE number = ?1", E::RUNS);
+    tx.execute(&sql, params![run]).map(drop)
+}
+
+/// One row of the campaign's runs of one kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRun {
+    pub number: u32,
+    /// The scene's or encounter's id.
+    pub scene_id: String,
+    pub started_at: String,
+    pub inputs: u64,
+    pub ended: bool,
+}
+
+impl<E: RunLog> GameStore<E> {
+    /// Start a new run; its number: one past every run in the table and every mirror of this
+    /// kind already in `logs/` (see `next_number`).
+    pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
+        let number = self.next_number()?;
+        self.conn
+            .execute(
+                &format!(
+                    "INSERT INTO {} (number, scene_id, started_at) VALUES (?1, ?2, ?3)",
+                    E::RUNS
+                ),
+                params![number, scene_id, started_at],
+            )
+            .map_err(|e| db(&self.path, e))?;
+        Ok(number)
+    }
+
+    /// Append events and the run's consumed-input count, all or nothing; then the events to the
+    /// run's mirror.
+    pub fn append(&mut self, run: u32, events: &[E], inputs: u64) -> Result<(), Error> {
+        let sql = format!("UPDATE {} SET inputs = ?2 WHERE number = ?1", E::RUNS);
+        self.commit(run, events, |tx| {
+            tx.execute(&sql, params![run, inputs]).map(drop)
+        })
+        .map(drop)
+    }
+
+    /// Every event of a run, in order.
+    pub fn events(&self, run: u32) -> Result<Vec<E>, Error> {
+        self.all_events(run)
+    }
+
+    pub fn run(&self, number: u32) -> Result<Option<StoredRun>, Error> {
+        self.conn
+            .query_row(
+                &format!("{} WHERE number = ?1", select_runs(E::RUNS)),
+                params![number],
+                stored_run,
+            )
+            .optional()
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// Every run of this kind, by number.
+    pub fn runs(&self) -> Result<Vec<StoredRun>, Error> {
+        let sql = format!("{} ORDER BY number", select_runs(E::RUNS));
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
+        let rows = stmt
+            .query_map([], stored_run)
+            .map_err(|e| db(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| db(&self.path, e))
+    }
+
+    /// The latest run, if any.
+    pub fn latest(&self) -> Result<Option<StoredRun>, Error> {
+        match self.last_number()? {
+            Some(n) => self.run(n),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The columns of a run, in the order [`stored_run`] reads them.
+fn select_runs(table: &str) -> String {
+    format!("SELECT number, scene_id, started_at, inputs, ended FROM {table}")
+}
+
+fn stored_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        number: r.get(0)?,
+        scene_id: r.get(1)?,
+        started_at: r.get(2)?,
+        inputs: r.get(3)?,
+        ended: r.get(4)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_the_input_count_round_trip_and_the_engine_store_still_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "scene: {id: s, goal: g}\nzones: [{id: a}]\n\
+                    entities: [{id: p, kind: pc, zone: a}]\nturn_order: [p]\n";
+        let def = troupe_scene::check(text).unwrap();
+        let mut scene = troupe_scene::Scene::start(def, 5);
+        let call = troupe_scene::ToolCall::GetInfo { actor: "p".into() };
+        scene.act("status", call, troupe_scene::Caller::Player);
+        let mut store = SceneStore::open(dir.path()).unwrap();
+        let run = store.begin("s", "now").unwrap();
+        store.append(run, &scene.events, 1).unwrap();
+        assert_eq!(store.events(run).unwrap(), scene.events);
+        assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
+        // The sessions' store opens the same file afterwards and sees no sessions.
+        let sessions = crate::Store::open(dir.path()).unwrap();
+        assert!(sessions.sessions().unwrap().is_empty());
+    }
+
+    #[test]
+    fn reading_runs_where_there_are_none_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_none());
+        assert!(!dir.path().join("campaign.db").exists());
+        crate::Store::open(dir.path()).unwrap();
+        assert!(
+            crate::EncounterStore::open_existing(dir.path())
+                .unwrap()
+                .is_none()
+        );
+        SceneStore::open(dir.path()).unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
+    }
+}
