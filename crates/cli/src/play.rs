@@ -12,8 +12,7 @@ use troupe_agents::PromptSet;
 use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::Prompts;
 use troupe_engine::{
-    AiGm, Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, Table,
-    served_calls,
+    AiGm, Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, Table, served_calls,
 };
 use troupe_engine::{CampaignMemory, StoreMemory, script};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};

@@ -11,8 +11,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use troupe_engine::recorded::{RecordedGm, RecordedPeople};
 use troupe_engine::{
-    Driver, Envelope, Event, EventLog, Quiet, SessionSetup, Store, SystemClock,
-    render_markdown,
+    Driver, Envelope, Event, EventLog, Quiet, SessionSetup, Store, SystemClock, render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, Message, ProviderError, ReplayEntry, ReplayModel,

@@ -334,11 +334,7 @@ fn take_back(dir: &Path, memory_url: Option<String>) -> troupe_serve::TakeBack {
 type Session = (TableFile, Vec<Link>, Campaign, Start, Store);
 
 /// The table's session did not end: continue it, with the seats' keys as they were.
-fn reopen_session(
-    dir: &Path,
-    mut store: Store,
-    t: TableFile,
-) -> anyhow::Result<Session> {
+fn reopen_session(dir: &Path, mut store: Store, t: TableFile) -> anyhow::Result<Session> {
     let events = store.live_events(t.session)?;
     let Some(campaign) = troupe_engine::snapshot::fold(t.session, &events)?.campaign else {
         bail!(

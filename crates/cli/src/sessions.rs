@@ -7,9 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
-use troupe_engine::{
-    Fault, GameStore, Logged, Store, session_log_path,
-};
+use troupe_engine::{Fault, GameStore, Logged, Store, session_log_path};
 
 /// The campaign directory: the one given, or the current directory.
 pub fn dir_of(given: Option<PathBuf>) -> PathBuf {

@@ -58,7 +58,7 @@ fn play_long_session() -> Vec<Envelope> {
         troupe_engine::StoreMemory::in_memory().unwrap_or_else(|e| panic!("{e}")),
     );
     let store = Store::open(scratch.path()).unwrap_or_else(|e| panic!("{e}"));
-    
+
     let mut gm = InstantGm(TURNS);
     let mut quiet = Quiet;
     let clock = SystemClock;

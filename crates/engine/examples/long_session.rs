@@ -114,7 +114,7 @@ async fn main() {
     );
     let store = Store::open(&dir).unwrap();
     let n = store.next_session_number(&dir).unwrap();
-    
+
     let c = campaign();
     if keep.is_some() {
         std::fs::write(

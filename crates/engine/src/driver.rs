@@ -15,8 +15,8 @@ use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply,
-    GmSeat, LayerView, Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
+    Answers, Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat,
+    LayerView, Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
 
@@ -152,7 +152,6 @@ pub struct SessionSetup {
     /// The in-game day the session begins on: where the campaign's last session left it.
     pub day: u32,
 }
-
 
 pub struct Driver<'a> {
     session: Session,

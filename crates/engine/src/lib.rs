@@ -36,8 +36,7 @@ pub mod visibility;
 pub use ai_gm::{AiGm, GmProgress};
 pub use call_seed::{CallSeeds, call_seed};
 pub use driver::{
-    Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table,
-    served_calls,
+    Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table, served_calls,
 };
 pub use events::{
     Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, StoryMark, VerdictResult,

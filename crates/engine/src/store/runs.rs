@@ -52,11 +52,21 @@ impl Logged for troupe_scene::Envelope {
     fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
         create_run_tables::<Self>(conn)
     }
-    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+    fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        run: u32,
+        event_type: &str,
+        body: &str,
+    ) -> SqlResult<()> {
         insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
     }
     fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
-        end_run::<Self>(tx, run, matches!(self.event, troupe_scene::SceneEvent::SceneEnded { .. }))
+        end_run::<Self>(
+            tx,
+            run,
+            matches!(self.event, troupe_scene::SceneEvent::SceneEnded { .. }),
+        )
     }
 }
 
@@ -85,11 +95,20 @@ impl Logged for troupe_encounter::log::Envelope {
     fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
         create_run_tables::<Self>(conn)
     }
-    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+    fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        run: u32,
+        event_type: &str,
+        body: &str,
+    ) -> SqlResult<()> {
         insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
     }
     fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
-        let resolved = matches!(self.event, troupe_encounter::log::EncounterEvent::Resolved { .. });
+        let resolved = matches!(
+            self.event,
+            troupe_encounter::log::EncounterEvent::Resolved { .. }
+        );
         end_run::<Self>(tx, run, resolved)
     }
 }

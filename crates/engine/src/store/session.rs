@@ -79,7 +79,13 @@ impl Logged for Envelope {
         let _ = conn.execute_batch(ADDITIONS);
         Ok(())
     }
-    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str) -> SqlResult<()> {
+    fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        run: u32,
+        event_type: &str,
+        body: &str,
+    ) -> SqlResult<()> {
         tx.prepare_cached(
             "INSERT INTO events (session, seq, event_type, turn, phase, body)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -97,7 +103,9 @@ impl Logged for Envelope {
     fn update_run(&self, tx: &Transaction<'_>, run: u32, snapshots: bool) -> SqlResult<()> {
         let update = |sql: &str| tx.execute(sql, params![run]).map(drop);
         match &self.event {
-            Event::TurnCompleted => update("UPDATE sessions SET turns = turns + 1 WHERE number = ?1"),
+            Event::TurnCompleted => {
+                update("UPDATE sessions SET turns = turns + 1 WHERE number = ?1")
+            }
             Event::SessionEnded { reason } => tx
                 .execute(
                     "UPDATE sessions SET ended_reason = ?2 WHERE number = ?1",

@@ -76,7 +76,7 @@ async fn play(
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let path = session_log_path(dir.path(), 1);
-    
+
     let table = table(replies);
     let (clock, mut quiet) = (FixedClock, Quiet);
     let setup = SessionSetup {

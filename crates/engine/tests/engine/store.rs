@@ -87,9 +87,16 @@ async fn a_sessions_mirror_is_the_stores_undo_and_all_and_is_mended_on_reopening
 
     crate::mirrors::cut_short(&r.log_path);
     let mut store = Store::open(dir).unwrap();
-    let why = store.mirror(1).unwrap().expect("a torn mirror is rewritten");
+    let why = store
+        .mirror(1)
+        .unwrap()
+        .expect("a torn mirror is rewritten");
     assert!(why.contains("half an event"), "{why}");
-    assert_eq!(store.mirror(1).unwrap(), None, "checked once, then kept open");
+    assert_eq!(
+        store.mirror(1).unwrap(),
+        None,
+        "checked once, then kept open"
+    );
     crate::mirrors::assert_mirror_is_the_table(dir, &store, 1);
 }
 
