@@ -360,7 +360,7 @@ pub async fn play_campaign(
     let model_name = model.name();
     let spend_campaign = campaign.clone();
     let table = table(&dir, model, campaign_memory(&dir, &campaign, memory_url)?)?;
-    let number = store.next_session_number(&dir)?;
+    let number = store.next_session_number()?;
     store
         .mirror(number)
         .with_context(|| format!("cannot write the log of session {number}"))?;

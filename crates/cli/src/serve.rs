@@ -382,7 +382,7 @@ fn new_session(
     args: &ServeArgs,
     seed: u64,
 ) -> anyhow::Result<Session> {
-    let number = store.next_session_number(dir)?;
+    let number = store.next_session_number()?;
     let mut labels = Vec::new();
     if campaign.gm.seat == GmSeatKind::Person {
         labels.push(("gm".to_string(), format!("GM ({})", campaign.gm_name)));

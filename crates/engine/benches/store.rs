@@ -5,9 +5,10 @@
 //! `cargo bench -p troupe-engine --bench store`
 //!
 //! * `store_append/*`: events appended to a `campaign.db` in a temporary directory on disk
-//!   (WAL, `synchronous = FULL`, as `troupe play` opens it), 10 events an iteration, either one
-//!   transaction per event or one for all ten (a driver step commits a handful of events at
-//!   once). Two event sizes: a `model_call` envelope with a ~2 KB prompt, and a small
+//!   (WAL, `synchronous = FULL`, as `troupe play` opens it) and, after each commit, to the
+//!   session's JSONL mirror (the store writes both since stop 43), 10 events an iteration,
+//!   either one transaction per event or one for all ten (a driver step commits a handful of
+//!   events at once). Two event sizes: a `model_call` envelope with a ~2 KB prompt, and a small
 //!   `phase_started`. Criterion reports events/s.
 //! * `store_resume/*`: a 1,000-turn session, played once through the real driver (a GM that
 //!   answers at once, replayed model replies), then opened, loaded and folded into a fresh

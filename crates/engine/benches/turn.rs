@@ -36,7 +36,7 @@ async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
     let (n, store) = if durable {
         let store = Store::open(dir).unwrap_or_else(|e| panic!("{e}"));
         let n = store
-            .next_session_number(dir)
+            .next_session_number()
             .unwrap_or_else(|e| panic!("{e}"));
         (n, store)
     } else {

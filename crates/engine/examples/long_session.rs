@@ -113,7 +113,7 @@ async fn main() {
         Box::new(StoreMemory::new(memory, 0.0)),
     );
     let store = Store::open(&dir).unwrap();
-    let n = store.next_session_number(&dir).unwrap();
+    let n = store.next_session_number().unwrap();
 
     let c = campaign();
     if keep.is_some() {

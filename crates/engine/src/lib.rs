@@ -44,8 +44,7 @@ pub use events::{
 };
 pub use fault::Fault;
 pub use log::{
-    EventLog, MirrorCheck, check_mirror, next_session_log, read_jsonl, read_log, reopen_mirror,
-    session_log_path,
+    EventLog, MirrorCheck, check_mirror, read_jsonl, read_log, reopen_mirror, session_log_path,
 };
 pub use machine::{
     CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,

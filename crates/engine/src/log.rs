@@ -94,15 +94,6 @@ pub fn session_log_path(campaign_dir: &Path, number: u32) -> PathBuf {
     troupe_campaign::CampaignDir::new(campaign_dir).session_log(number)
 }
 
-/// The next free session number in a campaign's `logs/` folder, and its log path.
-pub fn next_session_log(campaign_dir: &Path) -> (u32, PathBuf) {
-    let mut n = 1;
-    while session_log_path(campaign_dir, n).exists() {
-        n += 1;
-    }
-    (n, session_log_path(campaign_dir, n))
-}
-
 /// What a mirror holds compared with the database.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MirrorCheck {

@@ -1,9 +1,9 @@
 //! Taking back the last GM decision (or the whole turn) of a session: the undo is recorded
 //! (`events_undone`), and the events it takes back are marked undone (kept in the log) in the
-//! same transaction, as every game's undo is (see `store.rs`). The
+//! same transaction, as every game's undo is (see `store/mod.rs`). The
 //! session then resumes from there and asks for the decision again. What the undone turns put
-//! into memory is the caller's to forget (from [`Undone::from_turn`]), and the JSONL mirror the
-//! caller's to bring in step.
+//! into memory is the caller's to forget (from [`Undone::from_turn`]); the JSONL mirror gets the
+//! undo from the store, as every commit.
 
 use crate::{Envelope, Error, Event, Store, Unreadable};
 

@@ -52,7 +52,7 @@ pub fn prepare(
     let at = super::now();
     outcome::bump_tally(dir.path(), &spec.id, &at)?;
     // Kept until the session ends, so a `troupe resume` that finishes it writes the outcome.
-    let number = Store::open(dir.path())?.next_session_number(dir.path())?;
+    let number = Store::open(dir.path())?.next_session_number()?;
     let pending = Pending {
         spec: spec.clone(),
         names,

@@ -291,11 +291,18 @@ impl<E: Logged> GameStore<E> {
     }
 
     /// Run `run`'s events in order, each with its undo mark, narrowed by a fixed SQL condition
-    /// that may use `?2` (bound to `at`: a turn or a seq).
+    /// that may use `?2` (bound to `at`: a turn or a seq). SQLite refuses a bound parameter the
+    /// statement lacks, so a condition without `?2` gets `seq >= ?2` (`at` is then 0, which
+    /// holds for every row and lets SQLite walk the primary key in `seq` order).
     fn rows(&self, run: u32, at: u64, condition: &str) -> Result<Vec<(E, bool)>, Error> {
         let marks = if self.marked { "undone" } else { "0" };
+        let seq_from = if condition.contains("?2") {
+            ""
+        } else {
+            "AND seq >= ?2"
+        };
         let sql = format!(
-            "SELECT seq, body, {marks} FROM {} WHERE {} = ?1 {condition} AND ?2 = ?2 ORDER BY seq",
+            "SELECT seq, body, {marks} FROM {} WHERE {} = ?1 {condition} {seq_from} ORDER BY seq",
             E::EVENTS,
             E::KEY
         );

@@ -177,17 +177,10 @@ impl GameStore<Envelope> {
     }
 
     /// The number the next session gets: one past every session in the store and every
-    /// `logs/session-N.jsonl` already on disk (so an old log is never overwritten).
-    pub fn next_session_number(&self, campaign_dir: &Path) -> Result<u32, Error> {
-        let stored: Option<u32> = self
-            .conn
-            .query_row("SELECT MAX(number) FROM sessions", [], |r| r.get(0))
-            .map_err(|e| db(&self.path, e))?;
-        let mut n = stored.unwrap_or(0) + 1;
-        while crate::log::session_log_path(campaign_dir, n).exists() {
-            n += 1;
-        }
-        Ok(n)
+    /// `logs/session-N.jsonl` already on disk (so an old log is never overwritten), the rule
+    /// every game's runs are numbered by.
+    pub fn next_session_number(&self) -> Result<u32, Error> {
+        self.next_number()
     }
 
     pub fn begin_session(&self, number: u32, id: &str, started_at: &str) -> Result<(), Error> {

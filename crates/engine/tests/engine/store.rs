@@ -106,7 +106,7 @@ fn session_numbers_skip_logs_already_on_disk() {
     std::fs::create_dir_all(dir.path().join("logs")).unwrap();
     std::fs::write(session_log_path(dir.path(), 1), "").unwrap();
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.next_session_number(dir.path()).unwrap(), 2);
+    assert_eq!(store.next_session_number().unwrap(), 2);
 }
 
 #[test]

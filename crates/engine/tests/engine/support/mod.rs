@@ -215,7 +215,7 @@ pub async fn run_in_context(
 ) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let number = store.next_session_number(dir.path()).unwrap();
+    let number = store.next_session_number().unwrap();
     let path = session_log_path(dir.path(), number);
 
     let mut table = Table::new(
