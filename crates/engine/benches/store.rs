@@ -6,7 +6,7 @@
 //!
 //! * `store_append/*`: events appended to a `campaign.db` in a temporary directory on disk
 //!   (WAL, `synchronous = FULL`, as `troupe play` opens it) and, after each commit, to the
-//!   session's JSONL mirror (the store writes both since stop 43), 10 events an iteration,
+//!   session's JSONL mirror (the store writes both), 10 events an iteration,
 //!   either one transaction per event or one for all ten (a driver step commits a handful of
 //!   events at once). Two event sizes: a `model_call` envelope with a ~2 KB prompt, and a small
 //!   `phase_started`. Criterion reports events/s.

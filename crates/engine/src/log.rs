@@ -47,6 +47,20 @@ impl EventLog {
     /// it from the database).
     pub fn append<T: Serialize>(&mut self, events: &[T]) -> Result<(), Error> {
         let text = lines(events)?;
+        self.write(&text)
+    }
+
+    /// Append events already serialized, one JSON object each, as [`EventLog::append`] does.
+    pub fn append_lines<'a>(&mut self, rows: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(row);
+            text.push('\n');
+        }
+        self.write(&text)
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Error> {
         self.file
             .write_all(text.as_bytes())
             .and_then(|_| self.file.flush())

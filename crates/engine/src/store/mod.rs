@@ -242,15 +242,15 @@ impl<E: Logged> GameStore<E> {
         also: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
     ) -> Result<usize, Error> {
         self.mirror(run)?;
-        let bodies = events
+        let rows = events
             .iter()
-            .map(serde_json::to_value)
-            .collect::<Result<Vec<Value>, _>>()
+            .map(row_of)
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::Encode(e.to_string()))?;
         let marked = self
-            .transaction(run, events, &bodies, also)
+            .transaction(run, events, &rows, also)
             .map_err(|e| db(&self.path, e))?;
-        self.mirror_bodies(&bodies)?;
+        self.mirror_rows(&rows)?;
         Ok(marked)
     }
 
@@ -258,15 +258,14 @@ impl<E: Logged> GameStore<E> {
         &mut self,
         run: u32,
         events: &[E],
-        bodies: &[Value],
+        rows: &[(String, String)],
         also: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
     ) -> SqlResult<usize> {
         let snapshots = self.snapshots;
         let tx = self.conn.transaction()?;
         let mut marked = 0;
-        for (event, body) in events.iter().zip(bodies) {
-            let event_type = body["event_type"].as_str().unwrap_or_default();
-            event.insert(&tx, run, event_type, &body.to_string())?;
+        for (event, (event_type, body)) in events.iter().zip(rows) {
+            event.insert(&tx, run, event_type, body)?;
             if let Some(from) = event.undoes() {
                 marked += mark_taken_back(&tx, (E::EVENTS, E::KEY), run, from, event.seq())?;
             }
@@ -277,13 +276,13 @@ impl<E: Logged> GameStore<E> {
         Ok(marked)
     }
 
-    /// The committed events' bodies onto the open mirror. A failed write drops the mirror, so
-    /// the next append checks it again and rewrites it from the table.
-    fn mirror_bodies(&mut self, bodies: &[Value]) -> Result<(), Error> {
-        let Some((_, log)) = self.mirror.as_mut().filter(|_| !bodies.is_empty()) else {
+    /// The committed rows' bodies onto the open mirror, each a line. A failed write drops the
+    /// mirror, so the next append checks it again and rewrites it from the table.
+    fn mirror_rows(&mut self, rows: &[(String, String)]) -> Result<(), Error> {
+        let Some((_, log)) = self.mirror.as_mut().filter(|_| !rows.is_empty()) else {
             return Ok(());
         };
-        let written = log.append(bodies);
+        let written = log.append_lines(rows.iter().map(|(_, body)| body.as_str()));
         if written.is_err() {
             self.mirror = None;
         }
@@ -398,6 +397,14 @@ impl<E: Logged> GameStore<E> {
         }
         Ok(number)
     }
+}
+
+/// An event's row: its `event_type` and its body, the JSON the table holds and the mirror's line
+/// (serialized once, through a `Value`, so both hold the same bytes).
+fn row_of<E: Serialize>(event: &E) -> serde_json::Result<(String, String)> {
+    let value = serde_json::to_value(event)?;
+    let event_type = value["event_type"].as_str().unwrap_or_default().to_string();
+    Ok((event_type, value.to_string()))
 }
 
 fn has_table(conn: &Connection, name: &str) -> SqlResult<bool> {
