@@ -52,12 +52,7 @@ impl EventLog {
 
     /// Append events already serialized, one JSON object each, as [`EventLog::append`] does.
     pub fn append_lines<'a>(&mut self, rows: impl Iterator<Item = &'a str>) -> Result<(), Error> {
-        let mut text = String::new();
-        for row in rows {
-            text.push_str(row);
-            text.push('\n');
-        }
-        self.write(&text)
+        self.write(&joined(rows))
     }
 
     fn write(&mut self, text: &str) -> Result<(), Error> {
@@ -66,6 +61,16 @@ impl EventLog {
             .and_then(|_| self.file.flush())
             .map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// Rows already serialized, each ended by a newline.
+fn joined<'a>(rows: impl Iterator<Item = &'a str>) -> String {
+    let mut text = String::new();
+    for row in rows {
+        text.push_str(row);
+        text.push('\n');
+    }
+    text
 }
 
 /// Rows as JSON lines, each ended by a newline.
@@ -167,10 +172,10 @@ pub fn check_mirror(path: &Path, count: u64, last_seq: Option<u64>) -> MirrorChe
 /// `last_seq`), rewritten whole from `stored` (the database's events, read only then)
 /// otherwise, so no torn or missing line is ever left behind what is appended. Why it was
 /// rewritten, when it was (for the user).
-pub fn reopen_mirror<T: Serialize>(
+pub fn reopen_mirror(
     path: &Path,
     (count, last_seq): (u64, Option<u64>),
-    stored: impl FnOnce() -> Result<Vec<T>, Error>,
+    stored: impl FnOnce() -> Result<Vec<String>, Error>,
 ) -> Result<(EventLog, Option<String>), Error> {
     Ok(match check_mirror(path, count, last_seq) {
         MirrorCheck::InStep => (EventLog::open_append(path)?, None),
@@ -181,12 +186,13 @@ pub fn reopen_mirror<T: Serialize>(
 impl EventLog {
     /// Write a fresh mirror holding exactly these events (via a temporary file and a rename,
     /// so a crash mid-rewrite leaves the old file), then keep appending to it.
-    pub fn rewrite<T: Serialize>(path: &Path, events: &[T]) -> Result<Self, Error> {
+    pub fn rewrite(path: &Path, rows: &[String]) -> Result<Self, Error> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let tmp = path.with_extension("jsonl.tmp");
-        std::fs::write(&tmp, lines(events)?).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::write(&tmp, joined(rows.iter().map(String::as_str)))
+            .map_err(|e| Error::io(&tmp, e))?;
         File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| Error::io(&tmp, e))?;

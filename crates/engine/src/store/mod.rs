@@ -25,7 +25,6 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, Transaction, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use troupe_campaign::CampaignDir;
 
 use crate::{Error, EventLog, Fault};
@@ -58,7 +57,8 @@ pub trait Logged: Serialize + DeserializeOwned {
     fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str)
     -> SqlResult<()>;
     /// What this event changes in its run's row (an end, a turn count) and, for an undo,
-    /// beyond the marks, after it is inserted.
+    /// beyond the marks, after it is inserted. `snapshots`: whether the file has the sessions'
+    /// fold snapshot cache (an undo drops the snapshots that folded in what it takes back).
     fn update_run(&self, tx: &Transaction<'_>, run: u32, snapshots: bool) -> SqlResult<()>;
 }
 
@@ -332,25 +332,20 @@ impl<E: Logged> GameStore<E> {
         Ok(self.rows(run, 0, "")?.into_iter().map(|(e, _)| e).collect())
     }
 
-    /// Every event of a run in order, as the table holds its body: what its mirror's lines are.
-    pub fn bodies(&self, run: u32) -> Result<Vec<Value>, Error> {
+    /// Every event of a run in order, its body as the table holds it: what its mirror's lines
+    /// are.
+    pub fn bodies(&self, run: u32) -> Result<Vec<String>, Error> {
         let sql = format!(
-            "SELECT seq, body FROM {} WHERE {} = ?1 ORDER BY seq",
+            "SELECT body FROM {} WHERE {} = ?1 ORDER BY seq",
             E::EVENTS,
             E::KEY
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| db(&self.path, e))?;
         let rows = stmt
-            .query_map(params![run], |r| {
-                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
-            })
+            .query_map(params![run], |r| r.get(0))
             .map_err(|e| db(&self.path, e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, body) = row.map_err(|e| db(&self.path, e))?;
-            out.push(serde_json::from_str(&body).map_err(|e| self.corrupt(run, seq, &e))?);
-        }
-        Ok(out)
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| db(&self.path, e))
     }
 
     fn decode(&self, run: u32, seq: u64, body: &str) -> Result<E, Error> {
@@ -400,11 +395,18 @@ impl<E: Logged> GameStore<E> {
 }
 
 /// An event's row: its `event_type` and its body, the JSON the table holds and the mirror's line
-/// (serialized once, through a `Value`, so both hold the same bytes).
+/// (serialized once, so both hold the same bytes, its fields in the event's own order).
 fn row_of<E: Serialize>(event: &E) -> serde_json::Result<(String, String)> {
-    let value = serde_json::to_value(event)?;
-    let event_type = value["event_type"].as_str().unwrap_or_default().to_string();
-    Ok((event_type, value.to_string()))
+    /// All a row needs to know of its body besides the body.
+    #[derive(serde::Deserialize)]
+    struct Tagged<'a> {
+        #[serde(borrow, default)]
+        event_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    let body = serde_json::to_string(event)?;
+    let tagged = serde_json::from_str::<Tagged<'_>>(&body)?;
+    let event_type = tagged.event_type.unwrap_or_default().into_owned();
+    Ok((event_type, body))
 }
 
 fn has_table(conn: &Connection, name: &str) -> SqlResult<bool> {

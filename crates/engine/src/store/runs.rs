@@ -13,24 +13,17 @@ use troupe_campaign::CampaignDir;
 use super::{GameStore, Logged, SqlResult, db};
 use crate::Error;
 
-/// A game whose log is a numbered run of one scene or encounter: its runs' row counts the
-/// input lines it consumed and says whether it ended.
-pub trait RunLog: Logged {
-    /// The runs' table prefix: `scene`, `encounter`.
-    const KIND: &'static str;
-    /// The event type that ends a run.
-    const END: &'static str;
-}
+/// A game whose log is a numbered run of one scene or encounter: its runs' table (the same
+/// columns for every such game) counts the input lines a run consumed and says whether it
+/// ended ([`StoredRun`]).
+pub trait RunLog: Logged {}
 
 /// The scene runs.
 pub type SceneStore = GameStore<troupe_scene::Envelope>;
 /// The encounter runs.
 pub type EncounterStore = GameStore<troupe_encounter::log::Envelope>;
 
-impl RunLog for troupe_scene::Envelope {
-    const KIND: &'static str = "scene";
-    const END: &'static str = "scene_ended";
-}
+impl RunLog for troupe_scene::Envelope {}
 
 impl Logged for troupe_scene::Envelope {
     const RUNS: &'static str = "scene_runs";
@@ -70,10 +63,7 @@ impl Logged for troupe_scene::Envelope {
     }
 }
 
-impl RunLog for troupe_encounter::log::Envelope {
-    const KIND: &'static str = "encounter";
-    const END: &'static str = "resolved";
-}
+impl RunLog for troupe_encounter::log::Envelope {}
 
 impl Logged for troupe_encounter::log::Envelope {
     const RUNS: &'static str = "encounter_runs";
