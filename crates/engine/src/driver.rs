@@ -533,9 +533,8 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    /// Commit the pending events: the database first (the record), then the mirror (the store
-    /// writes both), then tell
-    /// the observer — what the GM sees printed is already saved.
+    /// Commit the pending events, the database first (the record), then the mirror (the store
+    /// writes both); then tell the observer: what the GM sees printed is already saved.
     fn flush(&mut self) -> Result<(), Error> {
         if self.pending.is_empty() {
             return Ok(());

@@ -1,10 +1,10 @@
 //! The JSONL mirrors: `logs/session-N.jsonl` of a session, `logs/encounter-N.jsonl` and
 //! `logs/scene-N.jsonl` of the other games' runs, one event per line, flushed as written by
-//! the store ([`crate::GameStore`]) after each commit. `campaign.db` is the record; these files are for people and tools that
-//! read JSON lines. When the two disagree (a crash between the database commit and the mirror
-//! write, a truncated file), the mirror is rewritten from the database ([`reopen_mirror`]).
-//! Every game's mirror is written by this one writer: what a line holds is the game's to say
-//! (any serializable row with a top-level `seq`).
+//! the store ([`crate::GameStore`]) after each commit. `campaign.db` is the record; these files
+//! are for people and tools that read JSON lines. When the two disagree (a crash between the
+//! database commit and the mirror write, a truncated file), the mirror is rewritten from the
+//! database ([`reopen_mirror`]). Every game's mirror is written by this one writer: a line is
+//! the event's body as the table holds it (any serializable row with a top-level `seq`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -169,7 +169,7 @@ pub fn check_mirror(path: &Path, count: u64, last_seq: Option<u64>) -> MirrorChe
 
 /// A mirror open for appending what comes next, for every game alike: kept when it holds what
 /// the database holds ([`check_mirror`] against `count` stored events, the last numbered
-/// `last_seq`), rewritten whole from `stored` (the database's events, read only then)
+/// `last_seq`), rewritten whole from `stored` (the database's bodies, read only then)
 /// otherwise, so no torn or missing line is ever left behind what is appended. Why it was
 /// rewritten, when it was (for the user).
 pub fn reopen_mirror(
@@ -184,8 +184,8 @@ pub fn reopen_mirror(
 }
 
 impl EventLog {
-    /// Write a fresh mirror holding exactly these events (via a temporary file and a rename,
-    /// so a crash mid-rewrite leaves the old file), then keep appending to it.
+    /// Write a fresh mirror holding exactly these rows, one a line (via a temporary file and a
+    /// rename, so a crash mid-rewrite leaves the old file), then keep appending to it.
     pub fn rewrite(path: &Path, rows: &[String]) -> Result<Self, Error> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
