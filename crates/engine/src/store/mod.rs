@@ -53,9 +53,24 @@ pub trait Logged: Serialize + DeserializeOwned {
     fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf;
     /// Create what the game's tables lack in a file at schema `version` (0: a new file).
     fn create_tables(conn: &Connection, version: i64) -> SqlResult<()>;
-    /// Insert this event's row, inside its step's transaction.
-    fn insert(&self, tx: &Transaction<'_>, run: u32, event_type: &str, body: &str)
-    -> SqlResult<()>;
+    /// Insert this event's row, inside its step's transaction: by default the columns every
+    /// game's events table has (its run, `seq`, `event_type`, `body`).
+    fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        run: u32,
+        event_type: &str,
+        body: &str,
+    ) -> SqlResult<()> {
+        let sql = format!(
+            "INSERT INTO {} ({}, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
+            Self::EVENTS,
+            Self::KEY
+        );
+        tx.prepare_cached(&sql)?
+            .execute(params![run, self.seq(), event_type, body])
+            .map(drop)
+    }
     /// What this event changes in its run's row (an end, a turn count) and, for an undo,
     /// beyond the marks, after it is inserted. `snapshots`: whether the file has the sessions'
     /// fold snapshot cache (an undo drops the snapshots that folded in what it takes back).
@@ -327,9 +342,14 @@ impl<E: Logged> GameStore<E> {
         self.rows(run, 0, "")
     }
 
-    /// Every event of a run in order, undone ones included.
-    pub fn all_events(&self, run: u32) -> Result<Vec<E>, Error> {
-        Ok(self.rows(run, 0, "")?.into_iter().map(|(e, _)| e).collect())
+    /// Run `run`'s events in order, narrowed as [`GameStore::rows`] narrows them, without
+    /// their undo marks.
+    fn events_where(&self, run: u32, at: u64, condition: &str) -> Result<Vec<E>, Error> {
+        Ok(self
+            .rows(run, at, condition)?
+            .into_iter()
+            .map(|(e, _)| e)
+            .collect())
     }
 
     /// Every event of a run in order, its body as the table holds it: what its mirror's lines

@@ -45,15 +45,6 @@ impl Logged for troupe_scene::Envelope {
     fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
         create_run_tables::<Self>(conn)
     }
-    fn insert(
-        &self,
-        tx: &Transaction<'_>,
-        run: u32,
-        event_type: &str,
-        body: &str,
-    ) -> SqlResult<()> {
-        insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
-    }
     fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
         end_run::<Self>(
             tx,
@@ -84,15 +75,6 @@ impl Logged for troupe_encounter::log::Envelope {
     }
     fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
         create_run_tables::<Self>(conn)
-    }
-    fn insert(
-        &self,
-        tx: &Transaction<'_>,
-        run: u32,
-        event_type: &str,
-        body: &str,
-    ) -> SqlResult<()> {
-        insert_run_event::<Self>(tx, (run, self.seq), event_type, body)
     }
     fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
         let resolved = matches!(
@@ -131,21 +113,6 @@ fn create_run_tables<E: RunLog>(conn: &Connection) -> SqlResult<()> {
             .replace("scene_runs", E::RUNS)
             .replace("scene_events", E::EVENTS),
     )
-}
-
-fn insert_run_event<E: RunLog>(
-    tx: &Transaction<'_>,
-    (run, seq): (u32, u64),
-    event_type: &str,
-    body: &str,
-) -> SqlResult<()> {
-    let sql = format!(
-        "INSERT INTO {} (run, seq, event_type, body) VALUES (?1, ?2, ?3, ?4)",
-        E::EVENTS
-    );
-    tx.prepare_cached(&sql)?
-        .execute(params![run, seq, event_type, body])
-        .map(drop)
 }
 
 /// The run's row says it ended once its ending event is in.
@@ -197,7 +164,7 @@ impl<E: RunLog> GameStore<E> {
 
     /// Every event of a run, in order.
     pub fn events(&self, run: u32) -> Result<Vec<E>, Error> {
-        self.all_events(run)
+        self.events_where(run, 0, "")
     }
 
     pub fn run(&self, number: u32) -> Result<Option<StoredRun>, Error> {

@@ -232,21 +232,22 @@ impl GameStore<Envelope> {
 
     /// Every event of a session in order, undone ones included and marked.
     pub fn events(&self, session: u32) -> Result<Vec<StoredEvent>, Error> {
-        self.query(session, "")
+        let rows = self.rows(session, 0, "")?;
+        Ok(rows
+            .into_iter()
+            .map(|(envelope, undone)| StoredEvent { envelope, undone })
+            .collect())
     }
 
     /// The events that still stand (not undone): what the session state is folded from.
     pub fn live_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        Ok(envelopes(self.query(session, "AND undone = 0")?))
+        self.events_where(session, 0, "AND undone = 0")
     }
 
     /// The standing events but the raw model calls (most of the log's bytes; the fold only
     /// counts them, see [`Store::live_events_after`]).
     pub fn state_events(&self, session: u32) -> Result<Vec<Envelope>, Error> {
-        Ok(envelopes(self.query(
-            session,
-            "AND undone = 0 AND event_type != 'model_call'",
-        )?))
+        self.events_where(session, 0, "AND undone = 0 AND event_type != 'model_call'")
     }
 
     /// The standing state events (as [`Store::state_events`]) of turn `from_turn` and later:
@@ -256,21 +257,17 @@ impl GameStore<Envelope> {
         session: u32,
         from_turn: u32,
     ) -> Result<Vec<Envelope>, Error> {
-        Ok(envelopes(self.query_from(
+        self.events_where(
             session,
             u64::from(from_turn),
             "AND undone = 0 AND event_type != 'model_call' AND turn >= ?2",
-        )?))
+        )
     }
 
     /// The standing events after `seq`, model calls included (the fold counts them): what a
     /// snapshot taken at `seq` lacks, at most a turn's.
     pub fn live_events_after(&self, session: u32, seq: u64) -> Result<Vec<Envelope>, Error> {
-        Ok(envelopes(self.query_from(
-            session,
-            seq,
-            "AND undone = 0 AND seq > ?2",
-        )?))
+        self.events_where(session, seq, "AND undone = 0 AND seq > ?2")
     }
 
     /// Every standing event (model calls included) of turn `from_turn` and later.
@@ -279,11 +276,11 @@ impl GameStore<Envelope> {
         session: u32,
         from_turn: u32,
     ) -> Result<Vec<Envelope>, Error> {
-        Ok(envelopes(self.query_from(
+        self.events_where(
             session,
             u64::from(from_turn),
             "AND undone = 0 AND turn >= ?2",
-        )?))
+        )
     }
 
     /// The standing events of these types only (e.g. the GM's inputs, to move a script on).
@@ -299,10 +296,11 @@ impl GameStore<Envelope> {
             .map(|t| format!("'{t}'"))
             .collect::<Vec<_>>()
             .join(", ");
-        Ok(envelopes(self.query(
+        self.events_where(
             session,
+            0,
             &format!("AND undone = 0 AND event_type IN ({list})"),
-        )?))
+        )
     }
 
     /// The in-game day the campaign's latest session left the story on: where a new session
@@ -372,26 +370,6 @@ impl GameStore<Envelope> {
         Ok(self.stored_count(session)?.0)
     }
 
-    /// A session's events in order, narrowed by a fixed SQL condition.
-    fn query(&self, session: u32, condition: &str) -> Result<Vec<StoredEvent>, Error> {
-        self.query_from(session, 0, condition)
-    }
-
-    /// A session's events in order, narrowed by a fixed SQL condition that may use `?2` (a
-    /// turn or a seq).
-    fn query_from(
-        &self,
-        session: u32,
-        at: u64,
-        condition: &str,
-    ) -> Result<Vec<StoredEvent>, Error> {
-        let rows = self.rows(session, at, condition)?;
-        Ok(rows
-            .into_iter()
-            .map(|(envelope, undone)| StoredEvent { envelope, undone })
-            .collect())
-    }
-
     /// The sequence number the next event of this session gets.
     pub fn next_seq(&self, session: u32) -> Result<u64, Error> {
         Ok(self.stored_count(session)?.1.map_or(0, |m| m + 1))
@@ -435,11 +413,6 @@ impl GameStore<Envelope> {
             None => Ok(None),
         }
     }
-}
-
-/// The events of stored rows, without their undo marks.
-fn envelopes(rows: Vec<StoredEvent>) -> Vec<Envelope> {
-    rows.into_iter().map(|e| e.envelope).collect()
 }
 
 /// A session's undo, inside its marker's transaction, after the events it takes back are
