@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::SUITE_NAME;
 use crate::score::{Scores, Timing};
+use crate::stats::{Estimate, Pair, SKILLS, compare, estimates, skill};
 
 /// Every model's results.
 #[derive(Clone, Debug, Serialize)]
@@ -16,7 +17,32 @@ pub struct Bench {
     pub suite: &'static str,
     pub suite_version: String,
     pub seed: u64,
+    /// No model judges anything: every score is counted from the logs.
+    pub judge: Option<String>,
+    /// The scenarios played, with their family and seed (a generated suite).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<ScenarioInfo>,
+    /// The models that are baselines (the scripted players, the embedded model).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub baselines: Vec<String>,
     pub models: Vec<ModelResult>,
+    /// Every pair of models, skill by skill (suite 2.0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairwise: Vec<Pair>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioInfo {
+    pub id: String,
+    pub family: String,
+    pub seed: Option<u64>,
+}
+
+/// One family's skills (those with items in it).
+#[derive(Clone, Debug, Serialize)]
+pub struct FamilyResult {
+    pub family: String,
+    pub skills: Vec<Estimate>,
 }
 
 /// One model's results over the suite.
@@ -31,6 +57,11 @@ pub struct ModelResult {
     pub failed_runs: Vec<String>,
     pub scores: Scores,
     pub by_scenario: Vec<ScenarioScores>,
+    /// Each skill with its 95 % interval over scenarios (suite 2.0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<Estimate>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_family: Vec<FamilyResult>,
     /// What the clock says, kept apart: the only part that differs between runs of one seed.
     pub timing: ModelTiming,
 }
@@ -90,8 +121,61 @@ impl ModelResult {
             failed_runs,
             scores,
             by_scenario,
+            skills: Vec::new(),
+            by_family: Vec::new(),
             timing,
         }
+    }
+
+    /// The skills with their intervals, overall and per family of `scenarios`.
+    fn analyse(&mut self, scenarios: &[ScenarioInfo]) {
+        let all: Vec<&Scores> = self.by_scenario.iter().map(|s| &s.scores).collect();
+        self.skills = estimates(&all);
+        let mut families: Vec<&str> = scenarios.iter().map(|s| s.family.as_str()).collect();
+        families.dedup();
+        self.by_family = families
+            .into_iter()
+            .map(|f| {
+                let mine: Vec<&Scores> = self
+                    .by_scenario
+                    .iter()
+                    .zip(scenarios)
+                    .filter(|(_, info)| info.family == f)
+                    .map(|(s, _)| &s.scores)
+                    .collect();
+                let skills = estimates(&mine).into_iter().filter(|e| e.items > 0);
+                FamilyResult {
+                    family: f.to_string(),
+                    skills: skills.collect(),
+                }
+            })
+            .collect();
+    }
+}
+
+impl Bench {
+    /// Suite 2.0's statistics: every model's skills with intervals, and every pair compared.
+    pub fn analyse(&mut self) {
+        for m in &mut self.models {
+            m.analyse(&self.scenarios);
+        }
+        let per: Vec<(&str, Vec<&Scores>)> = self
+            .models
+            .iter()
+            .map(|m| {
+                (
+                    m.model.as_str(),
+                    m.by_scenario.iter().map(|s| &s.scores).collect(),
+                )
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        for (i, a) in per.iter().enumerate() {
+            for b in &per[i + 1..] {
+                pairs.extend(compare((a.0, &a.1), (b.0, &b.1)));
+            }
+        }
+        self.pairwise = pairs;
     }
 }
 
@@ -110,8 +194,12 @@ const HEADER: &[&str] = &[
     "s / turn",
 ];
 
-/// One table per model.
+/// One table per model (suite 1.0), or the skills with intervals, the pairwise comparisons
+/// and the families (a generated suite).
 pub fn render_markdown(bench: &Bench) -> String {
+    if bench.models.iter().any(|m| !m.skills.is_empty()) {
+        return render_skills(bench);
+    }
     let mut out = format!(
         "# {SUITE_NAME}: suite {}, seed {}\n",
         bench.suite_version, bench.seed
@@ -188,6 +276,123 @@ fn decisions(s: &Scores) -> String {
     format!("{} ({})", s.decisions, how.join(", "))
 }
 
+fn estimate(e: &Estimate) -> String {
+    match (e.value, e.low, e.high) {
+        (Some(v), Some(l), Some(h)) => format!("{v:.2} [{l:.2}, {h:.2}] n={}", e.items),
+        _ => "–".into(),
+    }
+}
+
+fn render_skills(bench: &Bench) -> String {
+    let items: u32 = bench
+        .models
+        .first()
+        .map_or(0, |m| m.skills.iter().map(|e| e.items).sum());
+    let mut out = format!(
+        "# {SUITE_NAME}: suite {}, seed {}\n\n{} scenarios; {items} scored items for `{}`. \
+         Each cell: the value [95 % bootstrap interval over scenarios] n=items. Judge: none \
+         (every score is counted from the logs; docs/bench.md). Baselines: {}.\n\n",
+        bench.suite_version,
+        bench.seed,
+        bench.scenarios.len(),
+        bench.models.first().map_or("", |m| m.model.as_str()),
+        if bench.baselines.is_empty() {
+            "none".to_string()
+        } else {
+            bench.baselines.join(", ")
+        },
+    );
+    let names: Vec<&str> = bench.models.iter().map(|m| m.model.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "| skill | {} |\n|---|{}",
+        names.join(" | "),
+        "---|".repeat(names.len())
+    );
+    for (i, sk) in SKILLS.iter().enumerate() {
+        let cells: Vec<String> = bench
+            .models
+            .iter()
+            .map(|m| m.skills.get(i).map_or("–".into(), estimate))
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", sk.title, cells.join(" | "));
+    }
+    out.push_str(&pairwise_table(&bench.pairwise));
+    out.push_str(&family_table(bench));
+    out.push_str(&timing_table(bench));
+    out
+}
+
+fn pairwise_table(pairs: &[Pair]) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut out = "\n## Pairwise (A minus B, same scenarios)\n\n| A | B | skill | difference [95 %] | clear? |\n|---|---|---|---|---|\n".to_string();
+    for p in pairs {
+        let title = skill(p.skill).map_or(p.skill, |s| s.title);
+        let diff = match (p.difference, p.low, p.high) {
+            (Some(d), Some(l), Some(h)) => format!("{d:+.2} [{l:+.2}, {h:+.2}]"),
+            _ => "–".into(),
+        };
+        let clear = p
+            .better
+            .as_ref()
+            .map_or("no".to_string(), |b| format!("yes: `{b}`"));
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {title} | {diff} | {clear} |",
+            p.a, p.b
+        );
+    }
+    out
+}
+
+fn family_table(bench: &Bench) -> String {
+    let mut out = "\n## By family\n\n| family | model | skills |\n|---|---|---|\n".to_string();
+    for m in &bench.models {
+        for f in &m.by_family {
+            let cells: Vec<String> = f
+                .skills
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {}",
+                        skill(e.skill).map_or(e.skill, |s| s.title),
+                        estimate(e)
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} |",
+                f.family,
+                m.model,
+                cells.join("; ")
+            );
+        }
+    }
+    out
+}
+
+fn timing_table(bench: &Bench) -> String {
+    let mut out = "\n## Cost (apart from the scores)\n\n| model | sessions | turns | tokens | tokens / turn | wall s (sessions summed) | failed runs |\n|---|---|---|---|---|---|---|\n".to_string();
+    for m in &bench.models {
+        let s = &m.scores;
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {:.1} | {} |",
+            m.model,
+            s.sessions,
+            s.turns,
+            s.tokens,
+            s.tokens_per_turn.map_or("–".into(), |x| format!("{x:.0}")),
+            m.timing.total.wall_ms as f64 / 1000.0,
+            m.failed_runs.len()
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -231,7 +436,11 @@ mod tests {
             suite: SUITE_NAME,
             suite_version: "1.0".into(),
             seed: 7,
+            judge: None,
+            scenarios: Vec::new(),
+            baselines: Vec::new(),
             models: vec![m],
+            pairwise: Vec::new(),
         };
         let md = render_markdown(&bench);
         assert!(md.contains("## `replay:good` (suite 1.0, seed 7)"), "{md}");

@@ -47,6 +47,14 @@ pub struct Scores {
     /// a question (non-empty, with a `?`).
     pub insights: u32,
     pub insight_questions: u32,
+    /// The players' decisions after an insight (`insight_decision` events), and those that
+    /// changed the action (suite 2.0's answers are warnings, so heeding them is changing).
+    pub insight_decisions: u32,
+    pub insight_heeded: u32,
+    /// Directives given in a turn whose party settled on a plan (the turn's last `consensus`
+    /// with a plan), and those carrying 20 % or more of the plan's content words.
+    pub plan_directives: u32,
+    pub plan_directives_following: u32,
     /// The scenario's memory questions, and those answered (an accepted answer in the agent's
     /// own words in that turn).
     pub memory_questions: u32,
@@ -90,6 +98,7 @@ pub fn score(scenario: &Scenario, events: &[Value]) -> (Scores, Timing) {
     }
     count_secrets_and_directives(events, &mut s);
     count_decisions(events, &mut s);
+    count_plan_directives(events, &mut s);
     count_replies_and_insights(events, &mut s);
     s.memory_questions = u32::try_from(scenario.questions.len()).unwrap_or(u32::MAX);
     s.memory_answered = count(scenario.questions.iter().filter(|q| answered(q, events)));
@@ -185,6 +194,12 @@ fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
                     s.replies_valid += 1;
                 }
             }
+            "insight_decision" => {
+                s.insight_decisions += 1;
+                if e["decision"]["change_action"] == Value::Bool(true) {
+                    s.insight_heeded += 1;
+                }
+            }
             "laser_feelings_question" => {
                 s.insights += 1;
                 let q = text(e, "question").trim();
@@ -193,6 +208,31 @@ fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Each directive under the plan its party settled on in that turn.
+fn count_plan_directives(events: &[Value], s: &mut Scores) {
+    let mut plans: BTreeMap<(u64, u64), &str> = BTreeMap::new();
+    for e in events.iter().filter(|e| ty(e) == "consensus") {
+        if let Some(plan) = e["plan"]
+            .as_str()
+            .filter(|_| text(e, "outcome") != "conflicted")
+        {
+            plans.insert(place(e), plan);
+        }
+    }
+    for e in events.iter().filter(|e| ty(e) == "directive") {
+        let Some(plan) = plans.get(&place(e)) else {
+            continue;
+        };
+        s.plan_directives += 1;
+        let want = content_words(plan);
+        let said = content_words(text(e, "text"));
+        let shared = want.intersection(&said).count();
+        if !want.is_empty() && shared * 5 >= want.len() {
+            s.plan_directives_following += 1;
         }
     }
 }
@@ -303,6 +343,10 @@ impl Scores {
         self.discussion_rounds += o.discussion_rounds;
         self.insights += o.insights;
         self.insight_questions += o.insight_questions;
+        self.insight_decisions += o.insight_decisions;
+        self.insight_heeded += o.insight_heeded;
+        self.plan_directives += o.plan_directives;
+        self.plan_directives_following += o.plan_directives_following;
         self.memory_questions += o.memory_questions;
         self.memory_answered += o.memory_answered;
         self.replies += o.replies;
@@ -349,6 +393,8 @@ mod tests {
         Scenario {
             id: "memory".into(),
             about: String::new(),
+            family: None,
+            seed: None,
             campaign: "solo.json".into(),
             sessions: vec!["a.yaml".into(), "b.yaml".into()],
             questions: vec![

@@ -41,6 +41,9 @@ pub struct Suite {
     /// are not comparable.
     pub version: String,
     pub scenarios: Vec<Scenario>,
+    /// The seed a generated suite (2.0 on) was drawn with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     #[serde(skip)]
     pub dir: PathBuf,
 }
@@ -52,6 +55,11 @@ pub struct Scenario {
     /// Letters, digits and `-`: it names the scenario's directory and its recorded replies.
     pub id: String,
     pub about: String,
+    /// The template family a generated scenario comes from, and its own seed (suite 2.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The campaign file, relative to the suite file.
     pub campaign: String,
     /// One GM script per session, played in this order in the same campaign.
@@ -80,6 +88,8 @@ pub struct Question {
 #[serde(deny_unknown_fields)]
 struct SuiteFile {
     suite_version: String,
+    #[serde(default)]
+    seed: Option<u64>,
     scenarios: Vec<Scenario>,
 }
 
@@ -97,6 +107,7 @@ pub fn load(path: &Path) -> Result<Suite, Error> {
     let suite = Suite {
         version: file.suite_version.trim().to_string(),
         scenarios: file.scenarios,
+        seed: file.seed,
         dir,
     };
     check(&suite).map_err(|message| Error::Suite {
