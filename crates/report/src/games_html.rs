@@ -243,12 +243,47 @@ fn encounter_run(o: &mut String, run: &GameRun) {
             String::new()
         }
     );
-    let seats = started.map_or(&[][..], |e| array(e, "seats"));
-    seat_table(o, seats);
+    let seats = seats_of(&run.events);
+    seat_table(o, &seats);
     scorecard(o, run.scorecard.as_ref());
     tokens(o, &run.events);
-    story(o, run, seats);
+    story(o, run, &seats);
     o.push_str("</div>");
+}
+
+/// Every seat of a run: those at the table when it started, then each that joined mid-run
+/// (`seat_joined`, marked with the event it joined at), each with who played it last (a seat
+/// handed between a person and an AI player, `seat_handed`, says so).
+fn seats_of(events: &[Value]) -> Vec<Value> {
+    let mut seats: Vec<Value> = Vec::new();
+    for e in events {
+        match ty(e) {
+            "started" => seats.extend(array(e, "seats").iter().cloned()),
+            "seat_joined" => {
+                if let Some(seat) = e.get("seat") {
+                    let mut seat = seat.clone();
+                    if let Some(o) = seat.as_object_mut() {
+                        o.insert("joined_at".into(), seq(e).into());
+                    }
+                    seats.push(seat);
+                }
+            }
+            "seat_handed" => {
+                let id = s(e, "seat");
+                let person = e.get("person").and_then(Value::as_bool).unwrap_or(false);
+                if let Some(o) = seats
+                    .iter_mut()
+                    .find(|x| s(x, "id") == id)
+                    .and_then(Value::as_object_mut)
+                {
+                    o.insert("kind".into(), if person { "person" } else { "ai" }.into());
+                    o.insert("handed".into(), true.into());
+                }
+            }
+            _ => {}
+        }
+    }
+    seats
 }
 
 fn seat_table(o: &mut String, seats: &[Value]) {
@@ -257,16 +292,24 @@ fn seat_table(o: &mut String, seats: &[Value]) {
     }
     o.push_str("<table><tr><th>character</th><th>played by</th><th>seat</th></tr>");
     for seat in seats {
+        let mut how = if s(seat, "kind") == "person" {
+            "a person"
+        } else {
+            "an AI player"
+        }
+        .to_string();
+        if seat.get("handed").is_some() {
+            how.push_str(" (handed over during the run)");
+        }
+        if let Some(at) = seat.get("joined_at").and_then(Value::as_u64) {
+            how.push_str(&format!(", joined mid-run (event {at})"));
+        }
         let _ = write!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(s(seat, "character")),
             esc(s(seat, "player")),
-            if s(seat, "kind") == "person" {
-                "a person"
-            } else {
-                "an AI player"
-            }
+            esc(&how)
         );
     }
     o.push_str("</table>");
@@ -301,6 +344,13 @@ fn scorecard(o: &mut String, scores: Option<&Value>) {
         "checks succeeded",
     );
     card(o, &n("actions_sent_back"), "AI players' actions sent back");
+    if num(c, "people_actions_flagged") > 0 {
+        card(
+            o,
+            &n("people_actions_flagged"),
+            "people's actions flagged (they rephrase)",
+        );
+    }
     card(
         o,
         &format!(
@@ -788,5 +838,40 @@ mod tests {
         // No sessions: their sections are left out, not shown empty.
         assert!(!html.contains("id=\"consensus\""));
         assert!(html.contains("id=\"encounters\"") && html.contains("id=\"scenes\""));
+    }
+
+    /// Issue 46: a seat that joined mid-run was left out of the seat table (and its actions
+    /// were shown under its id, not its character's name).
+    #[test]
+    fn the_seat_table_has_the_seats_that_joined_mid_run() {
+        let games = Games {
+            encounters: vec![run(
+                Game::Encounter,
+                vec![
+                    json!({"seq": 0, "event_type": "started", "seed": 1, "spec": {"title": "t"},
+                      "seats": [{"id": "p1", "character": "Mara", "player": "Mara", "kind": "person"},
+                                {"id": "p2", "character": "Rook", "player": "AI", "kind": "ai"}]}),
+                    json!({"seq": 5, "event_type": "seat_joined",
+                      "seat": {"id": "p3", "character": "Jo-char", "player": "Jo", "kind": "person"}}),
+                    json!({"seq": 6, "event_type": "player_acted", "seat": "p3", "text": "I wave"}),
+                    json!({"seq": 7, "event_type": "seat_handed", "seat": "p1", "person": false}),
+                ],
+            )],
+            scenes: Vec::new(),
+        };
+        let html = crate::render_report("t", &[], &games);
+        let table = html.split("<th>seat</th></tr>").nth(1).unwrap();
+        let table = table.split("</table>").next().unwrap();
+        let rows: Vec<&str> = table.split("<tr>").filter(|r| !r.is_empty()).collect();
+        assert_eq!(rows.len(), 3, "{table}");
+        assert!(rows[2].contains("Jo-char") && rows[2].contains("<td>Jo</td>"));
+        assert!(rows[2].contains("joined mid-run (event 5)"), "{}", rows[2]);
+        assert!(
+            rows[0].contains("an AI player (handed over during the run)"),
+            "{}",
+            rows[0]
+        );
+        // The joined seat's action is shown under its character's name.
+        assert!(html.contains("<b>Jo-char</b>"), "the story names p3");
     }
 }

@@ -11,6 +11,7 @@ mod calls;
 mod cost;
 mod ev;
 mod flags;
+mod game_score;
 mod games;
 mod games_html;
 mod html;
@@ -26,6 +27,7 @@ pub use calls::{GameCalls, RunGap};
 pub use cost::{Costs, Spend, TurnSpend, costs, render_costs, token_counts, usd};
 pub use ev::{Roster, event_types};
 pub use flags::{Flag, FlagKind, content_words, flags};
+pub use game_score::{GameModelScore, game_scorecard};
 pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
 pub use metrics::{
@@ -37,7 +39,7 @@ pub use scorecard::{ModelScore, RunRow, UNKNOWN_MODEL, runs, scorecard};
 pub use source::{
     BatchRun, Scope, batch_runs, is_batch, load_batch, load_campaign, load_session, session_numbers,
 };
-pub use text::{render_scorecard, render_stats};
+pub use text::{render_game_scorecard, render_games_stats, render_scorecard, render_stats};
 
 /// Everything that can go wrong reading a campaign's log.
 #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::ev::Roster;
+use crate::game_score::GameModelScore;
 use crate::scorecard::{ModelScore, RunRow};
 use crate::{Audit, Flag, Metrics};
 
@@ -333,6 +334,87 @@ pub fn render_scorecard(card: &[ModelScore], runs: &[RunRow]) -> String {
         o,
         "  (overreach/100: verdicts not passed per 100 actions checked; flagged: flags for review; no reply: model attempts without an answer; gave up: failed steps; cached: share of input tokens read from the provider's cache)"
     );
+    o
+}
+
+/// The stats of a campaign that has played only encounters and scenes: what their logs hold
+/// (each game's model calls, the gaps), and none of the Lasers & Feelings sessions' figures,
+/// which would all be zeros.
+pub fn render_games_stats(title: &str, audit: &Audit) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "troupe stats — {title}");
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "No Lasers & Feelings sessions here: the figures are the encounter runs' and scenes'."
+    );
+    let _ = writeln!(o, "\nLog completeness");
+    game_calls(&mut o, audit);
+    let gaps = audit.run_gaps.len();
+    let _ = writeln!(
+        o,
+        "  {:<38} {}",
+        "gaps",
+        if gaps == 0 {
+            "none".to_string()
+        } else {
+            gaps.to_string()
+        }
+    );
+    for g in audit.run_gaps.iter().take(10) {
+        let _ = writeln!(
+            o,
+            "    {:?} run {}, event {}: {}",
+            g.game, g.run, g.seq, g.what
+        );
+    }
+    o
+}
+
+/// The scorecard per model of the encounter runs and scenes (empty text without rows).
+pub fn render_game_scorecard(rows: &[GameModelScore]) -> String {
+    let mut o = String::new();
+    if rows.is_empty() {
+        return o;
+    }
+    let _ = writeln!(o, "\nScorecard per model: encounter runs and scenes");
+    let width = rows
+        .iter()
+        .map(|r| r.model.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        o,
+        "  {:<9}  {:<width$}  {:>5} {:>6} {:>8} {:>8} {:>10} {:>11} {:>11} {:>12}",
+        "game",
+        "model",
+        "runs",
+        "calls",
+        "attempts",
+        "no reply",
+        "tokens in",
+        "tokens out",
+        "tokens/call",
+        "latency/call",
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "  {:<9}  {:<width$}  {:>5} {:>6} {:>8} {:>8} {:>10} {:>11} {:>11} {:>12}",
+            r.game,
+            r.model,
+            r.runs,
+            r.calls,
+            r.attempts,
+            r.failed_attempts,
+            r.tokens_in,
+            r.tokens_out,
+            whole(r.tokens_per_call),
+            r.latency_ms_per_call
+                .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+        );
+    }
     o
 }
 
