@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 use troupe_engine::SceneStore;
+use troupe_engine::lines::count;
 use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
 use troupe_scene::view::gm_view;
 use troupe_scene::{Scene, Truth, World};
@@ -45,7 +46,8 @@ pub enum SceneCommand {
     },
     /// Continue the campaign's latest scene run where its log stops (after a crash or /quit)
     Resume {
-        /// The player's script: lines already played are skipped
+        /// The player's script: the one the run was played with goes on after the lines
+        /// already played; another one is played from its first line
         #[arg(long)]
         player_script: Option<PathBuf>,
         #[arg(long)]
@@ -62,7 +64,27 @@ pub enum SceneCommand {
         #[arg(long)]
         run: Option<u32>,
     },
+    /// A run's events as JSON lines (for analysis): every tool call, refusal and model call
+    Log {
+        #[arg(long)]
+        run: Option<u32>,
+    },
+    /// Each scene run's figures (or --run N's): turns, the character's lines, tools applied
+    /// and refused, narrations polished and refused, model calls and tokens
+    Stats {
+        #[arg(long)]
+        run: Option<u32>,
+        /// One JSON object per run instead of the table
+        #[arg(long)]
+        json: bool,
+    },
 }
+
+/// The scene runs, as the commands shared with the encounter's speak of them.
+const GAME: crate::runs::Game = crate::runs::Game {
+    name: "scene",
+    starts: "`troupe scene play FILE`",
+};
 
 /// Who turns the player's words into a tool call.
 #[derive(Clone, Debug, clap::Args)]
@@ -183,6 +205,15 @@ pub fn run(
         }
         SceneCommand::Undo => undo(&dir_or_here(dir)),
         SceneCommand::Replay { run } => replay(&dir_or_here(dir), run),
+        SceneCommand::Log { run } => {
+            let dir = dir_or_here(dir);
+            crate::runs::log(&existing(&dir)?, &dir, run, &GAME)
+        }
+        SceneCommand::Stats { run, json } => {
+            let dir = dir_or_here(dir);
+            let store = existing(&dir)?;
+            crate::runs::stats(&store, &dir, (run, json), &GAME, figures, render_figures)
+        }
     }
 }
 
@@ -205,10 +236,9 @@ fn load(file: &Path) -> anyhow::Result<Result<troupe_scene::SceneDef, String>> {
             .map(|p| format!("{}:{p}", file.display()))
             .collect();
         format!(
-            "{}\n{} problem{} in {}",
+            "{}\n{} in {}",
             lines.join("\n"),
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
+            count(problems.len(), "problem"),
             file.display()
         )
     }))
@@ -218,12 +248,12 @@ fn check(file: &Path) -> anyhow::Result<ExitCode> {
     match load(file)? {
         Ok(def) => {
             println!(
-                "{}: OK — scene {}, {} zones, {} entities, {} clocks",
+                "{}: OK — scene {}, {}, {}, {}",
                 file.display(),
                 def.id,
-                def.zones.len(),
-                def.entities.len(),
-                def.clocks.len()
+                count(def.zones.len(), "zone"),
+                count(def.entities.len(), "entity"),
+                count(def.clocks.len(), "clock")
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -242,19 +272,62 @@ enum Speaker {
     Script(std::vec::IntoIter<String>),
 }
 
+/// A player script's lines.
+fn script_lines(path: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read the player script {}", path.display()))?;
+    serde_saphyr::from_str(&text).with_context(|| {
+        format!(
+            "{}: a player script is a YAML list of lines",
+            path.display()
+        )
+    })
+}
+
+/// The character's words a run's log holds, in order (undone turns included: their lines
+/// were read too).
+fn spoken(events: &[troupe_scene::Envelope]) -> Vec<String> {
+    use troupe_scene::{Caller, SceneEvent};
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            SceneEvent::ToolApplied {
+                caller: Caller::Player,
+                input,
+                ..
+            }
+            | SceneEvent::Rejected {
+                caller: Caller::Player,
+                input,
+                ..
+            } => Some(input.trim().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a script is the one a run read its first `read` lines from: those lines, leaving
+/// out the commands (which the log does not keep as words), are the words the log holds.
+fn same_script(lines: &[String], read: usize, said: &[String]) -> bool {
+    let words: Vec<String> = lines
+        .iter()
+        .take(read)
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.starts_with('/') && !l.is_empty())
+        .collect();
+    let mut said = said.to_vec();
+    said.dedup();
+    let mut words = words;
+    words.dedup();
+    words == said
+}
+
 impl Speaker {
     fn open(script: Option<&Path>, skip: u64) -> anyhow::Result<Speaker> {
         let Some(path) = script else {
             return Ok(Speaker::Terminal);
         };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("could not read the player script {}", path.display()))?;
-        let lines: Vec<String> = serde_saphyr::from_str(&text).with_context(|| {
-            format!(
-                "{}: a player script is a YAML list of lines",
-                path.display()
-            )
-        })?;
+        let lines = script_lines(path)?;
         let skip = usize::try_from(skip).unwrap_or(usize::MAX);
         Ok(Speaker::Script(
             lines.into_iter().skip(skip).collect::<Vec<_>>().into_iter(),
@@ -340,9 +413,8 @@ fn play(
         .with_context(|| format!("could not create the campaign directory {}", dir.display()))?;
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = store(dir)?;
-    let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
     let scene = Scene::start(def, seed);
-    store.append(run, &scene.events, 0)?;
+    let run = store.begin(&scene.state.id, &chrono::Utc::now().to_rfc3339(), &scene.events)?;
     println!(
         "Scene {} (run {run}, seed {seed}). Goal: {}",
         scene.state.id, scene.state.goal
@@ -363,16 +435,43 @@ fn resume(
     let (mut store, latest) = unfinished(dir)?;
     crate::sessions::reopen_mirror_of(&mut store, latest.number)?;
     let events = store.events(latest.number)?;
+    let said = spoken(&events);
     let scene = Scene::resume(events)?;
-    println!(
-        "Resuming scene {} (run {}) at turn {}, {} line{} already played.",
+    print!(
+        "Resuming scene {} (run {}) at turn {}, {} already played",
         scene.state.id,
         latest.number,
         scene.state.turn + 1,
-        latest.inputs,
-        if latest.inputs == 1 { "" } else { "s" }
+        troupe_engine::lines::count(latest.inputs, "line"),
     );
-    let speaker = Speaker::open(script, latest.inputs)?;
+    // The script this run was played with goes on after its played lines; another one is
+    // played from its first line.
+    let skip = match script {
+        None => {
+            println!(".");
+            0
+        }
+        Some(path) => {
+            let lines = script_lines(path)?;
+            let read = usize::try_from(latest.inputs).unwrap_or(usize::MAX);
+            if same_script(&lines, read, &said) {
+                println!(
+                    "; {} goes on from its line {}.",
+                    path.display(),
+                    read.min(lines.len()) + 1
+                );
+                latest.inputs
+            } else {
+                println!(
+                    ". {} is not the script those lines came from: it is played from its first \
+                     line.",
+                    path.display()
+                );
+                0
+            }
+        }
+    };
+    let speaker = Speaker::open(script, skip)?;
     play_table(
         dir,
         store,
@@ -413,10 +512,11 @@ fn play_table(
         .enable_all()
         .build()
         .context("could not start the async runtime")?;
+    let resume = crate::sessions::command(dir, "troupe scene resume");
     match runtime.block_on(table.play())? {
-        SceneStop::Quit => println!("Saved; `troupe scene resume` continues."),
+        SceneStop::Quit => println!("Saved; {resume} continues."),
         SceneStop::OutOfInput => {
-            println!("(no more input; `troupe scene resume` continues this scene)");
+            println!("(no more input; {resume} continues this scene)");
         }
         SceneStop::Ended => {}
     }
@@ -458,7 +558,8 @@ fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
     if let troupe_scene::SceneEvent::Undone { from_seq } = undone.event {
         println!(
             "Scene run {run}: the last turn (from event {from_seq}) is taken back; \
-             `troupe scene resume` plays on from there."
+             {} plays on from there.",
+            crate::sessions::command(dir, "troupe scene resume")
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -495,6 +596,113 @@ fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
 
 fn store(dir: &Path) -> anyhow::Result<SceneStore> {
     SceneStore::open(dir).map_err(anyhow::Error::from)
+}
+
+/// The scene runs of a campaign that has played one; nothing is created for one that has not.
+fn existing(dir: &Path) -> anyhow::Result<SceneStore> {
+    match SceneStore::open_existing(dir)? {
+        Some(store) => Ok(store),
+        None => bail!(
+            "{} has no scene runs yet; {} starts one",
+            dir.display(),
+            GAME.starts
+        ),
+    }
+}
+
+/// One scene run's figures, from its log: what was played (turns, the character's lines),
+/// what the engine did with it (tools applied, calls refused, turns taken back), and what the
+/// models did (calls, attempts, tokens, narrations polished and refused).
+fn figures(events: &[troupe_scene::Envelope]) -> anyhow::Result<Value> {
+    use troupe_scene::SceneEvent as E;
+    let live = troupe_scene::live(events);
+    let mut f = serde_json::json!({});
+    let mut n = |k: &str, by: u64| {
+        f[k] = (f[k].as_u64().unwrap_or(0) + by).into();
+    };
+    for k in [
+        "turns",
+        "tools_applied",
+        "refused",
+        "undone",
+        "model_calls",
+        "model_attempts",
+        "tokens_in",
+        "tokens_out",
+        "polished",
+        "polish_refused",
+    ] {
+        n(k, 0);
+    }
+    let mut turn = 0;
+    for env in &live {
+        match &env.event {
+            E::ToolApplied { turn: t, .. } => {
+                n("tools_applied", 1);
+                turn = turn.max(*t);
+            }
+            E::Rejected { turn: t, .. } => {
+                n("refused", 1);
+                turn = turn.max(*t);
+            }
+            E::ModelCalled { attempts, .. } => {
+                n("model_calls", 1);
+                n("model_attempts", attempts.len() as u64);
+                for a in attempts {
+                    let tokens = |k: &str| a["usage"][k].as_u64().unwrap_or(0);
+                    n("tokens_in", tokens("input_tokens"));
+                    n("tokens_out", tokens("output_tokens"));
+                }
+            }
+            E::NarrationPolished { refused, .. } => {
+                n("polished", 1);
+                if refused.is_some() {
+                    n("polish_refused", 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let undone = events
+        .iter()
+        .filter(|e| matches!(e.event, E::Undone { .. }))
+        .count();
+    n("undone", undone as u64);
+    n("turns", u64::from(turn));
+    f["ended"] = live
+        .iter()
+        .any(|e| matches!(e.event, E::SceneEnded { .. }))
+        .into();
+    Ok(f)
+}
+
+/// The runs' figures as a table.
+fn render_figures(cards: &[Value]) -> String {
+    let mut out = String::from(
+        "Scene runs\n\
+         run  scene                         turns ended tools refused undone model-calls \
+         attempts tokens-in tokens-out polished polish-refused\n",
+    );
+    for c in cards {
+        let n = |k: &str| c[k].as_u64().unwrap_or(0);
+        out.push_str(&format!(
+            "{:>3}  {:<29} {:>5} {:>5} {:>5} {:>7} {:>6} {:>11} {:>8} {:>9} {:>10} {:>8} {:>14}\n",
+            n("run"),
+            c["spec"].as_str().unwrap_or_default(),
+            n("turns"),
+            if c["ended"] == true { "yes" } else { "no" },
+            n("tools_applied"),
+            n("refused"),
+            n("undone"),
+            n("model_calls"),
+            n("model_attempts"),
+            n("tokens_in"),
+            n("tokens_out"),
+            n("polished"),
+            n("polish_refused"),
+        ));
+    }
+    out
 }
 
 /// Prints the scene as it is played; keeps an ended scene's changes in the world.
@@ -694,12 +902,11 @@ fn open_new(
     seed: Option<u64>,
 ) -> anyhow::Result<(troupe_serve::TableFile, Vec<troupe_serve::Link>, String)> {
     let seed = crate::play::seed_or_now(seed);
-    let run = store.begin(&def.id, &chrono::Utc::now().to_rfc3339())?;
     let mut scene = Scene::start(def, seed);
     if ai_speaks {
         scene.hand_over(troupe_engine::scene::SPEAKER, false);
     }
-    store.append(run, &scene.events, 0)?;
+    let run = store.begin(&scene.state.id, &chrono::Utc::now().to_rfc3339(), &scene.events)?;
     let actors: Vec<String> = scene
         .state
         .turn_order

@@ -394,8 +394,22 @@ fn new_session(
         ));
     }
     labels.push(("watch".to_string(), "Watching".to_string()));
-    let (table, links) = troupe_serve::new_table(TableGame::Lasers, number, &labels, args.turns)?;
-    troupe_serve::save_table(dir, &table)?;
+    let (table, links) = match half_opened(dir, number, &labels)? {
+        Some(table) => {
+            println!(
+                "Reopening table {}: the server stopped before its session began; it begins now, \
+                 and the links printed then still work.",
+                table.id
+            );
+            (table, Vec::new())
+        }
+        None => {
+            let (table, links) =
+                troupe_serve::new_table(TableGame::Lasers, number, &labels, args.turns)?;
+            troupe_serve::save_table(dir, &table)?;
+            (table, links)
+        }
+    };
     let people: Vec<String> = campaign
         .seats
         .iter()
@@ -426,6 +440,24 @@ fn new_session(
         day: store.campaign_day()?,
     };
     Ok((table, links, campaign, Start::New(Box::new(setup)), store))
+}
+
+/// The campaign's table file when it was written for session `number` with these seats, and
+/// the server stopped before the session's first commit: the table is completed with the links
+/// it printed (its keys), not replaced by new ones.
+fn half_opened(
+    dir: &Path,
+    number: u32,
+    labels: &[(String, String)],
+) -> anyhow::Result<Option<TableFile>> {
+    Ok(troupe_serve::load_table(dir)?.filter(|t| {
+        let seats: Vec<(String, String)> = t
+            .seats
+            .iter()
+            .map(|s| (s.seat.clone(), s.label.clone()))
+            .collect();
+        t.game == TableGame::Lasers && t.session == number && seats == labels
+    }))
 }
 
 /// Each seat's link, once: the keys are nowhere else.

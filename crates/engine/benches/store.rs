@@ -102,7 +102,7 @@ fn resume_bench(c: &mut Criterion) {
     {
         let mut store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         store
-            .begin_session(1, &events[0].session_id, "2026-01-01T00:00:00Z")
+            .begin_session(1, &events[0].session_id, "2026-01-01T00:00:00Z", &[])
             .unwrap_or_else(|e| panic!("{e}"));
         store.append(1, &events).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -219,7 +219,7 @@ fn append_bench(c: &mut Criterion) {
             let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
             let mut store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
             store
-                .begin_session(1, "bench-s1-20260101T000000", "2026-01-01T00:00:00Z")
+                .begin_session(1, "bench-s1-20260101T000000", "2026-01-01T00:00:00Z", &[])
                 .unwrap_or_else(|e| panic!("{e}"));
             let mut seq = 0u64;
             let id = format!("{name}/{per_tx}_per_transaction");

@@ -453,15 +453,18 @@ fn read_decision(gm: &GmAsk, x: &Map<String, Value>) -> Result<GmDecision, Strin
     Ok(match gm {
         GmAsk::Narration | GmAsk::Outcome => GmDecision::Text(text("text")),
         GmAsk::Insight { .. } => GmDecision::Text(text("answer")),
-        GmAsk::Answers { questions, .. } => GmDecision::Answers(if x.flag("finish") {
-            Answers::Finish
-        } else {
-            Answers::Answered(
-                (0..questions.len())
-                    .map(|i| text(&format!("answer_{i}")))
-                    .collect(),
-            )
-        }),
+        GmAsk::Answers { questions, .. } => {
+            let answers: Vec<String> = (0..questions.len())
+                .map(|i| text(&format!("answer_{i}")))
+                .collect();
+            let answered = answers.iter().any(|a| !a.trim().is_empty());
+            GmDecision::Answers(match (x.flag("finish"), answered) {
+                // What the GM wrote is kept even when they also end the questions.
+                (true, true) => Answers::Final(answers),
+                (true, false) => Answers::Finish,
+                (false, _) => Answers::Answered(answers),
+            })
+        }
         GmAsk::Review {
             original,
             corrected,
@@ -548,6 +551,14 @@ fn decision_values(gm: &GmAsk, decision: GmDecision) -> Map<String, Value> {
         },
         (_, GmDecision::Text(t)) => json!({ "text": t }),
         (_, GmDecision::Answers(Answers::Finish)) => json!({"finish": true}),
+        (GmAsk::Answers { questions, .. }, GmDecision::Answers(Answers::Final(a))) => {
+            let pairs = a.into_iter().take(questions.len()).enumerate();
+            let mut values: Map<String, Value> = pairs
+                .map(|(i, t)| (format!("answer_{i}"), Value::String(t)))
+                .collect();
+            values.insert("finish".into(), Value::Bool(true));
+            Value::Object(values)
+        }
         (GmAsk::Answers { questions, .. }, GmDecision::Answers(Answers::Answered(a))) => {
             let pairs = a.into_iter().take(questions.len()).enumerate();
             Value::Object(

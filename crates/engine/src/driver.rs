@@ -6,6 +6,7 @@ use troupe_agents::{AgentCall, InsightDecision, Intent, PromptSet, Purpose};
 use troupe_campaign::Campaign;
 use troupe_llm::{AttemptRecord, Gateway, Progress};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
+use troupe_seat::Answer;
 
 use crate::asks::MAX_BAD_ANSWERS;
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
@@ -193,7 +194,6 @@ impl<'a> Driver<'a> {
             setup.session_number,
             now.format("%Y%m%dT%H%M%S")
         );
-        store.begin_session(setup.session_number, &id, &now.to_rfc3339())?;
         let mut driver = Driver {
             session: Session::new(id, setup.session_number),
             store,
@@ -216,7 +216,15 @@ impl<'a> Driver<'a> {
             troupe_version: env!("CARGO_PKG_VERSION").to_string(),
             day: setup.day.max(crate::events::FIRST_DAY),
         })?;
-        driver.flush()?;
+        // The session's row and its first event are one commit: a kill never leaves a session
+        // that cannot be resumed for want of its `session_started`.
+        let first = std::mem::take(&mut driver.pending);
+        driver
+            .store
+            .begin_session(setup.session_number, &driver.session.id, &now.to_rfc3339(), &first)?;
+        for env in &first {
+            driver.observer.on_event(env, &driver.session);
+        }
         Ok(driver)
     }
 
@@ -694,19 +702,25 @@ impl<'a> Driver<'a> {
         {
             return self.append(Event::DiscussionStalled { round: *round });
         }
-        // A person's decisions first, one after another (a hot seat shares one terminal).
+        // People's decisions first, all asked at once where their seats can be (browsers; a hot
+        // seat that shares one terminal asks them in turn).
         let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
             .into_iter()
             .partition(|c| self.played_by_person(c.agent()));
-        for spec in people {
-            match self.ask_person(&spec).await? {
+        let views = people
+            .iter()
+            .map(|spec| self.seat_view(spec))
+            .collect::<Result<Vec<_>, _>>()?;
+        let answers = self.ask_people(&people, &views).await;
+        for ((spec, view), answer) in people.iter().zip(&views).zip(answers) {
+            match self.person_reply(spec, view, answer).await? {
                 Asked::Decided => {}
                 Asked::Left(why) => {
                     self.end(&why).await?;
                     return Ok(());
                 }
-                // The seat changed hands while its person was asked: the step is asked again
-                // (nothing of it is recorded yet), and `next` routes it to the new holder.
+                // The seat changed hands while its person was asked: the rest of the step is
+                // asked again, and `next` routes it to the new holder.
                 Asked::Handed => return Ok(()),
             }
         }
@@ -844,24 +858,52 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    /// Ask a person for a player decision; their reply is read and recorded as an AI's would
-    /// be.
-    async fn ask_person(&mut self, spec: &CallSpec) -> Result<Asked, Error> {
-        let agent = spec.agent().to_string();
-        let missing = || Error::UnknownAgent(agent.clone());
+    /// What a person sees when asked for this decision: their player's view, or their
+    /// character's for what the character does.
+    fn seat_view(&self, spec: &CallSpec) -> Result<SeatView, Error> {
+        let agent = spec.agent();
+        let missing = || Error::UnknownAgent(agent.to_string());
         let layer = match spec {
             CallSpec::Action { .. }
             | CallSpec::InsightQuestion { .. }
             | CallSpec::Reaction { .. } => {
-                LayerView::Character(character_view(&self.session, &agent).ok_or_else(missing)?)
+                LayerView::Character(character_view(&self.session, agent).ok_or_else(missing)?)
             }
-            _ => LayerView::Player(player_view(&self.session, &agent).ok_or_else(missing)?),
+            _ => LayerView::Player(player_view(&self.session, agent).ok_or_else(missing)?),
         };
-        let view = SeatView {
+        Ok(SeatView {
             turn: self.session.turn_number,
             layer,
+        })
+    }
+
+    /// The people's first answers to a step's decisions, asked together.
+    async fn ask_people(&mut self, people: &[CallSpec], views: &[SeatView]) -> Vec<Answer> {
+        let Some(seat) = self.people.as_deref_mut() else {
+            return Vec::new();
         };
-        match self.person_decision(spec, &view).await {
+        let questions: Vec<PlayerQuestion> = people
+            .iter()
+            .zip(views)
+            .map(|(call, view)| PlayerQuestion {
+                call,
+                view,
+                error: None,
+            })
+            .collect();
+        seat.decide_all(&questions).await
+    }
+
+    /// A person's answer to a player decision, read and recorded as an AI's reply would be; an
+    /// answer that does not fit is sent back, with why, a few times.
+    async fn person_reply(
+        &mut self,
+        spec: &CallSpec,
+        view: &SeatView,
+        first: Answer,
+    ) -> Result<Asked, Error> {
+        let agent = spec.agent().to_string();
+        match self.person_decision(spec, view, first).await {
             GmReply::Answer(value) => {
                 let events = decide(&self.session, spec, &value).map_err(Error::Agent)?;
                 for e in events {
@@ -883,33 +925,44 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// A person's decision, as the JSON an AI's reply would be. The seat is asked through the
-    /// seat protocol; an answer that does not fit is sent back, with why, a few times.
+    /// A person's decision, as the JSON an AI's reply would be, read from their first answer and,
+    /// while it does not fit, from the answers they give when told why.
     async fn person_decision(
         &mut self,
         spec: &CallSpec,
         view: &SeatView,
+        first: Answer,
     ) -> GmReply<serde_json::Value> {
-        let Some(seat) = self.people.as_deref_mut() else {
-            return GmReply::Fail(format!("nobody holds {}'s seat", spec.agent()));
+        let read = |answer| {
+            PlayerQuestion {
+                call: spec,
+                view,
+                error: None,
+            }
+            .read(answer)
         };
-        let mut error: Option<String> = None;
-        for _ in 0..MAX_BAD_ANSWERS {
+        let mut why = match read(first) {
+            Ok(reply) => return reply,
+            Err(e) => e,
+        };
+        for _ in 1..MAX_BAD_ANSWERS {
+            let Some(seat) = self.people.as_deref_mut() else {
+                break;
+            };
             let question = PlayerQuestion {
                 call: spec,
                 view,
-                error: error.as_deref(),
+                error: Some(&why),
             };
             let answer = seat.decide(&question).await;
-            match question.read(answer) {
+            why = match read(answer) {
                 Ok(reply) => return reply,
-                Err(why) => error = Some(why),
-            }
+                Err(e) => e,
+            };
         }
         GmReply::Fail(format!(
-            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {}",
-            spec.agent(),
-            error.unwrap_or_default()
+            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {why}",
+            spec.agent()
         ))
     }
 
@@ -1150,6 +1203,10 @@ fn decision_events(s: &Session, ask: &GmAsk, decision: GmDecision) -> Vec<Event>
                 Answers::Answered(mut v) => {
                     v.resize(questions.len(), String::new());
                     (v, false)
+                }
+                Answers::Final(mut v) => {
+                    v.resize(questions.len(), String::new());
+                    (v, true)
                 }
             };
             vec![Event::GmAnswers {

@@ -28,7 +28,7 @@ pub mod secrets;
 mod session;
 pub mod snapshot;
 mod spend;
-mod store;
+pub mod store;
 pub mod transcript;
 pub mod undo;
 pub mod visibility;

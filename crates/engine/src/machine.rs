@@ -195,7 +195,8 @@ pub fn next(s: &Session) -> Step {
                     .iter()
                     .filter(|a| {
                         !t.directives.contains_key(*a)
-                            && settled.positions.get(*a) != Some(&troupe_agents::Stance::Agree)
+                            && (settled.positions.get(*a) != Some(&troupe_agents::Stance::Agree)
+                                || s.directs_under_own_plan(a, settled))
                             && !s.skipped(phase, a)
                     })
                     .map(|a| CallSpec::PartyDirective { agent: a.clone() });

@@ -62,6 +62,9 @@ pub enum Answers {
     Answered(Vec<String>),
     /// No more questions this turn.
     Finish,
+    /// These answers, one per question in order, and no more questions this turn (a web GM
+    /// who answers and ticks "No more questions" in one form).
+    Final(Vec<String>),
 }
 
 /// What a seat did on the way to a decision that the log must hold: the model calls an AI seat
@@ -164,6 +167,17 @@ pub struct PlayerQuestion<'a> {
 #[async_trait]
 pub trait PlayerSeat: Send {
     async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer;
+
+    /// The first answers to one step's decisions, in order: decisions that do not depend on each
+    /// other (questions, plans, party talk, votes, actions). By default asked one after another
+    /// (a hot seat shares one terminal); seats in people's own browsers ask them all at once.
+    async fn decide_all(&mut self, questions: &[PlayerQuestion<'_>]) -> Vec<Answer> {
+        let mut answers = Vec::with_capacity(questions.len());
+        for question in questions {
+            answers.push(self.decide(question).await);
+        }
+        answers
+    }
 
     /// Seats that changed hands since the driver last asked: (agent id, whether a person now
     /// plays it). The driver records each in the log before its next step.

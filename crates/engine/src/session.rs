@@ -261,6 +261,21 @@ impl Session {
             .filter(|c| c.outcome != Outcome::Conflicted)
     }
 
+    /// Whether a person who backs the settled plan (another player's) still has only the
+    /// directive of their own plan: a person's discussion form writes no directive, so theirs is
+    /// asked under the plan the party adopted instead of their rejected plan's being kept.
+    pub fn directs_under_own_plan(&self, agent: &str, settled: &ConsensusRecord) -> bool {
+        let person = self
+            .seat(agent)
+            .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
+        let directed_in_talk = self
+            .turn
+            .ooc
+            .iter()
+            .any(|m| m.agent.as_deref() == Some(agent) && m.directive.is_some());
+        person && settled.proposer.as_deref() != Some(agent) && !directed_in_talk
+    }
+
     /// The directive this agent's player gives as things stand: its latest in discussion,
     /// else the one from its strategic intent.
     pub fn latest_directive(&self, agent: &str) -> String {

@@ -139,6 +139,93 @@ pub enum AnswerError {
     TooManyLines { field: String, max: u32 },
     #[error("/{0} is not a command allowed here")]
     UnknownCommand(String),
+    /// A command typed into the answer that this ask does not offer (`/help` included, when
+    /// the ask has no help of its own: the list is its help).
+    #[error("{}", not_here(name, here))]
+    NotHere { name: String, here: String },
+}
+
+fn not_here(name: &str, here: &str) -> String {
+    if name == "help" {
+        format!("Commands: {here}. Anything else you type is your answer.")
+    } else {
+        format!("/{name} is not a command here. Commands: {here}.")
+    }
+}
+
+/// A command typed where an answer goes (`/help`, `/whisper all --both Hush`, typed into an
+/// action's or a line's text box) is a command, at every seat of every surface: the answer it
+/// was sent as becomes [`Answer::Command`], with its words spread over the command's fields (the
+/// last field takes the rest of the line; a choice takes `--player-only` as `player_only`). A
+/// command the ask does not offer is refused with the commands it does offer, never taken as
+/// the answer's text; `/help` where the ask has no help command is answered with that list.
+/// Any other answer comes back as it was.
+pub fn typed(ask: &Ask, answer: Answer) -> Result<Answer, AnswerError> {
+    let Answer::Decide { values } = &answer else {
+        return Ok(answer);
+    };
+    let typed = ask.fields.iter().find_map(|f| match (&f.kind, values.get(&f.name)) {
+        (FieldKind::Text { .. }, Some(Value::String(text))) => slash_command(text),
+        _ => None,
+    });
+    let Some((name, args)) = typed else {
+        return Ok(answer);
+    };
+    match ask.commands.iter().find(|c| c.name == name) {
+        Some(command) => Ok(Answer::Command {
+            name,
+            values: spread(&command.fields, args),
+        }),
+        None => Err(AnswerError::NotHere {
+            name,
+            here: commands_here(ask),
+        }),
+    }
+}
+
+/// `/name rest`, when a text is one: a slash, then a letter.
+fn slash_command(text: &str) -> Option<(String, &str)> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    if !rest.chars().next()?.is_alphabetic() {
+        return None;
+    }
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    Some((name.to_lowercase(), args.trim()))
+}
+
+/// A command's words over its fields: one word each, the last field the rest.
+fn spread(fields: &[Field], args: &str) -> Map<String, Value> {
+    let mut values = Map::new();
+    let mut rest = args.trim();
+    for (i, field) in fields.iter().enumerate() {
+        let word = if i + 1 == fields.len() {
+            std::mem::take(&mut rest)
+        } else {
+            let (word, more) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            rest = more.trim_start();
+            word
+        };
+        let value = match field.kind {
+            FieldKind::Choice { .. } => word.trim_start_matches("--").replace('-', "_"),
+            _ => word.to_string(),
+        };
+        if !value.is_empty() {
+            values.insert(field.name.clone(), Value::String(value));
+        }
+    }
+    values
+}
+
+/// The commands an ask offers, as a person reads them.
+fn commands_here(ask: &Ask) -> String {
+    if ask.commands.is_empty() {
+        return "none here; anything you type is your answer".into();
+    }
+    ask.commands
+        .iter()
+        .map(|c| format!("/{} ({})", c.name, c.label))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Check an answer against its ask: every value fits its field, every required field is there,
@@ -446,6 +533,50 @@ mod tests {
         assert_eq!(
             check(&ask(), &undo),
             Err(AnswerError::UnknownCommand("undo".into()))
+        );
+    }
+
+    /// A command typed into an answer's text box is that command, its words on its fields;
+    /// one the ask does not offer is refused (listing those it does), never taken as text.
+    #[test]
+    fn a_command_typed_as_an_answer_is_a_command() {
+        let typed_roll = decide(json!({"ruling": "roll", "note": " /Roll 2d6+1"}));
+        assert_eq!(
+            typed(&ask(), typed_roll),
+            Ok(Answer::Command {
+                name: "roll".into(),
+                values: Map::from_iter([("dice".into(), json!("2d6+1"))]),
+            })
+        );
+        let help = typed(&ask(), decide(json!({"note": "/help"}))).unwrap_err();
+        assert_eq!(
+            help.to_string(),
+            "Commands: /roll (Roll dice). Anything else you type is your answer."
+        );
+        let undo = typed(&ask(), decide(json!({"note": "/undo now"}))).unwrap_err();
+        assert!(undo.to_string().starts_with("/undo is not a command here"));
+        for plain in ["I look / listen", "/ 2 of them", "1/2 the crew"] {
+            let a = decide(json!({"note": plain}));
+            assert_eq!(typed(&ask(), a.clone()), Ok(a), "{plain}");
+        }
+        let whisper = Command {
+            name: "whisper".into(),
+            label: "Whisper".into(),
+            fields: vec![
+                form::choice("to", "To", &[("all", "All")]),
+                form::choice("scope", "Scope", &[("player_only", "Player")]),
+                form::text("text", "Text"),
+            ],
+        };
+        let mut with_whisper = ask();
+        with_whisper.commands.push(whisper);
+        let typed_whisper = decide(json!({"note": "/whisper all --player-only The code is 4471"}));
+        let Ok(Answer::Command { values, .. }) = typed(&with_whisper, typed_whisper) else {
+            panic!("not a command");
+        };
+        assert_eq!(
+            Value::Object(values),
+            json!({"to": "all", "scope": "player_only", "text": "The code is 4471"})
         );
     }
 

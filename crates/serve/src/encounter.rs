@@ -15,9 +15,9 @@ use troupe_engine::encounter::asks::gm_ask;
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_llm::Gateway;
 
-use crate::feed::{Audience, Rendered, numbered};
+use crate::feed::{Audience, GM, Rendered, numbered};
 use crate::game::BrowserSeat;
-use crate::hub::{Hub, Update};
+use crate::hub::{Draft, Hub, Update};
 
 /// Done once a run resolves: the summary file and the NPCs' memories (the binary's: it knows
 /// the campaign's memory). Given the run's state and events; an error is why it failed.
@@ -56,6 +56,9 @@ pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> 
     hub.mark_ready();
     let watch = Box::new(HubWatch(hub.clone()));
     let seat = BrowserSeat(hub.clone());
+    // What a person's answer decided and its leaving the inbox are one commit.
+    let mut store = store;
+    store.consume_answers(hub.received.clone());
     let mut table = EncounterTable::open(store, run, gateway, prompts, seat, watch)
         .map_err(troupe_engine::error_chain)?;
     table.hand_overs(hub.hand_overs.clone());
@@ -143,9 +146,12 @@ impl EncounterWatch for HubWatch {
         self.0.thinking(who.map(str::to_string));
     }
 
-    /// The encounter's AI GM is seat "gm", the GM's own chair: its draft shows there only.
+    /// An AI player's draft shows on its own seat's page (its prompt is that seat's view). The
+    /// AI GM's prompt holds the encounter's secrets (DCs, hidden goals, checks' notes) and the
+    /// person at the GM link is a player's peer: its draft reaches no page, only its tokens.
     fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        self.0.progress(seat, progress);
+        let draft = if seat == GM { Draft::Unshown } else { Draft::Shown };
+        self.0.progress(seat, progress, draft);
     }
 }
 

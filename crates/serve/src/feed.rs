@@ -67,7 +67,7 @@ fn feed_kind(kind: Kind) -> Option<&'static str> {
         Kind::Gm => "gm",
         Kind::Question => "question",
         Kind::Plan | Kind::Directive => "private",
-        Kind::Ooc => "ooc",
+        Kind::Ooc | Kind::Consensus => "ooc",
         Kind::Attempt => "action",
         Kind::Speech => "say",
         Kind::Ruling => "ruling",
@@ -79,7 +79,6 @@ fn feed_kind(kind: Kind) -> Option<&'static str> {
         Kind::Problem => "problem",
         Kind::Setup
         | Kind::Notice
-        | Kind::Consensus
         | Kind::Check
         | Kind::Decision
         | Kind::Memory

@@ -6,16 +6,17 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use troupe_agents::Purpose;
-use troupe_engine::asks::{AskedGm, AskedPlayers};
+use troupe_engine::asks::AskedGm;
 use troupe_engine::visibility::{gm_view, player_view};
 use troupe_engine::{
-    Driver, Envelope, Event, GmSeat, Observer, Session, SessionSetup, Store, SystemClock, Table,
+    Driver, Envelope, Event, GmSeat, Observer, PlayerQuestion, PlayerSeat, Session, SessionSetup,
+    Store, SystemClock, Table,
 };
 use troupe_seat::{Answer, Ask, Seat};
 
 use crate::encounter::EncounterGame;
 use crate::feed::{Audience, GM, lines, numbered};
-use crate::hub::{Hub, Update};
+use crate::hub::{Draft, Hub, Update};
 
 /// A seat whose asks wait in the hub for a browser to answer.
 pub struct BrowserSeat(pub Arc<Hub>);
@@ -31,6 +32,35 @@ impl Seat for BrowserSeat {
     }
 }
 
+/// People's seats at a Lasers & Feelings table, each in its own browser: a step's decisions are
+/// asked of everyone at once (nobody waits for another person's plan to write theirs).
+struct BrowserPlayers {
+    hub: Arc<Hub>,
+}
+
+#[async_trait]
+impl PlayerSeat for BrowserPlayers {
+    async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer {
+        BrowserSeat(self.hub.clone()).decide(&question.ask()).await
+    }
+
+    async fn decide_all(&mut self, questions: &[PlayerQuestion<'_>]) -> Vec<Answer> {
+        let asks = questions.iter().map(|q| {
+            let hub = self.hub.clone();
+            let ask = q.ask();
+            async move { hub.ask_and_wait(ask).await.unwrap_or(Answer::Leave) }
+        });
+        futures_util::future::join_all(asks).await
+    }
+
+    fn take_hand_overs(&mut self) -> Vec<(String, bool)> {
+        match self.hub.hand_overs.lock() {
+            Ok(mut h) => std::mem::take(&mut *h),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
 /// Pushes every committed event, and who is thinking, to the hub.
 pub struct HubObserver(pub Arc<Hub>);
 
@@ -42,7 +72,7 @@ impl Observer for HubObserver {
         self.0.thinking(Some(agent.to_string()));
     }
     fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
-        self.0.progress(agent, progress);
+        self.0.progress(agent, progress, Draft::Shown);
     }
     fn idle(&mut self) {
         self.0.thinking(None);
@@ -128,19 +158,18 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         }),
         GmChair::Ai(ai) => {
             let hub = hub.clone();
-            Box::new(ai.on_progress(Arc::new(move |_purpose, p| hub.progress(GM, p))))
+            Box::new(ai.on_progress(Arc::new(move |_purpose, p| hub.progress(GM, p, Draft::Shown))))
         }
         GmChair::Seat(seat) => seat,
     };
-    let mut people = AskedPlayers {
-        seat: BrowserSeat(hub.clone()),
-        hand_overs: hub.hand_overs.clone(),
-    };
+    let mut people = BrowserPlayers { hub: hub.clone() };
     let mut observer = HubObserver(hub.clone());
     let clock = SystemClock;
     let (mut start, mut store) = (Some(start), store);
     let mut number = 0;
     loop {
+        // What a person's answer decided and its leaving the inbox are one commit.
+        store.consume_answers(hub.received.clone());
         let mut driver = match start.take() {
             Some(Start::New(setup)) => {
                 number = setup.session_number;

@@ -355,6 +355,10 @@ fn refused(r: Refused) -> Response {
         ),
         Refused::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),
         Refused::NotHere(why) => (StatusCode::FORBIDDEN, why),
+        Refused::Unsaved(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("your answer could not be saved, so it was not sent: {why}"),
+        ),
     };
     error(status, &message)
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, oneshot};
+use troupe_engine::store::inbox::{Inbox, Received};
 use troupe_seat::{Answer, Ask, check};
 
 use crate::feed::{GM, JOIN, Line, WATCH};
@@ -57,15 +58,37 @@ const CONNECTED_FOR: Duration = Duration::from_secs(40);
 struct Streaming {
     attempt: u32,
     tokens: u32,
-    /// The unchecked draft: shown on its own seat's page only.
-    draft: String,
+    /// The unchecked draft: shown on its own seat's page only, and only when the game said that
+    /// seat's view holds every secret the model was given ([`Draft::Shown`]); otherwise never
+    /// kept at all.
+    draft: Option<String>,
+}
+
+/// Whether a streaming call's unchecked draft may show on the page of the seat it is for. A
+/// game says [`Draft::Shown`] only where that seat's view already holds every secret the model
+/// was given (an AI player's own page; a scene GM's page, which sees everything); an encounter's
+/// AI GM, whose prompt holds the encounter's secrets, streams [`Draft::Unshown`]: every page
+/// counts its tokens and none reads its text, the GM link's person included (a player's peer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draft {
+    Shown,
+    Unshown,
 }
 
 struct Pending {
     id: u64,
     ask: Ask,
     since: Instant,
-    reply: oneshot::Sender<Answer>,
+    reply: oneshot::Sender<Kept>,
+}
+
+/// An answer on its way to the game: the decision it answers and, at a table with an inbox,
+/// its id there (it leaves the inbox with the commit that records it).
+#[derive(Clone, Debug, PartialEq)]
+struct Kept {
+    answer: Answer,
+    decision: String,
+    id: Option<i64>,
 }
 
 #[derive(Default)]
@@ -84,9 +107,10 @@ struct Inner {
     lines: Vec<Line>,
     seats: BTreeMap<String, SeatState>,
     pending: BTreeMap<String, Pending>,
-    /// An answer that reached an ask the game had just stopped waiting for (another seat's
-    /// answer came at the same moment): it answers the seat's next ask, if it fits it.
-    unclaimed: BTreeMap<String, Answer>,
+    /// Answers the game has not taken, oldest first: one that reached an ask the game had just
+    /// stopped waiting for (another seat's answer came at the same moment), and after a restart
+    /// those the inbox held. Each answers the seat's next ask of its decision, if it fits it.
+    unclaimed: BTreeMap<String, VecDeque<Kept>>,
     /// Agent id → whether a person holds it.
     person_holds: BTreeMap<String, bool>,
     /// Seats whose AI could not go on (its model failed): an idle person's seat is not handed
@@ -113,6 +137,8 @@ pub enum Refused {
     Stale,
     Invalid(String),
     NotHere(String),
+    /// The answer could not be saved (the disk refused it): it was not taken, the page keeps it.
+    Unsaved(String),
 }
 
 pub struct Hub {
@@ -133,12 +159,23 @@ pub struct Hub {
     /// page's request waits, so it never reads a story that is not all there yet.
     ready: std::sync::atomic::AtomicBool,
     became_ready: Notify,
+    /// Where people's answers are kept, on disk, before the page is told they arrived.
+    inbox: std::sync::OnceLock<Inbox>,
+    /// The inbox ids of the answers the game has taken since its last commit: the game's store
+    /// forgets them in that commit ([`troupe_engine::store::GameStore::consume_answers`]).
+    pub received: Received,
 }
 
 impl Hub {
     pub fn new(title: &str, seats: Vec<SeatSpec>) -> Hub {
+        // Ask ids and stream versions start where no earlier process of this table reached (the
+        // clock's microseconds): a page that reconnects after a restart never takes a new ask
+        // for the old form it shows, nor waits out a poll on a version the new process also had.
+        let first = process_epoch();
         let mut inner = Inner {
             title: title.to_string(),
+            version: first,
+            next_ask: first,
             ..Default::default()
         };
         for spec in seats {
@@ -160,7 +197,27 @@ impl Hub {
             table_undo: std::sync::atomic::AtomicBool::new(false),
             ready: std::sync::atomic::AtomicBool::new(false),
             became_ready: Notify::new(),
+            inbox: std::sync::OnceLock::new(),
+            received: Received::default(),
         }
+    }
+
+    /// Keep people's answers in `inbox` from now on, and take up the answers it holds (those a
+    /// game had not recorded when its server stopped): each answers its seat's next ask of its
+    /// decision, so what a page was told arrived is applied, once.
+    pub fn keep_answers_in(&self, inbox: Inbox) -> Result<(), troupe_engine::Error> {
+        let held = inbox.held()?;
+        let mut inner = self.lock();
+        for h in held {
+            inner.unclaimed.entry(h.seat).or_default().push_back(Kept {
+                answer: h.answer,
+                decision: h.decision,
+                id: Some(h.id),
+            });
+        }
+        drop(inner);
+        let _ = self.inbox.set(inbox);
+        Ok(())
     }
 
     /// The GM's `undo` goes to the table (which stops the game to take the step back), not to
@@ -245,36 +302,60 @@ impl Hub {
             answer,
             answered: false,
         };
-        let answer = (&mut waiting.answer).await.ok();
+        let kept = (&mut waiting.answer).await.ok();
         waiting.answered = true;
-        answer
+        let kept = kept?;
+        if let Some(id) = kept.id {
+            self.received
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(id);
+        }
+        Some(kept.answer)
     }
 
     /// Take back a seat's ask if it is still this one; an answer it got meanwhile is kept for
     /// the seat's next ask.
-    fn withdraw(&self, seat: &str, id: u64, delivered: Option<Answer>) {
+    fn withdraw(&self, seat: &str, id: u64, delivered: Option<Kept>) {
         let mut inner = self.lock();
         if inner.pending.get(seat).is_some_and(|p| p.id == id) {
             inner.pending.remove(seat);
             self.bump(&mut inner);
         }
-        if let Some(answer) = delivered {
-            inner.unclaimed.insert(seat.to_string(), answer);
+        if let Some(kept) = delivered {
+            inner
+                .unclaimed
+                .entry(seat.to_string())
+                .or_default()
+                .push_back(kept);
         }
+    }
+
+    /// The seat's oldest answer the game has not taken that fits `ask`; older ones that do
+    /// not fit it are dropped (the decision they answered has passed).
+    fn claim(&self, inner: &mut Inner, ask: &Ask) -> Option<Kept> {
+        let queue = inner.unclaimed.get_mut(&ask.seat)?;
+        while let Some(kept) = queue.pop_front() {
+            if kept.decision == ask.decision && check(ask, &kept.answer).is_ok() {
+                return Some(kept);
+            }
+            if let (Some(id), Some(inbox)) = (kept.id, self.inbox.get()) {
+                let _ = inbox.drop_answer(id);
+            }
+        }
+        None
     }
 
     /// Register the seat's ask (or answer it at once with an answer kept for it): its id, and
     /// the channel its answer comes through.
-    fn ask_numbered(&self, ask: Ask) -> (u64, oneshot::Receiver<Answer>) {
+    fn ask_numbered(&self, ask: Ask) -> (u64, oneshot::Receiver<Kept>) {
         let (reply, answer) = oneshot::channel();
         let mut inner = self.lock();
         inner.next_ask += 1;
         let id = inner.next_ask;
         let seat = ask.seat.clone();
-        if let Some(unclaimed) = inner.unclaimed.remove(&seat)
-            && check(&ask, &unclaimed).is_ok()
-        {
-            let _ = reply.send(unclaimed);
+        if let Some(kept) = self.claim(&mut inner, &ask) {
+            let _ = reply.send(kept);
             return (id, answer);
         }
         inner.pending.insert(
@@ -306,6 +387,9 @@ impl Hub {
                     .into(),
             ));
         }
+        // A command typed where the answer goes is a command (or refused as one), never text.
+        let answer = troupe_seat::typed(&pending.ask, answer)
+            .map_err(|e| Refused::Invalid(e.to_string()))?;
         check(&pending.ask, &answer).map_err(|e| Refused::Invalid(e.to_string()))?;
         // The GM's undo goes to the table, not the game: the game is stopped to take it back.
         if self.table_undo.load(std::sync::atomic::Ordering::SeqCst)
@@ -322,10 +406,28 @@ impl Hub {
             )));
         }
         let answer = trimmed(answer);
+        let decision = pending.ask.decision.clone();
+        // On disk before the page hears it arrived: a kill from here on loses nothing.
+        let id = match self.inbox.get() {
+            Some(inbox) => Some(
+                inbox
+                    .keep(seat, &decision, &answer)
+                    .map_err(|e| Refused::Unsaved(troupe_engine::error_chain(&e)))?,
+            ),
+            None => None,
+        };
+        let kept = Kept {
+            answer,
+            decision,
+            id,
+        };
         if let Some(p) = inner.pending.remove(seat)
-            && p.reply.send(answer).is_err()
+            && let Err(kept) = p.reply.send(kept)
         {
-            // The game stopped waiting for it meanwhile.
+            // The game stopped waiting for it meanwhile: the page sends it again to the new ask.
+            if let (Some(id), Some(inbox)) = (kept.id, self.inbox.get()) {
+                let _ = inbox.drop_answer(id);
+            }
             self.bump(&mut inner);
             return Err(Refused::Stale);
         }
@@ -358,7 +460,11 @@ impl Hub {
             inner.ai_failed.remove(agent);
         }
         if !person && let Some(p) = inner.pending.remove(agent) {
-            let _ = p.reply.send(Answer::Handed);
+            let _ = p.reply.send(Kept {
+                answer: Answer::Handed,
+                decision: p.ask.decision,
+                id: None,
+            });
         }
         self.handed.notify_one();
         self.bump(&mut inner);
@@ -514,8 +620,9 @@ impl Hub {
 
     /// A model call for `seat` (an AI player's agent id or a scene's speaker seat, or [`GM`]
     /// for the AI GM's and a scene engine's own calls) is streaming: every page shows the token
-    /// count; only `seat`'s own page shows the draft.
-    pub fn progress(&self, seat: &str, progress: &troupe_llm::Progress) {
+    /// count; `seat`'s own page shows the draft when `draft` is [`Draft::Shown`], and no page
+    /// ever does otherwise.
+    pub fn progress(&self, seat: &str, progress: &troupe_llm::Progress, draft: Draft) {
         let mut inner = self.lock();
         let call = inner.streaming.entry(seat.to_string()).or_default();
         let restarted = call.attempt != progress.attempt;
@@ -526,7 +633,11 @@ impl Hub {
             };
         }
         call.tokens = progress.tokens;
-        call.draft.push_str(&progress.text_delta);
+        if draft == Draft::Shown {
+            call.draft
+                .get_or_insert_with(String::new)
+                .push_str(&progress.text_delta);
+        }
         let due = inner
             .streamed_at
             .is_none_or(|t| t.elapsed() >= STREAM_EVERY);
@@ -594,6 +705,15 @@ impl Hub {
             "state": state(&inner, seat, lobby),
         })
     }
+}
+
+/// Microseconds since 1970 when the hub is made: larger than any id or version an earlier
+/// process handed out (each counts up by one from its own start, far slower than the clock),
+/// and exact in a page's JavaScript numbers (below 2^53 until the year 2255).
+fn process_epoch() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_micros() as u64)
 }
 
 /// A text, or a line of a list, longer than a field may hold.
@@ -679,7 +799,7 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
         "connected": connected,
         "thinking": inner.thinking.as_deref().or(inner.streaming.keys().next().map(String::as_str)).map(&label),
         "thinking_tokens": (!inner.streaming.is_empty()).then(|| inner.streaming.values().map(|c| c.tokens).sum::<u32>()),
-        "draft": inner.streaming.get(seat).filter(|_| seat != WATCH && seat != JOIN).map(|c| troupe_llm::readable_draft(&c.draft)),
+        "draft": inner.streaming.get(seat).filter(|_| seat != WATCH && seat != JOIN).and_then(|c| c.draft.as_deref()).map(troupe_llm::readable_draft),
         "holders": if seat == WATCH || seat == JOIN { Vec::new() } else { holders },
         "person_holds": inner.person_holds.get(seat),
         "ended": inner.ended,
@@ -697,7 +817,7 @@ struct Withdraw<'a> {
     hub: &'a Hub,
     seat: String,
     id: u64,
-    answer: oneshot::Receiver<Answer>,
+    answer: oneshot::Receiver<Kept>,
     answered: bool,
 }
 
@@ -748,31 +868,39 @@ mod tests {
     #[test]
     fn only_a_fitting_answer_to_the_waiting_ask_reaches_the_game() {
         let hub = hub();
-        let (_, mut reply) = hub.ask_numbered(ask());
+        let (id, mut reply) = hub.ask_numbered(ask());
         let long = "x".repeat(MAX_FIELD_CHARS + 1);
         let refusals = [
-            (2, decide(json!({"questions": []}))),
-            (1, Answer::Leave),
-            (1, Answer::Handed),
-            (1, decide(json!({"questions": [long]}))),
-            (1, decide(json!({"questions": "not a list"}))),
+            (id + 1, decide(json!({"questions": []}))),
+            (id, Answer::Leave),
+            (id, Answer::Handed),
+            (id, decide(json!({"questions": [long]}))),
+            (id, decide(json!({"questions": "not a list"}))),
         ];
         for (id, answer) in refusals {
             assert!(hub.answer("alex", id, answer).is_err());
         }
         assert!(reply.try_recv().is_err(), "nothing reached the game");
         let fine = decide(json!({"questions": ["Who is there?"]}));
-        assert_eq!(hub.answer("alex", 1, fine.clone()), Ok(()));
-        assert_eq!(reply.try_recv().ok(), Some(fine));
+        assert_eq!(hub.answer("alex", id, fine.clone()), Ok(()));
+        assert_eq!(reply.try_recv().ok().map(|k| k.answer), Some(fine));
         assert_eq!(
-            hub.answer("alex", 1, decide(json!({}))),
+            hub.answer("alex", id, decide(json!({}))),
             Err(Refused::Stale)
         );
+    }
+
+    /// The id of the ask waiting on `seat`, as its page reads it.
+    fn asked(hub: &Hub, seat: &str) -> u64 {
+        hub.seat_feed(seat, None)["state"]["ask"]["id"]
+            .as_u64()
+            .unwrap_or_default()
     }
 
     #[tokio::test]
     async fn an_ask_the_game_stopped_waiting_for_refuses_a_late_answer() {
         let hub = hub();
+        let first = hub.lock().next_ask + 1;
         let waited = tokio::time::timeout(
             std::time::Duration::from_millis(10),
             hub.ask_and_wait(ask()),
@@ -780,7 +908,7 @@ mod tests {
         .await;
         assert!(waited.is_err(), "nobody answered");
         let fine = decide(json!({"questions": []}));
-        assert_eq!(hub.answer("alex", 1, fine), Err(Refused::Stale));
+        assert_eq!(hub.answer("alex", first, fine), Err(Refused::Stale));
     }
 
     #[tokio::test]
@@ -792,10 +920,49 @@ mod tests {
             tokio::pin!(waiting);
             // Asked, then answered before the game looks at it again, then dropped.
             assert!(futures_poll_once(waiting.as_mut()).await.is_none());
-            assert_eq!(hub.answer("alex", 1, fine.clone()), Ok(()));
+            let id = asked(&hub, "alex");
+            assert_eq!(hub.answer("alex", id, fine.clone()), Ok(()));
         }
         let next = hub.ask_and_wait(ask()).await;
         assert_eq!(next, Some(fine));
+    }
+
+    /// Issue 45: a page that reconnects after a restart must not take the new process's ask
+    /// for the old form it shows, nor its stream version for the one it last read.
+    #[test]
+    fn ask_ids_and_versions_never_repeat_across_processes() {
+        let before = hub();
+        let (old_ask, _reply) = before.ask_numbered(ask());
+        let old_version = before.version();
+        drop(before);
+        let after = hub();
+        let (new_ask, _reply) = after.ask_numbered(ask());
+        assert!(new_ask > old_ask, "{new_ask} after {old_ask}");
+        assert!(after.version() > old_version);
+    }
+
+    /// What a restart finds in the inbox answers the seat's next ask of that decision, once;
+    /// an answer to a decision that has passed is dropped from the inbox.
+    #[tokio::test]
+    async fn the_inbox_answers_the_next_ask_after_a_restart_and_forgets_what_no_longer_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = Inbox::open(dir.path(), "t").unwrap();
+        let fine = decide(json!({"questions": ["Who is there?"]}));
+        let kept = inbox.keep("alex", "questions", &fine).unwrap();
+        let stale = inbox.keep("gm", "narration", &fine).unwrap();
+        let hub = hub();
+        hub.keep_answers_in(Inbox::open(dir.path(), "t").unwrap())
+            .unwrap();
+        assert_eq!(hub.ask_and_wait(ask()).await, Some(fine));
+        assert_eq!(*hub.received.lock().unwrap(), [kept], "for the next commit");
+        let gm_ask = Ask {
+            seat: "gm".into(),
+            decision: "answers".into(),
+            ..ask()
+        };
+        let _waiting = hub.ask_numbered(gm_ask);
+        assert!(!inbox.holds(stale).unwrap(), "the gm's old answer fits no ask now");
+        assert!(inbox.holds(kept).unwrap(), "gone only with the game's commit");
     }
 
     /// Poll a future once: its output if it is ready.
@@ -874,8 +1041,8 @@ mod streaming_tests {
     fn every_seat_sees_the_token_count_and_only_its_own_seat_the_draft() {
         let hub = hub();
         hub.thinking(Some("alex".into()));
-        hub.progress("alex", &piece(1, 3, r#"{"action": "I hack the "#));
-        hub.progress("alex", &piece(1, 5, r#"secret door"#));
+        hub.progress("alex", &piece(1, 3, r#"{"action": "I hack the "#), Draft::Shown);
+        hub.progress("alex", &piece(1, 5, r#"secret door"#), Draft::Shown);
         for seat in [GM, "alex", "bo", WATCH] {
             let state = &hub.seat_feed(seat, None)["state"];
             assert_eq!(state["thinking_tokens"], 5, "{seat}: {state}");
@@ -895,8 +1062,8 @@ mod streaming_tests {
     #[test]
     fn the_ai_gms_draft_reaches_the_gm_seat_only_and_a_retry_starts_it_over() {
         let hub = hub();
-        hub.progress(GM, &piece(1, 2, "The hull "));
-        hub.progress(GM, &piece(2, 1, "Alarms"));
+        hub.progress(GM, &piece(1, 2, "The hull "), Draft::Shown);
+        hub.progress(GM, &piece(2, 1, "Alarms"), Draft::Shown);
         assert_eq!(hub.seat_feed(GM, None)["state"]["draft"], "Alarms");
         for other in ["alex", "bo", WATCH] {
             assert!(!feed_text(&hub, other).contains("Alarms"), "{other}");
@@ -908,12 +1075,28 @@ mod streaming_tests {
         assert!(state["draft"].is_null() && state["thinking_tokens"].is_null());
     }
 
+    /// An encounter's AI GM writes with the encounter's secrets in its prompt: no page, the GM
+    /// link's included, reads a byte of its draft; every page still counts its tokens.
+    #[test]
+    fn an_unshown_draft_reaches_no_page_not_even_its_own_seats() {
+        let hub = hub();
+        hub.progress(GM, &piece(1, 4, r#"{"narration": "DC 17 SECRET-GOAL"#), Draft::Unshown);
+        for seat in [GM, "alex", "bo", WATCH] {
+            let text = feed_text(&hub, seat);
+            for marker in ["SECRET", "DC 17", "narration"] {
+                assert!(!text.contains(marker), "{seat} read the draft: {text}");
+            }
+            assert_eq!(hub.seat_feed(seat, None)["state"]["thinking_tokens"], 4);
+        }
+        assert!(hub.lock().streaming.values().all(|c| c.draft.is_none()));
+    }
+
     #[test]
     fn streaming_wakes_the_pages_at_most_every_tenth_of_a_second() {
         let hub = hub();
         let before = hub.version();
         for n in 1..=50 {
-            hub.progress("alex", &piece(1, n, "x"));
+            hub.progress("alex", &piece(1, n, "x"), Draft::Shown);
         }
         assert!(hub.version() - before <= 2, "{}", hub.version() - before);
         assert_eq!(hub.seat_feed("alex", None)["state"]["thinking_tokens"], 50);

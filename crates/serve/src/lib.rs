@@ -243,10 +243,15 @@ pub async fn run(
         .map_err(|source| Error::Listen { addr, source })
 }
 
-/// One table's hub, its game started (and seats handed to an AI when their people are idle).
-fn serve_table(t: TableRun, hand_over_after: Option<Duration>) -> Result<Arc<Hub>, Error> {
+/// One table's hub, its game started (and seats handed to an AI when their people are idle):
+/// what every surface of the table reads and answers (the web server's pages, the Discord bot).
+pub fn serve_table(t: TableRun, hand_over_after: Option<Duration>) -> Result<Arc<Hub>, Error> {
     let hub = Arc::new(Hub::new(&t.title, seat_specs(&t.table)));
     hub.lobby.persist_with(keep_seat(t.dir.clone()));
+    // People's answers are on disk before their pages are told they arrived.
+    troupe_engine::store::inbox::Inbox::open(&t.dir, &t.table.id)
+        .and_then(|inbox| hub.keep_answers_in(inbox))
+        .map_err(|e| Error::Game(troupe_engine::error_chain(&e)))?;
     start_game(t.game, hub.clone(), t.on_end)?;
     if let Some(limit) = hand_over_after {
         hand_over_when_idle(hub.clone(), limit);

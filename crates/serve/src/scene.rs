@@ -16,11 +16,12 @@ use troupe_engine::scene::{
     shown,
 };
 use troupe_scene::view::{character_view, gm_view};
+use troupe_scene::tools::Caller;
 use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta, held_by_person};
 
 use crate::feed::{Audience, numbered};
 use crate::game::BrowserSeat;
-use crate::hub::{Hub, Update};
+use crate::hub::{Draft, Hub, Update};
 
 /// Keeps an ended scene's changes in the world (the binary's: world knowledge and memory).
 pub type KeepWorld = Box<dyn FnMut(&State, &[WorldDelta]) -> Result<(), String> + Send>;
@@ -70,6 +71,9 @@ pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
         gm,
         on_call,
     });
+    // What the speaker's line decided and its leaving the inbox are one commit.
+    let mut store = store;
+    store.consume_answers(hub.received.clone());
     let mut table = SceneTable::new(store, run, scene, inputs, BrowserSeat(hub.clone()), watch);
     table.models(models, None);
     let hand_overs = HandOvers {
@@ -116,7 +120,7 @@ impl SceneWatch for HubWatch {
     /// the AI speaker's on the speaker's page, the planner's and the polish's (which may name
     /// what only the GM's view holds) on the GM's.
     fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        self.hub.progress(seat, progress);
+        self.hub.progress(seat, progress, Draft::Shown);
     }
 
     fn after_line(&mut self, state: &State) {
@@ -169,9 +173,14 @@ fn update(env: &Envelope, on_call: bool) -> Update {
         SceneEvent::SeatHanded { .. } => "seat",
         _ => "session",
     };
-    // What the GM writes on the cards is the GM's bookkeeping, not the world's.
+    // What the GM writes on the cards is the GM's bookkeeping, not the world's; a GM's call the
+    // engine refused is the GM's to read (its reason may name what only the GM's view holds: a
+    // hidden entity, a card); an applied one is the world's and its narration the table's.
     let audience = match &env.event {
         SceneEvent::Noted { .. } | SceneEvent::TruthChanged { .. } => Audience::Gm,
+        SceneEvent::Rejected {
+            caller: Caller::Gm, ..
+        } => Audience::Gm,
         _ => Audience::Table,
     };
     let mut lines: Vec<_> = shown(&env.event)

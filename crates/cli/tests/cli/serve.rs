@@ -65,6 +65,24 @@ pub fn serve_host(root: &Path, n: usize) -> (Served, BTreeMap<String, String>) {
 /// Spawn `troupe serve` and read its output until `done` says (given all output so far and the
 /// last line) that it has printed what the test needs.
 pub fn start(dir: &Path, args: &[&str], done: impl Fn(&str, &str) -> bool) -> Served {
+    start_listening(dir, "127.0.0.1:0", args, done)
+}
+
+/// `troupe serve` in `dir` as [`serve`] starts it, listening on `listen` (a restart on the
+/// port its pages know).
+pub fn serve_on(dir: &Path, listen: &str, args: &[&str]) -> Served {
+    start_listening(dir, listen, args, |stdout, line| {
+        (line.starts_with("Serving table ") && stdout.contains("Reopening"))
+            || line.contains("/watch#key=")
+    })
+}
+
+fn start_listening(
+    dir: &Path,
+    listen: &str,
+    args: &[&str],
+    done: impl Fn(&str, &str) -> bool,
+) -> Served {
     let bin = assert_cmd::cargo::cargo_bin("troupe");
     let mut child = std::process::Command::new(bin)
         .current_dir(dir)
@@ -72,7 +90,7 @@ pub fn start(dir: &Path, args: &[&str], done: impl Fn(&str, &str) -> bool) -> Se
         .env_remove("ANTHROPIC_API_KEY")
         .env("TROUPE_RETRY_SCALE", "0.001")
         .env("TROUPE_DETECTOR", "pattern")
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", listen])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -792,3 +792,57 @@ async fn the_gms_page_takes_back_the_last_round_of_an_encounter_through_a_kill()
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("events replayed, identical"), "{replay}");
 }
+
+/// Issue 45: an encounter's AI GM writes with the encounter's secrets in its prompt (DCs, the
+/// hidden goals, the NPCs' personas). Against a model that repeats its whole prompt in every
+/// string it streams, no page, the GM link's included (its person is a player's peer), reads a
+/// byte of the GM's draft or of a secret; every page still counts the GM's tokens.
+#[tokio::test]
+async fn no_page_reads_the_ai_gms_streaming_draft_even_from_a_parrot() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let parrot = OpenAiServer::start(Personality::Parrot {
+        delay: Duration::from_millis(3),
+    });
+    let url = parrot.base_url();
+    let dir = campaign();
+    let s = serve(
+        dir.path(),
+        &[
+            "--encounter",
+            "encounters/smithy.yaml",
+            "--players",
+            "human:Mara,ai",
+            "--seed",
+            "12",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            &url,
+            "--model",
+            "parrot",
+        ],
+    );
+    let seats = ["gm", "p1", "watch"];
+    let mut counted = std::collections::BTreeSet::new();
+    let started = Instant::now();
+    while counted.len() < seats.len() && started.elapsed() < Duration::from_secs(60) {
+        for seat in seats {
+            let raw = s.raw_feed(seat).await;
+            for secret in SECRETS.iter().chain(["calm_smith_dc", "relight_dc"].iter()) {
+                assert!(!raw.contains(secret), "{seat} read {secret:?}: {raw}");
+            }
+            let state = serde_json::from_str::<Value>(&raw).unwrap()["state"].clone();
+            assert!(state["draft"].is_null(), "{seat} got a draft: {state}");
+            if state["thinking"] == "The GM" && state["thinking_tokens"].as_u64() > Some(0) {
+                counted.insert(seat);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        counted.into_iter().collect::<Vec<_>>(),
+        ["gm", "p1", "watch"],
+        "every page counted the GM's tokens while it streamed"
+    );
+    assert!(parrot.served().iter().any(|r| r.streamed));
+}

@@ -904,3 +904,67 @@ async fn every_page_sees_the_ai_speakers_token_count_and_only_its_own_page_the_d
     assert!(drafted, "the speaker's own page saw the draft");
     assert!(paced.served().iter().all(|r| r.streamed));
 }
+
+/// The mill with its hidden smuggler renamed to markers no other text holds: its id, its name
+/// and its card are secrets of the GM's view.
+fn mill_with_marked_secret() -> tempfile::TempDir {
+    let dir = mill();
+    let path = dir.path().join("mill.scene.yaml");
+    let yaml = std::fs::read_to_string(&path).unwrap();
+    let marked = yaml
+        .replace("id: smuggler", "id: hiddenqz7")
+        .replace("entity: smuggler", "entity: hiddenqz7")
+        .replace("name: Vesk the smuggler", "name: Vesk QZ7")
+        .replace("name: Vesk\n", "name: Vesk QZ7\n");
+    assert_ne!(marked, yaml);
+    std::fs::write(&path, marked).unwrap();
+    dir
+}
+
+/// Issue 45: a GM's command the engine refuses names the hidden entity it was about ("hiddenqz7
+/// has 0 of 'ledger'"): that refusal is the GM's to read, on the GM's stream alone; an applied
+/// effect on the same hidden entity tells the other seats nothing of it either. Every seat's
+/// whole stream is read byte for byte, the watcher's too.
+#[tokio::test]
+async fn a_gms_refused_and_applied_effects_on_a_hidden_entity_reach_only_the_gms_stream() {
+    let dir = mill_with_marked_secret();
+    let s = serve(dir.path(), &["--scene", "mill.scene.yaml", "--seed", "7"]);
+    say(&s, "go to the mill yard").await;
+    let refused = gm(
+        &s,
+        "effects",
+        r#"[{"effect": "inventory", "entity": "hiddenqz7", "item": "ledger", "delta": -1}]"#,
+    )
+    .await;
+    let applied = gm(
+        &s,
+        "effects",
+        r#"[{"effect": "hp", "entity": "hiddenqz7", "delta": -1}]"#,
+    )
+    .await;
+    say(&s, "listen").await;
+    let _ = s.next_ask("player").await;
+    let events = stored(dir.path());
+    assert!(
+        events
+            .iter()
+            .any(|e| e.contains("\"event_type\":\"rejected\"") && e.contains("hiddenqz7")),
+        "the engine refused the GM's effect: {events:#?}\n{refused}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.contains("\"event_type\":\"tool_applied\"") && e.contains("\"caller\":\"gm\"")),
+        "the second effect applied: {applied}"
+    );
+    for seat in ["player", "watch"] {
+        let raw = s.raw_feed(seat).await.to_lowercase();
+        assert!(!raw.contains("qz7"), "{seat} read the hidden entity: {raw}");
+        assert!(!raw.contains("refused"), "{seat} read the GM's refusal: {raw}");
+    }
+    let gm_feed = s.raw_feed("gm").await;
+    assert!(
+        gm_feed.contains("refused") && gm_feed.contains("hiddenqz7"),
+        "the GM reads why their effect was refused: {gm_feed}"
+    );
+}

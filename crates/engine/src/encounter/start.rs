@@ -235,7 +235,6 @@ pub fn begin(
     let at = now();
     let mut store = EncounterStore::open(dir.path())?;
     let unfinished = store.latest()?.filter(|last| !last.ended);
-    let run = store.begin(&spec.id, &at)?;
     let started = EncounterEvent::Started {
         spec: Box::new(spec.clone()),
         scene,
@@ -250,7 +249,7 @@ pub fn begin(
         seq: 0,
         event: started,
     };
-    store.append(run, std::slice::from_ref(&first), 0)?;
+    let run = store.begin(&spec.id, &at, std::slice::from_ref(&first))?;
     outcome::bump_tally(dir.path(), &spec.id, &at)?;
     Ok(Begun {
         store,

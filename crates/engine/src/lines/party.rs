@@ -135,7 +135,8 @@ fn consensus(
     proposer: Option<&str>,
     dissent: &[String],
 ) -> Vec<Line> {
-    let line = |text: String| Line::gm(Kind::Consensus, text);
+    // Where the party landed is out of character, as its discussion is: the table reads it.
+    let line = |text: String| Line::table(Kind::Consensus, text);
     if outcome == Outcome::Conflicted {
         return vec![line(format!("after round {round}: no agreement yet"))];
     }

@@ -147,10 +147,10 @@ impl RecordedGm {
                     answers, finished, ..
                 } => t.answers.push_back(Recorded {
                     commands: rec(&mut commands),
-                    decision: if *finished {
-                        Answers::Finish
-                    } else {
-                        Answers::Answered(answers.clone())
+                    decision: match (*finished, answers.is_empty()) {
+                        (true, true) => Answers::Finish,
+                        (true, false) => Answers::Final(answers.clone()),
+                        (false, _) => Answers::Answered(answers.clone()),
                     },
                 }),
                 Event::GmReviewedAction { action, .. } => t.reviews.push_back(Recorded {
@@ -240,6 +240,10 @@ impl GmSeat for RecordedGm {
                         Answers::Answered(mut v) => {
                             v.resize(n, "You don't know yet.".to_string());
                             Answers::Answered(v)
+                        }
+                        Answers::Final(mut v) => {
+                            v.resize(n, "You don't know yet.".to_string());
+                            Answers::Final(v)
                         }
                         Answers::Finish => Answers::Finish,
                     })

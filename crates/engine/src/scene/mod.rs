@@ -33,11 +33,20 @@ const COMMANDS: &[(&str, &str, bool)] = &[
     ("quit", "Stop here (saved; resume later)", false),
 ];
 
-pub const HELP: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
+const SAY: &str = "Say what your character does (\"go to the yard\", \"attack the hound\", \
 \"talk to Tam about the ledger\", \"use the tonic\", \"sneak into the storehouse\", \"look\", \
-\"status\"). Commands: /state (what you see), /gm (everything), /undo (take back the last \
-turn), /effects JSON (GM: apply effect atoms), /note CARD TEXT, /promote CARD N (improv → \
-canon), /end (end the scene), /quit (stop; resume later).";
+\"status\").";
+
+/// What `/help` says to the speaker: what to say, and the commands this speaker has (the GM's
+/// only when the speaker is also the GM, as at the terminal).
+pub fn help(gm: bool) -> String {
+    let commands: Vec<String> = COMMANDS
+        .iter()
+        .filter(|(name, _, gm_only)| *name != "help" && (gm || !gm_only))
+        .map(|(name, label, _)| format!("/{name} ({label})"))
+        .collect();
+    format!("{SAY} Commands: {}.", commands.join(", "))
+}
 
 /// A table command; those that act on something take it as one line of text.
 fn command(name: &str, label: &str) -> Command {

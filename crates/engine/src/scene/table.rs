@@ -17,7 +17,7 @@ use troupe_scene::{
 };
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
-use super::{GM, HELP, SPEAKER, gm_ask, line_ask};
+use super::{GM, SPEAKER, gm_ask, help, line_ask};
 use crate::{Error, Prompts, SceneStore};
 
 /// Who turns the speaker's words into a tool call.
@@ -446,7 +446,7 @@ impl<P: Seat> SceneTable<P> {
         let state = &self.scene.state;
         let refused = |e: troupe_scene::Error| vec![format!("({e})")];
         match name {
-            "help" => vec![HELP.to_string()],
+            "help" => vec![help(self.gm)],
             "state" => vec![
                 character_view(state, state.current_actor())
                     .trim_end()

@@ -16,6 +16,7 @@
 //! published `events` format stays readable; other games' rows there would break each reader or
 //! teach each to skip them.
 
+pub mod inbox;
 mod runs;
 mod session;
 
@@ -93,6 +94,8 @@ pub struct GameStore<E> {
     marked: bool,
     /// Whether the file has the sessions' fold snapshots (see `session.rs`).
     snapshots: bool,
+    /// People's answers the game has taken and not yet committed (a served table's).
+    received: Option<inbox::Received>,
     kind: PhantomData<E>,
 }
 
@@ -155,6 +158,7 @@ impl<E: Logged> GameStore<E> {
             mirror: None,
             marked,
             snapshots,
+            received: None,
             kind: PhantomData,
         })
     }
@@ -256,6 +260,18 @@ impl<E: Logged> GameStore<E> {
         events: &[E],
         also: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
     ) -> Result<usize, Error> {
+        self.commit_opening(run, events, |_| Ok(()), also)
+    }
+
+    /// [`GameStore::commit`], with `open` run first in the same transaction: a run's row is
+    /// written with its first events, so a run is never half-opened (a row with no events).
+    fn commit_opening(
+        &mut self,
+        run: u32,
+        events: &[E],
+        open: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
+        also: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
+    ) -> Result<usize, Error> {
         self.mirror(run)?;
         let rows = events
             .iter()
@@ -263,10 +279,18 @@ impl<E: Logged> GameStore<E> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::Encode(e.to_string()))?;
         let marked = self
-            .transaction(run, events, &rows, also)
+            .transaction(run, events, &rows, open, also)
             .map_err(|e| db(&self.path, e))?;
         self.mirror_rows(&rows)?;
         Ok(marked)
+    }
+
+    /// Hand the store the answers people's seats have handed to the game since its last commit
+    /// (their ids in the table's [`inbox::Inbox`]): each commit takes them out of the inbox in
+    /// its own transaction, so an answer is applied and forgotten at once, never one without the
+    /// other (see `inbox.rs`).
+    pub fn consume_answers(&mut self, received: inbox::Received) {
+        self.received = Some(received);
     }
 
     fn transaction(
@@ -274,10 +298,14 @@ impl<E: Logged> GameStore<E> {
         run: u32,
         events: &[E],
         rows: &[(String, String)],
+        open: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
         also: impl FnOnce(&Transaction<'_>) -> SqlResult<()>,
     ) -> SqlResult<usize> {
         let snapshots = self.snapshots;
+        let consumed = self.received.as_ref().map(inbox::take).unwrap_or_default();
         let tx = self.conn.transaction()?;
+        open(&tx)?;
+        inbox::forget(&tx, &consumed)?;
         let mut marked = 0;
         for (event, (event_type, body)) in events.iter().zip(rows) {
             event.insert(&tx, run, event_type, body)?;

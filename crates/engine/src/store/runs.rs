@@ -138,17 +138,22 @@ pub struct StoredRun {
 impl<E: RunLog> GameStore<E> {
     /// Start a new run; its number: one past every run in the table and every mirror of this
     /// kind already in `logs/` (see `next_number`).
-    pub fn begin(&mut self, scene_id: &str, started_at: &str) -> Result<u32, Error> {
+    /// Its row and its first events are one transaction: a run is never half-opened.
+    pub fn begin(&mut self, scene_id: &str, started_at: &str, first: &[E]) -> Result<u32, Error> {
         let number = self.next_number()?;
-        self.conn
-            .execute(
-                &format!(
-                    "INSERT INTO {} (number, scene_id, started_at) VALUES (?1, ?2, ?3)",
-                    E::RUNS
-                ),
-                params![number, scene_id, started_at],
-            )
-            .map_err(|e| db(&self.path, e))?;
+        let sql = format!(
+            "INSERT INTO {} (number, scene_id, started_at) VALUES (?1, ?2, ?3)",
+            E::RUNS
+        );
+        self.commit_opening(
+            number,
+            first,
+            |tx| {
+                tx.execute(&sql, params![number, scene_id, started_at])
+                    .map(drop)
+            },
+            |_| Ok(()),
+        )?;
         Ok(number)
     }
 
@@ -227,7 +232,7 @@ mod tests {
         let call = troupe_scene::ToolCall::GetInfo { actor: "p".into() };
         scene.act("status", call, troupe_scene::Caller::Player);
         let mut store = SceneStore::open(dir.path()).unwrap();
-        let run = store.begin("s", "now").unwrap();
+        let run = store.begin("s", "now", &[]).unwrap();
         store.append(run, &scene.events, 1).unwrap();
         assert_eq!(store.events(run).unwrap(), scene.events);
         assert_eq!(store.latest().unwrap().unwrap().inputs, 1);

@@ -183,14 +183,28 @@ impl GameStore<Envelope> {
         self.next_number()
     }
 
-    pub fn begin_session(&self, number: u32, id: &str, started_at: &str) -> Result<(), Error> {
-        self.conn
-            .execute(
-                "INSERT INTO sessions (number, id, started_at) VALUES (?1, ?2, ?3)",
-                params![number, id, started_at],
-            )
-            .map_err(|e| db(&self.path, e))?;
-        Ok(())
+    /// Begin session `number` with its first events, in one transaction: a session is never
+    /// half-opened (a row without its `session_started`), whenever the process is killed.
+    pub fn begin_session(
+        &mut self,
+        number: u32,
+        id: &str,
+        started_at: &str,
+        first: &[Envelope],
+    ) -> Result<(), Error> {
+        self.commit_opening(
+            number,
+            first,
+            |tx| {
+                tx.execute(
+                    "INSERT INTO sessions (number, id, started_at) VALUES (?1, ?2, ?3)",
+                    params![number, id, started_at],
+                )
+                .map(drop)
+            },
+            |_| Ok(()),
+        )
+        .map(drop)
     }
 
     /// Append the events of one step, all or none.

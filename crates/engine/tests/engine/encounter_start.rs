@@ -271,7 +271,7 @@ fn a_lasers_and_feelings_spec_needs_the_campaigns_characters() {
 fn session_ended(dir: &Path, number: u32, reason: &str) {
     let mut store = Store::open(dir).unwrap();
     store
-        .begin_session(number, "s1", "2026-11-26T10:00:00Z")
+        .begin_session(number, "s1", "2026-11-26T10:00:00Z", &[])
         .unwrap();
     let end = Envelope {
         seq: 0,

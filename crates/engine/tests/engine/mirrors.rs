@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_campaign::CampaignDir;
-use troupe_encounter::log::{Seat as EncounterSeat, SeatKind, State};
+use troupe_encounter::log::State;
 use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL};
 use troupe_engine::encounter::start::{Begun, Opening, SeatSpec, begin, campaign_in};
 use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop};
@@ -209,14 +209,10 @@ async fn an_encounter_mirror_cut_short_or_lost_is_whole_again_when_the_run_is_re
     std::fs::remove_file(&path).unwrap();
     let store = EncounterStore::open(tmp.path()).unwrap();
     let mut table = at_table(store, run, Mara(Vec::new()));
-    let seat = EncounterSeat {
-        id: "p4".into(),
-        character: "Wren".into(),
-        player: "Wren".into(),
-        kind: SeatKind::Person,
-        about: String::new(),
-    };
-    table.join(seat).unwrap();
+    table
+        .take_back_round()
+        .unwrap()
+        .expect("a round to take back");
     let joined = table.events().len();
     drop(table);
     let store = EncounterStore::open(tmp.path()).unwrap();
@@ -265,7 +261,7 @@ fn mill(dir: &Path) -> (SceneStore, u32, Scene) {
     let text = std::fs::read_to_string(examples().join("mill.scene.yaml")).unwrap();
     let def = troupe_scene::check(&text).unwrap();
     let mut store = SceneStore::open(dir).unwrap();
-    let run = store.begin(&def.id, "2025-01-01T00:00:00Z").unwrap();
+    let run = store.begin(&def.id, "2025-01-01T00:00:00Z", &[]).unwrap();
     let scene = Scene::start(def, 7);
     store.append(run, &scene.events, 0).unwrap();
     (store, run, scene)

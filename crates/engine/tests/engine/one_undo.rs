@@ -40,7 +40,7 @@ fn marks_and_fold<E: Logged>(store: &GameStore<E>, run: u32) -> (Vec<u64>, Vec<u
 fn a_scene_undo_marks_exactly_what_the_fold_takes_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = SceneStore::open(dir.path()).unwrap();
-    let run = store.begin("s", "now").unwrap();
+    let run = store.begin("s", "now", &[]).unwrap();
     let mut scene = scene();
     walk(&mut scene, "b");
     walk(&mut scene, "a");
@@ -90,7 +90,7 @@ fn encounter_events() -> Vec<troupe_encounter::log::Envelope> {
 fn an_encounter_undo_marks_in_the_same_append() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = EncounterStore::open(dir.path()).unwrap();
-    let run = store.begin("smithy", "now").unwrap();
+    let run = store.begin("smithy", "now", &[]).unwrap();
     store.append(run, &encounter_events(), 0).unwrap();
     let events = store.events(run).unwrap();
     let standing: Vec<u64> = troupe_encounter::log::live(&events)
@@ -161,7 +161,7 @@ fn a_cut_short_campaign_file_gets_the_same_words_in_every_game() {
     let dir = tempfile::tempdir().unwrap();
     {
         let mut store = SceneStore::open(dir.path()).unwrap();
-        let run = store.begin("s", "now").unwrap();
+        let run = store.begin("s", "now", &[]).unwrap();
         let mut scene = scene();
         walk(&mut scene, "b");
         store.append(run, &scene.events, 1).unwrap();
@@ -191,7 +191,7 @@ fn a_second_store_in_the_same_process_costs_the_first_nothing() {
     walk(&mut scene, "b");
     let run = {
         let mut store = SceneStore::open(dir.path()).unwrap();
-        let run = store.begin("s", "now").unwrap();
+        let run = store.begin("s", "now", &[]).unwrap();
         store.append(run, &scene.events, 1).unwrap();
         run
     };

@@ -132,7 +132,7 @@ fn begun(dir: &std::path::Path) -> (SceneStore, u32, Scene) {
     );
     let def = troupe_scene::check(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut store = SceneStore::open(dir).unwrap();
-    let run = store.begin(&def.id, "2025-01-01T00:00:00Z").unwrap();
+    let run = store.begin(&def.id, "2025-01-01T00:00:00Z", &[]).unwrap();
     let mut scene = Scene::start(def, 7);
     scene.hand_over(SPEAKER, false);
     store.append(run, &scene.events, 0).unwrap();

@@ -88,6 +88,11 @@ pub enum Personality {
     /// Every request refused with 503 (its model is not loaded): every call fails past its
     /// retries.
     Down,
+    /// The adversary of the secrets tests: every string of every reply is the whole prompt it
+    /// was given, streamed `delay` apart per token (a model that repeats every secret it holds).
+    Parrot {
+        delay: Duration,
+    },
     /// Roughly `percent` of requests get a fault, chosen from `seed` and the request's index.
     Faults {
         seed: u64,
@@ -215,6 +220,15 @@ fn serve(
                 respond_sse(&mut stream, &content, None, *delay);
             } else {
                 std::thread::sleep(*delay * (content.len() / 4) as u32);
+                respond_json(&mut stream, &completion(&content));
+            }
+        }
+        Personality::Parrot { delay } => {
+            served.lock().unwrap().push(record);
+            let content = parroted_content(&request);
+            if request["stream"] == true {
+                respond_sse(&mut stream, &content, None, *delay);
+            } else {
                 respond_json(&mut stream, &completion(&content));
             }
         }
@@ -461,6 +475,22 @@ pub fn schema_of(request: &Value) -> Value {
 
 /// A reply that satisfies the request's schema with plausible words (or plain prose for a
 /// call without one).
+/// A reply of the request's shape whose every string is the request's whole prompt.
+pub fn parroted_content(request: &Value) -> String {
+    let prompt: Vec<&str> = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    let prompt = prompt.join("\n");
+    let schema = schema_of(request);
+    if schema.is_null() {
+        return prompt;
+    }
+    instance(&schema, &Fill::Echo(prompt)).to_string()
+}
+
 pub fn valid_content(request: &Value) -> String {
     let schema = schema_of(request);
     if schema.is_null() {
@@ -472,6 +502,8 @@ pub fn valid_content(request: &Value) -> String {
 pub enum Fill {
     /// Sentences that name the field they fill.
     Words,
+    /// This text in every string.
+    Echo(String),
     /// Blank strings just long enough for the schema.
     Blank,
 }
@@ -512,6 +544,7 @@ fn instance_named(schema: &Value, name: &str, fill: &Fill) -> Value {
             match fill {
                 Fill::Blank => Value::String(" ".repeat(min)),
                 Fill::Words => Value::String(words_for(name)),
+                Fill::Echo(text) => Value::String(text.clone()),
             }
         }
     }
