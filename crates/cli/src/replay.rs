@@ -9,12 +9,16 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use async_trait::async_trait;
+use troupe_agents::PromptSet;
+use troupe_campaign::GmSeatKind;
 use troupe_engine::recorded::{RecordedGm, RecordedPeople};
 use troupe_engine::{
-    Driver, Envelope, Event, EventLog, Quiet, SessionSetup, Store, SystemClock, render_markdown,
+    AiGm, Driver, Envelope, Event, EventLog, GmSeat, Quiet, SessionSetup, Store, SystemClock,
+    render_markdown,
 };
 use troupe_llm::{
-    CallTag, ChatModel, ChatReply, ChatRequest, Message, ProviderError, ReplayEntry, ReplayModel,
+    CallTag, ChatModel, ChatReply, ChatRequest, Gateway, Message, ProviderError, ReplayEntry,
+    ReplayModel,
 };
 
 use crate::sessions::open_store;
@@ -113,10 +117,20 @@ pub async fn replay(
     });
     // Recalls come from the recording: the campaign's memory has moved on since.
     let memory = Box::new(troupe_engine::RecordedMemory::from_log(&events));
+    // An AI GM plays again as an AI GM, on its recorded replies (they are among the session's
+    // model calls, as agent `gm`), so its model calls, its checks' findings and its decisions
+    // are the session's again; a person's or a script's decisions are read from the log.
+    let mut gm: Box<dyn GmSeat> = if campaign.gm.seat == GmSeatKind::Ai {
+        Box::new(AiGm::new(
+            Gateway::new(model.clone(), play::retry_policy(), play::sleeper()),
+            PromptSet::from(play::prompts(dir)?),
+        ))
+    } else {
+        Box::new(RecordedGm::new(&events))
+    };
     let mut table = play::table(dir, model, memory)?;
     // The discussion runs out of time where it did, however fast the replay is.
     table.discussion_limit = troupe_engine::DiscussionLimit::recorded(&events);
-    let mut gm = RecordedGm::new(&events);
     let mut people = RecordedPeople::from_log(&events);
 
     let replays = troupe_campaign::CampaignDir::new(dir).replays();
@@ -139,7 +153,7 @@ pub async fn replay(
     let clock = SystemClock;
     let mut quiet = Quiet;
     let replayed = {
-        let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock)?;
+        let mut driver = Driver::start(setup, store, gm.as_mut(), &table, &mut quiet, &clock)?;
         if let Some(p) = people.as_mut() {
             driver.seat_people(p);
         }

@@ -825,3 +825,41 @@ fn bad_input_gives_errors_people_can_act_on() {
     let out = run_ok(d, &["log"]);
     assert_eq!(out.lines().count(), n - 1);
 }
+
+/// Issue 46: `troupe replay` of any `--gm ai` session said "event 3 (model_call) differs" with
+/// a wall of JSON: the replay's GM answered from the log without its model calls, so every one
+/// of the AI GM's `model_call` events was missing. An untouched session replays identical,
+/// event for event, its AI GM's calls included.
+#[test]
+fn an_ai_gm_session_replays_identical_event_for_event() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_examples(dir.path(), &["aigm.json", "aigm.replay.jsonl"]);
+    run_ok(
+        dir.path(),
+        &["play", "aigm.json", "--seed", "7", "--turns", "3"],
+    );
+    let log = read_log(dir.path());
+    assert!(
+        of_type(&log, "model_call")
+            .iter()
+            .any(|e| e["agent"] == "gm"),
+        "the AI GM made no call"
+    );
+    let out = run_ok(dir.path(), &["replay", "1"]);
+    assert!(out.contains("transcript is identical"), "{out}");
+    assert!(
+        out.contains("Its events are session 1's too, one for one"),
+        "{out}"
+    );
+    assert!(!out.contains("differs"), "{out}");
+    // The replay's log holds the AI GM's calls, as the session's does.
+    let replayed = support::read_log(&dir.path().join("replays/session-1-replay-1.jsonl"));
+    let gm = |l: &[Value]| {
+        of_type(l, "model_call")
+            .iter()
+            .filter(|e| e["agent"] == "gm")
+            .map(|e| (e["purpose"].clone(), e["request_hash"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(gm(&replayed), gm(&log));
+}
