@@ -203,30 +203,46 @@ fn read(
 }
 
 /// `troupe stats`: the metrics, the log audit, the flags and the scorecard per model, as text
-/// or JSON.
+/// or JSON. Each game shows its own figures: a campaign that has played only encounters and
+/// scenes gets theirs (their calls, their scorecard per model, the encounters' GM scorecards),
+/// not the Lasers & Feelings sessions' figures as zeros (`metrics` and `cost` are null in the
+/// JSON then).
 pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
     let (title, events, games) = read(dir, session, all)?;
-    let metrics = troupe_report::metrics(&events);
     let audit = troupe_report::audit_with_games(&events, &games);
     let flags = troupe_report::flags(&events);
     let scorecard = troupe_report::scorecard(&events);
+    let game_scorecard = troupe_report::game_scorecard(&games);
     let runs = troupe_report::runs(&events);
+    let only_games = events.is_empty() && !games.is_empty();
     if json {
         let value = serde_json::json!({
             "scope": title,
-            "metrics": metrics,
+            "metrics": (!only_games).then(|| troupe_report::metrics(&events)),
             "audit": audit,
             "flags": flags,
             "scorecard": scorecard,
-            "cost": troupe_report::costs(&events),
+            "game_scorecard": game_scorecard,
+            "cost": (!only_games).then(|| troupe_report::costs(&events)),
             "runs": runs,
             "encounters": crate::encounter::all_scorecards(dir)?,
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+    } else if only_games {
+        let mut text = troupe_report::render_games_stats(&title, &audit);
+        text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
+        let encounters = crate::encounter::all_scorecards(dir)?;
+        if !encounters.is_empty() {
+            text.push('\n');
+            text.push_str(&crate::encounter::render_scorecards(&encounters));
+        }
+        emit(&text)?;
     } else {
         let roster = Roster::from_events(&events);
+        let metrics = troupe_report::metrics(&events);
         let mut text = troupe_report::render_stats(&title, &metrics, &audit, &flags, &roster);
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
+        text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
         text.push_str(&troupe_report::render_costs(&troupe_report::costs(&events)));
         let encounters = crate::encounter::all_scorecards(dir)?;
         if !encounters.is_empty() {

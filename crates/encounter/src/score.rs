@@ -2,9 +2,11 @@
 //! reply schema or by the engine's checks), how often its narration leaked and was rewritten
 //! or withheld, and what a GM turn cost in tokens and time.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use crate::log::{EncounterEvent, Envelope, live};
+use crate::log::{EncounterEvent, Envelope, SeatKind, live};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Scorecard {
@@ -29,6 +31,9 @@ pub struct Scorecard {
     pub successes: u32,
     /// AI players' actions sent back for saying what happens.
     pub actions_sent_back: u32,
+    /// People's actions the same check flagged (a person rephrases; not an AI player's).
+    #[serde(default)]
+    pub people_actions_flagged: u32,
     /// GM calls whose history was trimmed to fit the window.
     pub trimmed_calls: u32,
     pub tokens_in_per_gm_turn: f64,
@@ -44,9 +49,26 @@ pub fn scorecard(events: &[Envelope]) -> Scorecard {
     let mut sent_back = false;
     let mut seats = 0usize;
     let mut acted = 0usize;
+    // Who plays each seat as the run goes: a person, or an AI player (seats join and change
+    // hands mid-run).
+    let mut person: BTreeMap<&str, bool> = BTreeMap::new();
     for env in live(events) {
         match &env.event {
-            EncounterEvent::Started { seats: all, .. } => seats = all.len().max(1),
+            EncounterEvent::Started { seats: all, .. } => {
+                seats = all.len().max(1);
+                for seat in all {
+                    person.insert(&seat.id, seat.kind == SeatKind::Person);
+                }
+            }
+            EncounterEvent::SeatJoined { seat } => {
+                person.insert(&seat.id, seat.kind == SeatKind::Person);
+            }
+            EncounterEvent::SeatHanded {
+                seat,
+                person: by_person,
+            } => {
+                person.insert(seat, *by_person);
+            }
             EncounterEvent::GmCalled { call, trimmed, .. } => {
                 s.gm_calls += 1;
                 // A damaged log may count anything: the sums saturate.
@@ -78,7 +100,13 @@ pub fn scorecard(events: &[Envelope]) -> Scorecard {
                 s.successes += u32::from(roll.success);
             }
             EncounterEvent::Resolved { .. } => s.resolved = true,
-            EncounterEvent::ActionSentBack { .. } => s.actions_sent_back += 1,
+            EncounterEvent::ActionSentBack { seat, .. } => {
+                if person.get(seat.as_str()).copied().unwrap_or(false) {
+                    s.people_actions_flagged += 1;
+                } else {
+                    s.actions_sent_back += 1;
+                }
+            }
             _ => {}
         }
     }

@@ -346,3 +346,147 @@ fn the_games_report_in_a_real_browser_shows_markup_as_text() {
         );
     }
 }
+
+/// Issue 46: `troupe stats` on a campaign of only encounters and scenes printed a Lasers &
+/// Feelings block of zeros (turns, validation, dice…) and an empty scorecard per model although
+/// the encounter made model calls. It shows the games' own figures, and only those: their
+/// calls, a scorecard per model counting every call, the encounter GM's scorecard.
+#[test]
+fn stats_of_only_encounters_and_scenes_show_their_own_figures_and_only_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    play_encounter(d);
+    play_scene(d);
+    let log = encounter_log(d);
+    let enc_calls = log
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["event_type"].as_str(),
+                Some("gm_called" | "player_called")
+            )
+        })
+        .count() as u64;
+    assert!(enc_calls > 0);
+
+    let text = run(d, &["stats"]);
+    for lf in [
+        "Validation (overreach check)",
+        "Dice (d6",
+        "turns completed",
+        "LASER FEELINGS",
+        "\nScorecard per model\n",
+    ] {
+        assert!(!text.contains(lf), "{lf:?} is a session's figure:\n{text}");
+    }
+    assert!(
+        text.contains("Scorecard per model: encounter runs and scenes"),
+        "{text}"
+    );
+    let row = |game: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(game) && l.contains("replay:"))
+            .unwrap_or_else(|| panic!("no {game} row:\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // game, model, runs, calls, …
+    let enc = row("encounter");
+    assert_eq!(enc[2], "1", "{enc:?}");
+    assert_eq!(enc[3], enc_calls.to_string(), "{enc:?}");
+    assert_eq!(row("scene")[3], "2");
+    assert!(
+        text.contains("Encounter runs: the GM's scorecard"),
+        "{text}"
+    );
+
+    let stats = stats_json(d, &[]);
+    assert!(stats["metrics"].is_null(), "{}", stats["metrics"]);
+    assert!(stats["cost"].is_null());
+    let card = stats["game_scorecard"].as_array().unwrap();
+    let calls_of = |game: &str| -> u64 {
+        card.iter()
+            .filter(|r| r["game"] == game)
+            .map(|r| r["calls"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(calls_of("encounter"), enc_calls);
+    assert_eq!(calls_of("encounter"), calls(&stats, "encounter")["calls"]);
+    assert_eq!(calls_of("scene"), 2);
+    let tokens: u64 = card
+        .iter()
+        .filter(|r| r["game"] == "encounter")
+        .map(|r| r["tokens_in"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        Some(tokens),
+        calls(&stats, "encounter")["tokens_in"].as_u64()
+    );
+}
+
+/// Issue 46: a seat that joined mid-run (`seat_joined`) was missing from the report's seat
+/// table; and a person's action the overreach check flagged was counted in the GM's scorecard
+/// as an AI player's action sent back.
+#[test]
+fn the_report_seats_a_joined_seat_and_scores_a_persons_flagged_action_as_theirs() {
+    use crate::encounter::{RUN, campaign, log as enc_log, of};
+    let dir = campaign();
+    let d = dir.path();
+    // Mara (a person) first says what happens; asked again, she rephrases. Then she stops.
+    let out = run_with(
+        d,
+        &RUN,
+        "I slip past the smith unseen\nI offer to work the bellows myself\n\n/quit\n",
+    );
+    assert!(!out.contains("The encounter is over."), "{out}");
+    let before = enc_log(d, 1);
+    let flagged = of(&before, "action_sent_back");
+    assert_eq!(flagged.len(), 1, "Mara's first action is flagged: {out}");
+    assert_eq!(flagged[0]["seat"], "p1");
+    run_with(
+        d,
+        &[
+            "encounter",
+            "resume",
+            "--join",
+            "human:Kit",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+        "I hold the lantern up for the smith\nI keep pumping the bellows\n",
+    );
+    let after = enc_log(d, 1);
+    assert_eq!(of(&after, "seat_joined").len(), 1);
+
+    run(d, &["report", "-o", "report.html"]);
+    let html = std::fs::read_to_string(d.join("report.html")).unwrap();
+    let enc = section(&html, "encounters");
+    let table = enc
+        .split("<th>seat</th></tr>")
+        .nth(1)
+        .unwrap()
+        .split("</table>")
+        .next()
+        .unwrap();
+    let kit = table
+        .split("<tr>")
+        .find(|r| r.contains("<td>Kit</td>"))
+        .unwrap_or_else(|| panic!("Kit is not in the seat table: {table}"));
+    assert!(kit.contains("a person, joined mid-run"), "{kit}");
+
+    let stats = stats_json(d, &[]);
+    let card = &stats["encounters"][0];
+    let ai_sent_back = of(&after, "action_sent_back")
+        .iter()
+        .filter(|e| e["seat"] != "p1" && e["seat"] != "p4")
+        .count();
+    assert_eq!(card["actions_sent_back"], ai_sent_back as u64, "{card}");
+    assert!(
+        card["people_actions_flagged"].as_u64().unwrap() >= 1,
+        "{card}"
+    );
+    assert!(
+        enc.contains("people&#39;s actions flagged") || enc.contains("people's actions flagged")
+    );
+}
