@@ -4,14 +4,18 @@
 
 use crate::roll_dice;
 
+/// The rulebook's threats as they begin a sentence (the rulebook's "Rogue Captain" is one
+/// captain: "A Rogue Captain").
 const THREATS: [&str; 6] = [
     "Zorgon the Conqueror",
     "The Hive Armada",
-    "Rogue Captain",
+    "A Rogue Captain",
     "Space Pirates",
     "Cyber Zombies",
     "Alien Brain Worms",
 ];
+/// Which threats are one (the verb agrees: "wants"); the others are many ("want").
+const ONE: [bool; 6] = [true, true, true, false, false, false];
 const WANTS: [&str; 6] = [
     "destroy",
     "steal",
@@ -51,9 +55,17 @@ pub struct Adventure {
 impl Adventure {
     /// "Space Pirates want to steal the Void Crystals, which will rip a hole in reality."
     pub fn premise(&self) -> String {
+        let one = THREATS
+            .iter()
+            .position(|t| *t == self.threat)
+            .is_some_and(|i| ONE[i]);
         format!(
-            "{} want to {} {}, which will {}.",
-            self.threat, self.wants, self.target, self.result
+            "{} {} to {} {}, which will {}.",
+            self.threat,
+            if one { "wants" } else { "want" },
+            self.wants,
+            self.target,
+            self.result
         )
     }
 }
@@ -84,6 +96,23 @@ mod tests {
         let distinct: std::collections::HashSet<String> =
             (0..40).map(|s| roll_adventure(s).premise()).collect();
         assert!(distinct.len() > 20, "{}", distinct.len());
+    }
+
+    #[test]
+    fn the_verb_agrees_with_the_threat() {
+        let premise = |threat: &'static str| {
+            Adventure {
+                faces: [1; 4],
+                threat,
+                wants: WANTS[0],
+                target: TARGETS[0],
+                result: RESULTS[0],
+            }
+            .premise()
+        };
+        assert!(premise(THREATS[1]).starts_with("The Hive Armada wants to destroy"));
+        assert!(premise(THREATS[2]).starts_with("A Rogue Captain wants to destroy"));
+        assert!(premise(THREATS[3]).starts_with("Space Pirates want to destroy"));
     }
 
     #[test]
