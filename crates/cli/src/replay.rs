@@ -117,10 +117,12 @@ pub async fn replay(
     });
     // Recalls come from the recording: the campaign's memory has moved on since.
     let memory = Box::new(troupe_engine::RecordedMemory::from_log(&events));
-    // An AI GM plays again as an AI GM, on its recorded replies (they are among the session's
-    // model calls, as agent `gm`), so its model calls, its checks' findings and its decisions
-    // are the session's again; a person's or a script's decisions are read from the log.
-    let mut gm: Box<dyn GmSeat> = if campaign.gm.seat == GmSeatKind::Ai {
+    // In an exact replay an AI GM plays again as an AI GM, on its recorded replies (they are
+    // among the session's model calls, as agent `gm`), so its model calls, its checks' findings
+    // and its decisions are the session's again. A person's or a script's decisions are read
+    // from the log, and so are an AI GM's from `--from-turn` on (only the players get the new
+    // model).
+    let mut gm: Box<dyn GmSeat> = if campaign.gm.seat == GmSeatKind::Ai && from_turn.is_none() {
         Box::new(AiGm::new(
             Gateway::new(model.clone(), play::retry_policy(), play::sleeper()),
             PromptSet::from(play::prompts(dir)?),

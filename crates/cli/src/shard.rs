@@ -419,6 +419,11 @@ fn write_summary(
     problems: &[String],
 ) -> anyhow::Result<()> {
     let runs: Vec<&Value> = found.iter().map(|f| &f.outcome).collect();
+    // Every run found finished; one whose session logged a failed phase is not `ok`.
+    let partial = runs
+        .iter()
+        .filter(|r| r.get("status").and_then(Value::as_str) == Some("phases_failed"))
+        .count();
     let shards: Vec<Value> = summaries
         .iter()
         .map(|(path, s)| {
@@ -432,7 +437,8 @@ fn write_summary(
     let value = serde_json::json!({
         "merged": true,
         "sessions": found.len(),
-        "ok": found.len(),
+        "ok": found.len() - partial,
+        "phases_failed": partial,
         "failed": 0,
         "complete": problems.is_empty(),
         "missing": problems,

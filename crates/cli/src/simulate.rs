@@ -289,8 +289,13 @@ pub(crate) struct Outcome {
     seed: u64,
     /// PROVIDER:MODEL as given to --model, or null for `troupe play`'s own choice.
     model: Option<String>,
-    /// `ok` or `failed`.
+    /// `ok`; `phases_failed` (the session ran to its end, but steps of it failed for good: a
+    /// model call gave up after its retries, or its answer could not be used, and the GM went
+    /// on without it: `phase_failed` events); or `failed` (the session did not run to its end).
     status: String,
+    /// How many `phase_failed` events the run's session logged.
+    #[serde(default)]
+    phases_failed: u32,
     /// The child's exit code (null when it was killed by a signal or never started).
     exit_code: Option<i32>,
     duration_ms: u64,
@@ -303,10 +308,68 @@ pub(crate) struct Outcome {
     error: Option<String>,
 }
 
+/// A run whose session ran to its end with no step failed for good.
+const OK: &str = "ok";
+/// A run whose session ran to its end with steps that failed for good (`phase_failed`).
+const PHASES_FAILED: &str = "phases_failed";
+/// A run whose session did not run to its end.
+const FAILED: &str = "failed";
+
 impl Outcome {
+    /// The run did not fail: its session ran to its end, every step played or not (what
+    /// `troupe bench` asks: it scores the failed phases, `phases_failed`, from the log).
     pub fn ok(&self) -> bool {
-        self.status == "ok"
+        self.finished()
     }
+
+    /// The session ran to its end and every step of it was played: status `ok`.
+    pub fn clean(&self) -> bool {
+        self.status == OK
+    }
+
+    /// The session ran to its end, every step played or not: the run is done, and playing it
+    /// again would give the same (a resumed batch skips it).
+    pub fn finished(&self) -> bool {
+        self.status == OK || self.status == PHASES_FAILED
+    }
+
+    /// How a progress line says the run ended.
+    fn said(&self) -> String {
+        match self.status.as_str() {
+            OK => "ok".into(),
+            PHASES_FAILED => format!(
+                "PARTIAL ({} phase{} failed)",
+                self.phases_failed,
+                if self.phases_failed == 1 { "" } else { "s" }
+            ),
+            _ => "FAILED".into(),
+        }
+    }
+}
+
+/// The status of a run from its exit and its log: a run that exited well but logged a
+/// `phase_failed` is not `ok`.
+fn status_of(exited_well: bool, phases_failed: u32) -> &'static str {
+    match (exited_well, phases_failed) {
+        (false, _) => FAILED,
+        (true, 0) => OK,
+        (true, _) => PHASES_FAILED,
+    }
+}
+
+/// The `phase_failed` events of a session's JSONL log (0 without a log). Read line by line
+/// without parsing every event: a line is one event, its type a top-level field.
+fn phases_failed_in(log: Option<&Path>) -> u32 {
+    let Some(text) = log.and_then(|l| std::fs::read_to_string(l).ok()) else {
+        return 0;
+    };
+    let failed = text
+        .lines()
+        .filter(|l| l.contains("\"phase_failed\""))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e.get("event_type").and_then(serde_json::Value::as_str) == Some("phase_failed"))
+        .count();
+    u32::try_from(failed).unwrap_or(u32::MAX)
 }
 
 /// Play one run to the end in a child process.
@@ -328,21 +391,24 @@ fn execute(run: &Run, exe: &Path, play_args: &[String], threads: usize) -> Outco
             (None, Some(format!("{e:#}")))
         }
     };
+    let log = latest_log(&run.dir);
+    let phases_failed = phases_failed_in(log.as_deref());
     let mut outcome = Outcome {
         index: run.index,
         run: run.name.clone(),
         campaign: run.campaign.clone(),
         seed: run.seed,
         model: run.model.as_ref().map(ModelSpec::spec),
-        status: if error.is_none() { "ok" } else { "failed" }.to_string(),
+        status: status_of(error.is_none(), phases_failed).to_string(),
+        phases_failed,
         exit_code,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         dir: run.dir.clone(),
-        log: latest_log(&run.dir),
+        log,
         stderr,
         error,
     };
-    if outcome.ok() {
+    if outcome.finished() {
         mark_finished(&mut outcome);
     }
     outcome
@@ -355,7 +421,7 @@ fn mark_finished(outcome: &mut Outcome) {
         .map_err(anyhow::Error::from)
         .and_then(|value| crate::shard::mark_done(&outcome.dir, &value));
     if let Err(e) = marked {
-        outcome.status = "failed".to_string();
+        outcome.status = FAILED.to_string();
         outcome.error = Some(format!("{e:#}"));
     }
 }
@@ -472,12 +538,12 @@ impl Progress {
         let what = format!(
             "{} {} in {:.1} s",
             o.run,
-            if o.ok() { "ok" } else { "FAILED" },
+            o.said(),
             o.duration_ms as f64 / 1000.0
         );
         match self {
             Progress::Bar(bar) => {
-                if !o.ok() {
+                if !o.clean() {
                     bar.println(&what);
                 }
                 bar.set_message(what);
@@ -581,7 +647,11 @@ fn share_of_cores(cores: usize, jobs: usize) -> usize {
 #[derive(Serialize)]
 struct Summary<'a> {
     sessions: usize,
+    /// Runs whose session ran to its end with every step played.
     ok: usize,
+    /// Runs whose session ran to its end with steps that failed for good (`phase_failed`).
+    phases_failed: usize,
+    /// Runs whose session did not run to its end.
     failed: usize,
     /// Runs never started because simulate was interrupted.
     not_started: Vec<&'a str>,
@@ -613,12 +683,14 @@ fn summarize<'a>(
     wall: Duration,
     play_args: &'a [String],
 ) -> Summary<'a> {
-    let ok = outcomes.iter().filter(|o| o.ok()).count();
+    let ok = outcomes.iter().filter(|o| o.clean()).count();
+    let finished = outcomes.iter().filter(|o| o.finished()).count();
     let played = outcomes.len() - batch.resumed;
     Summary {
         sessions: outcomes.len(),
         ok,
-        failed: outcomes.len() - ok,
+        phases_failed: finished - ok,
+        failed: outcomes.len() - finished,
         not_started: batch
             .todo
             .iter()
@@ -639,8 +711,18 @@ fn summarize<'a>(
 }
 
 fn print_summary(summary: &Summary, json: &Path) {
+    let partial = if summary.phases_failed == 0 {
+        String::new()
+    } else {
+        let phases: u32 = summary.runs.iter().map(|o| o.phases_failed).sum();
+        format!(
+            ", {} with failed phases ({phases} phase{} failed for good)",
+            summary.phases_failed,
+            if phases == 1 { "" } else { "s" }
+        )
+    };
     println!(
-        "Simulated {} session{} in {:.2} s ({:.2} sessions/s, {} at a time): {} ok, {} failed",
+        "Simulated {} session{} in {:.2} s ({:.2} sessions/s, {} at a time): {} ok{partial}, {} failed",
         summary.sessions,
         if summary.sessions == 1 { "" } else { "s" },
         summary.wall_ms as f64 / 1000.0,
@@ -676,6 +758,15 @@ fn print_summary(summary: &Summary, json: &Path) {
         .unwrap_or(0);
     for o in summary.runs {
         match &o.error {
+            None if !o.clean() => println!(
+                "  PARTIAL {:<width$}  {:>6.1} s  {} ({} phase{} failed for good: `troupe stats --campaign {}` shows them)",
+                o.run,
+                o.duration_ms as f64 / 1000.0,
+                o.log.as_deref().unwrap_or(&o.dir).display(),
+                o.phases_failed,
+                if o.phases_failed == 1 { "" } else { "s" },
+                o.dir.display()
+            ),
             None => println!(
                 "  ok      {:<width$}  {:>6.1} s  {}",
                 o.run,
@@ -766,7 +857,7 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(if stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
-    } else if summary.failed == 0 {
+    } else if summary.failed == 0 && summary.phases_failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -811,7 +902,7 @@ fn resume_point(runs: &[Run]) -> anyhow::Result<(Vec<Outcome>, Vec<Run>)> {
         let recorded = crate::shard::finished(&run.dir)
             .and_then(|v| serde_json::from_value::<Outcome>(v).ok());
         match recorded {
-            Some(o) if o.ok() => {
+            Some(o) if o.finished() => {
                 if o.seed != run.seed || o.model != run.model.as_ref().map(ModelSpec::spec) {
                     bail!(
                         "{} finished as a different run (seed {}, model {}); choose a new --out",

@@ -408,3 +408,103 @@ fn without_model_a_run_plays_the_campaigns_own_model_and_keeps_a_copy() {
     assert_eq!(card.len(), 1, "{card:?}");
     assert_eq!(card[0]["sessions"], 2);
 }
+
+/// Issue 46: a run whose session logged `phase_failed` (a model call that gave up, here
+/// recorded replies that run dry halfway) ran to its end and exited 0, and the batch said `ok`.
+/// It is not: its status, simulate.json, the summary line and the exit status say what it is,
+/// and a resumed batch still counts it as finished (it is not played again).
+#[test]
+fn a_run_whose_phases_failed_is_not_ok() {
+    let dir = party_table();
+    let full = std::fs::read_to_string(dir.path().join("research.replay.jsonl")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    // The first half of the replies: the later calls find none and fail for good.
+    let dry = lines[..lines.len() / 2].join("\n") + "\n";
+    std::fs::write(dir.path().join("dry.replay.jsonl"), dry).unwrap();
+    let args = [
+        "party.json",
+        "--seeds",
+        "1",
+        "--model",
+        MODELS[0],
+        "--model",
+        "replay:dry.replay.jsonl",
+        "--jobs",
+        "2",
+        "--out",
+        "runs",
+        "--",
+        "--gm-script",
+        "research.gm.yaml",
+    ];
+    let out = simulate(dir.path(), &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = json_file(&dir.path().join("runs/simulate.json"));
+    let dry_run = &summary["runs"][1];
+    assert_eq!(dry_run["run"], "party-seed1-replay-dry");
+    let log = read_log(
+        &dir.path()
+            .join("runs/party-seed1-replay-dry/logs/session-1.jsonl"),
+    );
+    let failed = of_type(&log, "phase_failed").len() as u64;
+    assert!(failed > 0, "the dry replies must make phases fail");
+    // The child played to its end and exited 0: only its log says what went wrong.
+    assert_eq!(dry_run["exit_code"], 0);
+    assert_eq!(of_type(&log, "session_ended").len(), 1);
+    assert_eq!(
+        (
+            dry_run["status"].as_str(),
+            dry_run["phases_failed"].as_u64()
+        ),
+        (Some("phases_failed"), Some(failed)),
+        "{dry_run}"
+    );
+    assert_eq!(summary["runs"][0]["status"], "ok");
+    assert_eq!(summary["runs"][0]["phases_failed"], 0);
+    assert_eq!(
+        (
+            summary["ok"].as_u64(),
+            summary["phases_failed"].as_u64(),
+            summary["failed"].as_u64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    let s = if failed == 1 { "" } else { "s" };
+    assert!(
+        stdout.contains(&format!(
+            "1 ok, 1 with failed phases ({failed} phase{s} failed for good), 0 failed"
+        )),
+        "{stdout}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("party-seed1-replay-dry"))
+        .unwrap();
+    assert!(line.trim_start().starts_with("PARTIAL"), "{line}");
+    assert!(
+        line.contains(&format!("{failed} phase{s} failed for good")),
+        "{line}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    // troupe stats counts the same phases.
+    let stats = stats_json(dir.path(), &dir.path().join("runs/party-seed1-replay-dry"));
+    assert_eq!(
+        stats["scorecard"][0]["phases_failed"].as_u64(),
+        Some(failed)
+    );
+
+    // Resumed, the batch plays neither run again: both ran to their end.
+    std::fs::remove_file(dir.path().join("runs/simulate.json")).unwrap();
+    let mut again = args.to_vec();
+    again.insert(again.len() - 3, "--resume");
+    let out = simulate(dir.path(), &again);
+    let summary = json_file(&dir.path().join("runs/simulate.json"));
+    assert_eq!(
+        summary["resumed"],
+        2,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(summary["runs"][1]["status"], "phases_failed");
+    assert_eq!(out.status.code(), Some(1));
+}
