@@ -8,3 +8,4 @@ mod support;
 mod corpus;
 mod holdout;
 mod learned;
+mod play;
