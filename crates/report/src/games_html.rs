@@ -121,6 +121,34 @@ pub(crate) fn calls_audit(o: &mut String, au: &Audit) {
     o.push_str("</ul>");
 }
 
+/// The scorecard per model of the encounter runs and scenes (nothing without their calls).
+pub(crate) fn model_scores(o: &mut String, games: &Games) {
+    let rows = crate::game_scorecard(games);
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("<h3 id=\"game-models\">Scorecard per model: encounter runs and scenes</h3><table><tr><th>game</th><th>model</th><th>runs</th><th>calls</th><th>attempts</th><th>attempts without reply</th><th>tokens in</th><th>tokens out</th><th>tokens per call</th><th>latency per call</th></tr>");
+    for r in &rows {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.game),
+            esc(&r.model),
+            r.runs,
+            r.calls,
+            r.attempts,
+            r.failed_attempts,
+            r.tokens_in,
+            r.tokens_out,
+            r.tokens_per_call
+                .map_or_else(|| "n/a".into(), |v| format!("{v:.0}")),
+            r.latency_ms_per_call
+                .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
+        );
+    }
+    o.push_str("</table>");
+}
+
 fn row(o: &mut String, anchor: &str, tag: &str, said: &str, mind: &str) {
     let _ = write!(
         o,

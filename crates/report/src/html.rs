@@ -101,11 +101,13 @@ impl Report<'_> {
         if events.is_empty() {
             games_html::nav(&mut self.o, games);
             games_html::summary(&mut self.o, games, au);
+            games_html::model_scores(&mut self.o, games);
         } else {
             self.nav(games);
             self.seats();
             self.summary(m, fl, au);
             games_html::calls_audit(&mut self.o, au);
+            games_html::model_scores(&mut self.o, games);
             self.sessions(events, m, fl);
         }
         games_html::encounters(&mut self.o, &games.encounters);

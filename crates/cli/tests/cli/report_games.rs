@@ -423,6 +423,33 @@ fn stats_of_only_encounters_and_scenes_show_their_own_figures_and_only_those() {
         Some(tokens),
         calls(&stats, "encounter")["tokens_in"].as_u64()
     );
+
+    // The report has the same scorecard, and no session's.
+    run(d, &["report", "-o", "report.html"]);
+    let html = std::fs::read_to_string(d.join("report.html")).unwrap();
+    assert!(!html.contains("id=\"scorecard\""), "a sessions' scorecard");
+    let table = html
+        .split("Scorecard per model: encounter runs and scenes")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no game scorecard in the report"))
+        .split("</table>")
+        .next()
+        .unwrap();
+    let model = html_escaped(&enc[1]);
+    assert!(
+        table.contains(&format!(
+            "<td>encounter</td><td>{model}</td><td>1</td><td>{enc_calls}</td>"
+        )),
+        "{table}"
+    );
+}
+
+fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// Issue 46: a seat that joined mid-run (`seat_joined`) was missing from the report's seat
