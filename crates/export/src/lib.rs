@@ -5,9 +5,9 @@
 //!
 //! The events come from troupe-report's readers and the numbers from its metrics, so the files
 //! say what `troupe stats` says. The Parquet writer itself is feature `parquet` (troupe-cli's
-//! `export`): the tables are built in every build, but without the feature `export` refuses and
-//! says how to build a troupe that writes them, so the default binary does not carry a Parquet
-//! writer few of its users need.
+//! `export`, in its default build): the tables are built in every build, and a troupe built
+//! without the feature (`--no-default-features`) refuses and says how to build one that writes
+//! them.
 
 mod game_tables;
 mod game_turns;
@@ -30,8 +30,9 @@ pub use table::{Column, Kind, Table};
 pub const SCHEMA_VERSION: u32 = 2;
 pub const SCHEMA_VERSION_KEY: &str = "troupe.export_schema_version";
 
-/// The command that builds a troupe with the Parquet writer.
-pub const BUILD_HINT: &str = "cargo build --release -p troupe-cli --features export";
+/// The command that builds a troupe with the Parquet writer (the default build has it; only a
+/// build with `--no-default-features` and without `--features export` lacks it).
+pub const BUILD_HINT: &str = "cargo build --release -p troupe-cli";
 
 /// Whether this build writes Parquet files.
 pub const WRITES_PARQUET: bool = cfg!(feature = "parquet");
@@ -39,7 +40,7 @@ pub const WRITES_PARQUET: bool = cfg!(feature = "parquet");
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(
-        "this troupe was built without the Parquet writer (cargo feature `export`); build one that has it with: {BUILD_HINT}"
+        "this troupe was built without the Parquet writer (cargo feature `export`, part of the default build; --no-default-features leaves it out); build one that has it with: {BUILD_HINT}"
     )]
     NotBuilt,
     #[error(
@@ -208,7 +209,7 @@ mod tests {
     fn without_the_writer_export_says_how_to_build_it() {
         let msg = Error::NotBuilt.to_string();
         assert!(
-            msg.contains(BUILD_HINT) && msg.contains("--features export"),
+            msg.contains(BUILD_HINT) && msg.contains("default build"),
             "{msg}"
         );
     }

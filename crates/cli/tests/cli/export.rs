@@ -4,8 +4,8 @@
 //! pyarrow the test says so and skips, except in CI (`CI` set), where it fails; scripts/setup
 //! installs pyarrow.
 //!
-//! The test binary always has the Parquet writer (troupe-cli's dev-dependency turns it on), so
-//! this never passes by exporting nothing.
+//! The test binary is the default build (no dev-dependency turns the Parquet writer on): a
+//! default build that stopped exporting fails here, as the README's researcher would.
 
 use std::path::Path;
 use std::process::Output;
@@ -148,6 +148,88 @@ fn batch() -> tempfile::TempDir {
         ],
     );
     dir
+}
+
+/// Issue 46: the binary the README's quick start builds (`cargo build --release`, default
+/// features) refused to export and named a rebuild with `--features export`. The default build
+/// exports: six Parquet files (the format's magic at both ends), no Python needed to see it.
+#[test]
+fn the_default_build_exports_without_a_rebuild() {
+    let dir = campaign_with(&["party.json", "research.gm.yaml", "research.replay.jsonl"]);
+    run(
+        dir.path(),
+        &[
+            "play",
+            "party.json",
+            "--seed",
+            "3",
+            "--replay",
+            "research.replay.jsonl",
+            "--gm-script",
+            "research.gm.yaml",
+        ],
+    );
+    let out = export(dir.path(), &[".", "-o", "tables"]);
+    let err = stderr(&out);
+    assert!(
+        out.status.success(),
+        "the default build must export:\n{err}"
+    );
+    assert!(!err.contains("--features export"), "{err}");
+    for name in TABLES {
+        let bytes = std::fs::read(dir.path().join(format!("tables/{name}.parquet"))).unwrap();
+        assert!(
+            bytes.len() > 8 && bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+            "{name}.parquet is not a Parquet file"
+        );
+    }
+}
+
+/// The build the README's quick start makes (`cargo build --release`, default features) has
+/// the Parquet writer, and nothing but the default features gives it to the tests' binary (a
+/// dev-dependency turning it on hid that the default build could not export): as cargo itself
+/// resolves troupe-cli's manifest.
+#[test]
+fn the_default_features_have_the_parquet_writer_and_the_tests_use_them() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cli = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "troupe-cli")
+        .unwrap();
+    let default: Vec<&str> = cli["features"]["default"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(default.contains(&"export"), "default features: {default:?}");
+    assert_eq!(
+        cli["features"]["export"],
+        serde_json::json!(["troupe-export/parquet"])
+    );
+    for dep in cli["dependencies"].as_array().unwrap() {
+        if dep["name"] == "troupe-export" {
+            assert!(
+                dep["features"].as_array().unwrap().is_empty(),
+                "a {} dependency turns troupe-export's features on: {dep}",
+                dep["kind"].as_str().unwrap_or("normal")
+            );
+        }
+    }
 }
 
 #[test]
