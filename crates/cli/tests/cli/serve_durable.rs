@@ -155,11 +155,12 @@ async fn a_page_reconnects_across_a_restart_to_the_new_ask_at_once() {
         return;
     };
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
-    // One unbroken word on the sheet: it wraps instead of widening the page.
+    // One unbroken word on the GM's sheet (their prep): it wraps instead of widening the page.
     let path = dir.path().join("campaign.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let word = "Fuel".repeat(2000);
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("\"Fuel Hog\"", &format!("\"{word}\""))).unwrap();
+    c["gm"] = json!({"seat": "person", "scenario": {"text": word, "notes": []}});
+    std::fs::write(&path, serde_json::to_string_pretty(&c).unwrap()).unwrap();
     let args = ["--seed", "3", "--turns", "1"];
     let s = serve(dir.path(), &args);
     let listen = s.base.trim_start_matches("http://").to_string();
