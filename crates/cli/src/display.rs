@@ -10,20 +10,62 @@ use crate::spinner::Spinner;
 pub struct Story {
     /// Echo the GM's own inputs (when they come from a script, nobody typed them).
     pub echo_gm: bool,
+    /// Who reads this terminal: the GM's seat (everything), or, when an AI runs the game, the
+    /// people playing characters here, who read what their seats' pages would and no more.
+    reader: Reader,
     spinner: Spinner,
     /// Who is thinking right now (a round of calls runs at once).
     thinkers: Vec<String>,
     /// Tokens each thinker's reply has so far, as it streams.
     tokens: std::collections::BTreeMap<String, u32>,
+    /// A turn's header, shown with the turn's first line (a session that ends before the
+    /// turn has any shows none).
+    turn_header: Option<String>,
+}
+
+/// Who reads the story at this terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// The GM's seat (or someone watching an all-AI table): every line.
+    Gm,
+    /// People in these characters' seats (agent ids): the lines those seats may read.
+    Seats(Vec<String>),
+}
+
+impl Reader {
+    /// The reader of a table: its people, when the GM is an AI and people play characters
+    /// here; else the GM's seat.
+    pub fn of(campaign: &troupe_campaign::Campaign) -> Reader {
+        let people: Vec<String> = campaign
+            .seats
+            .iter()
+            .filter(|x| x.taken_by == troupe_campaign::SeatTaker::Human)
+            .map(|x| x.player.agent_id.clone())
+            .collect();
+        if campaign.gm.seat == troupe_campaign::GmSeatKind::Ai && !people.is_empty() {
+            Reader::Seats(people)
+        } else {
+            Reader::Gm
+        }
+    }
+
+    pub fn reads(&self, audience: &Audience) -> bool {
+        match self {
+            Reader::Gm => audience.includes(lines::GM),
+            Reader::Seats(agents) => agents.iter().any(|a| audience.includes(a)),
+        }
+    }
 }
 
 impl Story {
-    pub fn new(echo_gm: bool) -> Self {
+    pub fn new(echo_gm: bool, reader: Reader) -> Self {
         Story {
             echo_gm,
+            reader,
             spinner: Spinner::new(),
             thinkers: Vec::new(),
             tokens: std::collections::BTreeMap::new(),
+            turn_header: None,
         }
     }
 }
@@ -98,13 +140,30 @@ impl Observer for Story {
         if !self.echo_gm && typed_by_gm(&env.event) {
             return;
         }
+        if matches!(env.event, Event::SessionEnded { .. }) {
+            self.turn_header = None;
+        }
         for line in lines::render(env, s) {
-            self.spinner.println(&styled(&line, s));
+            if !self.reader.reads(&line.audience) {
+                continue;
+            }
+            let text = styled(&line, s);
+            // The GM at this terminal is asked for the turn's narration under its own heading;
+            // anyone else reads the header with the turn's first line.
+            if line.kind == Kind::Turn && self.echo_gm {
+                self.turn_header = Some(text);
+                continue;
+            }
+            if let Some(header) = self.turn_header.take() {
+                self.spinner.println(&header);
+            }
+            self.spinner.println(&text);
         }
     }
 }
 
-/// The GM's own words, which the GM at this terminal just typed (a script's are echoed).
+/// The GM's own words, which the GM at this terminal just typed (a script's are echoed). A
+/// whisper is shown: its line says whom it reached, which confirms it was sent.
 fn typed_by_gm(event: &Event) -> bool {
     matches!(
         event,
@@ -114,7 +173,6 @@ fn typed_by_gm(event: &Event) -> bool {
             | Event::GmAdjudication { .. }
             | Event::LaserFeelingsAnswer { .. }
             | Event::GmOutcome { .. }
-            | Event::Whisper { .. }
             | Event::GmOoc { .. }
     )
 }

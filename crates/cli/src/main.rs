@@ -19,6 +19,7 @@ mod play;
 mod preflight;
 mod replay;
 mod research;
+mod runs;
 mod scene;
 mod serve;
 mod sessions;
@@ -39,7 +40,9 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "troupe",
     version,
-    about = "AI players at your Lasers & Feelings table"
+    about = "AI players, an AI game master and a scene engine for tabletop role-playing: \
+             Lasers & Feelings sessions, d20 encounters and scenes, at the terminal or online",
+    help_template = HELP_TEMPLATE
 )]
 struct Cli {
     #[command(subcommand)]
@@ -56,15 +59,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a campaign file and its prompt overrides and report every mistake in them
+    /// Check a campaign file and its prompt overrides, reporting every mistake
     Check {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Play a new session of the campaign: you (or an AI, --gm ai) run the game; AIs (or people,
-    /// --human AGENT) play the characters
+    /// Play a new Lasers & Feelings session of the campaign
+    ///
+    /// You (or an AI, --gm ai) run the game; AIs (or people, --human AGENT) play the
+    /// characters.
     Play {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,
@@ -81,8 +86,10 @@ enum Command {
         #[command(flatten)]
         model: models::ModelArgs,
     },
-    /// Continue the last session (or --session N) where its log stops: after a crash, Ctrl-C,
-    /// /quit or an undo
+    /// Continue the last session where it stopped
+    ///
+    /// The last session (or --session N) goes on where its log stops: after a crash, Ctrl-C,
+    /// /quit or an undo.
     Resume {
         #[command(flatten)]
         dir: CampaignDir,
@@ -100,10 +107,11 @@ enum Command {
         #[command(flatten)]
         model: models::ModelArgs,
     },
-    /// Open a table that people join from their own browsers (a Lasers & Feelings session, an
-    /// encounter or a scene): a link per seat, AI in any empty chair. Run it again after a stop
-    /// or a crash to continue the same table; `--host ROOT` serves many, and opens more from a
-    /// page
+    /// Open a table that people join from their own browsers
+    ///
+    /// A Lasers & Feelings session, an encounter or a scene: a link per seat, AI in any empty
+    /// chair. Run it again after a stop or a crash to continue the same table; `--host ROOT`
+    /// serves many, and opens more from a page.
     Serve {
         /// The campaign file (default: campaign.json or characters.json in the campaign directory)
         file: Option<PathBuf>,
@@ -114,13 +122,15 @@ enum Command {
         #[command(flatten)]
         model: models::ModelArgs,
     },
-    /// List the campaign's sessions
+    /// List the campaign's sessions, encounter runs and scenes
     Sessions {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Take back the last GM decision (or, with --turn, the whole last turn) of the latest
-    /// session; `troupe resume` then asks for it again
+    /// Take back the last GM decision (or turn) of the latest session
+    ///
+    /// The last GM decision (or, with --turn, the whole last turn) of the latest session;
+    /// `troupe resume` then asks for it again.
     Undo {
         #[command(flatten)]
         dir: CampaignDir,
@@ -128,8 +138,10 @@ enum Command {
         #[arg(long)]
         turn: bool,
     },
-    /// Re-run a session from its log: the recorded GM inputs, dice and model replies (from
-    /// --from-turn N on, a model of your choice answers instead)
+    /// Re-run a session from its log and check it comes out the same
+    ///
+    /// The recorded GM inputs, dice and model replies (from --from-turn N on, a model of your
+    /// choice answers instead).
     Replay {
         /// The session number
         session: u32,
@@ -167,10 +179,12 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Metrics of a session (default: the latest) or, with --all, the whole campaign (or every
-    /// campaign of a `troupe simulate` --out directory): turns, validation failures, model
-    /// retries, response times, tokens, consensus, leadership, dice, the log audit, what is
-    /// flagged for review and a scorecard per model
+    /// Metrics of a session, a campaign or a batch, with a scorecard per model
+    ///
+    /// A session (default: the latest) or, with --all, the whole campaign (or every campaign
+    /// of a `troupe simulate` --out directory): turns, validation failures, model retries,
+    /// response times, tokens, consensus, leadership, dice, the log audit, what is flagged for
+    /// review and a scorecard per model.
     Stats {
         /// The session number (default: the latest)
         session: Option<u32>,
@@ -183,9 +197,11 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Write a self-contained HTML report (charts, flags, scorecard per model, transcript with
-    /// the AIs' reasoning) of a session (default: the latest) or, with --all, the whole campaign
-    /// (or every campaign of a `troupe simulate` --out directory)
+    /// Write a self-contained HTML report of a session, a campaign or a batch
+    ///
+    /// Charts, flags, a scorecard per model and the transcript with the AIs' reasoning, of a
+    /// session (default: the latest) or, with --all, the whole campaign (or every campaign of a
+    /// `troupe simulate` --out directory).
     Report {
         /// The session number (default: the latest)
         session: Option<u32>,
@@ -198,9 +214,10 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Write a session, a campaign or a `troupe simulate` batch as Parquet tables (events, model
-    /// calls, turns, verdicts, scorecards) for pandas, polars or DuckDB; the columns are in
-    /// docs/export-schema.md. Needs a troupe built with `--features export`
+    /// Write a session, a campaign or a batch as Parquet tables
+    ///
+    /// Events, model calls, turns, verdicts and scorecards, for pandas, polars or DuckDB; the
+    /// columns are in docs/export-schema.md. Needs a troupe built with `--features export`.
     Export {
         /// What to export: a campaign directory or its campaign.db, a session's
         /// logs/session-N.jsonl, or the --out directory of troupe simulate (default: --campaign,
@@ -216,7 +233,9 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Check character actions for overreach: one action per line on stdin, one JSON verdict per line out
+    /// Check character actions for overreach (stdin lines in, JSON verdicts out)
+    ///
+    /// One action per line on standard input, one JSON verdict per line out.
     Validate,
     /// The campaign memory: query it, import notes into it, export it
     Memory {
@@ -225,21 +244,29 @@ enum Command {
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Play a batch of all-AI sessions in parallel (campaign files × models × seeds), each in
-    /// its own campaign directory under --out; `troupe stats`/`report --campaign OUT` compare them
+    /// Play a batch of all-AI sessions in parallel
+    ///
+    /// Campaign files × models × seeds, each in its own campaign directory under --out;
+    /// `troupe stats`/`report --campaign OUT` compare them.
     Simulate(simulate::SimulateArgs),
-    /// Score AI players on the bench suite (docs/bench.md): scripted scenarios of secrets,
-    /// LASER FEELINGS, a party that disagrees, memory across sessions and tempting actions,
-    /// scored from the logs; writes bench.md and bench.json under --out
+    /// Score AI players on the bench suite
+    ///
+    /// Scripted scenarios of secrets, LASER FEELINGS, a party that disagrees, memory across
+    /// sessions and tempting actions, scored from the logs (docs/bench.md); writes bench.md and
+    /// bench.json under --out.
     Bench(bench::BenchArgs),
-    /// Encounters (seed 003): check a spec, run it with an AI GM, resume, undo, replay, list
+    /// d20 encounters run by an AI game master from a spec
+    ///
+    /// Check a spec, run it, resume, undo, replay, see its log and stats, list the specs.
     Encounter {
         #[command(subcommand)]
         command: encounter::EncounterCommand,
         #[command(flatten)]
         dir: CampaignDir,
     },
-    /// Scenes (seed 004): check a scene file, play it (the engine decides), resume, replay
+    /// Scenes the engine decides, from a scene file
+    ///
+    /// Check a scene file, play it, resume, undo, replay, see its log and stats.
     Scene {
         #[command(subcommand)]
         command: scene::SceneCommand,
@@ -247,6 +274,45 @@ enum Command {
         dir: CampaignDir,
     },
 }
+
+/// `troupe --help`: the commands grouped the way people look for them, one line each (each
+/// command's own `--help` has the details).
+const HELP_TEMPLATE: &str = "\
+{name} {version}: {about}
+
+{usage-heading} {usage}
+
+Play at this terminal (a Lasers & Feelings campaign):
+  play        Play a new session: you or an AI run the game, AIs or people play
+  resume      Continue the last session where it stopped
+  undo        Take back the last GM decision (or turn) of the latest session
+  sessions    List the campaign's sessions, encounter runs and scenes
+  check       Check a campaign file and its prompt overrides
+  memory      Query the campaign's memory, import notes into it, export it
+
+The table online:
+  serve       Open a table that people join from their browsers
+
+Other games:
+  encounter   d20 encounters run by an AI game master: run, resume, log, stats…
+  scene       Scenes the engine decides: play, resume, log, stats…
+
+Research:
+  log         A session's logged events as JSON lines
+  stats       Metrics of a session, a campaign or a batch
+  report      An HTML report of a session, a campaign or a batch
+  transcript  A session's readable Markdown transcript
+  replay      Re-run a session from its log and check it comes out the same
+  export      A session, a campaign or a batch as Parquet tables
+  simulate    Play a batch of all-AI sessions in parallel
+  bench       Score AI players on the bench suite
+  validate    Check character actions for overreach
+
+Options:
+{options}
+
+`troupe help COMMAND` (or `troupe COMMAND --help`) tells more about each command.
+";
 
 /// The campaign directory option every campaign command takes. Global, so it is accepted
 /// anywhere on the command line: before the subcommand, after it, or after a sub-subcommand's
@@ -483,4 +549,31 @@ fn validate() -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string(&verdict)?)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::{Cli, HELP_TEMPLATE};
+
+    /// The grouped help names every command once, and no command that is not there.
+    #[test]
+    fn the_help_lists_every_command_once() {
+        let cli = Cli::command();
+        let listed: Vec<&str> = HELP_TEMPLATE
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let mut names: Vec<&str> = cli
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .filter(|n| *n != "help")
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(sorted, names);
+    }
 }

@@ -334,6 +334,88 @@ fn pip_package_dir() -> Option<PathBuf> {
     })
 }
 
+/// A model whose server, once found down, is not waited for again: after a call has failed to
+/// connect through every retry (the person was asked what to do), the next calls try once and
+/// fail at once while it stays down, instead of each spending the whole backoff (about 37 s)
+/// on it. The first call that connects clears it.
+pub fn fail_fast(model: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
+    Arc::new(FailFast {
+        inner: model,
+        refused: std::sync::atomic::AtomicU32::new(0),
+    })
+}
+
+struct FailFast {
+    inner: Arc<dyn ChatModel>,
+    /// Attempts in a row that could not connect.
+    refused: std::sync::atomic::AtomicU32,
+}
+
+impl FailFast {
+    fn outcome(
+        &self,
+        result: Result<troupe_llm::ChatReply, troupe_llm::ProviderError>,
+    ) -> Result<troupe_llm::ChatReply, troupe_llm::ProviderError> {
+        use std::sync::atomic::Ordering;
+        let before = self.refused.load(Ordering::SeqCst);
+        match result {
+            Err(troupe_llm::ProviderError::Connect(e)) => {
+                self.refused.fetch_add(1, Ordering::SeqCst);
+                // Down through a whole call's retries: said once, then not retried.
+                if before >= troupe_llm::RetryPolicy::default().max_attempts {
+                    return Err(troupe_llm::ProviderError::Config(format!(
+                        "the model server is still down ({e}); not retried until it answers"
+                    )));
+                }
+                Err(troupe_llm::ProviderError::Connect(e))
+            }
+            other => {
+                if other.is_ok() {
+                    self.refused.store(0, Ordering::SeqCst);
+                }
+                other
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for FailFast {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    async fn complete(
+        &self,
+        req: &troupe_llm::ChatRequest,
+    ) -> Result<troupe_llm::ChatReply, troupe_llm::ProviderError> {
+        let result = self.inner.complete(req).await;
+        self.outcome(result)
+    }
+    async fn stream(
+        &self,
+        req: &troupe_llm::ChatRequest,
+        progress: troupe_llm::ProgressSink<'_>,
+    ) -> Result<troupe_llm::ChatReply, troupe_llm::ProviderError> {
+        let result = self.inner.stream(req, progress).await;
+        self.outcome(result)
+    }
+    fn sent_messages(&self, messages: &[troupe_llm::Message]) -> Vec<troupe_llm::Message> {
+        self.inner.sent_messages(messages)
+    }
+    fn skip_served(&self, served: &[troupe_llm::CallTag]) {
+        self.inner.skip_served(served);
+    }
+    fn replays_served(&self) -> bool {
+        self.inner.replays_served()
+    }
+    fn timed(&self) -> bool {
+        self.inner.timed()
+    }
+    fn context_tokens(&self) -> Option<u32> {
+        self.inner.context_tokens()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,9 @@ pub struct TerminalPlayers {
     keyboard: Keyboard,
     /// Player names by agent id, learnt from the player views (a character's view has none).
     players: std::collections::HashMap<String, String>,
+    /// Each character's last action form, by agent id: a flagged action is rephrased by its
+    /// text alone, the rest of the form kept.
+    actions: std::collections::HashMap<String, serde_json::Map<String, Value>>,
 }
 
 /// A person left (`/quit` or the end of input).
@@ -26,6 +29,16 @@ impl TerminalPlayers {
         TerminalPlayers {
             keyboard,
             players: std::collections::HashMap::new(),
+            actions: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The GM's narration and the answers to the table's questions, each asker by name.
+    fn scene(&self, narration: &str, answers: &[troupe_agents::QuestionAnswer]) {
+        println!("The GM: {narration}");
+        for qa in answers {
+            let who = self.players.get(&qa.asked_by).unwrap_or(&qa.asked_by);
+            println!("  {who} asked: {} — {}", qa.question, qa.answer);
         }
     }
 
@@ -44,13 +57,14 @@ impl TerminalPlayers {
         }
     }
 
-    /// A line that may not be empty.
+    /// A line that may not be empty (an empty one is asked again, saying so).
     async fn said(&self, view: &SeatView, prompt: &str) -> Result<String, Left> {
         loop {
             let text = self.line(view, prompt).await?;
             if !text.is_empty() {
                 return Ok(text);
             }
+            println!("(an answer is needed here; /help for what you can type)");
         }
     }
 
@@ -65,12 +79,20 @@ impl TerminalPlayers {
             LayerView::Player(v) => {
                 self.players
                     .insert(v.agent_id.clone(), v.player.name.clone());
+                for m in &v.party {
+                    self.players
+                        .insert(m.agent_id.clone(), m.player_name.clone());
+                }
                 (&v.agent_id, &v.character.name)
             }
             LayerView::Character(v) => (&v.agent_id, &v.character.name),
         };
         let player = self.players.get(agent).unwrap_or(agent);
-        println!("\n── {player} ({character}), your turn: {what} ──");
+        if player == character {
+            println!("\n── {player}, your turn: {what} ──");
+        } else {
+            println!("\n── {player} ({character}), your turn: {what} ──");
+        }
     }
 
     async fn player(
@@ -82,7 +104,7 @@ impl TerminalPlayers {
         Ok(match call {
             CallSpec::Questions { .. } => {
                 self.banner(view, "questions for the GM");
-                scene(&v.narration, &v.clarifications);
+                self.scene(&v.narration, &v.clarifications);
                 let mut questions = Vec::new();
                 while questions.len() < troupe_engine::MAX_QUESTIONS as usize {
                     let q = self.line(view, "Ask the GM (Enter when done):").await?;
@@ -107,19 +129,16 @@ impl TerminalPlayers {
                 }
                 let message = self.said(view, "Say to the party:").await?;
                 let on = self
-                    .plan_choice(v, view, "Back a plan? (agent id, Enter for none):")
+                    .plan_choice(v, view, "Back a plan? (whose, Enter for none):", false)
                     .await?;
                 json!({"message": message, "on": on})
             }
             CallSpec::Vote { .. } => {
                 self.banner(view, "vote");
-                let mut vote = String::new();
                 // A vote needs a plan on the table; with none there is nothing to choose.
-                while vote.is_empty() && !v.proposals.is_empty() {
-                    vote = self
-                        .plan_choice(v, view, "Vote for a plan (agent id):")
-                        .await?;
-                }
+                let vote = self
+                    .plan_choice(v, view, "Vote for a plan (whose):", true)
+                    .await?;
                 json!({ "vote": vote })
             }
             CallSpec::PartyDirective { .. } => {
@@ -149,25 +168,39 @@ impl TerminalPlayers {
         })
     }
 
-    /// An agent id whose plan is on the table, or "" (re-asks on an unknown id).
+    /// The agent id whose plan is on the table, named by its agent id, its player's name or
+    /// its character's name in any case; or "" (Enter) unless `needed`. Anything else is asked
+    /// again, saying why.
     async fn plan_choice(
         &self,
         v: &PlayerView,
         view: &SeatView,
         prompt: &str,
+        needed: bool,
     ) -> Result<String, Left> {
         if v.proposals.is_empty() {
             return Ok(String::new());
         }
         for (who, plan) in &v.proposals {
-            println!("  {who}: {plan}");
+            println!("  {}: {plan}", whose(v, who));
         }
         loop {
             let a = self.line(view, prompt).await?;
-            if a.is_empty() || v.proposals.iter().any(|(who, _)| *who == a) {
+            if a.is_empty() && !needed {
                 return Ok(a);
             }
-            println!("No plan from {a}; choose one of the ids above.");
+            if a.is_empty() {
+                println!("A vote needs a plan: type whose plan you vote for (a name above).");
+                continue;
+            }
+            if let Some(agent) = plan_of(v, &a) {
+                return Ok(agent);
+            }
+            let names: Vec<String> = v.proposals.iter().map(|(w, _)| whose(v, w)).collect();
+            println!(
+                "No plan from {a} on the table; the plans are {}.",
+                names.join(", ")
+            );
         }
     }
 
@@ -180,12 +213,37 @@ impl TerminalPlayers {
         Ok(match call {
             CallSpec::Action { feedback, .. } => {
                 self.banner(view, "your action");
-                scene(&v.narration, &v.clarifications);
-                if !feedback.is_empty() {
-                    println!("The table asks you to rephrase: {feedback}");
-                    println!("Rephrase it, or type it again as it is: then the GM rules on it.");
-                }
-                self.action(v, view).await?
+                let last = self.actions.get(&v.agent_id).cloned();
+                let form = match last {
+                    // Flagged: only the words are asked again; the rest of the form stands.
+                    Some(mut form) if !feedback.is_empty() => {
+                        println!("The overreach check flagged your action. {feedback}");
+                        let said = form
+                            .get("action")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        println!("You wrote: {said}");
+                        let prompt = format!(
+                            "Rephrase what {} tries (Enter sends it as it is, for the GM to rule on):",
+                            v.character.name
+                        );
+                        let text = self.line(view, &prompt).await?;
+                        if !text.is_empty() {
+                            form.insert("action".into(), Value::String(text));
+                        }
+                        form
+                    }
+                    _ => {
+                        self.scene(&v.narration, &v.clarifications);
+                        match self.action(v, view).await? {
+                            Value::Object(form) => form,
+                            _ => serde_json::Map::new(),
+                        }
+                    }
+                };
+                self.actions.insert(v.agent_id.clone(), form.clone());
+                Value::Object(form)
             }
             CallSpec::InsightQuestion { .. } => {
                 self.banner(view, "LASER FEELINGS!");
@@ -249,10 +307,17 @@ impl TerminalPlayers {
                         &format!("Helping someone? ({}; Enter for no):", v.others.join(", ")),
                     )
                     .await?;
-                if helping.is_empty() || v.others.contains(&helping) {
+                if helping.is_empty() {
                     break;
                 }
-                println!("No character {helping} here.");
+                if let Some(id) = v.others.iter().find(|o| o.eq_ignore_ascii_case(&helping)) {
+                    helping = id.clone();
+                    break;
+                }
+                println!(
+                    "No character {helping} here; type one of {}, or Enter for no.",
+                    v.others.join(", ")
+                );
             }
         }
         Ok(
@@ -262,17 +327,47 @@ impl TerminalPlayers {
     }
 }
 
+/// The names of a plan's proposer as the table knows them: player, character, agent id.
+fn names_of(v: &PlayerView, agent: &str) -> Option<(String, String)> {
+    if agent == v.agent_id {
+        return Some((v.player.name.clone(), v.character.name.clone()));
+    }
+    v.party
+        .iter()
+        .find(|m| m.agent_id == agent)
+        .map(|m| (m.player_name.clone(), m.character_name.clone()))
+}
+
+/// A proposer as a person reads them: "Sam (Zara-7)", or "you".
+fn whose(v: &PlayerView, agent: &str) -> String {
+    match names_of(v, agent) {
+        _ if agent == v.agent_id => format!("you ({})", v.character.name),
+        Some((player, character)) if player == character => player,
+        Some((player, character)) => format!("{player} ({character})"),
+        None => agent.to_string(),
+    }
+}
+
+/// The agent whose plan on the table `answer` names (its agent id, player or character name,
+/// in any case; "me" or "mine" for one's own).
+fn plan_of(v: &PlayerView, answer: &str) -> Option<String> {
+    let answer = answer.trim();
+    let me = ["me", "mine", "my plan", "you"]
+        .iter()
+        .any(|m| answer.eq_ignore_ascii_case(m));
+    v.proposals.iter().map(|(who, _)| who).find_map(|who| {
+        let (player, character) = names_of(v, who).unwrap_or_default();
+        let named = [who.as_str(), player.as_str(), character.as_str()]
+            .iter()
+            .any(|n| !n.is_empty() && n.eq_ignore_ascii_case(answer));
+        (named || (me && *who == v.agent_id)).then(|| who.clone())
+    })
+}
+
 fn info(view: &SeatView) -> String {
     match &view.layer {
         LayerView::Player(v) => sheet(&v.character, &v.player.name),
         LayerView::Character(v) => sheet(&v.character, "you"),
-    }
-}
-
-fn scene(narration: &str, answers: &[troupe_agents::QuestionAnswer]) {
-    println!("The GM: {narration}");
-    for qa in answers {
-        println!("  {} asked: {} — {}", qa.asked_by, qa.question, qa.answer);
     }
 }
 

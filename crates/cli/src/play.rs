@@ -157,7 +157,7 @@ fn limit_spend(
 }
 
 /// What to tell the person when the spend limit stopped the session.
-fn spend_stopped_message(stop: &SpendStop) -> String {
+fn spend_stopped_message(stop: &SpendStop, dir: &Path) -> String {
     let higher = match stop.reached {
         "usd" => format!(
             "--max-spend {:.2}",
@@ -166,9 +166,10 @@ fn spend_stopped_message(stop: &SpendStop) -> String {
         _ => format!("--max-tokens {}", stop.limit.tokens.unwrap_or_default() * 2),
     };
     format!(
-        "troupe: stopped: {}. Everything so far is saved; `troupe resume {higher}` continues \
-         with a higher limit (the command line overrides the campaign file's spend_limit).",
-        stop.describe()
+        "troupe: stopped: {}. Everything so far is saved; {} continues with a higher limit \
+         (the command line overrides the campaign file's spend_limit).",
+        stop.describe(),
+        sessions::command(dir, &format!("troupe resume {higher}"))
     )
 }
 
@@ -217,11 +218,23 @@ pub(crate) fn seat_table(
     }
     if campaign.gm.seat == GmSeatKind::Ai && campaign.gm.scenario.is_none() {
         let adventure = troupe_rules::roll_adventure(roll_seed(seed, u64::MAX));
-        println!(
-            "Adventure (rolled on the rulebook's threat tables, dice {:?}): {}",
-            adventure.faces,
-            adventure.premise()
-        );
+        // The AI GM's private material: a person in a character's seat does not read it.
+        if campaign
+            .seats
+            .iter()
+            .any(|x| x.taken_by == SeatTaker::Human)
+        {
+            println!(
+                "The AI GM has rolled an adventure on the rulebook's threat tables (its secret: \
+                 the players find it out in play)."
+            );
+        } else {
+            println!(
+                "Adventure (rolled on the rulebook's threat tables, dice {:?}): {}",
+                adventure.faces,
+                adventure.premise()
+            );
+        }
         campaign.gm.scenario = Some(Scenario {
             text: adventure.premise(),
             notes: Vec::new(),
@@ -288,7 +301,11 @@ pub(crate) fn ai_gm(
     dir: &Path,
 ) -> anyhow::Result<AiGm> {
     let model = match &campaign.gm.model {
-        Some(settings) => models::choose(&models::ModelArgs::default(), Some(settings), dir)?,
+        Some(settings) => models::fail_fast(models::choose(
+            &models::ModelArgs::default(),
+            Some(settings),
+            dir,
+        )?),
         None => players.clone(),
     };
     Ok(AiGm::new(
@@ -342,6 +359,9 @@ pub async fn play_campaign(
     let dir = dir.to_path_buf();
     let seed = seed_or_now(seed);
     seat_table(&mut campaign, seats, gm_script, seed)?;
+    // The model first: a server that is down is named now, not after the GM's first narration.
+    let model = models::fail_fast(models::choose(model_args, campaign.model.as_ref(), &dir)?);
+    crate::preflight::check_server(model_args, Some(&campaign))?;
     let _lock = CampaignLock::take(&dir)?;
     let mut store = sessions::create_store(&dir)?;
     sessions::repair_last_mirror(&dir, &mut store)?;
@@ -349,11 +369,11 @@ pub async fn play_campaign(
         && last.ended_reason.is_none()
     {
         eprintln!(
-            "note: session {} did not finish; `troupe resume` continues it. Starting a new session.",
-            last.number
+            "note: session {} did not finish; {} continues it. Starting a new session.",
+            last.number,
+            sessions::command(&dir, "troupe resume")
         );
     }
-    let model = models::choose(model_args, campaign.model.as_ref(), &dir)?;
     let keyboard = Keyboard::new();
     let mut gm = gm_seat(&campaign, gm_script, &[], &model, &dir, &keyboard)?;
     let mut people = people_seat(&campaign, &keyboard);
@@ -364,7 +384,10 @@ pub async fn play_campaign(
     store
         .mirror(number)
         .with_context(|| format!("cannot write the log of session {number}"))?;
-    let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
+    let mut story = display::Story::new(
+        gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai,
+        display::Reader::of(&campaign),
+    );
     let clock = SystemClock;
     let setup = SessionSetup {
         campaign,
@@ -380,7 +403,7 @@ pub async fn play_campaign(
         driver.stop_after(n);
     }
     limit_spend(&mut driver, &seats.spend, &spend_campaign, &model_name)?;
-    run(driver).await
+    run(driver, &dir).await
 }
 
 pub async fn resume(
@@ -419,7 +442,8 @@ pub async fn resume(
     };
     sessions::reopen_mirror_of(&mut store, number)?;
 
-    let model = models::choose(model_args, campaign.model.as_ref(), dir)?;
+    let model = models::fail_fast(models::choose(model_args, campaign.model.as_ref(), dir)?);
+    crate::preflight::check_server(model_args, Some(&campaign))?;
     let keyboard = Keyboard::new();
     let gm_inputs = match gm_script {
         Some(_) => store.live_events_of_types(number, script::GM_INPUT_TYPES)?,
@@ -434,7 +458,10 @@ pub async fn resume(
     let mut people = people_seat(&campaign, &keyboard);
     let model_name = model.name();
     let table = table(dir, model, campaign_memory(dir, &campaign, memory_url)?)?;
-    let mut story = display::Story::new(gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai);
+    let mut story = display::Story::new(
+        gm_script.is_some() || campaign.gm.seat == GmSeatKind::Ai,
+        display::Reader::of(&campaign),
+    );
     let last_turn = store.live_events_from_turn(number, state.turn_number)?;
     story.recap(&state, &last_turn);
     let clock = SystemClock;
@@ -446,7 +473,7 @@ pub async fn resume(
         driver.stop_after(n);
     }
     limit_spend(&mut driver, spend, &campaign, &model_name)?;
-    let code = run(driver).await?;
+    let code = run(driver, dir).await?;
     // A Lasers & Feelings encounter's session writes its outcome when it ends, resumed or not.
     finish_encounter(dir, number, memory_url)?;
     Ok(code)
@@ -469,7 +496,7 @@ pub const SPEND_LIMIT_EXIT: u8 = 3;
 
 /// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,
 /// so an interruption (Ctrl-C, kill -9, power loss) loses at most the step in flight.
-async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
+async fn run(mut driver: Driver<'_>, dir: &Path) -> anyhow::Result<ExitCode> {
     // For the crash tests: stop at a given event and wait to be killed.
     driver.pause_at(troupe_engine::pause::CrashPause::from_env());
     // `biased`: the Ctrl-C handler is installed (first poll) before the first GM prompt shows.
@@ -483,7 +510,7 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
             r?;
             if let Some(stop) = driver.spend_stopped() {
                 // Saved, not ended: `troupe resume` continues where it stopped.
-                eprintln!("{}", spend_stopped_message(stop));
+                eprintln!("{}", spend_stopped_message(stop, dir));
                 if let Some(path) = driver.mirror_path() {
                     println!("Log: {}", path.display());
                 }
@@ -492,8 +519,26 @@ async fn run(mut driver: Driver<'_>) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         }
         None => {
-            driver.end("interrupted by Ctrl-C").await?;
-            eprintln!("\nInterrupted. Everything so far is saved; `troupe resume` continues.");
+            // Ending stores the session in memory, which asks the model: a second Ctrl-C
+            // leaves without waiting for it (the session stays unfinished, every step saved).
+            eprintln!("\nInterrupted: saving (Ctrl-C again leaves at once)…");
+            let ended = tokio::select! {
+                biased;
+                _ = tokio::signal::ctrl_c() => false,
+                r = driver.end("interrupted by Ctrl-C") => { r?; true }
+            };
+            eprintln!(
+                "{}Everything so far is saved; {} continues.",
+                if ended {
+                    ""
+                } else {
+                    "Left before the session's memories were stored. "
+                },
+                sessions::command(dir, "troupe resume")
+            );
+            if !ended {
+                return Ok(ExitCode::from(130));
+            }
             ExitCode::from(130)
         }
     };

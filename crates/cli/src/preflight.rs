@@ -107,9 +107,59 @@ fn model_args(spec: Option<&ModelSpec>, play_args: &[String]) -> ModelArgs {
     args
 }
 
+/// Before a session or an encounter starts at this table: the model server it would talk to
+/// accepts a connection, so that a dead server is named at once rather than after the GM's first
+/// narration (or after an encounter run is counted). The campaign's GM model is checked too. A
+/// replay file or the embedded model need no server: choosing them already checked them.
+pub fn check_server(
+    args: &ModelArgs,
+    campaign: Option<&troupe_campaign::Campaign>,
+) -> anyhow::Result<()> {
+    let refused = |e: anyhow::Error| {
+        anyhow::anyhow!(
+            "{e:#}. Nothing was started: start the server, or choose another model \
+             (--provider, --base-url, --replay)"
+        )
+    };
+    let settings = campaign.and_then(|c| c.model.as_ref());
+    if let Some(url) = server_of(args, settings) {
+        reachable(&url).map_err(refused)?;
+    }
+    if let Some(gm) = campaign.and_then(|c| c.gm.model.as_ref())
+        && campaign.is_some_and(|c| c.gm.seat == troupe_campaign::GmSeatKind::Ai)
+        && let Some(url) = server_of(&ModelArgs::default(), Some(gm))
+    {
+        reachable(&url)
+            .context("the AI GM's model (the campaign file's gm.model) cannot be used")
+            .map_err(refused)?;
+    }
+    Ok(())
+}
+
+/// The URL of the server these flags and settings send requests to; None when no server is
+/// involved (a replay file, the embedded model).
+fn server_of(args: &ModelArgs, settings: Option<&ModelSettings>) -> Option<String> {
+    if args.replay.is_some() {
+        return None;
+    }
+    let provider = args
+        .provider
+        .clone()
+        .or_else(|| settings.map(|c| c.provider.clone()))
+        .map(|p| p.to_ascii_lowercase());
+    let hosted_key = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    match provider.as_deref() {
+        Some("replay" | "local") => None,
+        None if !hosted_key => None,
+        p => base_url(args, settings, p).ok(),
+    }
+}
+
 /// Whether a run could use this model, without playing: replies read, keys set, the server
 /// reached, the GGUF file found (not loaded: that is each run's work).
-fn check_model(
+pub fn check_model(
     args: &ModelArgs,
     campaign: Option<&ModelSettings>,
     dir: &Path,

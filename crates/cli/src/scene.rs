@@ -414,7 +414,11 @@ fn play(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = store(dir)?;
     let scene = Scene::start(def, seed);
-    let run = store.begin(&scene.state.id, &chrono::Utc::now().to_rfc3339(), &scene.events)?;
+    let run = store.begin(
+        &scene.state.id,
+        &chrono::Utc::now().to_rfc3339(),
+        &scene.events,
+    )?;
     println!(
         "Scene {} (run {run}, seed {seed}). Goal: {}",
         scene.state.id, scene.state.goal
@@ -906,7 +910,11 @@ fn open_new(
     if ai_speaks {
         scene.hand_over(troupe_engine::scene::SPEAKER, false);
     }
-    let run = store.begin(&scene.state.id, &chrono::Utc::now().to_rfc3339(), &scene.events)?;
+    let run = store.begin(
+        &scene.state.id,
+        &chrono::Utc::now().to_rfc3339(),
+        &scene.events,
+    )?;
     let actors: Vec<String> = scene
         .state
         .turn_order

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
+use troupe_engine::lines::count;
 use troupe_engine::{Fault, GameStore, Logged, Store, session_log_path};
 
 /// The campaign directory: the one given, or the current directory.
@@ -144,7 +145,7 @@ pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let mut tables = 0;
     if !sessions.is_empty() {
-        print_sessions(&sessions);
+        print_sessions(&sessions, dir);
         tables += 1;
     }
     for (game, runs) in runs.iter().filter(|(_, r)| !r.is_empty()) {
@@ -157,7 +158,7 @@ pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_sessions(sessions: &[troupe_engine::SessionInfo]) {
+fn print_sessions(sessions: &[troupe_engine::SessionInfo], dir: &Path) {
     println!(
         "{:>7}  {:<16}  {:>5}  status",
         "session", "started", "turns"
@@ -165,7 +166,10 @@ fn print_sessions(sessions: &[troupe_engine::SessionInfo]) {
     for s in sessions {
         let status = match &s.ended_reason {
             Some(reason) => format!("ended ({reason})"),
-            None => "unfinished — `troupe resume` continues it".to_string(),
+            None => format!(
+                "unfinished — {} continues it",
+                command(dir, "troupe resume")
+            ),
         };
         let started = minute_of(&s.started_at);
         println!("{:>7}  {:<16}  {:>5}  {status}", s.number, started, s.turns);
@@ -186,7 +190,9 @@ fn print_runs(game: &str, runs: &[troupe_engine::StoredRun], dir: &Path) {
                 "unfinished — `troupe encounter resume --run {}{at}` continues it",
                 r.number
             ),
-            (false, false, _) => format!("unfinished (`troupe {game} resume` takes the latest)"),
+            (false, false, _) => {
+                format!("unfinished (`troupe {game} resume{at}` takes the latest)")
+            }
         };
         let started = minute_of(&r.started_at);
         println!(
@@ -226,9 +232,10 @@ pub fn undo(dir: &Path, whole_turn: bool, memory_url: Option<&str>) -> anyhow::R
     };
     let (what, n) = (&undone.what, undone.events);
     println!(
-        "Undid {what} in session {number}: {n} event{} marked undone (kept in the log).\n\
-         `troupe resume` continues from there and asks for it again.",
-        if n == 1 { "" } else { "s" }
+        "Undid {what} in session {number}: {} marked undone (kept in the log).\n\
+         {} continues from there and asks for it again.",
+        count(n, "event"),
+        command(dir, "troupe resume")
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -394,12 +401,24 @@ fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path
     )
 }
 
-/// ` --campaign DIR` for a command printed for the person to run, empty for the current
-/// directory.
-fn campaign_flag(dir: &Path) -> String {
-    if dir == Path::new(".") {
-        String::new()
+/// ` --campaign DIR` for a command printed for the person to run: the campaign's full path,
+/// so that the command does what it says from any directory (quoted when the shell would split
+/// it).
+pub fn campaign_flag(dir: &Path) -> String {
+    let full = std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf());
+    let shown = full.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,".contains(c);
+    if shown.chars().all(plain) {
+        format!(" --campaign {shown}")
     } else {
-        format!(" --campaign {}", dir.display())
+        format!(" --campaign '{}'", shown.replace('\'', "'\\''"))
     }
+}
+
+/// A command for the person to run on this campaign, quoted as the hints quote it:
+/// "`troupe scene resume --campaign /home/me/mill`".
+pub fn command(dir: &Path, command: &str) -> String {
+    format!("`{command}{}`", campaign_flag(dir))
 }

@@ -3,7 +3,6 @@
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
 use troupe_engine::asks::gm_answer;
-use troupe_engine::visibility::describe_roll;
 use troupe_engine::{
     Answers, FailureChoice, GmAsk, GmDecision, GmQuestion, GmReply, GmSeat, Phase, RollOverride,
     Ruling,
@@ -289,14 +288,11 @@ impl TerminalGm {
         &mut self,
         s: &GmView,
         agent: &str,
-        roll: &RollResult,
+        _roll: &RollResult,
     ) -> GmReply<RollOverride> {
-        println!(
-            "\nDice for {}: {}",
-            s.character_name(agent),
-            describe_roll(roll)
-        );
-        if tri!(self.choose(s, "Override roll? [y/n]:", &['y', 'n']).await) == 'n' {
+        // The roll itself is on the screen already (the story's line for it).
+        let prompt = format!("Override {}'s roll? [y/n]:", s.character_name(agent));
+        if tri!(self.choose(s, &prompt, &['y', 'n']).await) == 'n' {
             return GmReply::Answer(RollOverride::Keep);
         }
         loop {
@@ -315,12 +311,15 @@ impl TerminalGm {
         }
     }
 
-    async fn answer_insight(&mut self, s: &GmView, agent: &str, question: &str) -> GmReply<String> {
-        println!(
-            "\nLASER FEELINGS! {} asks: {question}",
-            s.character_name(agent)
-        );
-        GmReply::Answer(tri!(self.text(s, "Answer honestly:").await))
+    async fn answer_insight(
+        &mut self,
+        s: &GmView,
+        agent: &str,
+        _question: &str,
+    ) -> GmReply<String> {
+        // The question is on the screen already (the story's LASER FEELINGS line).
+        let prompt = format!("Answer {} honestly:", s.character_name(agent));
+        GmReply::Answer(tri!(self.text(s, &prompt).await))
     }
 
     async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {

@@ -58,7 +58,8 @@ impl Adventure {
         let one = THREATS
             .iter()
             .position(|t| *t == self.threat)
-            .is_some_and(|i| ONE[i]);
+            .and_then(|i| ONE.get(i).copied())
+            .unwrap_or(false);
         format!(
             "{} {} to {} {}, which will {}.",
             self.threat,

@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
 use troupe_engine::encounter::lasers;
@@ -24,6 +26,12 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     // A broken prompt override stops here, before the tally counts a run that never starts.
     crate::play::prompts(dir)?;
+    // So does a model that cannot be used (a server that is down, a key that is not set).
+    let campaign = troupe_engine::encounter::start::campaign_in(&CampaignDir::new(dir));
+    let settings = campaign.as_ref().and_then(|c| c.model.as_ref());
+    crate::preflight::check_model(model, settings, dir)
+        .context("the model cannot be used; nothing was started")?;
+    crate::preflight::check_server(model, campaign.as_ref())?;
     let seed = crate::play::seed_or_now(table.seed);
     let (campaign, number) = {
         let _lock = crate::sessions::CampaignLock::take(dir)?;

@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use troupe_encounter::log::{EncounterEvent, undo_event};
 use troupe_engine::EncounterStore;
 use troupe_engine::encounter::start::SeatSpec;
+use troupe_engine::lines::count;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum EncounterCommand {
@@ -33,8 +34,8 @@ pub enum EncounterCommand {
     Resume {
         #[arg(long)]
         run: Option<u32>,
-        /// Stop (saved) before this round of player actions
-        #[arg(long)]
+        /// Stop (saved) once this many rounds of player actions are played
+        #[arg(long = "turns", alias = "max-turns", value_name = "N")]
         max_turns: Option<u32>,
         /// Someone joins the running encounter: `human:NAME` (a person at this terminal) or
         /// `ai` / `ai:AGENT` (the campaign's next AI player); repeat for several. They act
@@ -149,10 +150,9 @@ pub fn load_spec(path: &Path) -> anyhow::Result<troupe_encounter::Spec> {
             .map(|p| format!("{}:{p}", path.display()))
             .collect();
         anyhow::anyhow!(
-            "{} has {} mistake{}:\n{}",
+            "{} has {}:\n{}",
             path.display(),
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
+            count(problems.len(), "mistake"),
             lines.join("\n")
         )
     })
@@ -183,16 +183,13 @@ fn check(path: &Path) -> anyhow::Result<ExitCode> {
     let spec = load_spec(path)?;
     load_scene(path, &spec)?;
     println!(
-        "{}: ok: \"{}\" ({}), {} NPC{}, {} goal{}, {} check{}",
+        "{}: ok: \"{}\" ({}), {}, {}, {}",
         path.display(),
         spec.title,
         spec.id,
-        spec.npcs.len(),
-        if spec.npcs.len() == 1 { "" } else { "s" },
-        spec.goals().count(),
-        if spec.goals().count() == 1 { "" } else { "s" },
-        spec.checks.len(),
-        if spec.checks.len() == 1 { "" } else { "s" },
+        count(spec.npcs.len(), "NPC"),
+        count(spec.goals().count(), "goal"),
+        count(spec.checks.len(), "check"),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -206,18 +203,15 @@ pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
     EncounterStore::open(dir).map_err(anyhow::Error::from)
 }
 
+/// The encounter runs, as the commands shared with the scene's speak of them.
+pub const GAME: crate::runs::Game = crate::runs::Game {
+    name: "encounter",
+    starts: "`troupe encounter run SPEC`",
+};
+
 /// The run asked for, or the latest.
 pub fn run_number(store: &EncounterStore, dir: &Path, run: Option<u32>) -> anyhow::Result<u32> {
-    match run {
-        Some(n) => Ok(n),
-        None => match store.latest()? {
-            Some(r) => Ok(r.number),
-            None => bail!(
-                "{} has no encounter runs yet; `troupe encounter run SPEC` starts one",
-                dir.display()
-            ),
-        },
-    }
+    crate::runs::run_number(store, dir, run, &GAME)
 }
 
 fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
@@ -230,52 +224,39 @@ fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     store.append(run, std::slice::from_ref(&undone), 0)?;
     if let EncounterEvent::Undone { from } = undone.event {
         println!(
-            "run {run}: the last round (from event {from}) is taken back; `troupe encounter resume` plays it again"
+            "run {run}: the last round (from event {from}) is taken back; {} plays it again",
+            crate::sessions::command(dir, "troupe encounter resume")
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn log(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
-    let store = open_store(dir)?;
-    let run = run_number(&store, dir, run)?;
-    for env in store.events(run)? {
-        println!("{}", serde_json::to_string(&env)?);
-    }
-    Ok(ExitCode::SUCCESS)
+    crate::runs::log(&open_store(dir)?, dir, run, &GAME)
 }
 
 fn stats(dir: &Path, run: Option<u32>, json: bool) -> anyhow::Result<ExitCode> {
     let store = open_store(dir)?;
-    let last = run_number(&store, dir, None)?;
-    let runs: Vec<u32> = match run {
-        Some(n) => vec![n],
-        None => (1..=last).collect(),
-    };
-    let cards = scorecards(&store, &runs)?;
-    if json {
-        for card in cards {
-            println!("{card}");
-        }
-    } else {
-        print!("{}", render_scorecards(&cards));
-    }
-    Ok(ExitCode::SUCCESS)
+    crate::runs::stats(
+        &store,
+        dir,
+        (run, json),
+        &GAME,
+        scorecard,
+        render_scorecards,
+    )
+}
+
+/// The GM's scorecard of one run.
+fn scorecard(events: &[troupe_encounter::log::Envelope]) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(troupe_encounter::score::scorecard(
+        events,
+    ))?)
 }
 
 /// The GM's scorecard of each of these runs, as JSON objects with the run and spec.
 fn scorecards(store: &EncounterStore, runs: &[u32]) -> anyhow::Result<Vec<serde_json::Value>> {
-    let mut out = Vec::new();
-    for &n in runs {
-        let Some(info) = store.run(n)? else {
-            continue;
-        };
-        let mut v = serde_json::to_value(troupe_encounter::score::scorecard(&store.events(n)?))?;
-        v["run"] = n.into();
-        v["spec"] = info.scene_id.into();
-        out.push(v);
-    }
-    Ok(out)
+    crate::runs::cards(store, runs, scorecard)
 }
 
 /// Every encounter run's scorecard in a campaign directory (none when it has no runs), for
@@ -324,6 +305,20 @@ fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
         || troupe_campaign::CampaignDir::new(dir).encounter_specs(),
         Path::to_path_buf,
     );
+    if !specs_dir.is_dir() {
+        let (what, add) = match specs {
+            Some(_) => (
+                "there is no directory",
+                "name a directory of specs with --specs DIR",
+            ),
+            None => (
+                "this campaign has no encounters/ folder of specs:",
+                "add one and put encounter specs (YAML) in it (examples/encounters/ has some), \
+                 or name another directory with --specs DIR",
+            ),
+        };
+        bail!("{what} {}; {add}", specs_dir.display());
+    }
     let tally = troupe_engine::encounter::outcome::read_tally(dir)?;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&specs_dir)
         .with_context(|| format!("could not list {}", specs_dir.display()))?
@@ -332,6 +327,12 @@ fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     paths.sort();
+    if paths.is_empty() {
+        println!(
+            "No encounter specs (.yaml) in {}; put some there (examples/encounters/ has some).",
+            specs_dir.display()
+        );
+    }
     for path in paths {
         match load_spec(&path) {
             Ok(spec) => {

@@ -26,8 +26,8 @@ pub struct TableArgs {
     /// Dice seed (recorded in the log)
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Stop (saved) before this round of player actions; `resume` continues
-    #[arg(long)]
+    /// Stop (saved) once this many rounds of player actions are played; `resume` continues
+    #[arg(long = "turns", alias = "max-turns", value_name = "N")]
     pub max_turns: Option<u32>,
 }
 
@@ -38,6 +38,7 @@ pub(super) fn choose_model(
     dir: &Path,
 ) -> anyhow::Result<Arc<dyn ChatModel>> {
     crate::models::choose(args, campaign.and_then(|c| c.model.as_ref()), dir)
+        .map(crate::models::fail_fast)
 }
 
 /// Run a d20 encounter of `spec` (its scene file's text read) at this terminal.
@@ -56,6 +57,8 @@ pub async fn start(
     let campaign = campaign_in(&CampaignDir::new(dir));
     let seed = crate::play::seed_or_now(table.seed);
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
+    // A model server that is down stops here too, before the run is counted.
+    crate::preflight::check_server(model_args, campaign.as_ref())?;
     // A broken override stops here, before the run begins.
     let prompts = crate::play::prompts(dir)?;
     let opening = Opening {
@@ -69,7 +72,7 @@ pub async fn start(
     let (store, run) = begin(dir, opening, memory_url)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
     let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
-    finish(table::play(dir, &mut runner, memory_url).await?, run)
+    finish(table::play(dir, &mut runner, memory_url).await?, run, dir)
 }
 
 /// Begin a run (the caller holds the campaign's lock) with the campaign's memory, saying so
@@ -90,9 +93,13 @@ pub fn begin(
     } = engine::begin(&dir, &memory, opening)?;
     if let Some(last) = unfinished {
         eprintln!(
-            "note: encounter run {} ({}) did not finish; `troupe encounter resume --run {}` \
-             continues it. Starting a new run.",
-            last.number, last.scene_id, last.number
+            "note: encounter run {} ({}) did not finish; {} continues it. Starting a new run.",
+            last.number,
+            last.scene_id,
+            crate::sessions::command(
+                dir.path(),
+                &format!("troupe encounter resume --run {}", last.number)
+            )
         );
     }
     Ok((store, run))
@@ -113,6 +120,7 @@ pub async fn resume(
     crate::sessions::reopen_mirror_of(&mut store, run)?;
     let campaign = campaign_in(&CampaignDir::new(dir));
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
+    crate::preflight::check_server(model_args, campaign.as_ref())?;
     let prompts = crate::play::prompts(dir)?;
     if model.replays_served() {
         // Recorded replies: move past those the log already has.
@@ -125,21 +133,32 @@ pub async fn resume(
     for line in state.public.iter().rev().take(3).rev() {
         println!("{line}");
     }
-    // Each join is shown as it is recorded.
+    // Each join is shown as it is recorded: at the newcomer's turn in the round under way.
     let joining = engine::joining(&join, &state.seats, campaign.as_ref()).context("--join")?;
     for seat in joining {
-        runner.join(seat)?;
+        runner.join(seat);
     }
-    finish(table::play(dir, &mut runner, memory_url).await?, run)
+    let stop = table::play(dir, &mut runner, memory_url).await?;
+    for seat in runner.unseated() {
+        println!(
+            "({} did not sit down: the run stopped before the next round began; `--join` again \
+             when you resume)",
+            seat.player
+        );
+    }
+    finish(stop, run, dir)
 }
 
-fn finish(stop: Stop, run: u32) -> anyhow::Result<ExitCode> {
+fn finish(stop: Stop, run: u32, dir: &Path) -> anyhow::Result<ExitCode> {
+    let resume =
+        |flags: &str| crate::sessions::command(dir, &format!("troupe encounter resume{flags}"));
     match stop {
         Stop::Resolved => println!("(run {run} resolved; the summary is in summaries/)"),
         Stop::Rounds(n) => println!(
-            "(stopped after round {n} as asked; `troupe encounter resume --max-turns N` goes on)"
+            "(stopped after round {n} as asked; {} goes on)",
+            resume(" --turns N")
         ),
-        Stop::Quit => println!("(saved; `troupe encounter resume` goes on)"),
+        Stop::Quit => println!("(saved; {} goes on)", resume("")),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -162,7 +162,7 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
     let summary = std::fs::read_to_string(&summaries[0]).unwrap();
     assert!(summary.starts_with("Encounter: The Cold Forge\nID: smithy-of-the-cold-forge\nDate: "));
     assert!(summary.contains("Outcome: relight_forge"), "{summary}");
-    assert!(summary.contains("Players: Mara (Mara), Alex (Zara-7), Sam (Rex Nova)"));
+    assert!(summary.contains("Players: Mara, Alex (Zara-7), Sam (Rex Nova)"));
     let tally: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("tally.json")).unwrap())
             .unwrap();
@@ -465,7 +465,8 @@ fn a_person_joins_a_running_encounter_and_acts_in_the_round() {
         ],
         "I offer to work the bellows myself\nI hold the lantern up for the smith\n",
     );
-    assert!(out.contains("Kit joins the table, playing Kit."), "{out}");
+    assert!(out.contains("Kit joins the table."), "{out}");
+    assert!(!out.contains("playing Kit"), "one name is said once: {out}");
     assert!(out.contains("Kit, what do you attempt?"), "{out}");
     let log = log(dir.path(), 1);
     let joined = of(&log, "seat_joined");
@@ -489,18 +490,82 @@ fn a_person_joins_a_running_encounter_and_acts_in_the_round() {
     assert!(err.contains("already at this table"), "{err}");
 }
 
+/// Issue 46: a person who joins from the terminal (`resume --join`) when a round's actions are
+/// all in sits down in the next round and acts at their turn in it, as a person invited from a
+/// browser does: not alone, answered by the GM, before the players whose turn it was.
+#[test]
+fn a_person_who_joins_between_rounds_acts_at_their_turn_in_the_next() {
+    let dir = campaign();
+    let mut args = RUN.to_vec();
+    args.extend(["--turns", "1"]);
+    let out = run_with(dir.path(), &args, MARA);
+    assert!(out.contains("stopped after round 1"), "{out}");
+    let before = log(dir.path(), 1).len();
+    let out = run_with(
+        dir.path(),
+        &[
+            "encounter",
+            "resume",
+            "--join",
+            "human:Jo",
+            "--turns",
+            "2",
+            "--replay",
+            "encounters/smithy.replay.jsonl",
+        ],
+        "I keep pumping the bellows\nI hold the lantern up for the smith\n\n\n\n",
+    );
+    assert!(out.contains("Jo joins the table."), "{out}");
+    let log = log(dir.path(), 1);
+    let new = &log[before..];
+    let kinds: Vec<String> = new
+        .iter()
+        .map(|e| match e["event_type"].as_str().unwrap() {
+            "player_acted" => format!("acted {}", e["seat"].as_str().unwrap()),
+            "seat_joined" => format!("joined {}", e["seat"]["id"].as_str().unwrap()),
+            other => other.to_string(),
+        })
+        .filter(|k| k.starts_with("acted") || k.starts_with("joined") || k == "narrated")
+        .collect();
+    let joined = kinds.iter().position(|k| k.starts_with("joined")).unwrap();
+    let jo = kinds[joined].replace("joined", "acted");
+    let first = kinds.iter().position(|k| k.starts_with("acted")).unwrap();
+    assert!(
+        first < joined && kinds[first] != jo,
+        "the round began with the player whose turn it was: {kinds:?}"
+    );
+    let jo_acts = kinds.iter().position(|k| *k == jo).expect("Jo acted");
+    let round: Vec<&String> = kinds[first..jo_acts].iter().collect();
+    assert!(
+        !round.iter().any(|k| *k == "narrated"),
+        "Jo acts in the round, before the GM answers it: {kinds:?}"
+    );
+    assert_eq!(
+        round.iter().filter(|k| k.starts_with("acted")).count(),
+        3,
+        "everyone before Jo acted first: {kinds:?}"
+    );
+}
+
 #[test]
 fn undo_takes_back_the_last_round_and_resume_plays_it_again() {
     let dir = campaign();
     // Stop before round 2, then take round 1 back.
     let mut args = RUN.to_vec();
-    args.extend(["--max-turns", "1"]);
+    args.extend(["--turns", "1"]);
     let out = run_with(dir.path(), &args, MARA);
     assert!(out.contains("stopped after round 1"), "{out}");
+    // Issue 46: every hint names the exact command, this campaign included.
+    let at = std::fs::canonicalize(dir.path()).unwrap();
+    let goes_on = format!(
+        "`troupe encounter resume --turns N --campaign {}` goes on",
+        at.display()
+    );
+    assert!(out.contains(&goes_on), "{out}");
     // The Lasers & Feelings commands name the run and the encounter's own command for it.
     for (args, hint) in [
-        ("resume", "`troupe encounter resume` continues it"),
-        ("undo", "`troupe encounter undo` takes back its last round"),
+        ("resume", "`troupe encounter resume --campaign "),
+        ("undo", "`troupe encounter undo --campaign "),
     ] {
         let out = troupe().current_dir(dir.path()).arg(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -514,7 +579,7 @@ fn undo_takes_back_the_last_round_and_resume_plays_it_again() {
     }
     let listed = run_with(dir.path(), &["sessions"], "");
     let unfinished =
-        "smithy-of-the-cold-forge      unfinished — `troupe encounter resume` continues";
+        "smithy-of-the-cold-forge      unfinished — `troupe encounter resume --campaign ";
     assert!(listed.contains(unfinished), "{listed}");
     let undone = run_with(dir.path(), &["encounter", "undo"], "");
     assert!(undone.contains("taken back"), "{undone}");

@@ -68,3 +68,81 @@ fn a_table_file_that_cannot_be_read_says_why_once() {
     );
     says_once(&said, "table.json", &why);
 }
+
+/// A model server URL nobody listens on: a port just freed.
+fn dead_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+/// Issue 46: `troupe play` checks the model server before the GM types a word (it used to
+/// wait for the first narration, then about 80 s of retries), and starts no session.
+#[test]
+fn play_names_a_model_server_that_is_down_before_anything_starts() {
+    let dir = campaign_with(&["campaign.json"]);
+    let url = dead_server();
+    let started = std::time::Instant::now();
+    let err = fails(
+        dir.path(),
+        &[
+            "play",
+            "campaign.json",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        err.contains(&url) && err.contains("cannot be reached"),
+        "{err}"
+    );
+    assert!(err.contains("Nothing was started"), "{err}");
+    assert!(!dir.path().join("logs").exists(), "no session was started");
+}
+
+/// Issue 46: `troupe encounter run` checks the model server first too, and a run that never
+/// starts is not counted in tally.json.
+#[test]
+fn an_encounter_against_a_model_server_that_is_down_is_not_counted() {
+    let dir = crate::encounter::campaign();
+    let url = dead_server();
+    for spec in ["encounters/smithy.yaml", "encounters/docking.yaml"] {
+        let err = fails(
+            dir.path(),
+            &[
+                "encounter",
+                "run",
+                spec,
+                "--players",
+                "human:Mara,ai,ai",
+                "--provider",
+                "openai-compatible",
+                "--model",
+                "m",
+                "--base-url",
+                &url,
+            ],
+        );
+        assert!(err.contains("cannot be reached"), "{spec}: {err}");
+        assert!(
+            !dir.path().join("tally.json").exists(),
+            "{spec}: a run that never started was counted"
+        );
+    }
+}
+
+/// Issue 46: `troupe encounter list` in a campaign without an `encounters/` folder says what
+/// is missing and how to add it, not the operating system's "No such file or directory".
+#[test]
+fn encounter_list_without_an_encounters_folder_says_how_to_add_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = fails(dir.path(), &["encounter", "list"]);
+    assert!(err.contains("no encounters/ folder"), "{err}");
+    assert!(err.contains("add one"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}

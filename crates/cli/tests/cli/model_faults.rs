@@ -275,3 +275,69 @@ fn a_four_player_fifty_turn_session_survives_injected_faults_and_logs_every_one(
     // and timeouts alone would take over an hour.
     assert!(elapsed < Duration::from_secs(150), "took {elapsed:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A model server that goes down mid-session
+
+/// Issue 46: a model server that goes down after the session began is waited for through one
+/// call's retries, not each call's: once a call found it down, the next calls (the phase's
+/// second try, the end-of-session memory write that used to retry it for about 37 s more) try
+/// once and are told it is still down.
+#[test]
+fn a_server_that_went_down_is_not_waited_for_again_by_every_call() {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let script = std::fs::read_to_string(examples().join("demo.gm.yaml")).unwrap();
+    let dir = campaign_dir("campaign.json", &script);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("TROUPE_RETRY_SCALE", "0.001")
+        .env("TROUPE_DETECTOR", "pattern")
+        .args([
+            "play",
+            "campaign.json",
+            "--gm-script",
+            "gm.yaml",
+            "--seed",
+            "11",
+        ])
+        .args([
+            "--turns",
+            "1",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+        ])
+        .args(["--base-url", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The check at the start found the server; it goes down as the session begins.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap() > 0 && !line.contains("begins") {
+        line.clear();
+    }
+    drop(listener);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    let log = read_log(&dir.path().join("logs/session-1.jsonl"));
+    let calls = of_type(&log, "model_call");
+    let down = |e: &&Value| {
+        e["error"]
+            .as_str()
+            .is_some_and(|x| x.contains("still down"))
+    };
+    assert!(calls.iter().any(down), "no call was spared the retries");
+    let last = calls.last().unwrap();
+    assert!(down(last), "the memory write waited again: {last}");
+    let retried = calls.iter().filter(|e| !e["retry_in_ms"].is_null()).count();
+    assert!(retried <= 4, "{retried} retries: only the first call's");
+}

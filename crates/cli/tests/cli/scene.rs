@@ -357,7 +357,7 @@ fn the_session_commands_name_a_campaigns_scene_run_and_its_own_command() {
             &["undo"],
             "scene run 1 (mill-night, finished): it has ended",
         ),
-        (&["replay", "1"], "`troupe scene replay --run 1` replays it"),
+        (&["replay", "1"], "`troupe scene replay --run 1 --campaign "),
     ];
     for (args, hint) in cases {
         let stderr = run_err(dir.path(), args);
@@ -396,7 +396,7 @@ fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
     let mut play = PLAY.to_vec();
     play[4] = "short.yaml";
     let out = run_ok(dir.path(), &play);
-    assert!(out.contains("`troupe scene resume` continues"), "{out}");
+    assert!(out.contains("`troupe scene resume --campaign "), "{out}");
     let before = stored_events(dir.path());
 
     let out = run_ok(dir.path(), &["scene", "undo"]);
@@ -454,9 +454,111 @@ fn scene_undo_takes_back_the_last_turn_and_resume_plays_on() {
         dir.path(),
         &["scene", "resume", "--player-script", "more.yaml"],
     );
-    assert!(out.contains("at turn 1, 3 lines already played"), "{out}");
+    assert!(
+        out.contains("at turn 1, 3 lines already played; more.yaml goes on from its line 4"),
+        "{out}"
+    );
     assert!(out.contains("The scene ends"), "{out}");
     let err = run_err(dir.path(), &["scene", "undo"]);
     assert!(err.contains("has ended"), "{err}");
     assert!(run_ok(dir.path(), &["scene", "replay"]).contains("identical"));
+}
+
+/// The campaign directory as the hints name it: its full path.
+fn full(dir: &Path) -> String {
+    std::fs::canonicalize(dir).unwrap().display().to_string()
+}
+
+/// Issue 46: a script given at `scene resume` that is not the one the run was played with is
+/// played from its first line, and the resume says so (it used to skip as many of its lines as
+/// the run had read); the hint a `/quit` leaves names the campaign, so it resumes this scene
+/// from any directory.
+#[test]
+fn a_new_script_at_resume_is_played_from_its_start() {
+    let dir = scene_dir();
+    let first = "- look around\n- go to the mill yard\n- /quit\n";
+    std::fs::write(dir.path().join("first.yaml"), first).unwrap();
+    let mut play = PLAY.to_vec();
+    play[4] = "first.yaml";
+    let out = run_ok(dir.path(), &play);
+    let hint = format!(
+        "Saved; `troupe scene resume --campaign {}` continues.",
+        full(dir.path())
+    );
+    assert!(out.contains(&hint), "{out}");
+
+    std::fs::write(dir.path().join("r.yaml"), "- listen\n- /quit\n").unwrap();
+    let out = run_ok(
+        dir.path(),
+        &["scene", "resume", "--player-script", "r.yaml"],
+    );
+    assert!(
+        out.contains("3 lines already played. r.yaml is not the script those lines came from: it is played from its first line."),
+        "{out}"
+    );
+    let inputs: Vec<String> = stored_events(dir.path())
+        .iter()
+        .map(|(_, b)| serde_json::from_str::<serde_json::Value>(b).unwrap())
+        .filter(|e| e["event_type"] == "tool_applied" || e["event_type"] == "rejected")
+        .map(|e| e["input"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        inputs,
+        ["look around", "go to the mill yard", "listen"],
+        "{out}"
+    );
+    // Run from another directory, the hint's command resumes this campaign's scene.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        elsewhere.path(),
+        &["scene", "resume", "--campaign", &full(dir.path())],
+    );
+    assert!(out.contains("Resuming scene mill-night (run 1)"), "{out}");
+}
+
+/// Issue 46: `troupe scene log` and `troupe scene stats`, as the encounter has them: a run's
+/// events as JSON lines, and each run's figures as a table or JSON.
+#[test]
+fn scene_log_and_stats_show_a_run() {
+    let dir = scene_dir();
+    let err = run_err(dir.path(), &["scene", "log"]);
+    assert!(
+        err.contains("has no scene runs yet; `troupe scene play FILE` starts one"),
+        "{err}"
+    );
+    run_ok(dir.path(), &PLAY);
+    let logged: Vec<serde_json::Value> = run_ok(dir.path(), &["scene", "log"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stored = stored_events(dir.path());
+    assert_eq!(logged.len(), stored.len());
+    assert_eq!(logged[0]["event_type"], "scene_started");
+    // The tools applied that still stand: an undo takes back the events from its from_seq.
+    let undone: Vec<(u64, u64)> = logged
+        .iter()
+        .filter(|e| e["event_type"] == "undone")
+        .map(|e| (e["from_seq"].as_u64().unwrap(), e["seq"].as_u64().unwrap()))
+        .collect();
+    let applied = logged
+        .iter()
+        .filter(|e| e["event_type"] == "tool_applied")
+        .filter(|e| {
+            let seq = e["seq"].as_u64().unwrap();
+            !undone.iter().any(|(from, at)| (*from..*at).contains(&seq))
+        })
+        .count() as u64;
+    let json = run_ok(dir.path(), &["scene", "stats", "--json"]);
+    let card: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(card["run"], 1, "{card}");
+    assert_eq!(card["spec"], "mill-night", "{card}");
+    assert_eq!(card["tools_applied"], applied, "{card}");
+    assert_eq!(card["undone"], undone.len() as u64, "{card}");
+    assert_eq!(card["ended"], true, "{card}");
+    assert!(card["turns"].as_u64().unwrap() >= 5, "{card}");
+    let table = run_ok(dir.path(), &["scene", "stats"]);
+    assert!(table.starts_with("Scene runs\n"), "{table}");
+    assert!(table.contains("mill-night"), "{table}");
+    let err = run_err(dir.path(), &["scene", "stats", "--run", "9"]);
+    assert!(err.contains("there is no scene run 9"), "{err}");
 }

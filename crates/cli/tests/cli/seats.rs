@@ -292,7 +292,11 @@ fn alex_answers(prompt: &str, actions: &mut u32, asked: &mut bool) -> String {
     } else if p.contains("say to the party") {
         "I'm with Priya on this."
     } else if p.contains("back a plan") || p.contains("vote for a plan") {
-        "priya"
+        // As a person names someone: by their name, capitalised (issue 46).
+        "Priya"
+    } else if p.contains("rephrase what") {
+        *actions += 1;
+        "I scan the bay for heat signatures."
     } else if p.contains("what will") {
         "Follow Priya's lead."
     } else if p.contains("what does") {
@@ -343,6 +347,24 @@ fn a_person_plays_a_character_beside_two_ai_players() {
     assert!(
         seen.contains("rephrase"),
         "the overreach was fed back: {seen}"
+    );
+    // Issue 46: the person names a plan by its player's name, as people do; the flagged
+    // action is asked again by its words alone (the rest of the form kept), in words for a
+    // person, and every check says whose attempt it judged.
+    assert!(!seen.contains("No plan from"), "{seen}");
+    assert_eq!(
+        seen.matches("LASERS (technology").count(),
+        1,
+        "the rephrase asks only for the words: {seen}"
+    );
+    assert!(
+        seen.contains("Zara-7's attempt narrates a result")
+            && seen.contains("Alex is asked to rephrase it"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("✓ Zara-7's attempt states intent only"),
+        "{seen}"
     );
 
     let log = log_of(dir.path());
@@ -406,6 +428,42 @@ fn a_person_at_an_ai_gms_table_who_leaves_ends_the_session_saved() {
         .unwrap();
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("agents: alex, sam, priya"));
+}
+
+/// Issue 46: with an AI GM, the adventure it rolls is its private material: the person in a
+/// character's seat at the terminal reads what their seat's page would, not the plot, nor the
+/// GM's own lines (the model and the dice seed).
+#[test]
+fn a_person_at_an_ai_gms_table_does_not_read_the_gms_adventure() {
+    let dir = campaign_with(&AIGM);
+    let file = dir.path().join("aigm.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    c["gm"].as_object_mut().unwrap().remove("scenario");
+    std::fs::write(&file, c.to_string()).unwrap();
+    let out = troupe()
+        .current_dir(dir.path())
+        .args(["play", "aigm.json", "--seed", "7", "--human", "alex"])
+        .write_stdin("/quit\n")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let log = log_of(dir.path());
+    let started = of_type(&log, "session_started");
+    let premise = started[0]["campaign"]["gm"]["scenario"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        premise.contains(" to "),
+        "an adventure was rolled: {premise}"
+    );
+    assert!(
+        !stdout.contains(premise),
+        "the plot reached the player:\n{stdout}"
+    );
+    assert!(!stdout.contains("Adventure (rolled"), "{stdout}");
+    assert!(!stdout.contains("Dice seed"), "{stdout}");
+    assert!(stdout.contains("Alex plays Zara-7"), "{stdout}");
 }
 
 #[test]

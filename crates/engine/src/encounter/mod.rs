@@ -70,6 +70,10 @@ pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<
             let said: Vec<String> = texts.iter().map(|t| held_line(&who, t)).collect();
             Some(said.join("\n"))
         }
+        // A person who plays themself is named once ("Jo joins the table.").
+        EncounterEvent::SeatJoined { seat } if seat.player == seat.character => {
+            Some(format!("{} joins the table.", seat.player))
+        }
         EncounterEvent::SeatJoined { seat } => Some(joined_line(seat)),
         EncounterEvent::SeatHanded { seat, person } => {
             let who = asks::who(state.seat(seat)?);

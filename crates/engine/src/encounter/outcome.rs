@@ -67,11 +67,7 @@ fn outcome_label(state: &State, goal: &str) -> String {
 }
 
 fn players(state: &State) -> String {
-    let who: Vec<String> = state
-        .seats
-        .iter()
-        .map(|s| format!("{} ({})", s.player, s.character))
-        .collect();
+    let who: Vec<String> = state.seats.iter().map(super::asks::who).collect();
     who.join(", ")
 }
 

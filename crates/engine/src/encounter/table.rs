@@ -72,6 +72,10 @@ pub struct EncounterTable<P> {
     hand_overs: Arc<Mutex<Vec<(String, bool)>>>,
     /// People asking to sit down, seated before the next step.
     joins: Arc<Mutex<Vec<JoinRequest>>>,
+    /// Seats asked for (by the table server's queue or [`EncounterTable::join`]) and not yet
+    /// taken, each with what its person said while they waited: seated once a round is under
+    /// way.
+    waiting: Vec<(Seat, Vec<String>)>,
     pause: crate::pause::CrashPause,
 }
 
@@ -100,6 +104,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             max_rounds: None,
             hand_overs: Arc::default(),
             joins: Arc::default(),
+            waiting: Vec::new(),
             pause: crate::pause::CrashPause::default(),
         })
     }
@@ -155,9 +160,17 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         })
     }
 
-    /// Someone takes a seat at the running table (`troupe encounter resume --join`).
-    pub fn join(&mut self, seat: Seat) -> Result<(), Error> {
-        self.record(vec![EncounterEvent::SeatJoined { seat }])
+    /// Someone takes a seat at the running table (`troupe encounter resume --join`): the same
+    /// way in as a person arriving by invitation, seated before the next step, or, when the
+    /// round's actions are all in, once the next round has begun.
+    pub fn join(&mut self, seat: Seat) {
+        self.waiting.push((seat, Vec::new()));
+    }
+
+    /// Seats asked for and not taken: the table stopped (a round limit, a person leaving)
+    /// before the round they would join began.
+    pub fn unseated(&self) -> Vec<&Seat> {
+        self.waiting.iter().map(|(seat, _)| seat).collect()
     }
 
     pub async fn play(&mut self) -> Result<Stop, Error> {
@@ -229,29 +242,41 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         Ok(())
     }
 
-    /// Seat the people who asked to sit down since the last step, each with what they said
-    /// while they waited. They act from their turn in the current round on.
+    /// Seat the people who asked to sit down (since the last step, or before the table
+    /// played), each with what they said while they waited. They act from their turn in the
+    /// current round on; when the round's actions are all in (the GM may still answer them),
+    /// they sit down once the next round has begun, so that nobody acts alone after a
+    /// finished round.
     fn record_joins(&mut self) -> Result<(), Error> {
         let asked: Vec<JoinRequest> = match self.joins.lock() {
             Ok(mut queue) => queue.drain(..).collect(),
             Err(_) => Vec::new(),
         };
         for join in asked {
-            if self.state.seat(&join.seat).is_some() {
-                continue;
-            }
             let seat = Seat {
-                id: join.seat.clone(),
+                id: join.seat,
                 character: join.character,
                 player: join.name,
                 kind: SeatKind::Person,
                 about: String::new(),
             };
+            self.waiting.push((seat, join.held));
+        }
+        let state = &self.state;
+        let round_done = !state.seats.is_empty() && state.acted >= state.seats.len();
+        if self.waiting.is_empty() || round_done {
+            return Ok(());
+        }
+        for (seat, held) in std::mem::take(&mut self.waiting) {
+            if self.state.seat(&seat.id).is_some() {
+                continue;
+            }
+            let id = seat.id.clone();
             let mut events = vec![EncounterEvent::SeatJoined { seat }];
-            if !join.held.is_empty() {
+            if !held.is_empty() {
                 events.push(EncounterEvent::HeldDelivered {
-                    seat: join.seat,
-                    texts: join.held,
+                    seat: id,
+                    texts: held,
                 });
             }
             self.record(events)?;

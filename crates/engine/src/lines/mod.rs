@@ -146,6 +146,49 @@ pub fn render(env: &Envelope, s: &Session) -> Vec<Line> {
         .unwrap_or_default()
 }
 
+/// A count with its noun, agreeing: "1 fact", "19 facts", "1 party", "3 parties". The one
+/// plural rule every line of troupe uses, so that no count reads "1 facts".
+pub fn count<N: TryInto<u64> + Copy + std::fmt::Display>(n: N, noun: &str) -> String {
+    format!("{n} {}", noun_for(n, noun))
+}
+
+/// The noun as a count of `n` takes it: "fact" for 1, "facts" otherwise.
+pub fn noun_for<N: TryInto<u64> + Copy>(n: N, noun: &str) -> String {
+    if n.try_into().ok() == Some(1) {
+        noun.to_string()
+    } else {
+        plural(noun)
+    }
+}
+
+/// The plural of an English noun by the regular rules (a few troupe uses are irregular).
+pub fn plural(noun: &str) -> String {
+    let irregular = [
+        ("person", "people"),
+        ("was", "were"),
+        ("is", "are"),
+        ("has", "have"),
+    ];
+    if let Some((_, many)) = irregular.iter().find(|(one, _)| *one == noun) {
+        return many.to_string();
+    }
+    let consonant_y = noun.strip_suffix('y').filter(|stem| {
+        stem.chars()
+            .last()
+            .is_some_and(|c| !"aeiou".contains(c.to_ascii_lowercase()))
+    });
+    if let Some(stem) = consonant_y {
+        return format!("{stem}ies");
+    }
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|e| noun.ends_with(e))
+    {
+        return format!("{noun}es");
+    }
+    format!("{noun}s")
+}
+
 /// The character an agent plays, or the agent id when the session does not know it.
 fn character(s: &Session, agent: &str) -> String {
     s.seat(agent)
@@ -156,4 +199,22 @@ fn character(s: &Session, agent: &str) -> String {
 fn player(s: &Session, agent: &str) -> String {
     s.seat(agent)
         .map_or_else(|| agent.to_string(), |x| x.player.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{count, noun_for};
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(count(1, "fact"), "1 fact");
+        assert_eq!(count(19u64, "fact"), "19 facts");
+        assert_eq!(count(0usize, "clock"), "0 clocks");
+        assert_eq!(count(2, "party"), "2 parties");
+        assert_eq!(count(1, "party"), "1 party");
+        assert_eq!(count(3, "day"), "3 days");
+        assert_eq!(count(2, "match"), "2 matches");
+        assert_eq!(count(2, "person"), "2 people");
+        assert_eq!(noun_for(2, "was"), "were");
+    }
 }

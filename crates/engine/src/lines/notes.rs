@@ -64,9 +64,22 @@ pub(crate) fn failure_then(failures: u32) -> &'static str {
     }
 }
 
+/// A storage step as the GM reads it. The status is the log's ("stored 19 new facts from
+/// turns 1, 2 (session end)"), its counts made to agree with their nouns; when the model drew
+/// no facts, what was stored is said to be the turns as they were told.
 fn stored(status: &str, extraction: Option<&str>) -> String {
+    let status = status
+        .replacen("stored 1 new facts", "stored 1 new fact", 1)
+        .replacen("; 1 conflicts settled", "; 1 conflict settled", 1);
+    let fallback = extraction.and_then(|x| x.strip_prefix("fallback: "));
+    if let Some(why) = fallback {
+        return format!(
+            "(memory: {status}, as the turns were told, not as facts drawn by the model: {why})"
+        );
+    }
     match extraction {
-        Some(x) if x != "model" => format!("(memory: {status}; facts extraction: {x})"),
+        Some("off") => format!("(memory: {status}; fact extraction is off)"),
+        Some(x) if x != "model" => format!("(memory: {status}; fact extraction: {x})"),
         _ => format!("(memory: {status})"),
     }
 }
@@ -90,4 +103,29 @@ fn model_call(record: &AttemptRecord) -> Option<Line> {
         _ => return None,
     };
     Some(Line::gm(Kind::Model, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored;
+
+    #[test]
+    fn a_storage_line_agrees_with_itself() {
+        assert_eq!(
+            stored(
+                "stored 1 new facts from turn 1 (session end)",
+                Some("model")
+            ),
+            "(memory: stored 1 new fact from turn 1 (session end))"
+        );
+        let fallback = stored(
+            "stored 19 new facts from turns 1, 2 (session end)",
+            Some("fallback: the model found no facts"),
+        );
+        assert_eq!(
+            fallback,
+            "(memory: stored 19 new facts from turns 1, 2 (session end), as the turns were \
+             told, not as facts drawn by the model: the model found no facts)"
+        );
+    }
 }

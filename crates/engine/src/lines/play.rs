@@ -37,14 +37,25 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
         )
         .with_aside("as the GM set it")),
         Event::Validation {
+            agent,
             verdict,
             result,
             corrected,
             ..
-        } => one(Line::gm(
-            Kind::Check,
-            checked(verdict, *result, corrected.as_deref()),
-        )),
+        } => {
+            let person = s
+                .seat(agent)
+                .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
+            let whose = Whose {
+                character: ch(agent),
+                player: player(s, agent),
+                person,
+            };
+            one(Line::gm(
+                Kind::Check,
+                checked(&whose, verdict, *result, corrected.as_deref()),
+            ))
+        }
         Event::GmAdjudication { agent, ruling } => {
             one(Line::table(Kind::Ruling, ruled(&ch(agent), ruling)))
         }
@@ -125,25 +136,43 @@ fn ruled(character: &str, ruling: &Ruling) -> String {
     }
 }
 
-/// The overreach check's verdict on an attempt, with the words it flagged.
-fn checked(verdict: &Verdict, result: VerdictResult, corrected: Option<&str>) -> String {
+/// Whose attempt the overreach check judged: the character, its player, and whether a person
+/// plays it (a person is asked to rephrase; a model is asked again, more strictly).
+struct Whose {
+    character: String,
+    player: String,
+    person: bool,
+}
+
+/// The overreach check's verdict on an attempt, whose it is, with the words it flagged.
+fn checked(
+    whose: &Whose,
+    verdict: &Verdict,
+    result: VerdictResult,
+    corrected: Option<&str>,
+) -> String {
     let flagged = verdict
         .violations
         .iter()
         .map(|x| format!("\"{}\"", x.excerpt))
         .collect::<Vec<_>>()
         .join(", ");
+    let name = &whose.character;
     match result {
-        VerdictResult::Passed => "✓ states intent only".into(),
-        VerdictResult::Retry => {
-            format!("✗ narrates a result ({flagged}) — asking again, more strictly")
-        }
+        VerdictResult::Passed => format!("✓ {name}'s attempt states intent only"),
+        VerdictResult::Retry if whose.person => format!(
+            "✗ {name}'s attempt narrates a result ({flagged}) — {} is asked to rephrase it",
+            whose.player
+        ),
+        VerdictResult::Retry => format!(
+            "✗ {name}'s attempt narrates a result ({flagged}) — asking again, more strictly"
+        ),
         VerdictResult::AutoCorrected => format!(
-            "✗ still narrates a result ({flagged}) — auto-corrected to: {}",
+            "✗ {name}'s attempt still narrates a result ({flagged}) — auto-corrected to: {}",
             corrected.unwrap_or_default()
         ),
         VerdictResult::FlaggedForGm => {
-            format!("✗ still narrates a result ({flagged}) — flagged for the GM")
+            format!("✗ {name}'s attempt still narrates a result ({flagged}) — flagged for the GM")
         }
     }
 }

@@ -26,8 +26,8 @@ pub(super) fn lines(env: &Envelope, s: &Session) -> Option<Vec<Line>> {
                 .collect(),
         ),
         Event::SeatHanded { agent, person } => one(Kind::Seat, handed(s, agent, *person)),
-        Event::GmNarration { text } | Event::GmOutcome { text } => one(Kind::Gm, text.clone()),
-        Event::LaserFeelingsAnswer { answer, .. } => one(Kind::Gm, answer.clone()),
+        Event::GmNarration { text } | Event::GmOutcome { text } => one(Kind::Gm, untagged(text)),
+        Event::LaserFeelingsAnswer { answer, .. } => one(Kind::Gm, untagged(answer)),
         Event::GmAnswers {
             answers, finished, ..
         } => Some(answered(answers, *finished)),
@@ -61,6 +61,25 @@ fn started(s: &Session, campaign: &str, model: &str, seed: u64) -> Vec<Line> {
     out
 }
 
+/// The GM's words as the table reads them: an NPC introduced as `@Captain Morrow` (the tag
+/// that tells memory someone new is in the story) is shown by name.
+pub(crate) fn untagged(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let starts_word = prev.is_none_or(|p| !p.is_alphanumeric());
+        let named = chars.peek().is_some_and(|n| n.is_alphabetic());
+        if c == '@' && starts_word && named {
+            prev = Some(c);
+            continue;
+        }
+        out.push(c);
+        prev = Some(c);
+    }
+    out
+}
+
 fn handed(s: &Session, agent: &str, person: bool) -> String {
     if person {
         format!(
@@ -78,7 +97,7 @@ fn answered(answers: &[String], finished: bool) -> Vec<Line> {
     let mut out: Vec<Line> = answers
         .iter()
         .filter(|a| !a.is_empty())
-        .map(|a| Line::table(Kind::Gm, a.clone()))
+        .map(|a| Line::table(Kind::Gm, untagged(a)))
         .collect();
     if finished {
         out.push(Line::table(Kind::Notice, "The GM takes no more questions."));
@@ -106,5 +125,21 @@ fn whisper(to: Option<&str>, scope: WhisperScope, text: &str) -> Line {
             Audience::Players,
             format!("The GM tells the table{scope}: {text}"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::untagged;
+
+    #[test]
+    fn an_npc_tag_is_shown_as_the_name() {
+        assert_eq!(
+            untagged("@Captain Morrow hails you."),
+            "Captain Morrow hails you."
+        );
+        assert_eq!(untagged("(@Vex) waits"), "(Vex) waits");
+        assert_eq!(untagged("mail me at a@b.c"), "mail me at a@b.c");
+        assert_eq!(untagged("@ noon"), "@ noon");
     }
 }
