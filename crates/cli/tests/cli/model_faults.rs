@@ -341,3 +341,84 @@ fn a_server_that_went_down_is_not_waited_for_again_by_every_call() {
     let retried = calls.iter().filter(|e| !e["retry_in_ms"].is_null()).count();
     assert!(retried <= 4, "{retried} retries: only the first call's");
 }
+
+/// Issue 46: Ctrl-C at the model-failure prompt ("[r]etry, [s]kip…") leaves at once, saved: the
+/// end-of-session memory write does not wait through the dead server's retries again (it used
+/// to, for about 37 s, which read as a Ctrl-C ignored). Backoff is a fifth of the real one, so
+/// the old wait would be over 7 s.
+#[test]
+fn ctrl_c_at_the_model_failure_prompt_leaves_at_once() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let dir = campaign_dir("campaign.json", "turns: []\n");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("TROUPE_RETRY_SCALE", "0.2")
+        .env("TROUPE_DETECTOR", "pattern")
+        .args(["play", "campaign.json", "--seed", "11"])
+        .args([
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<u8>();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 1];
+        while stdout.read(&mut b).is_ok_and(|n| n == 1) && tx.send(b[0]).is_ok() {}
+    });
+    let mut seen = Vec::new();
+    let mut wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !String::from_utf8_lossy(&seen).contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no {what:?}:\n{}",
+                String::from_utf8_lossy(&seen)
+            );
+            if let Ok(b) = rx.recv_timeout(Duration::from_millis(200)) {
+                seen.push(b);
+            }
+        }
+    };
+    // The server was up when the session began; it goes down before the first model call.
+    wait_for("Enter narration:");
+    drop(listener);
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "The Raptor drifts into a debris field.").unwrap();
+    stdin.flush().unwrap();
+    wait_for("[r]etry, [s]kip");
+    let asked = Instant::now();
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    let waited = asked.elapsed();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(waited < Duration::from_secs(4), "Ctrl-C took {waited:?}");
+    assert!(stderr.contains("Everything so far is saved"), "{stderr}");
+}
