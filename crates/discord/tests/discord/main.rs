@@ -1,0 +1,9 @@
+//! troupe-discord against a fake Discord (REST and a real websocket gateway, on free local
+//! ports): the smithy encounter played from a thread, the walls between what the thread and
+//! each person read, a bot stopped and started again, rate limits and long messages.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod fake;
+mod support;
+
+mod encounter;
