@@ -9,6 +9,7 @@ mod bench;
 mod caching_bench;
 mod calendar;
 mod detector;
+mod docs;
 mod durable;
 mod e2e;
 mod encounter;
