@@ -496,12 +496,11 @@ fn check_campaign(file: &Path) -> bool {
     match troupe_campaign::load(file) {
         Ok(c) => {
             println!(
-                "{}: OK — \"{}\", GM {}, {} AI player{}, ship {}",
+                "{}: OK — \"{}\", GM {}, {}, ship {}",
                 file.display(),
                 c.name,
                 c.gm_name,
-                c.seats.len(),
-                if c.seats.len() == 1 { "" } else { "s" },
+                troupe_engine::lines::count(c.seats.len(), "AI player"),
                 c.ship.name
             );
             true

@@ -3,6 +3,7 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use troupe_engine::lines::count;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
@@ -144,9 +145,8 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
                         eprintln!("{e}");
                     }
                     bail!(
-                        "{} bad line{} in {}; nothing was imported",
-                        errors.len(),
-                        if errors.len() == 1 { "" } else { "s" },
+                        "{} in {}; nothing was imported",
+                        count(errors.len(), "bad line"),
                         file.display()
                     );
                 }
@@ -158,12 +158,12 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
             let n = extract::import(&mut store, &episodes).map_err(crate::graph::memory_error)?;
             let c = store.counts().map_err(crate::graph::memory_error)?;
             println!(
-                "Imported {n} new episode{} of {} in {} ({} facts, {} entities in memory now).",
-                if n == 1 { "" } else { "s" },
+                "Imported {} of {} in {} ({}, {} in memory now).",
+                count(n, "new episode"),
                 episodes.len(),
                 file.display(),
-                c.facts,
-                c.entities
+                count(c.facts, "fact"),
+                count(c.entities, "entity")
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -189,8 +189,12 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
             let (_sessions, store) = open(&campaign, memory_url)?;
             let c = store.counts().map_err(crate::graph::memory_error)?;
             println!(
-                "{} episodes, {} facts ({} still true), {} entities, {} conflicts",
-                c.episodes, c.facts, c.valid_facts, c.entities, c.conflicts
+                "{}, {} ({} still true), {}, {}",
+                count(c.episodes, "episode"),
+                count(c.facts, "fact"),
+                c.valid_facts,
+                count(c.entities, "entity"),
+                count(c.conflicts, "conflict")
             );
             for k in store.conflicts().map_err(crate::graph::memory_error)? {
                 println!(

@@ -437,7 +437,7 @@ pub async fn resume(
     let Some(campaign) = state.campaign.clone() else {
         bail!(
             "there is no session {number} in {} (or it has no session_started event)",
-            dir.display()
+            sessions::full_path(dir)
         );
     };
     sessions::reopen_mirror_of(&mut store, number)?;

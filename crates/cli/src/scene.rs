@@ -792,9 +792,9 @@ impl Printed {
             .with_context(|| format!("could not write {}", path.display()))?;
         let n = self.remember(state, deltas)?;
         println!(
-            "World knowledge: {} and {n} fact{} in the campaign memory",
+            "World knowledge: {} and {} in the campaign memory",
             path.display(),
-            if n == 1 { "" } else { "s" }
+            count(n, "fact")
         );
         Ok(())
     }

@@ -267,8 +267,8 @@ pub fn take_back(
         .map_err(crate::graph::memory_error)?;
     if forgotten > 0 {
         println!(
-            "Memory: {forgotten} fact{} from turn {from_turn} on forgotten; they are remembered again as the turn is replayed.",
-            if forgotten == 1 { "" } else { "s" }
+            "Memory: {} from turn {from_turn} on forgotten; they are remembered again as the turn is replayed.",
+            count(forgotten, "fact")
         );
     }
     Ok(Some(undone))
@@ -278,7 +278,11 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
     let store = open_store(dir)?;
     let events = store.live_events(session)?;
     if events.is_empty() {
-        bail!("there is no session {session} in {}", dir.display());
+        bail!(
+            "there is no session {session} in {} (`troupe sessions{}` lists them)",
+            full_path(dir),
+            campaign_flag(dir)
+        );
     }
     let text = troupe_engine::render_markdown(&events);
     match output {
@@ -401,14 +405,21 @@ fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path
     )
 }
 
+/// The campaign directory as an error names it: its full path ("no session 1 in ." said
+/// nothing).
+pub fn full_path(dir: &Path) -> String {
+    std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// ` --campaign DIR` for a command printed for the person to run: the campaign's full path,
 /// so that the command does what it says from any directory (quoted when the shell would split
 /// it).
 pub fn campaign_flag(dir: &Path) -> String {
-    let full = std::fs::canonicalize(dir)
-        .or_else(|_| std::path::absolute(dir))
-        .unwrap_or_else(|_| dir.to_path_buf());
-    let shown = full.display().to_string();
+    let shown = full_path(dir);
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,".contains(c);
     if shown.chars().all(plain) {
         format!(" --campaign {shown}")

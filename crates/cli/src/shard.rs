@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use troupe_engine::lines::count;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -252,9 +253,8 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<std::process::ExitCode> {
     let report = completeness(&found, &summaries);
     write_summary(&out, &found, &summaries, &report)?;
     println!(
-        "Merged {} finished run{} from {} into {}",
-        found.len(),
-        if found.len() == 1 { "" } else { "s" },
+        "Merged {} from {} into {}",
+        count(found.len(), "finished run"),
         list(&args.shards),
         args.out.display()
     );
@@ -403,9 +403,8 @@ fn completeness(found: &[Found], summaries: &[(PathBuf, Value)]) -> Vec<String> 
     missing.dedup();
     if !missing.is_empty() {
         problems.push(format!(
-            "{} planned run{} did not finish: {}",
-            missing.len(),
-            if missing.len() == 1 { "" } else { "s" },
+            "{} did not finish: {}",
+            count(missing.len(), "planned run"),
             missing.join(", ")
         ));
     }

@@ -250,9 +250,9 @@ impl TerminalGm {
         action: &ActionDecl,
     ) -> GmReply<Ruling> {
         let name = s.character_name(agent);
-        println!("\n{name} attempts: {}", action.action);
+        // The attempt is on the screen already (the story's line for it): only the suggestion.
         println!(
-            "  suggests: {} roll{}{} — {}",
+            "\n{name} suggests: {} roll{}{} — {}",
             action.task_type,
             if action.prepared { ", prepared" } else { "" },
             if action.expert { ", expert" } else { "" },
@@ -323,10 +323,8 @@ impl TerminalGm {
     }
 
     async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
-        for roll in &s.rolls {
-            println!("\n{}: {}", roll.character, roll.summary);
-        }
-        GmReply::Answer(tri!(self.text(s, "Narrate the outcome:").await))
+        // The rolls are on the screen already, each once (the story's lines for them).
+        GmReply::Answer(tri!(self.text(s, "\nNarrate the outcome:").await))
     }
 
     async fn interject(&mut self, s: &GmView, round: u32) -> GmReply<Option<String>> {

@@ -323,3 +323,35 @@ fn no_model_configured_says_what_was_tried() {
         "{err}"
     );
 }
+
+/// Issue 46: `troupe --help` groups the commands the way people look for them, one line each,
+/// in the game's words (no "seed 003"), and names every game in its tagline; an encounter's
+/// round limit is `--turns`, as at `play` (`--max-turns` still works, unlisted).
+#[test]
+fn the_help_groups_the_commands_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = support::run(dir.path(), &["--help"]);
+    for heading in [
+        "Play at this terminal",
+        "The table online:",
+        "Other games:",
+        "Research:",
+    ] {
+        assert!(out.contains(heading), "{out}");
+    }
+    assert!(out.contains("d20 encounters") && out.contains("Lasers & Feelings"));
+    assert!(!out.contains("seed 00"), "{out}");
+    let commands: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with('-'))
+        .collect();
+    assert_eq!(commands.len(), 18, "{out}");
+    assert!(commands.iter().all(|l| l.chars().count() <= 90), "{out}");
+    let help = support::run(dir.path(), &["encounter", "run", "--help"]);
+    assert!(
+        help.contains("--turns <N>") && !help.contains("max-turns"),
+        "{help}"
+    );
+    let help = support::run(dir.path(), &["encounter", "resume", "--help"]);
+    assert!(help.contains("--turns <N>"), "{help}");
+}

@@ -562,3 +562,19 @@ fn scene_log_and_stats_show_a_run() {
     let err = run_err(dir.path(), &["scene", "stats", "--run", "9"]);
     assert!(err.contains("there is no scene run 9"), "{err}");
 }
+
+/// Issue 46: every count agrees with its noun ("1 clock", not "1 clocks"), and a session that
+/// is not there is looked for in a directory named in full (not "no session 1 in .").
+#[test]
+fn counts_agree_and_a_missing_session_names_its_directory() {
+    let dir = scene_dir();
+    let out = run_ok(dir.path(), &["scene", "check", "mill.scene.yaml"]);
+    assert!(
+        out.contains(", 1 clock") && !out.contains("1 clocks"),
+        "{out}"
+    );
+    run_ok(dir.path(), &PLAY);
+    let err = run_err(dir.path(), &["transcript", "1"]);
+    let said = format!("there is no session 1 in {} (", full(dir.path()));
+    assert!(err.contains(&said), "{err}");
+}

@@ -556,3 +556,85 @@ fn the_ai_gm_reads_the_characters_profiles() {
         "no profile, nothing added: {prompt}"
     );
 }
+
+/// What the GM at the terminal types at each prompt: a whisper first, then one turn, then quit.
+fn gm_answers(prompt: &str, narrations: &mut u32) -> String {
+    let p = prompt.to_lowercase();
+    let answer = if p.contains("enter narration") {
+        *narrations += 1;
+        match narrations {
+            1 => "/whisper alex --both The drone is friendly.",
+            2 => "The Raptor drifts into the debris field of a relay station.",
+            _ => "/quit",
+        }
+    } else if p.contains("ruling") {
+        "a"
+    } else if p.contains("override") || p.contains("prepared") || p.contains("expert") {
+        "n"
+    } else if p.contains("keep the [c]orrection") {
+        "c"
+    } else if p.contains("[r]etry") {
+        "s"
+    } else if p.contains("[ooc]") {
+        ""
+    } else {
+        "It holds air, and the lights come on."
+    };
+    answer.to_string()
+}
+
+/// Issue 46: at the GM's terminal each roll is told once, before the GM is asked about it (it
+/// was printed again as "Dice for Zara-7: …"), and a `/whisper` is confirmed with whom it
+/// reached.
+#[test]
+fn the_terminal_gm_reads_each_roll_once_and_sees_a_whisper_sent() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let mut gm = Person::start(dir.path(), &["play", "campaign.json", "--seed", "7"]);
+    let mut narrations = 0;
+    let mut prompts = 0;
+    while let Some(prompt) = gm.prompt() {
+        gm.say(&gm_answers(&prompt, &mut narrations));
+        prompts += 1;
+        assert!(prompts < 60, "{}", gm.seen);
+    }
+    assert!(gm.child.wait().unwrap().success(), "{}", gm.seen);
+    let seen = &gm.seen;
+    assert!(
+        seen.contains("(Alex only) The GM whispers: The drone is friendly."),
+        "{seen}"
+    );
+    assert!(!seen.contains("Dice for"), "{seen}");
+    let rolled = seen.find("Zara-7 rolls").expect("a roll");
+    let asked = seen
+        .find("Override Zara-7's roll?")
+        .expect("the override asked");
+    assert!(rolled < asked, "{seen}");
+    assert_eq!(seen.matches("LASERS, number 5: [").count(), 1, "{seen}");
+    assert_eq!(seen.matches("Zara-7 attempts: I ease").count(), 1, "{seen}");
+}
+
+/// Issue 46: the GM's words show an NPC's `@` tag as the name alone, and a session that ends
+/// before its next turn has begun shows no header for that turn.
+#[test]
+fn a_scripted_gm_s_npc_tag_shows_as_a_name_and_no_empty_turn_is_announced() {
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let script = "turns:\n  - narration: >-\n      @Captain Morrow hails the Raptor from a \
+                  drifting relay station.\n    outcome: >-\n      Morrow signs off.\n";
+    std::fs::write(dir.path().join("gm.yaml"), script).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "play",
+            "campaign.json",
+            "--gm-script",
+            "gm.yaml",
+            "--seed",
+            "7",
+        ],
+    );
+    assert!(out.contains("GM: Captain Morrow hails the Raptor"), "{out}");
+    assert!(!out.contains("@Captain"), "{out}");
+    assert!(out.contains("──── Turn 1 ────"), "{out}");
+    assert!(!out.contains("Turn 2"), "{out}");
+    assert!(out.contains("The session ends"), "{out}");
+}

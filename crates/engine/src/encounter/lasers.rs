@@ -143,7 +143,10 @@ fn players(dir: &CampaignDir) -> String {
         return String::new();
     };
     let who: Vec<String> = (campaign.seats.iter())
-        .map(|s| format!("{} ({})", s.player.name, s.character.name))
+        .map(|s| match (&s.player.name, &s.character.name) {
+            (player, character) if player == character => player.clone(),
+            (player, character) => format!("{player} ({character})"),
+        })
         .collect();
     who.join(", ")
 }
