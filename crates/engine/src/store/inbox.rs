@@ -129,7 +129,7 @@ impl Inbox {
 }
 
 /// The answers taken since the last commit, for this commit to forget.
-pub(crate) fn take(received: &Received) -> Vec<i64> {
+pub fn take(received: &Received) -> Vec<i64> {
     std::mem::take(&mut *received.lock().unwrap_or_else(|e| e.into_inner()))
 }
 

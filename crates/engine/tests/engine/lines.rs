@@ -16,7 +16,7 @@ const SEATS: [&str; 3] = ["alex", "sam", "priya"];
 const READERS: [&str; 6] = [GM, WATCH, JOIN, "alex", "sam", "priya"];
 
 /// The events the table may read: every other event is the GM's alone.
-const FOR_THE_TABLE: [&str; 26] = [
+const FOR_THE_TABLE: [&str; 27] = [
     "session_started",
     "session_resumed",
     "session_ended",
@@ -43,6 +43,8 @@ const FOR_THE_TABLE: [&str; 26] = [
     "whisper",
     "scene_ended",
     "time_passed",
+    // Where the party's out-of-character talk landed, as the talk itself (issue 46).
+    "consensus",
 ];
 
 fn readers(line: &Line) -> Vec<&'static str> {
@@ -166,8 +168,8 @@ async fn an_event_the_table_may_not_read_gives_no_line_a_player_can_read() {
             gm_only_lines += 1;
         }
     }
-    // Overreach checks, memory, the forced roll and the discussion's events below all render.
-    assert!(gm_only_lines >= 3 + 3 + 1 + 5, "{gm_only_lines}");
+    // Overreach checks, memory, the forced roll and the discussion's notices below all render.
+    assert!(gm_only_lines >= 3 + 3 + 1 + 4, "{gm_only_lines}");
     // And the table does read its story: narration reaches a watcher.
     let narration = events
         .iter()
