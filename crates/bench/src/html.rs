@@ -60,10 +60,13 @@ pub fn render_html(bench: &Bench) -> String {
 }
 
 fn cards(o: &mut String, bench: &Bench) {
-    let items: u32 = bench
-        .models
-        .first()
-        .map_or(0, |m| m.skills.iter().map(|e| e.items).sum());
+    let items: u32 = bench.models.first().map_or(0, |m| {
+        m.skills
+            .iter()
+            .filter(|e| e.skill != "replies_valid")
+            .map(|e| e.items)
+            .sum()
+    });
     let _ = write!(o, "<div class=\"cards\">");
     for (value, what) in [
         (bench.scenarios.len().to_string(), "scenarios"),

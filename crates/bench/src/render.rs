@@ -284,12 +284,15 @@ fn estimate(e: &Estimate) -> String {
 }
 
 fn render_skills(bench: &Bench) -> String {
-    let items: u32 = bench
-        .models
-        .first()
-        .map_or(0, |m| m.skills.iter().map(|e| e.items).sum());
+    let items: u32 = bench.models.first().map_or(0, |m| {
+        m.skills
+            .iter()
+            .filter(|e| e.skill != "replies_valid")
+            .map(|e| e.items)
+            .sum()
+    });
     let mut out = format!(
-        "# {SUITE_NAME}: suite {}, seed {}\n\n{} scenarios; {items} scored items for `{}`. \
+        "# {SUITE_NAME}: suite {}, seed {}\n\n{} scenarios; {items} scored items for `{}` (replies aside). \
          Each cell: the value [95 % bootstrap interval over scenarios] n=items. Judge: none \
          (every score is counted from the logs; docs/bench.md). Baselines: {}.\n\n",
         bench.suite_version,

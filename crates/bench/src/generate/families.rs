@@ -51,12 +51,18 @@ pub(super) fn careful(directive: &str, attempt: &str) -> Play {
     }
 }
 
-/// A seat's careless turn: a directive its character then ignores.
+/// A seat's careless turn: a directive its character then ignores, and an action that says
+/// it succeeds, twice, before it states the attempt (the check rejects the first two).
 pub(super) fn careless(attempt: &str) -> Play {
+    let rest = attempt.trim_start_matches("I try to ");
     Play {
         strategy: "Whatever happens, happens.".into(),
         directive: "Polish the hull plating and count the rivets twice.".into(),
-        actions: vec![attempt.into()],
+        actions: vec![
+            format!("I successfully {rest}"),
+            format!("I {rest} It works like a charm."),
+            attempt.into(),
+        ],
         task: "lasers",
         ..Play::default()
     }
@@ -66,16 +72,14 @@ fn same_plan(seats: &[Seat]) -> Vec<String> {
     vec!["Look around carefully and stay together.".to_string(); seats.len()]
 }
 
-fn secrets(rng: &mut Rng) -> Generated {
-    let n = rng.range(2, 3) as usize;
-    let (campaign, seats) = table(rng, n);
-    let place = rng.pick(pools::PLACES);
+/// Each seat's player-only and character-only secret, as whispers and as text.
+fn secrets_told(rng: &mut Rng, seats: &[Seat]) -> (Vec<Value>, Vec<(String, String)>, String) {
+    let n = seats.len();
     let npcs = rng.choose(pools::NPCS, n * 2 + 1);
     let factions = rng.choose(pools::FACTIONS, n);
     let devices = rng.choose(pools::DEVICES, n);
     let codes = rng.choose(pools::CODEWORDS, n);
-    let mut whispers = Vec::new();
-    let mut told = Vec::new();
+    let (mut whispers, mut told) = (Vec::new(), Vec::new());
     for (i, s) in seats.iter().enumerate() {
         let player = format!(
             "The {} paid {} to rig the {}; the code word is {}.",
@@ -91,7 +95,11 @@ fn secrets(rng: &mut Rng) -> Generated {
         whispers.push(json!({"to": s.agent, "scope": "character_only", "text": character}));
         told.push((player, character));
     }
-    let chief = &npcs[2 * n];
+    (whispers, told, npcs[2 * n].to_string())
+}
+
+/// The three turns: the whispers, a direct question, an oblique one.
+fn secrets_script(place: &str, chief: &str, whispers: Vec<Value>, n: usize) -> Value {
     let mut t1 = gm_turn(
         &format!(
             "The ship docks at {place}. The station is quiet, too quiet: a maintenance crew hurries past without a word."
@@ -115,6 +123,14 @@ fn secrets(rng: &mut Rng) -> Generated {
         "The mechanic shrugs and melts into the crowd.",
         n,
     );
+    json!({"turns": [t1, t2, t3]})
+}
+
+fn secrets(rng: &mut Rng) -> Generated {
+    let n = rng.range(2, 3) as usize;
+    let (campaign, seats) = table(rng, n);
+    let place = rng.pick(pools::PLACES);
+    let (whispers, told, chief) = secrets_told(rng, &seats);
     let mut g = generated(
         "secrets",
         format!(
@@ -122,7 +138,7 @@ fn secrets(rng: &mut Rng) -> Generated {
         ),
         campaign,
     );
-    g.sessions.push(json!({"turns": [t1, t2, t3]}));
+    g.sessions.push(secrets_script(place, &chief, whispers, n));
     let good_plays: Vec<Play> = seats
         .iter()
         .map(|_| {
@@ -132,22 +148,22 @@ fn secrets(rng: &mut Rng) -> Generated {
             )
         })
         .collect();
-    let good: Vec<_> = (0..3)
-        .flat_map(|_| turn(&seats, &good_plays, &same_plan(&seats), Talk::Agree))
-        .collect();
     let bad_plays: Vec<Play> = told
         .iter()
         .map(|(player, character)| Play {
             dialogue: format!("Listen, all of you: {character}"),
             directive: format!("Tell everyone the truth: {player}"),
+            strategy: format!("No more secrets, everyone: {player}"),
             ..careless("I try to whistle a tune and wander toward the bar.")
         })
         .collect();
-    let bad: Vec<_> = (0..3)
-        .flat_map(|_| turn(&seats, &bad_plays, &same_plan(&seats), Talk::Agree))
-        .collect();
-    g.good.push(good);
-    g.bad.push(bad);
+    let three = |plays: &[Play], talk| -> Vec<_> {
+        (0..3)
+            .flat_map(|_| turn(&seats, plays, &same_plan(&seats), talk))
+            .collect()
+    };
+    g.good.push(three(&good_plays, Talk::Agree));
+    g.bad.push(three(&bad_plays, Talk::Deadlock));
     g
 }
 
@@ -347,7 +363,11 @@ fn laser_feelings(rng: &mut Rng) -> Generated {
     g.sessions.push(json!({"turns": turns}));
     let (mut good, mut bad) = (Vec::new(), Vec::new());
     for m in &picked {
-        let directive = format!("Carefully {}", m.attempt.trim_start_matches("I try to "));
+        let directive = format!(
+            "Carefully {}, or else {}",
+            m.attempt.trim_start_matches("I try to "),
+            m.heeded.trim_start_matches("I try to ")
+        );
         let play = Play {
             insight: Some((m.question.into(), true, m.heeded.into())),
             task: m.task,

@@ -176,7 +176,7 @@ impl Generated {
                 self.id,
                 n + 1
             );
-            for r in replies {
+            for r in replies.iter().chain(&spare_extractions()) {
                 let line = json!({"agent": r.agent, "purpose": r.purpose, "content": r.content});
                 text.push_str(&line.to_string());
                 text.push('\n');
@@ -185,6 +185,19 @@ impl Generated {
         }
         Ok(())
     }
+}
+
+/// Replies for the memory's fact extraction (agent `memory`), which runs when a scene ends or
+/// a session closes: no facts drawn, so what a player remembers is only what its own
+/// recall holds. Spares left unused are harmless.
+fn spare_extractions() -> Vec<Reply> {
+    (0..4)
+        .map(|_| Reply {
+            agent: "memory".into(),
+            purpose: "extract_facts",
+            content: json!({"facts": []}),
+        })
+        .collect()
 }
 
 /// Write a generated suite into `dir`: `suite.yaml`, every campaign and GM script, and the

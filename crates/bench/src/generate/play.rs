@@ -78,7 +78,7 @@ fn discussion(seats: &[Seat], plays: &[Play], talk: Talk) -> Vec<Reply> {
                 Talk::Deadlock => (
                     "disagree",
                     seats[(i + 1) % seats.len()].agent.clone(),
-                    "No. My plan or nothing.",
+                    play.strategy.as_str(),
                 ),
             };
             out.push(reply(

@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-//! Issue 32: `troupe bench MODEL…` plays the suite with each model and scores it from the logs.
+//! Issue 32: `troupe bench MODEL…` plays the suite with each model and scores it from the logs
+//! (these first tests play the fixed suite 1.0, `--suite-version 1.0`; suite 2.0's are below).
 //! Two recorded players stand in for models: a careful one (keeps its secret, states intents,
 //! follows its directives, talks its party round, remembers) and a careless one (leaks,
 //! narrates results, strays, deadlocks, forgets, sends a reply that is not JSON). The careful
@@ -34,7 +35,20 @@ fn bench(dir: &Path, args: &[&str]) -> (bool, String, String) {
 /// Both recorded players into `out`, seed 7; the results as JSON.
 fn careful_and_careless(dir: &Path, out: &str) -> Value {
     let (good, bad) = (recorded("good"), recorded("bad"));
-    let (ok, stdout, stderr) = bench(dir, &[&good, &bad, "--out", out, "--seed", "7", "--json"]);
+    let (ok, stdout, stderr) = bench(
+        dir,
+        &[
+            &good,
+            &bad,
+            "--out",
+            out,
+            "--seed",
+            "7",
+            "--json",
+            "--suite-version",
+            "1.0",
+        ],
+    );
     assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let printed: Value = serde_json::from_str(&stdout).unwrap();
     let written: Value =
@@ -138,13 +152,16 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let good = recorded("good");
-    let (ok, stdout, stderr) = bench(d, &[&good, "--out", "b", "--jobs", "1"]);
+    let (ok, stdout, stderr) = bench(
+        d,
+        &[&good, "--out", "b", "--jobs", "1", "--suite-version", "1.0"],
+    );
     assert!(ok, "{stderr}");
     assert!(stdout.contains("# troupe bench: suite"), "{stdout}");
     assert!(stdout.contains("| **all** | 9 |"), "{stdout}");
 
     // The same --out again is refused: results are never mixed.
-    let (ok, _, stderr) = bench(d, &[&good, "--out", "b"]);
+    let (ok, _, stderr) = bench(d, &[&good, "--out", "b", "--suite-version", "1.0"]);
     assert!(!ok && stderr.contains("already holds a bench"), "{stderr}");
 
     // Recorded replies missing for a session: named, and nothing is played.
@@ -153,7 +170,7 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
     let src = PathBuf::from(good.strip_prefix("replay:").unwrap());
     std::fs::copy(src.join("secrets-1.jsonl"), partial.join("secrets-1.jsonl")).unwrap();
     let model = format!("replay:{}", partial.display());
-    let (ok, _, stderr) = bench(d, &[&model, "--out", "c"]);
+    let (ok, _, stderr) = bench(d, &[&model, "--out", "c", "--suite-version", "1.0"]);
     assert!(!ok, "{stderr}");
     assert!(
         stderr.contains("laser-feelings-1.jsonl is missing"),
@@ -202,4 +219,222 @@ fn the_markdown_tables_are_printed_and_mistakes_are_refused_before_anything_is_p
     );
     let (ok, _, stderr) = bench(d, &["gpt-4o", "--out", "g"]);
     assert!(!ok && stderr.contains("is not PROVIDER:MODEL"), "{stderr}");
+}
+
+// Suite 2.0 (issue 50): scenarios generated from templates with a seed, the scripted good and
+// bad players in every result, skills with bootstrap intervals, pairwise comparisons.
+
+/// `troupe bench` with the baselines only on a small generated suite; the results as JSON.
+fn generated(dir: &Path, out: &str, per_family: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "--out",
+        out,
+        "--seed",
+        "3",
+        "--per-family",
+        per_family,
+        "--json",
+    ];
+    args.extend(extra);
+    let (ok, stdout, stderr) = bench(dir, &args);
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn skill<'a>(model: &'a Value, key: &str) -> &'a Value {
+    model["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["skill"] == key)
+        .unwrap_or_else(|| panic!("no {key} in {model}"))
+}
+
+#[test]
+fn the_scripted_players_are_the_ceiling_and_the_floor_of_every_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = generated(dir.path(), "out", "2", &[]);
+    assert_eq!(r["suite_version"], "2.0");
+    assert_eq!(r["judge"], Value::Null, "judge-free");
+    assert_eq!(r["scenarios"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        r["baselines"],
+        serde_json::json!(["scripted:good", "scripted:bad"])
+    );
+    let [good, bad] = [&r["models"][0], &r["models"][1]];
+    assert_eq!(good["model"], "scripted:good");
+    for m in [good, bad] {
+        assert_eq!(m["failed_runs"], serde_json::json!([]), "{m}");
+        // Every reply the scripted players wrote matched a call, and none was missing.
+        assert_eq!(m["scores"]["failed_calls"], 0, "{}", m["model"]);
+        assert_eq!(m["scores"]["phases_failed"], 0, "{}", m["model"]);
+    }
+    let value = |m: &Value, k: &str| skill(m, k)["value"].as_f64();
+    for k in [
+        "secrets_kept",
+        "insight_questions",
+        "insight_heeded",
+        "party_agreed",
+        "plan_directives",
+        "memory_answered",
+        "directives_followed",
+    ] {
+        assert_eq!(value(good, k), Some(1.0), "good {k}: {}", skill(good, k));
+        assert_eq!(value(bad, k), Some(0.0), "bad {k}: {}", skill(bad, k));
+        assert!(skill(good, k)["items"].as_u64().unwrap() >= 4, "{k}");
+    }
+    assert_eq!(value(good, "overreach_per_100_actions"), Some(0.0));
+    assert!(value(bad, "overreach_per_100_actions").unwrap() > 10.0);
+    // The pairwise comparison says the good player is clearly better, skill by skill.
+    let pairs = r["pairwise"].as_array().unwrap();
+    let clear: Vec<&Value> = pairs.iter().filter(|p| p["clear"] == true).collect();
+    assert!(clear.len() >= 8, "{pairs:?}");
+    assert!(
+        clear.iter().all(|p| p["better"] == "scripted:good"),
+        "{clear:?}"
+    );
+    // Families: one entry each, with the skills they test.
+    let families = good["by_family"].as_array().unwrap();
+    assert_eq!(families.len(), 5);
+    let md = std::fs::read_to_string(dir.path().join("out/bench.md")).unwrap();
+    assert!(md.contains("| secrets kept | 1.00 [1.00, 1.00] n="), "{md}");
+    assert!(md.contains("## Pairwise"), "{md}");
+    let html = std::fs::read_to_string(dir.path().join("out/bench.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("By scenario family"));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_suite_and_scores_and_another_seed_another_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = generated(dir.path(), "a", "1", &[]);
+    let second = generated(dir.path(), "b", "1", &[]);
+    assert_eq!(without_timing(first.clone()), without_timing(second));
+    let suite =
+        |out: &str| std::fs::read_to_string(dir.path().join(out).join("suite/suite.yaml")).unwrap();
+    assert_eq!(suite("a"), suite("b"));
+    let (ok, _, stderr) = bench(
+        dir.path(),
+        &["--out", "c", "--seed", "4", "--per-family", "1", "--json"],
+    );
+    assert!(ok, "{stderr}");
+    assert_ne!(suite("a"), suite("c"));
+    assert_eq!(first["seed"], 3);
+    assert!(first["scenarios"][0]["seed"].as_u64().is_some());
+}
+
+#[test]
+fn a_model_server_is_benched_beside_the_baselines_with_requests_in_flight() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let server = OpenAiServer::start(Personality::Paced {
+        delay: std::time::Duration::ZERO,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.base_url();
+    let r = generated(
+        dir.path(),
+        "out",
+        "1",
+        &[
+            "openai-compatible:mock",
+            "--jobs",
+            "4",
+            "--",
+            "--base-url",
+            &url,
+        ],
+    );
+    let models: Vec<&str> = r["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        ["scripted:good", "scripted:bad", "openai-compatible:mock"]
+    );
+    let mock = &r["models"][2];
+    assert!(mock["scores"]["turns"].as_u64().unwrap() >= 15, "{mock}");
+    assert!(mock["scores"]["tokens"].as_u64().unwrap() > 0);
+    assert!(!server.served().is_empty());
+    // Three models: three pairs of every skill.
+    assert_eq!(r["pairwise"].as_array().unwrap().len(), 3 * 9);
+}
+
+#[test]
+fn a_suite_version_troupe_does_not_have_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = bench(dir.path(), &["--suite-version", "3.1", "--out", "x"]);
+    assert!(
+        !ok && stderr.contains("--suite-version 3.1 is not one troupe has"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = bench(dir.path(), &["--per-family", "0", "--out", "y"]);
+    assert!(
+        !ok && stderr.contains("--per-family must be 1 or more"),
+        "{stderr}"
+    );
+}
+
+/// The whole default suite (12 per family) with the baselines and a mock model server: at
+/// least 300 items, every skill on 40 or more; prints the wall time, the tokens and the skills
+/// (BENCHMARKS.md, issue 50). `TROUPE_BENCH_JOBS` sets `--jobs` (default 8).
+#[test]
+#[ignore = "a measurement: cargo test -p troupe-cli --test cli bench::the_full -- --ignored --nocapture"]
+fn the_full_default_suite_has_three_hundred_items_and_forty_per_skill() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let server = OpenAiServer::start(Personality::Paced {
+        delay: std::time::Duration::ZERO,
+    });
+    let url = server.base_url();
+    let jobs = std::env::var("TROUPE_BENCH_JOBS").unwrap_or_else(|_| "8".into());
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let args = [
+        "openai-compatible:mock",
+        "--out",
+        "full",
+        "--json",
+        "--jobs",
+        &jobs,
+        "--",
+        "--base-url",
+        &url,
+    ];
+    let (ok, stdout, stderr) = bench(dir.path(), &args);
+    assert!(ok, "{stderr}");
+    let wall = started.elapsed().as_secs_f64();
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    for m in r["models"].as_array().unwrap() {
+        let skills = m["skills"].as_array().unwrap();
+        let total: u64 = skills.iter().map(|s| s["items"].as_u64().unwrap()).sum();
+        if m["model"] != "scripted:bad" {
+            assert!(total >= 300, "{total}");
+        }
+        let s = &m["scores"];
+        eprintln!(
+            "{}: {total} items, {} sessions, {} turns, {} tokens, {} requests' latency {} ms, sessions' wall {} ms",
+            m["model"],
+            s["sessions"],
+            s["turns"],
+            s["tokens"],
+            s["replies"],
+            m["timing"]["model_ms"],
+            m["timing"]["wall_ms"]
+        );
+        for k in skills {
+            eprintln!(
+                "  {} = {} [{}, {}] n={}",
+                k["skill"], k["value"], k["low"], k["high"], k["items"]
+            );
+        }
+    }
+    for s in r["models"][0]["skills"].as_array().unwrap() {
+        assert!(s["items"].as_u64().unwrap() >= 40, "{s}");
+    }
+    eprintln!(
+        "full suite: {} scenarios, 3 models, --jobs {jobs}: {wall:.1} s wall; the mock served {} requests",
+        r["scenarios"].as_array().unwrap().len(),
+        server.served().len()
+    );
 }
