@@ -9,13 +9,19 @@ use std::path::{Path, PathBuf};
 use crate::support::troupe;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// README.md and every Markdown file under docs/ (not the book's build output, docs/book/book).
 fn doc_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for path in entries {
             if path.is_dir() {
@@ -34,7 +40,10 @@ fn doc_files(root: &Path) -> Vec<PathBuf> {
 }
 
 fn rel(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 /// A line of Markdown outside code fences, with its inline code spans blanked out (links inside
@@ -66,24 +75,25 @@ fn lines(text: &str) -> Vec<Line<'_>> {
 
 /// The text with every inline code span removed, and the spans themselves.
 fn split_code_spans(line: &str) -> (String, Vec<String>) {
+    let parts: Vec<&str> = line.split('`').collect();
     let mut prose = String::new();
     let mut spans = Vec::new();
-    let mut rest = line;
-    while let Some(start) = rest.find('`') {
-        prose.push_str(&rest[..start]);
-        let after = &rest[start + 1..];
-        match after.find('`') {
-            Some(end) => {
-                spans.push(after[..end].to_string());
-                rest = &after[end + 1..];
-            }
-            None => {
-                prose.push_str(&rest[start..]);
-                rest = "";
-            }
+    // Between backticks: code. An unmatched last backtick opens no span.
+    let closed = if parts.len() % 2 == 1 {
+        parts.len()
+    } else {
+        parts.len() - 1
+    };
+    for (i, part) in parts.iter().enumerate() {
+        if i >= closed {
+            prose.push('`');
+            prose.push_str(part);
+        } else if i % 2 == 1 {
+            spans.push(part.to_string());
+        } else {
+            prose.push_str(part);
         }
     }
-    prose.push_str(rest);
     (prose, spans)
 }
 
@@ -91,14 +101,14 @@ fn split_code_spans(line: &str) -> (String, Vec<String>) {
 fn link_targets(prose: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = prose;
-    while let Some(i) = rest.find("](") {
-        let after = &rest[i + 2..];
-        let Some(end) = after.find(')') else { break };
-        let target = after[..end].split_whitespace().next().unwrap_or("").to_string();
-        if !target.is_empty() {
-            out.push(target);
+    while let Some((_, after)) = rest.split_once("](") {
+        let Some((inside, next)) = after.split_once(')') else {
+            break;
+        };
+        if let Some(target) = inside.split_whitespace().next() {
+            out.push(target.to_string());
         }
-        rest = &after[end..];
+        rest = next;
     }
     out
 }
@@ -109,13 +119,15 @@ fn slug(heading: &str) -> String {
     let mut text = String::new();
     // `[text](url)` -> text
     let mut rest = heading;
-    while let Some(open) = rest.find('[') {
-        text.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match (after.find("]("), after.find(')')) {
-            (Some(close), Some(paren)) if close < paren => {
-                text.push_str(&after[..close]);
-                rest = &after[paren + 1..];
+    while let Some((before, after)) = rest.split_once('[') {
+        text.push_str(before);
+        let link = after
+            .split_once("](")
+            .and_then(|(label, tail)| Some((label, tail.split_once(')')?.1)));
+        match link {
+            Some((label, next)) if !label.contains(']') => {
+                text.push_str(label);
+                rest = next;
             }
             _ => {
                 text.push('[');
@@ -147,7 +159,11 @@ fn anchors(path: &Path) -> BTreeSet<String> {
     let mut add = |heading: &str, out: &mut BTreeSet<String>| {
         let base = slug(heading);
         let n = seen.entry(base.clone()).or_insert(0);
-        out.insert(if *n == 0 { base.clone() } else { format!("{base}-{n}") });
+        out.insert(if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
         *n += 1;
     };
     for line in lines(&text) {
@@ -166,7 +182,10 @@ fn anchors(path: &Path) -> BTreeSet<String> {
 }
 
 fn include_target(line: &str) -> Option<&str> {
-    let inner = line.trim().strip_prefix("{{#include ")?.strip_suffix("}}")?;
+    let inner = line
+        .trim()
+        .strip_prefix("{{#include ")?
+        .strip_suffix("}}")?;
     Some(inner.trim())
 }
 
@@ -193,15 +212,23 @@ fn broken_links(root: &Path, file: &Path) -> Vec<String> {
                 Some((path, anchor)) => (path, Some(anchor)),
                 None => (target.as_str(), None),
             };
-            let linked = if path.is_empty() { file.to_path_buf() } else { dir.join(path) };
+            let linked = if path.is_empty() {
+                file.to_path_buf()
+            } else {
+                dir.join(path)
+            };
             if !linked.exists() {
                 broken.push(format!("{at}: {target}: no such file"));
                 continue;
             }
-            if let Some(anchor) = anchor {
-                if linked.extension().is_some_and(|e| e == "md") && !anchors(&linked).contains(anchor) {
-                    broken.push(format!("{at}: {target}: {} has no heading #{anchor}", rel(root, &linked)));
-                }
+            if let Some(anchor) = anchor
+                && linked.extension().is_some_and(|e| e == "md")
+                && !anchors(&linked).contains(anchor)
+            {
+                broken.push(format!(
+                    "{at}: {target}: {} has no heading #{anchor}",
+                    rel(root, &linked)
+                ));
             }
         }
     }
@@ -212,7 +239,12 @@ fn broken_links(root: &Path, file: &Path) -> Vec<String> {
 fn every_link_in_the_readme_and_the_book_reaches_its_file_and_heading() {
     let root = repo_root();
     let files = doc_files(&root);
-    assert!(files.iter().any(|f| f.ends_with("docs/book/src/SUMMARY.md")), "the book is missing: {files:?}");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("docs/book/src/SUMMARY.md")),
+        "the book is missing: {files:?}"
+    );
     let broken: Vec<String> = files.iter().flat_map(|f| broken_links(&root, f)).collect();
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
@@ -220,7 +252,11 @@ fn every_link_in_the_readme_and_the_book_reaches_its_file_and_heading() {
 #[test]
 fn the_link_checker_finds_a_missing_file_and_a_missing_heading() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("other.md"), "# The other page\n\n## Who sits where: an AI GM, people\n").unwrap();
+    std::fs::write(
+        dir.path().join("other.md"),
+        "# The other page\n\n## Who sits where: an AI GM, people\n",
+    )
+    .unwrap();
     let page = dir.path().join("page.md");
     std::fs::write(
         &page,
@@ -231,11 +267,26 @@ fn the_link_checker_finds_a_missing_file_and_a_missing_heading() {
     .unwrap();
     let broken = broken_links(dir.path(), &page);
     assert_eq!(broken.len(), 2, "{broken:#?}");
-    assert!(broken[0].contains("missing.md: no such file"), "{broken:#?}");
-    assert!(broken[1].contains("has no heading #no-such-heading"), "{broken:#?}");
-    assert_eq!(slug("The table online: people at their own browsers"), "the-table-online-people-at-their-own-browsers");
-    assert_eq!(slug("Export for analysis: Parquet tables"), "export-for-analysis-parquet-tables");
-    assert_eq!(slug("`troupe bench`: the [scores](x.md)"), "troupe-bench-the-scores");
+    assert!(
+        broken[0].contains("missing.md: no such file"),
+        "{broken:#?}"
+    );
+    assert!(
+        broken[1].contains("has no heading #no-such-heading"),
+        "{broken:#?}"
+    );
+    assert_eq!(
+        slug("The table online: people at their own browsers"),
+        "the-table-online-people-at-their-own-browsers"
+    );
+    assert_eq!(
+        slug("Export for analysis: Parquet tables"),
+        "export-for-analysis-parquet-tables"
+    );
+    assert_eq!(
+        slug("`troupe bench`: the [scores](x.md)"),
+        "troupe-bench-the-scores"
+    );
 }
 
 /// Split a shell line into words: quotes group, an unquoted `#` at a word's start begins a
@@ -247,7 +298,10 @@ fn shell_commands(line: &str) -> Vec<Vec<String>> {
     let mut quote: Option<char> = None;
     let mut chars = line.chars().peekable();
     let mut redirect = false;
-    let end_word = |word: &mut String, in_word: &mut bool, commands: &mut Vec<Vec<String>>, redirect: &mut bool| {
+    let end_word = |word: &mut String,
+                    in_word: &mut bool,
+                    commands: &mut Vec<Vec<String>>,
+                    redirect: &mut bool| {
         if *in_word {
             if *redirect {
                 *redirect = false;
@@ -279,7 +333,9 @@ fn shell_commands(line: &str) -> Vec<Vec<String>> {
                     end_word(&mut word, &mut in_word, &mut commands, &mut redirect);
                     redirect = true;
                 }
-                c if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut commands, &mut redirect),
+                c if c.is_whitespace() => {
+                    end_word(&mut word, &mut in_word, &mut commands, &mut redirect)
+                }
                 c => {
                     word.push(c);
                     in_word = true;
@@ -296,7 +352,9 @@ fn shell_commands(line: &str) -> Vec<Vec<String>> {
 /// assignments before it skipped; None when the command runs something else.
 fn troupe_args(command: &[String]) -> Option<Vec<String>> {
     let mut words = command.iter().skip_while(|w| {
-        w.contains('=') && !w.starts_with('-') && w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        w.contains('=')
+            && !w.starts_with('-')
+            && w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
     });
     let first = words.next()?;
     let rest: Vec<String> = words.cloned().collect();
@@ -329,7 +387,11 @@ impl Helps {
     fn get(&mut self, path: &[String]) -> &Help {
         self.0.entry(path.to_vec()).or_insert_with(|| {
             let out = troupe().args(path).arg("--help").output().unwrap();
-            assert!(out.status.success(), "troupe {} --help failed: {out:?}", path.join(" "));
+            assert!(
+                out.status.success(),
+                "troupe {} --help failed: {out:?}",
+                path.join(" ")
+            );
             parse_help(&String::from_utf8(out.stdout).unwrap())
         })
     }
@@ -342,19 +404,25 @@ fn parse_help(help: &str) -> Help {
     let mut takes_args = false;
     let mut in_usage = false;
     for line in help.lines() {
-        if let Some(usage) = line.strip_prefix("Usage:").or(if in_usage { line.strip_prefix("       ") } else { None }) {
+        if let Some(usage) = line.strip_prefix("Usage:").or(if in_usage {
+            line.strip_prefix("       ")
+        } else {
+            None
+        }) {
             in_usage = true;
-            takes_args |= usage
-                .split_whitespace()
-                .skip(2)
-                .any(|w| (w.starts_with('<') || w.starts_with('[')) && !matches!(w, "<COMMAND>" | "[COMMAND]" | "[OPTIONS]"));
+            takes_args |= usage.split_whitespace().skip(2).any(|w| {
+                (w.starts_with('<') || w.starts_with('['))
+                    && !matches!(w, "<COMMAND>" | "[COMMAND]" | "[OPTIONS]")
+            });
             continue;
         }
         in_usage = false;
         let trimmed = line.trim_start();
         if !line.starts_with(' ') {
             // A section title: "Options:", "Commands:", "Play at this terminal (…):".
-            in_commands = line.ends_with(':') && !line.starts_with("Options") && !line.starts_with("Arguments");
+            in_commands = line.ends_with(':')
+                && !line.starts_with("Options")
+                && !line.starts_with("Arguments");
             continue;
         }
         if trimmed.starts_with('-') && line.len() - trimmed.len() <= 6 {
@@ -367,13 +435,18 @@ fn parse_help(help: &str) -> Help {
                     flags.insert(name.to_string(), takes_value);
                 }
             }
-        } else if in_commands && line.len() - trimmed.len() == 2 {
-            if let Some(name) = trimmed.split_whitespace().next() {
-                subcommands.insert(name.to_string());
-            }
+        } else if in_commands
+            && line.len() - trimmed.len() == 2
+            && let Some(name) = trimmed.split_whitespace().next()
+        {
+            subcommands.insert(name.to_string());
         }
     }
-    Help { flags, subcommands, takes_args }
+    Help {
+        flags,
+        subcommands,
+        takes_args,
+    }
 }
 
 /// What is wrong with one `troupe …` command line, if anything. `strict`: the words must name a
@@ -386,19 +459,29 @@ fn check_command(helps: &mut Helps, args: &[String], strict: bool) -> Result<(),
     loop {
         let help = helps.get(&path);
         let Some(word) = args.get(i) else {
-            return if path.is_empty() && strict { Err("names no subcommand".into()) } else { Ok(()) };
+            return if path.is_empty() && strict {
+                Err("names no subcommand".into())
+            } else {
+                Ok(())
+            };
         };
         if word.starts_with('-') && word != "--" {
             let name = word.split('=').next().unwrap();
             match help.flags.get(name) {
-                Some(&takes_value) => i += if takes_value && !word.contains('=') { 2 } else { 1 },
+                Some(&takes_value) => {
+                    i += if takes_value && !word.contains('=') {
+                        2
+                    } else {
+                        1
+                    }
+                }
                 None if help.subcommands.is_empty() => break,
                 None => {
                     return Err(format!(
                         "`{name}` is not a flag of `troupe {}` (its --help lists {:?})",
                         path.join(" "),
                         help.flags.keys().collect::<Vec<_>>()
-                    ))
+                    ));
                 }
             }
             continue;
@@ -436,7 +519,9 @@ fn check_command(helps: &mut Helps, args: &[String], strict: bool) -> Result<(),
             break;
         }
         let is_flag = word.starts_with("--") && word.len() > 2
-            || word.len() == 2 && word.starts_with('-') && word.chars().nth(1).is_some_and(|c| c.is_ascii_alphabetic());
+            || word.len() == 2
+                && word.starts_with('-')
+                && word.chars().nth(1).is_some_and(|c| c.is_ascii_alphabetic());
         if !is_flag {
             continue;
         }
@@ -509,8 +594,16 @@ fn every_troupe_command_in_the_readme_and_the_book_has_real_subcommands_and_flag
             }
         }
     }
-    assert!(checked > 100, "only {checked} troupe commands found in the docs: is the parser broken?");
-    assert!(wrong.is_empty(), "{} command lines the binary does not accept:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        checked > 100,
+        "only {checked} troupe commands found in the docs: is the parser broken?"
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} command lines the binary does not accept:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -525,12 +618,36 @@ fn the_command_checker_refuses_a_stale_flag_and_an_unknown_subcommand() {
         ```\n\
         In prose `troupe play --gm ai` is checked, `troupe COMMAND --help` is not, \
         and `troupe memory query --as alex --no-such-flag` is.\n";
-    let results: Vec<_> =
-        commands_of(text).into_iter().map(|(line, args, strict)| (line, check_command(&mut helps, &args, strict))).collect();
+    let results: Vec<_> = commands_of(text)
+        .into_iter()
+        .map(|(line, args, strict)| (line, check_command(&mut helps, &args, strict)))
+        .collect();
     let verdicts: Vec<bool> = results.iter().map(|(_, r)| r.is_ok()).collect();
-    assert_eq!(verdicts, [false, true, false, false, false, true, true, false], "{results:#?}");
+    assert_eq!(
+        verdicts,
+        [false, true, false, false, false, true, true, false],
+        "{results:#?}"
+    );
     let (_, stale) = &results[0];
-    assert!(stale.as_ref().unwrap_err().contains("`--max-turns` is not a flag of `troupe encounter run`"), "{stale:?}");
-    assert!(results[2].1.as_ref().unwrap_err().contains("`--no-such-play-flag` is not a flag of `troupe play`"));
-    assert!(results[3].1.as_ref().unwrap_err().contains("`encounters` is not a subcommand of `troupe `"));
+    assert!(
+        stale
+            .as_ref()
+            .unwrap_err()
+            .contains("`--max-turns` is not a flag of `troupe encounter run`"),
+        "{stale:?}"
+    );
+    assert!(
+        results[2]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .contains("`--no-such-play-flag` is not a flag of `troupe play`")
+    );
+    assert!(
+        results[3]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .contains("`encounters` is not a subcommand of `troupe `")
+    );
 }
