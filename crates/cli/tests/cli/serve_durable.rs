@@ -38,7 +38,12 @@ fn refs(args: &[String]) -> Vec<&str> {
 
 /// Answer the GM's and Alex's asks until Alex is asked `decision`: that ask.
 async fn until_alex_asked(s: &Served, decision: &str) -> Value {
+    let started = std::time::Instant::now();
     loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "Alex was never asked for their {decision}"
+        );
         for seat in ["gm", "alex"] {
             let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
             assert!(state["ended"].is_null(), "{state}");
