@@ -163,7 +163,13 @@ impl Terminal {
                 "/whisper" => println!("(usage: /whisper TEXT: a word to the GM alone)"),
                 c if c.starts_with('/') => println!("(no command {c} here; /help lists them)"),
                 // Enter sends a sent-back action as it was; an empty first answer is asked again.
-                "" if !again && empty + 1 < PERSON_ATTEMPTS => empty += 1,
+                "" if !again && empty + 1 < PERSON_ATTEMPTS => {
+                    empty += 1;
+                    println!(
+                        "(an action is needed: say what your character attempts; /help lists \
+                         the commands)"
+                    );
+                }
                 _ => {
                     return Answer::Decide {
                         values: values("action", line),

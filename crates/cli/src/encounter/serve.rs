@@ -164,7 +164,7 @@ fn open_new(
     let mut labels: Vec<(String, String)> = state
         .seats
         .iter()
-        .map(|s| (s.id.clone(), format!("{} ({})", s.player, s.character)))
+        .map(|s| (s.id.clone(), troupe_engine::encounter::asks::who(s)))
         .collect();
     labels.push((GM.to_string(), GM_LABEL.to_string()));
     // The watcher's link last: it closes the printed list.

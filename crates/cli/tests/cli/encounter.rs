@@ -845,3 +845,21 @@ fn with_a_scene_the_gm_acts_through_the_scene_engine_and_the_engine_decides() {
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("identical"), "{replay}");
 }
+
+/// Issue 46: an empty answer where an action is needed is asked again saying why, and `/quit`
+/// names the exact command that goes on, this campaign included.
+#[test]
+fn an_empty_action_is_asked_again_with_a_reason_and_quit_names_the_campaign() {
+    let dir = campaign();
+    let out = run_with(dir.path(), &RUN, "\n/quit\n");
+    assert!(
+        out.contains("(an action is needed: say what your character attempts"),
+        "{out}"
+    );
+    let at = std::fs::canonicalize(dir.path()).unwrap();
+    let hint = format!(
+        "(saved; `troupe encounter resume --campaign {}` goes on)",
+        at.display()
+    );
+    assert!(out.contains(&hint), "{out}");
+}
