@@ -557,7 +557,8 @@ fn the_ai_gm_reads_the_characters_profiles() {
     );
 }
 
-/// What the GM at the terminal types at each prompt: a whisper first, then one turn, then quit.
+/// What the GM at the terminal types at each prompt: a whisper first, then two turns (the
+/// second's dice set to Zara-7's number: LASER FEELINGS), then quit.
 fn gm_answers(prompt: &str, narrations: &mut u32) -> String {
     let p = prompt.to_lowercase();
     let answer = if p.contains("enter narration") {
@@ -565,11 +566,16 @@ fn gm_answers(prompt: &str, narrations: &mut u32) -> String {
         match narrations {
             1 => "/whisper alex --both The drone is friendly.",
             2 => "The Raptor drifts into the debris field of a relay station.",
+            3 => "A sealed blast hatch blocks the corridor to the fuel depot.",
             _ => "/quit",
         }
     } else if p.contains("ruling") {
         "a"
-    } else if p.contains("override") || p.contains("prepared") || p.contains("expert") {
+    } else if p.contains("override") {
+        if *narrations == 3 { "y" } else { "n" }
+    } else if p.contains("new faces") {
+        "5 3"
+    } else if p.contains("prepared") || p.contains("expert") {
         "n"
     } else if p.contains("keep the [c]orrection") {
         "c"
@@ -609,8 +615,15 @@ fn the_terminal_gm_reads_each_roll_once_and_sees_a_whisper_sent() {
         .find("Override Zara-7's roll?")
         .expect("the override asked");
     assert!(rolled < asked, "{seen}");
-    assert_eq!(seen.matches("LASERS, number 5: [").count(), 1, "{seen}");
+    assert_eq!(seen.matches("LASERS, number 5: [3]").count(), 1, "{seen}");
     assert_eq!(seen.matches("Zara-7 attempts: I ease").count(), 1, "{seen}");
+    // The LASER FEELINGS question is told once; the GM is asked to answer it by name.
+    assert_eq!(
+        seen.matches("LASER FEELINGS! Zara-7 asks").count(),
+        1,
+        "{seen}"
+    );
+    assert!(seen.contains("Answer Zara-7 honestly:"), "{seen}");
 }
 
 /// Issue 46: the GM's words show an NPC's `@` tag as the name alone, and a session that ends
