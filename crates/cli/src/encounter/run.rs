@@ -21,22 +21,25 @@ use crate::spinner::Spinner;
 /// as something else) before the table moves on without it.
 pub const PERSON_ATTEMPTS: u32 = 3;
 
+/// What `/help` says at the terminal; `{resume}` is the exact command that continues.
 const ENCOUNTER_HELP: &str = "Say what your character attempts (\"I offer to work the \
 bellows\"): the GM decides what happens. Commands: /info (your character, the place, who is \
 here, the story lately), /whisper TEXT (a word to the GM alone), /help (this), /quit (stop; \
-`troupe encounter resume` continues). When the GM asks for a roll: Enter or /roll.";
+{resume} continues). When the GM asks for a roll: Enter or /roll.";
 
 /// Open a run at this terminal: people at the keyboard, the table's lines on the screen, the
 /// crash tests' pause from the environment; the GM and AI players on `model` with the
 /// campaign's `prompts`.
 pub fn open(
+    dir: &Path,
     store: EncounterStore,
     run: u32,
     (model, prompts): (Arc<dyn troupe_llm::ChatModel>, Prompts),
     max_rounds: Option<u32>,
 ) -> anyhow::Result<EncounterTable<Terminal>> {
     let gateway = Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper());
-    let (people, watch) = (Terminal::new(), Box::new(printed()));
+    let resume = crate::sessions::command(dir, "troupe encounter resume");
+    let (people, watch) = (Terminal::new(resume), Box::new(printed()));
     let mut table = EncounterTable::open(store, run, gateway, prompts, people, watch)?;
     table.stop_before_round(max_rounds);
     table.pause_at(troupe_engine::pause::CrashPause::from_env());
@@ -128,12 +131,15 @@ impl EncounterWatch for Printed {
 /// input leave.
 pub struct Terminal {
     keyboard: Keyboard,
+    /// The command that continues this run, as `/help` names it.
+    resume: String,
 }
 
 impl Terminal {
-    pub fn new() -> Self {
+    pub fn new(resume: String) -> Self {
         Terminal {
             keyboard: Keyboard::new(),
+            resume,
         }
     }
 
@@ -151,7 +157,7 @@ impl Terminal {
             let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
             match command {
                 "/quit" => return Answer::Leave,
-                "/help" => println!("{ENCOUNTER_HELP}"),
+                "/help" => println!("{}", ENCOUNTER_HELP.replace("{resume}", &self.resume)),
                 "/info" => println!("{}", info(ask)),
                 "/whisper" if !rest.trim().is_empty() => {
                     println!("(whispered to the GM)");

@@ -71,7 +71,7 @@ pub async fn start(
     };
     let (store, run) = begin(dir, opening, memory_url)?;
     println!("== {} (run {run}, seed {seed})", spec.title);
-    let mut runner = table::open(store, run, (model, prompts), table.max_turns)?;
+    let mut runner = table::open(dir, store, run, (model, prompts), table.max_turns)?;
     finish(table::play(dir, &mut runner, memory_url).await?, run, dir)
 }
 
@@ -127,7 +127,7 @@ pub async fn resume(
         let events = store.events(run)?;
         model.skip_served(&engine::served(&events));
     }
-    let mut runner = table::open(store, run, (model, prompts), max_turns)?;
+    let mut runner = table::open(dir, store, run, (model, prompts), max_turns)?;
     let state = runner.state().clone();
     println!("== {} (run {run}, resumed)", state.spec.title);
     for line in state.public.iter().rev().take(3).rev() {

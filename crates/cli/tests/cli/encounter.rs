@@ -851,7 +851,7 @@ fn with_a_scene_the_gm_acts_through_the_scene_engine_and_the_engine_decides() {
 #[test]
 fn an_empty_action_is_asked_again_with_a_reason_and_quit_names_the_campaign() {
     let dir = campaign();
-    let out = run_with(dir.path(), &RUN, "\n/quit\n");
+    let out = run_with(dir.path(), &RUN, "\n/help\n/quit\n");
     assert!(
         out.contains("(an action is needed: say what your character attempts"),
         "{out}"
@@ -862,4 +862,9 @@ fn an_empty_action_is_asked_again_with_a_reason_and_quit_names_the_campaign() {
         at.display()
     );
     assert!(out.contains(&hint), "{out}");
+    let help = format!(
+        "/quit (stop; `troupe encounter resume --campaign {}` continues)",
+        at.display()
+    );
+    assert!(out.contains(&help), "{out}");
 }
