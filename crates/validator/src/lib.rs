@@ -1571,9 +1571,9 @@ pub const JUDGED_THRESHOLD: f64 = 0.9;
 /// What a rules flag adds to the classifier's log-odds of a result (and a rules pass takes
 /// away, [`RULES_PASS_LOGIT`]): fitted with the classifier's Platt scaling on
 /// `data/play_dev.jsonl` (BENCHMARKS.md, issue 47), so [`hybrid_probability`] is calibrated.
-pub const RULES_FLAG_LOGIT: f64 = 2.0;
+pub const RULES_FLAG_LOGIT: f64 = 3.2;
 /// See [`RULES_FLAG_LOGIT`].
-pub const RULES_PASS_LOGIT: f64 = -1.0;
+pub const RULES_PASS_LOGIT: f64 = -1.28;
 
 /// The hybrid's probability that an action states a result, from the classifier's (calibrated)
 /// probability `p` and whether the rules flagged it.

@@ -11,10 +11,10 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// A result the rules miss, an attempt, and a conditional the rules misread.
-const ACTIONS: &str = "I ventilate the droid with my repeater.\n\
+/// A result the rules miss, an attempt, and a plan the rules misread (issue 47's play_dev).
+const ACTIONS: &str = "The whole tower is on fire now.\n\
                        I aim at the droid's optics.\n\
-                       If I win, the ship is mine.\n";
+                       Okay, I'm going to do the Lasers thing and fix the engine.\n";
 
 fn validate(env: &[(&str, &str)]) -> (Vec<Value>, String) {
     let mut cmd = Command::cargo_bin("troupe").unwrap();

@@ -15,26 +15,29 @@ use troupe_validator::opinion::{self, SecondOpinion, Status};
 /// The trainer's probabilities for a few actions (scripts/train-detector --reference).
 const REFERENCE: &str = include_str!("../fixtures/detector_reference.json");
 
-// Frozen floor of design 3 (rules v2 and the learned classifier, as `check` combines them),
-// measured once on the holdout on 2026-11-24 (BENCHMARKS.md, "Design 3"). A better design
-// raises these; nothing may lower them.
-/// Outcomes caught, overall: 161 of 166 (recall 0.970).
-const FLOOR_OUTCOMES_CAUGHT: usize = 161;
-/// Intents wrongly flagged, overall: 6 of 159 (0.038).
-const CEILING_INTENTS_FLAGGED: usize = 6;
+// Frozen floor of the issue 47 design (rules v2 with issue 47's two changes, the retrained and
+// calibrated classifier, the rules' flag weighed with its probability, and the classifier alone
+// flagging only at a hybrid probability of 0.9), measured once on the holdout on 2026-11-28
+// (BENCHMARKS.md, issue 47). It is lower in recall than design 3's floor (161 caught, 6 flagged):
+// design 3 sent back plain intents of real play with near-certainty, and an unsure classifier
+// verdict no longer sends an action back; the false alarms halved. A better design raises these.
+/// Outcomes caught, overall: 147 of 166 (recall 0.886).
+const FLOOR_OUTCOMES_CAUGHT: usize = 147;
+/// Intents wrongly flagged, overall: 3 of 159 (0.019).
+const CEILING_INTENTS_FLAGGED: usize = 3;
 /// Outcomes caught per category (at least).
 const FLOOR_CAUGHT_BY_CATEGORY: [(&str, usize); 7] = [
-    ("result_as_action", 22),
-    ("world_state", 24),
-    ("knowledge_gained", 23),
-    ("perception_result", 23),
+    ("result_as_action", 17),
+    ("world_state", 22),
+    ("knowledge_gained", 19),
+    ("perception_result", 22),
     ("npc_reaction", 23),
-    ("failure_as_fact", 22),
-    ("plain_result", 24),
+    ("failure_as_fact", 21),
+    ("plain_result", 23),
 ];
 /// Intents wrongly flagged per category (at most).
 const CEILING_FLAGGED_BY_CATEGORY: [(&str, usize); 7] = [
-    ("plain_attempt", 3),
+    ("plain_attempt", 0),
     ("quoted_dialogue", 0),
     ("conditional", 0),
     ("plan", 1),
@@ -92,7 +95,7 @@ fn the_hybrid_design_stays_above_its_frozen_floor() {
     opinion::use_second_opinion(load);
     assert_eq!(opinion::load_now(), Status::Ready);
     let report = holdout::evaluate(&holdout::load().unwrap(), holdout::hybrid);
-    let table = holdout::table("design 3: hybrid", &report, true);
+    let table = holdout::table("issue 47: hybrid", &report, true);
     println!("{table}");
     assert!(
         report.outcomes.flagged >= FLOOR_OUTCOMES_CAUGHT,

@@ -100,10 +100,10 @@ mod hybrid {
     // The hybrid as `check` decides, on the set it was not tuned on (play_test), measured once
     // on 2026-11-28 (BENCHMARKS.md, issue 47). A better design raises these; nothing may lower
     // them.
-    /// Outcomes caught at least, intents flagged at most.
-    const HYBRID_TEST: (usize, usize) = (0, 128);
-    /// Expected calibration error of the hybrid probability (10 buckets) at most.
-    const ECE_TEST: f64 = 1.0;
+    /// Outcomes caught at least (88 of 98, recall 0.898), intents flagged at most (0 of 128).
+    const HYBRID_TEST: (usize, usize) = (88, 0);
+    /// Expected calibration error of the hybrid probability (10 buckets) at most (measured 0.029).
+    const ECE_TEST: f64 = 0.03;
 
     fn in_ci() -> bool {
         std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
