@@ -4,10 +4,7 @@
 //! fake cannot drift from what the library parses. It records everything the bot sends, and
 //! can rate-limit: a bucket per channel with Discord's headers, and a global 429.
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -49,9 +46,7 @@ pub const CHANNEL: u64 = 903;
 #[derive(Clone, Debug)]
 pub struct Posted {
     pub channel: u64,
-    pub id: u64,
     pub body: Value,
-    pub at: Instant,
 }
 
 impl Posted {
@@ -347,14 +342,6 @@ impl Fake {
         }
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.api
-            .trim_start_matches("http://")
-            .trim_end_matches("/api/v10")
-            .parse()
-            .unwrap()
-    }
-
     fn id(&self) -> u64 {
         let mut n = self.next.lock().unwrap();
         *n += 1;
@@ -397,6 +384,12 @@ impl Fake {
         let m = message(id, channel, who.clone(), text, guild);
         self.dispatch("MESSAGE_CREATE", serde_json::to_value(&m).unwrap());
         id
+    }
+
+    /// Discord delivers message `id` again (as a resumed session may).
+    pub fn say_again(&self, id: u64, who: &User, channel: u64, text: &str) {
+        let m = message(id, channel, who.clone(), text, true);
+        self.dispatch("MESSAGE_CREATE", serde_json::to_value(&m).unwrap());
     }
 
     /// A person invokes a slash command in a channel: (name, subcommand, string options).
@@ -522,10 +515,6 @@ impl Fake {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    }
-
-    pub fn is_connected(&self) -> bool {
-        self.gw.lock().unwrap().live.is_some()
     }
 }
 
@@ -683,9 +672,7 @@ async fn create_message(
     };
     app.rec.lock().unwrap().posts.push(Posted {
         channel: id,
-        id: mid,
         body: v.clone(),
-        at: Instant::now(),
     });
     let mut m = message(
         mid,

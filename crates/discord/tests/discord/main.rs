@@ -6,4 +6,6 @@
 mod fake;
 mod support;
 
+mod durable;
 mod encounter;
+mod walls;
