@@ -197,7 +197,6 @@ struct Person {
 impl Person {
     fn start(dir: &Path, args: &[&str]) -> Person {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
-            .env("TROUPE_DETECTOR", "pattern")
             .current_dir(dir)
             .args(args)
             .env_remove("OPENAI_API_KEY")
@@ -366,6 +365,9 @@ fn a_person_plays_a_character_beside_two_ai_players() {
         seen.contains("✓ Zara-7's attempt states intent only"),
         "{seen}"
     );
+    // The answers to the table's questions name who asked as they are called.
+    assert!(seen.contains("Alex asked: Is anything moving"), "{seen}");
+    assert!(!seen.contains("alex asked:"), "{seen}");
 
     let log = log_of(dir.path());
     // Alex's decisions are the same events an AI's are, and no model spoke for Alex.
