@@ -4,6 +4,7 @@ mod batch_spend;
 mod bench;
 mod commands;
 mod detector;
+mod discord;
 mod display;
 mod encounter;
 mod export;
@@ -119,6 +120,19 @@ enum Command {
         dir: CampaignDir,
         #[command(flatten)]
         args: serve::ServeArgs,
+        #[command(flatten)]
+        model: models::ModelArgs,
+    },
+    /// Run a Discord bot for the campaign's tables (or every campaign under --root)
+    ///
+    /// The same tables as `troupe serve`: a thread per table, people's seats bound to Discord
+    /// users, slash commands for the games' commands. The token comes from the environment
+    /// variable TROUPE_DISCORD_TOKEN only.
+    Discord {
+        #[command(flatten)]
+        dir: CampaignDir,
+        #[command(flatten)]
+        args: discord::DiscordArgs,
         #[command(flatten)]
         model: models::ModelArgs,
     },
@@ -292,6 +306,7 @@ Play at this terminal (a Lasers & Feelings campaign):
 
 The table online:
   serve       Open a table that people join from their browsers
+  discord     Run a Discord bot for the campaign's tables
 
 Other games:
   encounter   d20 encounters run by an AI game master: run, resume, log, stats…
@@ -446,6 +461,12 @@ fn main() -> ExitCode {
                 &model,
             ))
         }
+        Command::Discord { dir, args, model } => block_on(discord::discord(
+            dir.path.as_deref(),
+            &args,
+            &model,
+            cli.memory_url.clone(),
+        )),
         Command::Replay {
             session,
             dir,

@@ -107,7 +107,7 @@ async fn host(
 
 /// How the host's page opens a table: in ROOT's campaign directory of that name, as `troupe
 /// serve --campaign ROOT/NAME …` would (the campaign's lock held while the process serves).
-fn opener(
+pub(crate) fn opener(
     root: &Path,
     args: &ServeArgs,
     model_args: &models::ModelArgs,
@@ -163,7 +163,7 @@ fn opener(
 }
 
 /// The campaign directory's open table, reopened; None when its game has ended.
-fn reopen(
+pub(crate) fn reopen(
     dir: &Path,
     args: &ServeArgs,
     model_args: &models::ModelArgs,
