@@ -191,8 +191,10 @@ function showHolders(state) {
     const li = el("li", h.label + (h.person ? ": a person" : ": an AI"));
     const mine = h.seat === state.seat;
     if (state.role === "gm" || mine) {
+      // A seat no person has held has no "its person": the GM lets a person (its link) play it.
+      const toPerson = h.had_person ? "Give back to its person" : "Let a person play it";
       const give = el("button", h.person ? (mine ? "Let an AI play for me" : "Let an AI play")
-                                         : (mine ? "Take my seat back" : "Give back to its person"));
+                                         : (mine ? "Take my seat back" : toPerson));
       give.addEventListener("click", async () => {
         const problem = await call("/hand", { seat: h.seat, person: !h.person });
         if (problem) $("status").textContent = problem;

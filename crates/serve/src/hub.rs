@@ -113,6 +113,8 @@ struct Inner {
     unclaimed: BTreeMap<String, VecDeque<Kept>>,
     /// Agent id → whether a person holds it.
     person_holds: BTreeMap<String, bool>,
+    /// The seats a person has held at some point: only those have "its person" to give back to.
+    had_person: BTreeSet<String>,
     /// Seats whose AI could not go on (its model failed): an idle person's seat is not handed
     /// to it again until someone hands it over on purpose.
     ai_failed: BTreeSet<String>,
@@ -455,6 +457,9 @@ impl Hub {
         // Counted as done now: the game records hand-overs in the order they were asked, so a
         // take-back asked before the game recorded the hand-over still follows it.
         inner.person_holds.insert(agent.to_string(), person);
+        if person {
+            inner.had_person.insert(agent.to_string());
+        }
         // Handed to an AI on purpose: whoever did it expects the AI to try again.
         if !person {
             inner.ai_failed.remove(agent);
@@ -592,6 +597,11 @@ impl Hub {
         inner.lines.extend(update.lines);
         if let Some(ended) = update.ended {
             inner.ended = ended;
+        }
+        for (seat, person) in &update.holders {
+            if *person {
+                inner.had_person.insert(seat.clone());
+            }
         }
         inner.person_holds.extend(update.holders);
         for (seat, sheet) in update.sheets {
@@ -787,7 +797,10 @@ fn state(inner: &Inner, seat: &str, lobby: Option<Ask>) -> Value {
     let holders: Vec<Value> = inner
         .person_holds
         .iter()
-        .map(|(agent, person)| json!({"seat": agent, "label": label(agent), "person": person}))
+        .map(|(agent, person)| {
+            let had = inner.had_person.contains(agent);
+            json!({"seat": agent, "label": label(agent), "person": person, "had_person": had})
+        })
         .collect();
     json!({
         "seat": seat,
@@ -961,8 +974,14 @@ mod tests {
             ..ask()
         };
         let _waiting = hub.ask_numbered(gm_ask);
-        assert!(!inbox.holds(stale).unwrap(), "the gm's old answer fits no ask now");
-        assert!(inbox.holds(kept).unwrap(), "gone only with the game's commit");
+        assert!(
+            !inbox.holds(stale).unwrap(),
+            "the gm's old answer fits no ask now"
+        );
+        assert!(
+            inbox.holds(kept).unwrap(),
+            "gone only with the game's commit"
+        );
     }
 
     /// Poll a future once: its output if it is ready.
@@ -996,6 +1015,23 @@ mod tests {
         let alex = &hub.seat_feed("alex", None)["state"];
         assert_eq!(alex["ask"]["standing"], false, "{alex}");
         assert_eq!(alex["waiting_on"], json!(["alex"]), "{alex}");
+    }
+
+    /// "Give back to its person" only for a seat a person has held (issue 46): an AI's seat
+    /// from the start has no person to give it back to.
+    #[test]
+    fn a_seat_has_its_person_only_once_a_person_held_it() {
+        let hub = hub();
+        hub.publish(Update {
+            holders: vec![("alex".into(), false)],
+            ..Update::default()
+        });
+        let had =
+            |hub: &Hub| hub.seat_feed("gm", None)["state"]["holders"][0]["had_person"].clone();
+        assert_eq!(had(&hub), json!(false));
+        hub.hand_over("alex", true).unwrap();
+        hub.hand_over("alex", false).unwrap();
+        assert_eq!(had(&hub), json!(true));
     }
 
     #[test]
@@ -1041,7 +1077,11 @@ mod streaming_tests {
     fn every_seat_sees_the_token_count_and_only_its_own_seat_the_draft() {
         let hub = hub();
         hub.thinking(Some("alex".into()));
-        hub.progress("alex", &piece(1, 3, r#"{"action": "I hack the "#), Draft::Shown);
+        hub.progress(
+            "alex",
+            &piece(1, 3, r#"{"action": "I hack the "#),
+            Draft::Shown,
+        );
         hub.progress("alex", &piece(1, 5, r#"secret door"#), Draft::Shown);
         for seat in [GM, "alex", "bo", WATCH] {
             let state = &hub.seat_feed(seat, None)["state"];
@@ -1080,7 +1120,11 @@ mod streaming_tests {
     #[test]
     fn an_unshown_draft_reaches_no_page_not_even_its_own_seats() {
         let hub = hub();
-        hub.progress(GM, &piece(1, 4, r#"{"narration": "DC 17 SECRET-GOAL"#), Draft::Unshown);
+        hub.progress(
+            GM,
+            &piece(1, 4, r#"{"narration": "DC 17 SECRET-GOAL"#),
+            Draft::Unshown,
+        );
         for seat in [GM, "alex", "bo", WATCH] {
             let text = feed_text(&hub, seat);
             for marker in ["SECRET", "DC 17", "narration"] {
