@@ -219,9 +219,12 @@ impl<'a> Driver<'a> {
         // The session's row and its first event are one commit: a kill never leaves a session
         // that cannot be resumed for want of its `session_started`.
         let first = std::mem::take(&mut driver.pending);
-        driver
-            .store
-            .begin_session(setup.session_number, &driver.session.id, &now.to_rfc3339(), &first)?;
+        driver.store.begin_session(
+            setup.session_number,
+            &driver.session.id,
+            &now.to_rfc3339(),
+            &first,
+        )?;
         for env in &first {
             driver.observer.on_event(env, &driver.session);
         }

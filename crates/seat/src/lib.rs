@@ -164,10 +164,13 @@ pub fn typed(ask: &Ask, answer: Answer) -> Result<Answer, AnswerError> {
     let Answer::Decide { values } = &answer else {
         return Ok(answer);
     };
-    let typed = ask.fields.iter().find_map(|f| match (&f.kind, values.get(&f.name)) {
-        (FieldKind::Text { .. }, Some(Value::String(text))) => slash_command(text),
-        _ => None,
-    });
+    let typed = ask
+        .fields
+        .iter()
+        .find_map(|f| match (&f.kind, values.get(&f.name)) {
+            (FieldKind::Text { .. }, Some(Value::String(text))) => slash_command(text),
+            _ => None,
+        });
     let Some((name, args)) = typed else {
         return Ok(answer);
     };

@@ -150,7 +150,11 @@ impl EncounterWatch for HubWatch {
     /// AI GM's prompt holds the encounter's secrets (DCs, hidden goals, checks' notes) and the
     /// person at the GM link is a player's peer: its draft reaches no page, only its tokens.
     fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        let draft = if seat == GM { Draft::Unshown } else { Draft::Shown };
+        let draft = if seat == GM {
+            Draft::Unshown
+        } else {
+            Draft::Shown
+        };
         self.0.progress(seat, progress, draft);
     }
 }

@@ -158,7 +158,9 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         }),
         GmChair::Ai(ai) => {
             let hub = hub.clone();
-            Box::new(ai.on_progress(Arc::new(move |_purpose, p| hub.progress(GM, p, Draft::Shown))))
+            Box::new(ai.on_progress(Arc::new(move |_purpose, p| {
+                hub.progress(GM, p, Draft::Shown)
+            })))
         }
         GmChair::Seat(seat) => seat,
     };

@@ -15,8 +15,8 @@ use troupe_engine::scene::{
     AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished,
     shown,
 };
-use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::tools::Caller;
+use troupe_scene::view::{character_view, gm_view};
 use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta, held_by_person};
 
 use crate::feed::{Audience, numbered};
