@@ -160,7 +160,6 @@ fn ctrl_c_saves_and_resume_continues() {
     // The terminal GM, waiting at its first prompt, gets SIGINT.
     let mut child = std::process::Command::cargo_bin("troupe")
         .unwrap()
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir.path())
         .args(["play", "campaign.json", "--seed", "7"])
         .env_remove("OPENAI_API_KEY")

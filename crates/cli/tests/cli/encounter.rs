@@ -369,7 +369,6 @@ fn the_smith_remembers_the_first_run_in_the_second() {
 fn spawn_paused(dir: &Path, input: &str, events: usize) -> std::process::Child {
     use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir)
         .args(RUN)
         .env_remove("OPENAI_API_KEY")
@@ -658,7 +657,6 @@ fn a_lasers_and_feelings_encounter_finished_by_resume_writes_its_outcome() {
             "ai,ai,ai",
         ])
         .args(["--seed", "7", "--max-turns", "3", "--replay", "r.jsonl"])
-        .env("TROUPE_DETECTOR", "pattern")
         .env("TROUPE_PAUSE_AFTER_EVENT", "40")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

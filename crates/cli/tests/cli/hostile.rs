@@ -305,6 +305,7 @@ fn troupe_read_only(dir: &Path, target: &Path, args: &[&str]) -> Option<Output> 
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        // Under tiny resource limits: the rules alone, so the 87 MB encoder is not what runs out.
         .env("TROUPE_DETECTOR", "pattern")
         .output()
         .unwrap();
@@ -365,6 +366,7 @@ fn play_limited(dir: &Path, bytes: usize) -> Output {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        // Under tiny resource limits: the rules alone, so the 87 MB encoder is not what runs out.
         .env("TROUPE_DETECTOR", "pattern")
         .output()
         .unwrap()

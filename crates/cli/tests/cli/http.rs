@@ -247,6 +247,7 @@ impl Run {
 fn play(dir: &Path, mock: &MockApi) -> Run {
     let started = Instant::now();
     let out = Command::new(assert_cmd::cargo::cargo_bin("troupe"))
+        // The mock answers with schema-shaped filler, not play: the rules alone keep its retries fixed.
         .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir)
         .env_remove("OPENAI_API_KEY")

@@ -555,7 +555,6 @@ fn a_session_killed_resumed_and_undone_keeps_a_complete_log() {
     // Stop inside turn 2's second action attempt, after it is declared, before its verdict.
     let mut child = std::process::Command::cargo_bin("troupe")
         .unwrap()
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(d)
         .args(DEMO)
         .env_remove("OPENAI_API_KEY")

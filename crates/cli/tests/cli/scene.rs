@@ -95,7 +95,6 @@ fn a_scripted_scene_survives_sigkill_and_replays_byte_for_byte() {
     let crashed = scene_dir();
     let mut child = std::process::Command::cargo_bin("troupe")
         .unwrap()
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(crashed.path())
         .args(PLAY)
         .env("TROUPE_PAUSE_AFTER_EVENT", "6")

@@ -89,7 +89,6 @@ fn start_listening(
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env("TROUPE_RETRY_SCALE", "0.001")
-        .env("TROUPE_DETECTOR", "pattern")
         .args(["serve", "--listen", listen])
         .args(args)
         .stdin(Stdio::null())

@@ -320,7 +320,6 @@ fn ctrl_c_starts_no_new_run_and_still_writes_the_summary() {
     use std::process::Stdio;
     let dir = party_table();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir.path())
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")

@@ -319,7 +319,6 @@ fn a_job_array_on_a_real_slurm_merges_into_the_one_process_batch() {
         .env("PATH", path)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .env("TROUPE_DETECTOR", "pattern")
         .env("TROUPE_RETRY_SCALE", "0.001")
         .output()
         .unwrap();

@@ -158,6 +158,7 @@ fn at_a_terminal(dir: &Path, args: &str, server: &OpenAiServer) -> (String, bool
         .current_dir(dir)
         .env_remove("OPENAI_BASE_URL")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        // The mock answers with schema-shaped filler, not play: the rules alone keep its retries fixed.
         .env("TROUPE_DETECTOR", "pattern")
         .args(["-qec", &command, "/dev/null"])
         .output()

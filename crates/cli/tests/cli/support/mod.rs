@@ -31,15 +31,14 @@ pub fn campaign_with(files: &[&str]) -> tempfile::TempDir {
 }
 
 /// The binary, with no API keys from the environment (nothing may reach a hosted model), no
-/// crash-test pause, retries 1,000 times shorter, and the overreach rules alone (the learned
-/// detector is slow in a debug build and has its own tests: `detector.rs`).
+/// crash-test pause and retries 1,000 times shorter; the overreach check is the one
+/// `scripts/setup` gives users (the rules and the learned classifier, issue 47).
 pub fn troupe() -> Command {
     let mut cmd = Command::cargo_bin("troupe").unwrap();
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
-        .env("TROUPE_RETRY_SCALE", "0.001")
-        .env("TROUPE_DETECTOR", "pattern");
+        .env("TROUPE_RETRY_SCALE", "0.001");
     cmd
 }
 
@@ -88,7 +87,6 @@ pub fn spawn_paused(dir: &Path, args: &[&str], pause: &str, n: u64) -> std::proc
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("troupe"))
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir)
         .args(args)
         .env_remove("OPENAI_API_KEY")
