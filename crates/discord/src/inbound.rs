@@ -476,7 +476,11 @@ fn join(t: &Seated, ctx: &Ctx, options: &[(String, String)]) -> String {
     if let Some(p) = t.lock().seat_of(ctx.user) {
         return format!("You sit at seat {} already.", p.seat);
     }
-    let registered = crate::state::load_characters(&t.dir.join("..")).remove(&ctx.user.to_string());
+    // Registered in the campaign directory (a bot for one campaign) or the root above it.
+    let key = ctx.user.to_string();
+    let registered = crate::state::load_characters(&t.dir)
+        .remove(&key)
+        .or_else(|| crate::state::load_characters(&t.dir.join("..")).remove(&key));
     let character = get(options, "character")
         .map(str::to_string)
         .or_else(|| registered.map(|c| c.name))
