@@ -283,29 +283,12 @@ impl Bot {
             Err(e) => return format!("The table could not open: {e}"),
         };
         let title = run.title.clone();
-        let opened = self.open(run);
-        match opened {
-            Ok(t) => {
-                // Its thread is opened in this channel by its pump.
-                let _ = t.update(|b| b.channel = Some(channel));
-                self.pump_into(t.clone(), channel);
+        match self.open_in(run, Some(channel)) {
+            Ok(_) => {
                 format!("{title}: the table opens in a thread here. `/join` in it to sit down.")
             }
             Err(e) => format!("The table could not start: {e}"),
         }
-    }
-
-    /// A table opened by a command gets its thread in the channel the command was typed in.
-    fn pump_into(&self, t: Arc<Seated>, channel: u64) {
-        let out = self.out.clone();
-        self.pumps
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .spawn(async move {
-                if let Err(e) = crate::table::pump(&out, &t, Some(channel)).await {
-                    eprintln!("troupe discord: table {}: {e}", t.id);
-                }
-            });
     }
 
     fn press(&self, user: u64, interaction: u64, custom_id: &str) -> String {

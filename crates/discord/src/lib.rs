@@ -150,6 +150,16 @@ impl Bot {
 
     /// Start a table's game (as `troupe serve` does) and serve it here.
     pub fn open(&self, run: troupe_serve::TableRun) -> Result<Arc<Seated>, Error> {
+        self.open_in(run, None)
+    }
+
+    /// The same, its thread opened in `channel` (where the command that opened it was typed)
+    /// rather than the bot's channel, unless it has one already.
+    pub fn open_in(
+        &self,
+        run: troupe_serve::TableRun,
+        channel: Option<u64>,
+    ) -> Result<Arc<Seated>, Error> {
         let (id, dir, title) = (run.table.id.clone(), run.dir.clone(), run.title.clone());
         let seats = run
             .table
@@ -159,7 +169,17 @@ impl Bot {
             .collect();
         let hub = troupe_serve::serve_table(run, self.config.hand_over_after)
             .map_err(|e| Error::Table(e.to_string()))?;
-        self.attach(Seated::new(id, dir, title, hub, seats).map_err(Error::Table)?)
+        let seated = Seated::new(id, dir, title, hub, seats).map_err(Error::Table)?;
+        if let Some(c) = channel {
+            seated
+                .update(|b| {
+                    if b.thread.is_none() {
+                        b.channel = Some(c);
+                    }
+                })
+                .map_err(Error::Table)?;
+        }
+        self.attach(seated)
     }
 
     /// Serve a table whose hub is already playing (a bot started again beside a running game).

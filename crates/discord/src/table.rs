@@ -143,7 +143,12 @@ async fn open_thread(
     t: &Seated,
     channel: Option<u64>,
 ) -> Result<Option<u64>, PumpError> {
-    let Some(parent) = channel.and_then(Id::<ChannelMarker>::new_checked) else {
+    // The channel the table was opened from, else the bot's.
+    let opened_in = t.lock().channel;
+    let Some(parent) = opened_in
+        .or(channel)
+        .and_then(Id::<ChannelMarker>::new_checked)
+    else {
         return Ok(None);
     };
     let thread = out.rest.thread(parent, &t.title).await?.id.get();

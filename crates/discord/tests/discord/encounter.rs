@@ -4,7 +4,7 @@
 //! alone.
 
 use crate::fake::{CHANNEL, Fake, user};
-use crate::support::{bot, campaign, identified, open_smithy, serve};
+use crate::support::{bot, bot_that_opens, campaign, identified, open_smithy, serve};
 
 /// What the GM's prompt and the spec hold that no one may read (as the web table's test).
 const SECRETS: [&str; 6] = [
@@ -150,4 +150,53 @@ async fn wait_taken(
             .then_some(true)
     })
     .await
+}
+
+/// `/encounter start` in a channel opens the table in a new thread there, its story posted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_encounter_started_from_discord_opens_in_a_thread_of_that_channel() {
+    let fake = Fake::start().await;
+    let dir = campaign();
+    let bot = bot_that_opens(&fake, dir.path()).await;
+    let task = serve(bot.clone());
+    identified(&fake).await;
+    let gm = user(1101, "gm-person", false);
+    let elsewhere = 4242;
+    let i = fake.slash(
+        &gm,
+        elsewhere,
+        "encounter",
+        Some("start"),
+        &[
+            ("spec", "encounters/smithy.yaml"),
+            ("players", "human:Mara,ai,ai"),
+        ],
+    );
+    let reply = fake.reply_to(i).await;
+    assert!(reply.contains("The Cold Forge"), "{reply}");
+    let thread = fake
+        .until(|r| {
+            r.threads
+                .iter()
+                .find(|(p, _, _)| *p == elsewhere)
+                .map(|(_, t, _)| *t)
+        })
+        .await;
+    fake.until(|r| {
+        r.posts
+            .iter()
+            .any(|p| p.channel == thread && p.text().contains("Rain needles"))
+            .then_some(())
+    })
+    .await;
+    assert!(
+        fake.rec
+            .lock()
+            .unwrap()
+            .threads
+            .iter()
+            .all(|(p, _, _)| *p == elsewhere),
+        "one thread, where the command was typed"
+    );
+    task.abort();
 }

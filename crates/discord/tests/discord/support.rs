@@ -122,6 +122,19 @@ pub fn config(fake: &Fake, home: &Path) -> Config {
     }
 }
 
+/// A bot whose `/encounter start` opens the smithy in `dir` (as the binary's opener does).
+pub async fn bot_that_opens(fake: &Fake, dir: &Path) -> Arc<Bot> {
+    let d = dir.to_path_buf();
+    let opener: troupe_serve::host::Opener = Box::new(move |r| {
+        assert_eq!(r.game, "encounter");
+        assert_eq!(r.file, "encounters/smithy.yaml");
+        Ok((open_smithy(&d), Vec::new()))
+    });
+    let mut c = config(fake, dir);
+    c.campaign = Some("smithy-campaign".into());
+    Bot::connect(c, Some(opener)).await.unwrap()
+}
+
 /// A bot connected to the fake, serving on a task of its own (abort it to stop the bot).
 pub async fn bot(fake: &Fake, home: &Path) -> Arc<Bot> {
     Bot::connect(config(fake, home), None).await.unwrap()
