@@ -226,7 +226,14 @@ impl Bot {
         if let Some(url) = &self.config.gateway {
             config = config.proxy_url(url.trim_end_matches('/').to_string());
         }
+        // The session an earlier run of the bot had: resumed, so nothing said meanwhile is lost.
+        if let Some(saved) = state::load_gateway(&self.config.home) {
+            config = config
+                .session(twilight_gateway::Session::new(saved.sequence, saved.id))
+                .resume_url(saved.resume_url);
+        }
         let mut shard = Shard::with_config(ShardId::ONE, config.build());
+        let mut kept = state::GatewaySession::default();
         let mut sends = tokio::task::JoinSet::new();
         let wanted = EventTypeFlags::READY
             | EventTypeFlags::MESSAGE_CREATE
@@ -252,12 +259,33 @@ impl Bot {
                 // stream.
                 Err(e) => eprintln!("troupe discord: gateway: {e}"),
             }
+            keep_session(&shard, &self.config.home, &mut kept);
         }
         Err(Error::GatewayClosed)
     }
 
     fn is_me(&self, user: u64) -> bool {
         *self.me.lock().unwrap_or_else(|e| e.into_inner()) == Some(user)
+    }
+}
+
+/// Write the gateway's session down once an event is handled (claimed and handed to its
+/// table): a kill before this replays that event on the resume, and its id, already taken, is
+/// not applied twice.
+fn keep_session(shard: &Shard, home: &std::path::Path, kept: &mut state::GatewaySession) {
+    let (Some(session), Some(url)) = (shard.session(), shard.resume_url()) else {
+        return;
+    };
+    let now = state::GatewaySession {
+        id: session.id().to_string(),
+        sequence: session.sequence(),
+        resume_url: url.to_string(),
+    };
+    if now != *kept {
+        if let Err(e) = state::save_gateway(home, &now) {
+            eprintln!("troupe discord: could not keep the gateway session: {e}");
+        }
+        *kept = now;
     }
 }
 

@@ -144,3 +144,30 @@ pub fn save_characters(home: &Path, all: &BTreeMap<String, Character>) -> Result
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| format!("{}: {e}", path.display()))
 }
+
+/// The gateway session, kept so a bot started again resumes it (Discord then replays what was
+/// said while it was down; the ids already taken keep any of it from being applied twice). Not
+/// a credential: resuming needs the token too.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GatewaySession {
+    pub id: String,
+    pub sequence: u64,
+    pub resume_url: String,
+}
+
+pub const GATEWAY: &str = "discord-gateway.json";
+
+pub fn load_gateway(home: &Path) -> Option<GatewaySession> {
+    std::fs::read_to_string(home.join(GATEWAY))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+}
+
+pub fn save_gateway(home: &Path, session: &GatewaySession) -> Result<(), String> {
+    let path = home.join(GATEWAY);
+    let tmp = path.with_extension("json.tmp");
+    let body = serde_json::to_string(session).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, body)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -370,6 +370,17 @@ impl Fake {
         }
     }
 
+    /// Wait until the bot's gateway connection is gone (a stopped bot).
+    pub async fn disconnected(&self) {
+        for _ in 0..500 {
+            if self.gw.lock().unwrap().live.is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the bot's gateway connection stayed open");
+    }
+
     /// Gateway opcode 7: the bot must reconnect and resume.
     pub fn ask_reconnect(&self) {
         let gw = self.gw.lock().unwrap();
