@@ -296,6 +296,8 @@ fn a_server_that_went_down_is_not_waited_for_again_by_every_call() {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        // The rules alone: this measures the gateway under faults, and the mock's filler
+        // actions would only add the classifier's time to every turn.
         .env("TROUPE_DETECTOR", "pattern")
         .args([
             "play",
@@ -358,6 +360,7 @@ fn ctrl_c_at_the_model_failure_prompt_leaves_at_once() {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env("TROUPE_RETRY_SCALE", "0.2")
+        // The rules alone, as above: the faults are the subject, not the overreach check.
         .env("TROUPE_DETECTOR", "pattern")
         .args(["play", "campaign.json", "--seed", "11"])
         .args([
