@@ -42,6 +42,10 @@ async fn the_smithy_encounter_is_played_from_a_thread_end_to_end() {
     })
     .await;
 
+    // Whoever runs the table beside the AI GM sits at the GM's seat: a player's peer.
+    let runner = user(1002, "table-runner", false);
+    let sat = fake.slash(&runner, thread, "join", None, &[("seat", "gm")]);
+    assert!(fake.reply_to(sat).await.contains("seat gm"));
     // Mara's person sits at her seat, whispers, and acts by a message in the thread.
     let mara = user(1001, "mara-player", false);
     let joined = fake.slash(&mara, thread, "join", None, &[("seat", "p1")]);
@@ -123,7 +127,23 @@ async fn the_smithy_encounter_is_played_from_a_thread_end_to_end() {
         dm_text.contains("You whispered to the GM: Mara hides a spare key 7f3a"),
         "{dm_text}"
     );
+    // (The sent-back action is there to be leaked: in Zara-7's seat's stream.)
+    assert!(
+        table
+            .hub
+            .seat_feed("alex", None)
+            .to_string()
+            .contains("confesses")
+    );
     for p in fake.posts() {
+        // Mara's whisper reached her alone; Zara-7's action sent back reached no one (an AI
+        // holds her seat).
+        assert!(
+            !p.text().contains("7f3a") || p.channel == dm,
+            "{}",
+            p.channel
+        );
+        assert!(!p.text().contains("confesses"), "{}", p.channel);
         for s in SECRETS {
             assert!(!p.text().contains(s), "{} read {s:?}", p.channel);
         }
