@@ -131,8 +131,22 @@ pub async fn pump(out: &Out, t: &Seated, channel: Option<u64>) -> Result<(), Pum
         let Ok(user) = user.parse::<u64>() else {
             continue;
         };
-        post_private(out, t, user, &person.seat).await?;
-        post_ask(out, t, user, &person.seat).await?;
+        let sent = async {
+            post_private(out, t, user, &person.seat).await?;
+            post_ask(out, t, user, &person.seat).await
+        };
+        match sent.await {
+            // One person Discord will not let the bot write to (direct messages closed) does
+            // not hold up the table: their lines wait, and are tried again at the next change.
+            Err(PumpError::Rest(RestError::Status {
+                status, message, ..
+            })) => eprintln!(
+                "troupe discord: table {}: could not write to {} ({status}: {message}); their \
+                 lines wait",
+                t.id, person.name
+            ),
+            other => other?,
+        }
     }
     Ok(())
 }

@@ -89,6 +89,8 @@ struct Limits {
     /// Messages per channel per window; None: unlimited.
     bucket: Option<(u32, Duration)>,
     windows: HashMap<u64, (Instant, u32)>,
+    /// People whose direct messages are closed.
+    closed: Vec<u64>,
     /// The next request gets a global 429 with this retry_after.
     global_once: Option<f64>,
 }
@@ -351,6 +353,11 @@ impl Fake {
     /// Messages per channel per window, with Discord's bucket headers; past it, a 429.
     pub fn bucket(&self, per: u32, window: Duration) {
         self.limits.lock().unwrap().bucket = Some((per, window));
+    }
+
+    /// This person does not take direct messages: sending to their channel is a 403.
+    pub fn close_dms(&self, user: u64) {
+        self.limits.lock().unwrap().closed.push(user);
     }
 
     /// The next request gets a global 429 asking to wait `secs`.
@@ -667,6 +674,25 @@ async fn create_message(
             return *r;
         }
     };
+    let closed = {
+        let l = app.limits.lock().unwrap();
+        let rec = app.rec.lock().unwrap();
+        rec.dms
+            .iter()
+            .any(|(u, c)| *c == id && l.closed.contains(u))
+    };
+    if closed {
+        record(
+            &app,
+            "POST",
+            &format!("channels/{id}/messages"),
+            &headers,
+            &body,
+            403,
+        );
+        let body = json!({"message": "Cannot send messages to this user", "code": 50007});
+        return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    }
     record(
         &app,
         "POST",

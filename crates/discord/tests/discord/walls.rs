@@ -202,3 +202,71 @@ async fn no_message_the_bot_sends_carries_what_its_reader_may_not_read() {
     }
     task.abort();
 }
+
+/// A person whose direct messages are closed does not hold up the table: the thread goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_the_bot_cannot_write_to_does_not_hold_up_the_thread() {
+    let fake = Fake::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot(&fake, dir.path()).await;
+    let hub = hub("Closed");
+    let seated = Seated::new(
+        "closed".into(),
+        dir.path().to_path_buf(),
+        "Closed".into(),
+        hub.clone(),
+        seats(),
+    )
+    .unwrap();
+    bot.attach(seated).unwrap();
+    let task = serve(bot.clone());
+    identified(&fake).await;
+    let thread = fake
+        .until(|r| {
+            r.threads
+                .iter()
+                .find(|(p, _, _)| *p == CHANNEL)
+                .map(|(_, t, _)| *t)
+        })
+        .await;
+    fake.close_dms(2102);
+    let shy = user(2102, "shy", false);
+    let i = fake.slash(&shy, thread, "join", None, &[("seat", "p1")]);
+    fake.reply_to(i).await;
+    // Another person, served after the first: their lines come all the same.
+    let open = user(2103, "open", false);
+    let i = fake.slash(&open, thread, "join", None, &[("seat", "p2")]);
+    fake.reply_to(i).await;
+    publish(
+        &hub,
+        vec![
+            line(39, Audience::Own("p2".into()), "FOR-OPEN"),
+            line(40, Audience::Own("p1".into()), "FOR-SHY"),
+            line(41, Audience::Table, "GM: FIRST"),
+        ],
+    );
+    fake.until(|r| {
+        r.requests
+            .iter()
+            .any(|(_, _, _, s)| *s == 403)
+            .then_some(())
+    })
+    .await;
+    publish(&hub, vec![line(42, Audience::Table, "GM: SECOND")]);
+    fake.until(|r| {
+        r.posts
+            .iter()
+            .any(|p| p.channel == thread && p.text().contains("SECOND"))
+            .then_some(())
+    })
+    .await;
+    fake.until(|r| {
+        r.posts
+            .iter()
+            .any(|p| p.text().contains("FOR-OPEN"))
+            .then_some(())
+    })
+    .await;
+    assert!(fake.posts().iter().all(|p| !p.text().contains("FOR-SHY")));
+    task.abort();
+}
