@@ -156,7 +156,11 @@ pub fn all() -> Vec<Command> {
                 "start",
                 "Open a session table in a new thread",
                 vec![
-                    text("gm", "Who runs it: person or ai", false),
+                    text(
+                        "gm",
+                        "Who runs it: ai (the default) or person (from the web table's GM link)",
+                        false,
+                    ),
                     text(
                         "persons",
                         "Characters people play (agent ids, comma-separated)",

@@ -269,7 +269,9 @@ impl Bot {
                 .or(get(options, "file"))
                 .unwrap_or("")
                 .into(),
-            gm: get(options, "gm").unwrap_or("person").into(),
+            // An AI GM unless a person is asked for: a Lasers & Feelings GM's rulings are forms
+            // Discord cannot answer yet (the web table's GM link can).
+            gm: get(options, "gm").unwrap_or("ai").into(),
             persons: list("persons"),
             players: list("players"),
             speaker: get(options, "speaker").unwrap_or("").into(),
@@ -489,6 +491,19 @@ fn join(t: &Seated, ctx: &Ctx, options: &[(String, String)]) -> String {
                 Err(why) => return format!("Not seated: {}", refusal(&why)),
             }
             (seat.to_string(), label.clone())
+        }
+        // Only a table with an invitation (a d20 encounter's) seats newcomers.
+        None if !t.seats.iter().any(|(s, _)| s == "join") => {
+            let seats: Vec<&str> = t
+                .seats
+                .iter()
+                .map(|(s, _)| s.as_str())
+                .filter(|s| !matches!(*s, "watch" | "join"))
+                .collect();
+            return format!(
+                "This table takes no newcomers: `/join seat:…` one of its seats: {}",
+                seats.join(", ")
+            );
         }
         None => {
             let mut values = Map::new();
