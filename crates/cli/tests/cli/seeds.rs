@@ -178,11 +178,11 @@ fn an_ai_gms_calls_are_seeded_and_its_players_seeds_do_not_depend_on_them() {
     assert!(players.len() < calls.len(), "the GM made calls");
     assert!(!players.is_empty(), "the players made calls");
 
-    // The replay reads the GM's decisions from the log (it makes none of its calls); the
-    // players' calls still get the seeds they had.
+    // The replay seats the AI GM again on its recorded replies (issue 46: an untouched session
+    // replays identically): the GM's calls and the players' get the seeds they had.
     run(a.path(), &["replay", "1"]);
     let replayed = read_log(&a.path().join("replays/session-1-replay-1.jsonl"));
-    assert_eq!(logged(&replayed), players);
+    assert_eq!(logged(&replayed), calls);
 }
 
 /// An encounter with two AI players, then a scene with an AI speaker, the model planner and
