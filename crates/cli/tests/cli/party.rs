@@ -466,7 +466,12 @@ fn a_log_from_before_the_stall_rule_replays_its_five_rounds() {
     let events = troupe_engine::read_log(&old).unwrap();
     let mut store = troupe_engine::Store::open(dir.path()).unwrap();
     store
-        .begin_session(1, &events[0].session_id, &events[0].timestamp.to_rfc3339(), &[])
+        .begin_session(
+            1,
+            &events[0].session_id,
+            &events[0].timestamp.to_rfc3339(),
+            &[],
+        )
         .unwrap();
     store.append(1, &events).unwrap();
     drop(store);

@@ -116,7 +116,15 @@ async fn an_acknowledged_answer_survives_a_kill_before_its_step_commits() {
 /// with the links it printed, and plays.
 #[tokio::test]
 async fn a_table_killed_as_it_opens_reopens_with_the_links_it_printed() {
-    let args = ["party.json", "--seed", "3", "--turns", "1", "--person", "alex"];
+    let args = [
+        "party.json",
+        "--seed",
+        "3",
+        "--turns",
+        "1",
+        "--person",
+        "alex",
+    ];
     let files = ["party.json", "party.replay.jsonl"];
     let elsewhere = campaign_with(&files);
     let first = serve(elsewhere.path(), &args);
@@ -129,7 +137,8 @@ async fn a_table_killed_as_it_opens_reopens_with_the_links_it_printed() {
 
     let s = serve(dir.path(), &args).restarted_keys(keys);
     assert!(
-        s.stdout.contains("the server stopped before its session began"),
+        s.stdout
+            .contains("the server stopped before its session began"),
         "{}",
         s.stdout
     );
@@ -182,7 +191,10 @@ async fn a_page_reconnects_across_a_restart_to_the_new_ask_at_once() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(sheet > 8000, "the sheet shows the long word");
-    assert!(scroll <= inner, "the page is {scroll} px wide in a {inner} px window");
+    assert!(
+        scroll <= inner,
+        "the page is {scroll} px wide in a {inner} px window"
+    );
     let old = s.next_ask("gm").await["ask"]["id"].as_u64().unwrap();
     let shown = "return document.getElementById('ask').dataset.ask";
     until_page(&page, shown, &old.to_string(), Duration::from_secs(20)).await;

@@ -59,12 +59,20 @@ async fn a_command_typed_in_an_encounters_action_box_is_a_command() {
     assert_eq!(status, 422, "{help}");
     assert!(help.contains("Commands: /whisper"), "{help}");
     let (status, text) = s
-        .answer("p1", &ask, json!({"action": "/whisper Is the smith lying?"}))
+        .answer(
+            "p1",
+            &ask,
+            json!({"action": "/whisper Is the smith lying?"}),
+        )
         .await;
     assert_eq!(status, 204, "{text}");
     let again = s.next_ask("p1").await;
     let (status, text) = s
-        .answer("p1", &again, json!({"action": "I offer to work the bellows."}))
+        .answer(
+            "p1",
+            &again,
+            json!({"action": "I offer to work the bellows."}),
+        )
         .await;
     assert_eq!(status, 204, "{text}");
     let log = wait_for(&dir.path().join("logs/encounter-1.jsonl"), "player_acted").await;
@@ -72,7 +80,9 @@ async fn a_command_typed_in_an_encounters_action_box_is_a_command() {
     assert_eq!(whispered[0]["text"], "Is the smith lying?");
     let acted: Vec<&Value> = of_type(&log, "player_acted");
     assert!(
-        acted.iter().all(|e| !e["text"].as_str().unwrap().starts_with('/')),
+        acted
+            .iter()
+            .all(|e| !e["text"].as_str().unwrap().starts_with('/')),
         "{acted:#?}"
     );
 }
@@ -91,7 +101,10 @@ async fn a_command_typed_in_a_scenes_line_box_is_a_command_and_the_gms_are_not_t
     let shown = helped["ask"]["ask"]["shown"].to_string();
     assert!(shown.contains("/state"), "{shown}");
     for gm_only in ["/undo", "/gm", "/effects", "/note", "/end"] {
-        assert!(!shown.contains(gm_only), "the speaker's help names {gm_only}: {shown}");
+        assert!(
+            !shown.contains(gm_only),
+            "the speaker's help names {gm_only}: {shown}"
+        );
     }
     let (status, text) = s.answer("player", &helped, json!({"line": "/undo"})).await;
     assert_eq!(status, 422, "{text}");
@@ -198,11 +211,18 @@ async fn people_are_asked_at_once_and_see_where_the_party_landed() {
 async fn wait_for(path: &std::path::Path, t: &str) -> Vec<Value> {
     let started = Instant::now();
     loop {
-        let log = if path.exists() { read_log(path) } else { Vec::new() };
+        let log = if path.exists() {
+            read_log(path)
+        } else {
+            Vec::new()
+        };
         if !of_type(&log, t).is_empty() {
             return log;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "no {t} in {path:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no {t} in {path:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

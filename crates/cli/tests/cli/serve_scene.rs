@@ -954,13 +954,17 @@ async fn a_gms_refused_and_applied_effects_on_a_hidden_entity_reach_only_the_gms
     assert!(
         events
             .iter()
-            .any(|e| e.contains("\"event_type\":\"tool_applied\"") && e.contains("\"caller\":\"gm\"")),
+            .any(|e| e.contains("\"event_type\":\"tool_applied\"")
+                && e.contains("\"caller\":\"gm\"")),
         "the second effect applied: {applied}"
     );
     for seat in ["player", "watch"] {
         let raw = s.raw_feed(seat).await.to_lowercase();
         assert!(!raw.contains("qz7"), "{seat} read the hidden entity: {raw}");
-        assert!(!raw.contains("refused"), "{seat} read the GM's refusal: {raw}");
+        assert!(
+            !raw.contains("refused"),
+            "{seat} read the GM's refusal: {raw}"
+        );
     }
     let gm_feed = s.raw_feed("gm").await;
     assert!(
