@@ -551,21 +551,21 @@ fn decision_values(gm: &GmAsk, decision: GmDecision) -> Map<String, Value> {
         },
         (_, GmDecision::Text(t)) => json!({ "text": t }),
         (_, GmDecision::Answers(Answers::Finish)) => json!({"finish": true}),
-        (GmAsk::Answers { questions, .. }, GmDecision::Answers(Answers::Final(a))) => {
-            let pairs = a.into_iter().take(questions.len()).enumerate();
-            let mut values: Map<String, Value> = pairs
+        (
+            GmAsk::Answers { questions, .. },
+            GmDecision::Answers(a @ (Answers::Answered(_) | Answers::Final(_))),
+        ) => {
+            let (given, finish) = a.into_parts();
+            let mut values: Map<String, Value> = given
+                .into_iter()
+                .take(questions.len())
+                .enumerate()
                 .map(|(i, t)| (format!("answer_{i}"), Value::String(t)))
                 .collect();
-            values.insert("finish".into(), Value::Bool(true));
+            if finish {
+                values.insert("finish".into(), Value::Bool(true));
+            }
             Value::Object(values)
-        }
-        (GmAsk::Answers { questions, .. }, GmDecision::Answers(Answers::Answered(a))) => {
-            let pairs = a.into_iter().take(questions.len()).enumerate();
-            Value::Object(
-                pairs
-                    .map(|(i, t)| (format!("answer_{i}"), Value::String(t)))
-                    .collect(),
-            )
         }
         (_, GmDecision::Answers(_)) => json!({}),
         (_, GmDecision::Ruling(r)) => ruling_values(r),

@@ -16,8 +16,8 @@ use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
-    Answers, Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat,
-    LayerView, Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
+    Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, LayerView,
+    Phase, PlayerQuestion, PlayerSeat, SeatNote, SeatView, Session, Store,
 };
 use troupe_agents::GmView;
 
@@ -1201,17 +1201,7 @@ fn decision_events(s: &Session, ask: &GmAsk, decision: GmDecision) -> Vec<Event>
     match (ask, decision) {
         (GmAsk::Narration, GmDecision::Text(text)) => vec![Event::GmNarration { text }],
         (GmAsk::Answers { round, questions }, GmDecision::Answers(a)) => {
-            let (answers, finished) = match a {
-                Answers::Finish => (Vec::new(), true),
-                Answers::Answered(mut v) => {
-                    v.resize(questions.len(), String::new());
-                    (v, false)
-                }
-                Answers::Final(mut v) => {
-                    v.resize(questions.len(), String::new());
-                    (v, true)
-                }
-            };
+            let (answers, finished) = a.resized(questions.len(), "").into_parts();
             vec![Event::GmAnswers {
                 round: *round,
                 answers,

@@ -67,6 +67,30 @@ pub enum Answers {
     Final(Vec<String>),
 }
 
+impl Answers {
+    /// One answer per question: cut or padded to `n` with `fill` (no more questions has none).
+    pub fn resized(self, n: usize, fill: &str) -> Answers {
+        let pad = |mut v: Vec<String>| {
+            v.resize(n, fill.to_string());
+            v
+        };
+        match self {
+            Answers::Answered(v) => Answers::Answered(pad(v)),
+            Answers::Final(v) => Answers::Final(pad(v)),
+            Answers::Finish => Answers::Finish,
+        }
+    }
+
+    /// The answers given, and whether the questions end with them.
+    pub fn into_parts(self) -> (Vec<String>, bool) {
+        match self {
+            Answers::Answered(v) => (v, false),
+            Answers::Final(v) => (v, true),
+            Answers::Finish => (Vec::new(), true),
+        }
+    }
+}
+
 /// What a seat did on the way to a decision that the log must hold: the model calls an AI seat
 /// made, and what the checks of its output found.
 #[derive(Clone, Debug)]

@@ -333,6 +333,14 @@ impl Hub {
         }
     }
 
+    /// An answer that will never be applied leaves the inbox (a failed delete leaves it for
+    /// the next ask of its seat to drop).
+    fn forget(&self, kept: &Kept) {
+        if let (Some(id), Some(inbox)) = (kept.id, self.inbox.get()) {
+            let _ = inbox.drop_answer(id);
+        }
+    }
+
     /// The seat's oldest answer the game has not taken that fits `ask`; older ones that do
     /// not fit it are dropped (the decision they answered has passed).
     fn claim(&self, inner: &mut Inner, ask: &Ask) -> Option<Kept> {
@@ -341,9 +349,7 @@ impl Hub {
             if kept.decision == ask.decision && check(ask, &kept.answer).is_ok() {
                 return Some(kept);
             }
-            if let (Some(id), Some(inbox)) = (kept.id, self.inbox.get()) {
-                let _ = inbox.drop_answer(id);
-            }
+            self.forget(&kept);
         }
         None
     }
@@ -427,9 +433,7 @@ impl Hub {
             && let Err(kept) = p.reply.send(kept)
         {
             // The game stopped waiting for it meanwhile: the page sends it again to the new ask.
-            if let (Some(id), Some(inbox)) = (kept.id, self.inbox.get()) {
-                let _ = inbox.drop_answer(id);
-            }
+            self.forget(&kept);
             self.bump(&mut inner);
             return Err(Refused::Stale);
         }

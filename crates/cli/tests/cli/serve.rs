@@ -254,6 +254,22 @@ impl Served {
 impl Served {
     /// Answer every ask of these seats (a GM and people) until the session ends.
     pub async fn play_seats(&self, seats: &[&str]) -> Value {
+        self.play_seats_answering(seats, |seat, ask| {
+            if seat == "gm" {
+                gm_answer(ask)
+            } else {
+                player_answer(ask)
+            }
+        })
+        .await
+    }
+
+    /// Answer every ask of these seats with `answer(seat, ask)` until the session ends.
+    pub async fn play_seats_answering(
+        &self,
+        seats: &[&str],
+        answer: impl Fn(&str, &Value) -> Value,
+    ) -> Value {
         let started = Instant::now();
         loop {
             for seat in seats {
@@ -265,12 +281,7 @@ impl Served {
                 if state["ask"].is_null() {
                     continue;
                 }
-                let ask = &state["ask"]["ask"];
-                let values = if *seat == "gm" {
-                    gm_answer(ask)
-                } else {
-                    player_answer(ask)
-                };
+                let values = answer(seat, &state["ask"]["ask"]);
                 let (status, text) = self.answer(seat, &state, values).await;
                 assert!(status == 204 || status == 409, "{status} {text}");
             }

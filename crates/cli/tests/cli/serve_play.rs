@@ -149,22 +149,11 @@ async fn people_are_asked_at_once_and_see_where_the_party_landed() {
         priya["ask"]["ask"]["decision"], "questions",
         "Priya is asked while Alex has not answered: {priya}"
     );
-    let started = Instant::now();
-    let end = loop {
-        assert!(started.elapsed() < Duration::from_secs(90), "never ended");
-        let mut ended = None;
-        for seat in ["gm", "alex", "priya"] {
-            let state = s.feed(seat, &s.keys[seat], Some(u64::MAX)).await["state"].clone();
-            if !state["ended"].is_null() {
-                ended = Some(state.clone());
-            }
-            let Some(ask) = state["ask"]["ask"].as_object() else {
-                continue;
-            };
-            let ask = Value::Object(ask.clone());
-            let values = match (seat, ask["decision"].as_str().unwrap()) {
-                ("gm", _) => gm_answer(&ask),
-                // Back the first plan on offer: Sam's, the AI's.
+    let end = s
+        .play_seats_answering(&["gm", "alex", "priya"], |seat, ask| {
+            match (seat, ask["decision"].as_str().unwrap()) {
+                ("gm", _) => gm_answer(ask),
+                // Back the first plan on offer.
                 (_, "discussion") => {
                     let on = ask["fields"][1]["options"]
                         .as_array()
@@ -172,15 +161,10 @@ async fn people_are_asked_at_once_and_see_where_the_party_landed() {
                         .map_or(json!(""), |c| c["value"].clone());
                     json!({"message": "Fine by me.", "on": on})
                 }
-                _ => player_answer(&ask),
-            };
-            s.answer(seat, &state, values).await;
-        }
-        if let Some(end) = ended {
-            break end;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+                _ => player_answer(ask),
+            }
+        })
+        .await;
     assert_eq!(end["ended"], "played the 1 turn asked for");
     let alex_page = s.raw_feed("alex").await;
     assert!(alex_page.contains("consensus ("), "{alex_page}");

@@ -236,17 +236,7 @@ impl GmSeat for RecordedGm {
             GmAsk::Answers { questions, .. } => {
                 let n = questions.len();
                 self.give(s, |t| t.answers.pop_front(), || Answers::Finish)
-                    .map(|a| match a {
-                        Answers::Answered(mut v) => {
-                            v.resize(n, "You don't know yet.".to_string());
-                            Answers::Answered(v)
-                        }
-                        Answers::Final(mut v) => {
-                            v.resize(n, "You don't know yet.".to_string());
-                            Answers::Final(v)
-                        }
-                        Answers::Finish => Answers::Finish,
-                    })
+                    .map(|a| a.resized(n, "You don't know yet."))
                     .map(GmDecision::Answers)
             }
             GmAsk::Review { corrected, .. } => self
