@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use troupe_discord::{Bot, Error, Seated, Token};
 use troupe_serve::feed::Audience;
 
-use crate::fake::{CHANNEL, Fake, TOKEN, user};
-use crate::support::{bot, config, identified, serve};
+use crate::fake::{Fake, TOKEN, user};
+use crate::support::{bot, config, identified, serve, table_thread};
 use crate::walls::{ask, hub, line, publish, seats};
 
 fn count(fake: &Fake, channel: u64, marker: &str) -> usize {
@@ -47,14 +47,7 @@ async fn a_bot_started_again_posts_nothing_twice_and_applies_no_message_twice() 
     first.attach(seated()).unwrap();
     let task = serve(first.clone());
     identified(&fake).await;
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     let alex = user(3001, "alex", false);
     let i = fake.slash(&alex, thread, "join", None, &[("seat", "p1")]);
     fake.reply_to(i).await;
@@ -141,14 +134,7 @@ async fn the_gateway_asks_for_a_reconnect_and_the_bot_resumes_its_session() {
     .unwrap();
     let task = serve(bot.clone());
     identified(&fake).await;
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     let alex = user(3002, "alex", false);
     let i = fake.slash(&alex, thread, "join", None, &[("seat", "p2")]);
     fake.reply_to(i).await;
@@ -188,14 +174,7 @@ async fn rate_limits_are_waited_out_and_long_streams_split_within_discords_limit
     .unwrap();
     let task = serve(bot.clone());
     identified(&fake).await;
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     let lines = (0..12)
         .map(|n| {
             line(

@@ -3,8 +3,8 @@
 //! players' and the AI GM's lines reach the thread under their names; her whisper reaches her
 //! alone.
 
-use crate::fake::{CHANNEL, Fake, user};
-use crate::support::{bot, bot_that_opens, campaign, identified, open_smithy, serve};
+use crate::fake::{Fake, user};
+use crate::support::{bot, bot_that_opens, campaign, identified, open_smithy, serve, table_thread};
 
 /// What the GM's prompt and the spec hold that no one may read (as the web table's test).
 const SECRETS: [&str; 6] = [
@@ -26,14 +26,7 @@ async fn the_smithy_encounter_is_played_from_a_thread_end_to_end() {
     identified(&fake).await;
 
     // The table gets a thread in the bot's channel; the story so far is posted there.
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     fake.until(|r| {
         r.posts
             .iter()

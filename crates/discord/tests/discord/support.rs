@@ -146,6 +146,17 @@ pub fn serve(bot: Arc<Bot>) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// The thread the bot opened for its table in the tables' channel, once it has.
+pub async fn table_thread(fake: &Fake) -> u64 {
+    fake.until(|r| {
+        r.threads
+            .iter()
+            .find(|(p, _, _)| *p == CHANNEL)
+            .map(|(_, t, _)| *t)
+    })
+    .await
+}
+
 /// Wait until the fake's gateway has a connection that identified.
 pub async fn identified(fake: &Fake) {
     fake.until(|r| (r.identifies > 0).then_some(())).await;

@@ -14,8 +14,8 @@ use troupe_seat::{Ask, form};
 use troupe_serve::feed::{Audience, Line};
 use troupe_serve::hub::{Hub, SeatSpec, Update};
 
-use crate::fake::{CHANNEL, Fake, user};
-use crate::support::{bot, identified, serve};
+use crate::fake::{Fake, user};
+use crate::support::{bot, identified, serve, table_thread};
 
 pub fn hub(title: &str) -> Arc<Hub> {
     let spec = |seat: &str| SeatSpec {
@@ -100,14 +100,7 @@ async fn no_message_the_bot_sends_carries_what_its_reader_may_not_read() {
     bot.attach(seated).unwrap();
     let task = serve(bot.clone());
     identified(&fake).await;
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     let people = [("gm", 2001), ("p1", 2002), ("p2", 2003)];
     for (seat, id) in people {
         let who = user(id, &format!("person-{seat}"), false);
@@ -221,14 +214,7 @@ async fn a_person_the_bot_cannot_write_to_does_not_hold_up_the_thread() {
     bot.attach(seated).unwrap();
     let task = serve(bot.clone());
     identified(&fake).await;
-    let thread = fake
-        .until(|r| {
-            r.threads
-                .iter()
-                .find(|(p, _, _)| *p == CHANNEL)
-                .map(|(_, t, _)| *t)
-        })
-        .await;
+    let thread = table_thread(&fake).await;
     fake.close_dms(2102);
     let shy = user(2102, "shy", false);
     let i = fake.slash(&shy, thread, "join", None, &[("seat", "p1")]);
