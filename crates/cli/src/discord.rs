@@ -30,6 +30,9 @@ pub struct DiscordArgs {
     /// Dice seed of the tables opened from Discord (recorded in the log)
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Play this many turns of a Lasers & Feelings session, then end it
+    #[arg(long)]
+    pub turns: Option<u32>,
     /// Discord's REST API (a test's fake; the default is Discord's)
     #[arg(long, hide = true, default_value = troupe_discord::DISCORD_API)]
     pub api_url: String,
@@ -69,9 +72,17 @@ pub async fn discord(
     };
     let mut serve = Defaults::try_parse_from(["serve"])?.serve;
     serve.seed = args.seed;
+    serve.turns = args.turns;
     serve.memory_url = memory_url;
     let locks = Arc::new(Mutex::new(Vec::new()));
-    let opener = crate::serve::opener(&root, &serve, model_args, locks.clone());
+    let open = crate::serve::opener(&root, &serve, model_args, locks.clone());
+    // A table opened from Discord gets the bot's dice seed (a request from Discord names none).
+    let seed = args.seed;
+    let opener: troupe_serve::host::Opener = Box::new(move |r| {
+        let mut r = r.clone();
+        r.seed = r.seed.or(seed);
+        open(&r)
+    });
     let config = troupe_discord::Config {
         token,
         api: args.api_url.clone(),

@@ -104,6 +104,14 @@ pub fn all() -> Vec<Command> {
             ],
         ),
         command("leave", "Leave your seat to an AI", Vec::new()),
+        command(
+            "handover",
+            "The GM: hand a player's seat to an AI, or back to its person",
+            vec![
+                text("seat", "The seat (its id, e.g. alex, p2)", true),
+                text("to", "ai (the default) or person", false),
+            ],
+        ),
         command("help", "What you can do now", Vec::new()),
         command(
             "info",

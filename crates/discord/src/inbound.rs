@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
-use troupe_seat::{Answer, Ask, FieldKind, form};
+use troupe_seat::{Answer, Ask, form};
 use troupe_serve::hub::Refused;
 use twilight_model::application::interaction::{Interaction, InteractionData};
 use twilight_model::channel::Message;
@@ -33,24 +33,7 @@ pub const HELD: &str = "⏳";
 /// The reaction that says a message was not taken (why goes to its person alone).
 pub const REFUSED: &str = "❌";
 
-/// The text field a message answers: the form's first required text (or lines) field, else its
-/// first.
-pub fn text_field(ask: &Ask) -> Option<(String, bool)> {
-    let texts: Vec<(&troupe_seat::Field, bool, bool)> = ask
-        .fields
-        .iter()
-        .filter_map(|f| match f.kind {
-            FieldKind::Text { required, .. } => Some((f, required, false)),
-            FieldKind::Lines { .. } => Some((f, true, true)),
-            _ => None,
-        })
-        .collect();
-    texts
-        .iter()
-        .find(|(_, required, _)| *required)
-        .or(texts.first())
-        .map(|(f, _, lines)| (f.name.clone(), *lines))
-}
+pub use crate::forms::text_field;
 
 /// A message as the answer to a form's text field (a lines field takes each line).
 pub fn answer_of(field: &(String, bool), text: &str) -> Answer {
@@ -204,6 +187,7 @@ impl Bot {
                 match name {
                     "join" => join(&t, ctx, options),
                     "leave" => leave(&t, ctx.user),
+                    "handover" => hand(&t, ctx.user, options),
                     "help" => help(&t, ctx.user),
                     "info" => info(&t, ctx.user),
                     _ => table_command(&t, ctx.user, name, get(options, "args").unwrap_or("")),
@@ -363,17 +347,15 @@ fn say(t: &Seated, user: u64, m: &Message) -> Said {
             }
         }
         Some((id, ask)) if ask.decision != troupe_seat::STANDING || text.starts_with('/') => {
-            let field = text_field(&ask);
-            let answer = match &field {
-                Some(f) => answer_of(f, &text),
-                // A form without text (a roll) takes a typed command only; anything else waits.
-                None if text.starts_with('/') => answer_of(&("text".into(), false), &text),
-                None => return hold(t, &seat, user, m, text),
-            };
-            let answer = if field.is_none() {
-                typed_command(&ask, answer)
+            let answer = if text.starts_with('/') && text_field(&ask).is_none() {
+                // A form without text (a roll) takes a typed command.
+                typed_command(&ask, answer_of(&("text".into(), false), &text))
+            } else if crate::forms::takes_messages(&ask) {
+                // The whole form, its fields set by `name: value` lines.
+                crate::forms::fill(&ask, &text)
             } else {
-                Ok(answer)
+                // A form answered by a button only: the message waits for the next ask.
+                return hold(t, &seat, user, m, text);
             };
             let answer = match answer {
                 Ok(a) => a,
@@ -458,8 +440,13 @@ async fn acknowledge(
 /// `/join [seat] [character]`: a seat of the table (an AI's is handed to the person), or a new
 /// one from the table's invitation (seated at the table's next step).
 fn join(t: &Seated, ctx: &Ctx, options: &[(String, String)]) -> String {
-    if let Some(p) = t.lock().seat_of(ctx.user) {
-        return format!("You sit at seat {} already.", p.seat);
+    let bound = t.lock().seat_of(ctx.user).map(|p| p.seat.clone());
+    if let Some(seat) = bound {
+        // Theirs, handed to an AI (they left it idle, or the GM handed it over): taken back.
+        return match t.hub.hand_over(&seat, true) {
+            Ok(()) => format!("You take seat {seat} back."),
+            Err(_) => format!("You sit at seat {seat} already."),
+        };
     }
     // Registered in the campaign directory (a bot for one campaign) or the root above it.
     let key = ctx.user.to_string();
@@ -544,6 +531,37 @@ fn leave(t: &Seated, user: u64) -> String {
     }) {
         Ok(()) => format!("You left seat {seat}: {handed}."),
         Err(e) => format!("Could not keep that you left: {e}"),
+    }
+}
+
+/// `/handover seat:… to:ai|person`: whoever sits in the GM's seat hands a player's seat to an
+/// AI or back to its person, as the GM's page does at the web table (the same `Hub::hand_over`,
+/// so the same `seat_handed` event). Its person, if one is bound on Discord, keeps the seat's
+/// binding: `/join` takes it back.
+fn hand(t: &Seated, user: u64, options: &[(String, String)]) -> String {
+    let Some(mine) = t.lock().seat_of(user).map(|p| p.seat.clone()) else {
+        return "You have no seat here.".into();
+    };
+    if mine != troupe_serve::feed::GM {
+        return "Only whoever sits in the GM's seat hands another seat over; `/leave` gives \
+                your own to an AI."
+            .into();
+    }
+    let Some(seat) = get(options, "seat") else {
+        return "Name the seat: `/handover seat:alex to:ai`.".into();
+    };
+    let person = match get(options, "to").unwrap_or("ai") {
+        "ai" => false,
+        "person" => true,
+        other => return format!("\"{other}\" is not who takes a seat: ai or person"),
+    };
+    if matches!(seat, "watch" | "join") || seat == mine {
+        return "That is no player's seat to hand over.".into();
+    }
+    match t.hub.hand_over(seat, person) {
+        Ok(()) if person => format!("Seat {seat} goes back to its person."),
+        Ok(()) => format!("Seat {seat}: an AI plays it now."),
+        Err(why) => format!("Not handed over: {}", refusal(&why)),
     }
 }
 

@@ -15,6 +15,7 @@
 //!   each stream was posted, the message ids taken (none is applied twice after a restart).
 
 pub mod commands;
+pub mod forms;
 pub mod render;
 pub mod rest;
 pub mod state;

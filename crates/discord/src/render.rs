@@ -208,7 +208,11 @@ pub fn ask_messages(title: &str, table: &str, ask_id: u64, ask: &Ask) -> Vec<New
         text.push(')');
     }
     let presses = presses(ask);
-    if presses.is_empty() {
+    if let Some(how) = crate::forms::instructions(ask) {
+        text.push('\n');
+        text.push_str(&how);
+        text.push_str("\n`/help` lists the commands you have now.");
+    } else if presses.is_empty() {
         text.push_str(
             "\nAnswer with your next message in the table's thread (or here). `/help` lists \
              the commands you have now.",

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use troupe_serve::Hub;
 use troupe_serve::feed::WATCH;
+use troupe_serve::hub::Refused;
 use twilight_model::id::Id;
 use twilight_model::id::marker::{ChannelMarker, MessageMarker};
 
@@ -256,15 +257,18 @@ async fn post_ask(out: &Out, t: &Seated, user: u64, seat: &str) -> Result<(), Pu
     if sent {
         return Ok(());
     }
-    if let Some(field) = crate::inbound::text_field(&ask)
+    if crate::forms::takes_messages(&ask)
         && let Some(held) = t.update(|b| take_held(b, seat)).map_err(PumpError::Keep)?
     {
         // Out of the held list before it is handed over: a kill in between loses it (it never
         // had its ✅), never applies it twice.
-        let answer = crate::inbound::answer_of(&field, &held.text);
+        let answer = crate::forms::fill(&ask, &held.text);
         let channel = Id::<ChannelMarker>::new_checked(held.channel);
         let message = Id::<MessageMarker>::new_checked(held.message);
-        match t.hub.answer(seat, id, answer) {
+        let taken = answer
+            .map_err(Refused::Invalid)
+            .and_then(|a| t.hub.answer(seat, id, a));
+        match taken {
             Ok(()) => {
                 if let (Some(c), Some(m)) = (channel, message) {
                     out.rest.react(c, m, crate::inbound::TAKEN).await?;
