@@ -16,9 +16,6 @@ pub struct TerminalPlayers {
     keyboard: Keyboard,
     /// Player names by agent id, learnt from the player views (a character's view has none).
     players: std::collections::HashMap<String, String>,
-    /// Each character's last action form, by agent id: a flagged action is rephrased by its
-    /// text alone, the rest of the form kept.
-    actions: std::collections::HashMap<String, serde_json::Map<String, Value>>,
 }
 
 /// A person left (`/quit` or the end of input).
@@ -29,7 +26,6 @@ impl TerminalPlayers {
         TerminalPlayers {
             keyboard,
             players: std::collections::HashMap::new(),
-            actions: std::collections::HashMap::new(),
         }
     }
 
@@ -208,42 +204,35 @@ impl TerminalPlayers {
         &mut self,
         v: &CharacterView,
         view: &SeatView,
-        call: &CallSpec,
+        question: &PlayerQuestion<'_>,
     ) -> Result<Value, Left> {
-        Ok(match call {
+        Ok(match question.call {
             CallSpec::Action { feedback, .. } => {
                 self.banner(view, "your action");
-                let last = self.actions.get(&v.agent_id).cloned();
-                let form = match last {
+                // The attempt the overreach check sent back, as its form's values.
+                let mut form = question.ask().prefill;
+                if form.is_empty() {
+                    self.scene(&v.narration, &v.clarifications);
+                    self.action(v, view).await?
+                } else {
                     // Flagged: only the words are asked again; the rest of the form stands.
-                    Some(mut form) if !feedback.is_empty() => {
-                        println!("The overreach check flagged your action. {feedback}");
-                        let said = form
-                            .get("action")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string();
-                        println!("You wrote: {said}");
-                        let prompt = format!(
-                            "Rephrase what {} tries (Enter sends it as it is, for the GM to rule on):",
-                            v.character.name
-                        );
-                        let text = self.line(view, &prompt).await?;
-                        if !text.is_empty() {
-                            form.insert("action".into(), Value::String(text));
-                        }
-                        form
+                    println!("The overreach check flagged your action. {feedback}");
+                    let said = form
+                        .get("action")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    println!("You wrote: {said}");
+                    let prompt = format!(
+                        "Rephrase what {} tries (Enter sends it as it is, for the GM to rule on):",
+                        v.character.name
+                    );
+                    let text = self.line(view, &prompt).await?;
+                    if !text.is_empty() {
+                        form.insert("action".into(), Value::String(text));
                     }
-                    _ => {
-                        self.scene(&v.narration, &v.clarifications);
-                        match self.action(v, view).await? {
-                            Value::Object(form) => form,
-                            _ => serde_json::Map::new(),
-                        }
-                    }
-                };
-                self.actions.insert(v.agent_id.clone(), form.clone());
-                Value::Object(form)
+                    Value::Object(form)
+                }
             }
             CallSpec::InsightQuestion { .. } => {
                 self.banner(view, "LASER FEELINGS!");
@@ -380,7 +369,7 @@ impl PlayerSeat for TerminalPlayers {
         }
         let got = match &view.layer {
             LayerView::Player(v) => self.player(v, view, call).await,
-            LayerView::Character(v) => self.character(v, view, call).await,
+            LayerView::Character(v) => self.character(v, view, question).await,
         };
         match got {
             Ok(Value::Object(values)) => Answer::Decide { values },

@@ -436,6 +436,7 @@ impl GmQuestion<'_> {
             fields,
             commands: gm_commands(self.view),
             error: None,
+            prefill: Default::default(),
         }
     }
 
@@ -620,6 +621,21 @@ impl PlayerQuestion<'_> {
             fields,
             commands: vec![],
             error: self.error.map(str::to_string),
+            prefill: self.prefill(),
+        }
+    }
+
+    /// The form's values of the attempt asked again, as the seat would send them.
+    fn prefill(&self) -> Map<String, Value> {
+        let Some(attempt) = self.again else {
+            return Map::new();
+        };
+        match player_answer(
+            self.call,
+            &serde_json::to_value(attempt).unwrap_or_default(),
+        ) {
+            Answer::Decide { values } => values,
+            _ => Map::new(),
         }
     }
 

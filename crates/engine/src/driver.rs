@@ -892,6 +892,7 @@ impl<'a> Driver<'a> {
                 call,
                 view,
                 error: None,
+                again: asked_again(&self.session, call),
             })
             .collect();
         seat.decide_all(&questions).await
@@ -941,6 +942,7 @@ impl<'a> Driver<'a> {
                 call: spec,
                 view,
                 error: None,
+                again: None,
             }
             .read(answer)
         };
@@ -956,6 +958,7 @@ impl<'a> Driver<'a> {
                 call: spec,
                 view,
                 error: Some(&why),
+                again: asked_again(&self.session, spec),
             };
             let answer = seat.decide(&question).await;
             why = match read(answer) {
@@ -1194,7 +1197,18 @@ fn decide(
     })
 }
 
-/// The GM's choice after two failures, and, when they typed the AI's part, that part.
+/// The attempt an action call asks again: the character's last one this turn, which the
+/// overreach check sent back (a first attempt asks nothing again).
+fn asked_again<'a>(s: &'a Session, call: &CallSpec) -> Option<&'a troupe_agents::ActionDecl> {
+    let CallSpec::Action { agent, attempt, .. } = call else {
+        return None;
+    };
+    if *attempt < 2 {
+        return None;
+    }
+    s.turn.actions.get(agent)?.attempts.last()
+}
+
 /// The events that record a GM decision. The answer was read as the decision asked
 /// ([`GmQuestion::read`]), so each decision comes with its own kind.
 fn decision_events(s: &Session, ask: &GmAsk, decision: GmDecision) -> Vec<Event> {

@@ -3,7 +3,7 @@
 //! decision is recorded as the same event whoever made it.
 
 use async_trait::async_trait;
-use troupe_agents::{CharacterView, GmView, PlayerView};
+use troupe_agents::{ActionDecl, CharacterView, GmView, PlayerView};
 use troupe_llm::AttemptRecord;
 use troupe_rules::DiceExpr;
 use troupe_seat::Answer;
@@ -182,6 +182,9 @@ pub struct PlayerQuestion<'a> {
     pub view: &'a SeatView,
     /// Why the seat's last answer to this decision was not taken.
     pub error: Option<&'a str>,
+    /// The attempt this decision asks again: an action the overreach check sent back, whose
+    /// form comes back holding it (the ask's `prefill`).
+    pub again: Option<&'a ActionDecl>,
 }
 
 /// A player's seat taken by a person (at the terminal, in a browser, or a recording of them).

@@ -39,6 +39,11 @@ pub struct Ask {
     /// Why the last answer was not taken, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the form holds when it is shown, by field: the seat's own last answer when the same
+    /// decision is asked again (an action the overreach check sent back), so the person changes
+    /// what was wrong instead of filling the whole form again.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub prefill: Map<String, Value>,
 }
 
 /// One field of an answer's form.
@@ -475,6 +480,7 @@ mod tests {
                 fields: vec![form::text("dice", "Dice")],
             }],
             error: None,
+            prefill: Default::default(),
         }
     }
 

@@ -92,6 +92,18 @@ function values(form) {
   return v;
 }
 
+// The values the ask brings with it (the seat's own last answer, asked again): set as values,
+// never as markup.
+function fill(form, prefill) {
+  for (const i of form.querySelectorAll("[data-name]")) {
+    const v = (prefill || {})[i.dataset.name];
+    if (v === undefined || v === null) continue;
+    if (i.dataset.kind === "flag") i.checked = v === true;
+    else if (i.dataset.kind === "lines" && Array.isArray(v)) i.value = v.join("\n");
+    else i.value = String(v);
+  }
+}
+
 // `purpose`: "decide" or the command's name, so a form asked again keeps what was typed in it.
 function formFor(fields, button, send, purpose) {
   const form = el("form");
@@ -170,8 +182,12 @@ function showAsk(pending) {
   for (const s of ask.shown || []) box.appendChild(el("p", s, "shown"));
   if (ask.error) box.appendChild(el("p", ask.error, "error"));
   // A standing ask (the GM's commands while the game plays on) has nothing to send but them.
-  if (!pending.standing) box.appendChild(formFor(ask.fields, "Send", (v) =>
-    call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } }), "decide"));
+  if (!pending.standing) {
+    const form = formFor(ask.fields, "Send", (v) =>
+      call("/answer", { ask_id: pending.id, answer: { answer: "decide", values: v } }), "decide");
+    fill(form, ask.prefill);
+    box.appendChild(form);
+  }
   for (const c of ask.commands || []) {
     const d = el("details");
     d.dataset.command = c.name;

@@ -32,6 +32,7 @@ fn ask() -> Ask {
         fields: vec![form::text("plan", "Plan")],
         commands: vec![],
         error: None,
+        prefill: Default::default(),
     }
 }
 

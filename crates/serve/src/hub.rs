@@ -873,6 +873,7 @@ mod tests {
             fields: vec![form::lines("questions", "Questions", 2)],
             commands: vec![],
             error: None,
+            prefill: Default::default(),
         }
     }
 

@@ -116,6 +116,7 @@ pub fn join_ask() -> Ask {
         ],
         commands: Vec::new(),
         error: None,
+        prefill: Default::default(),
     }
 }
 
@@ -132,5 +133,6 @@ pub fn held_ask(seat: &str) -> Ask {
         fields: vec![form::line("text", "Say something")],
         commands: Vec::new(),
         error: None,
+        prefill: Default::default(),
     }
 }

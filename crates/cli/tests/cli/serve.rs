@@ -1150,6 +1150,13 @@ async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_
                 values["action"] = json!(overreach);
                 if ask["shown"].to_string().contains("rephrase") {
                     feedback_seen = true;
+                    // The form comes back holding the flagged attempt: only its words need
+                    // changing (the page fills its fields from it).
+                    let first = player_answer(ask);
+                    assert_eq!(ask["prefill"]["action"], overreach, "{ask}");
+                    for field in ["task_type", "prepared", "expert", "dialogue"] {
+                        assert_eq!(ask["prefill"][field], first[field], "{field}: {ask}");
+                    }
                 }
             }
             s.answer("alex", &alex, values).await;
@@ -1171,6 +1178,92 @@ async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_
     assert_eq!(
         kept[0]["action"], overreach,
         "the GM kept the person's words"
+    );
+}
+
+/// What the page's form for this ask holds, field by field (null until the page shows it).
+const FORM_VALUES: &str = r#"
+if (document.getElementById('ask').dataset.ask !== String(arguments[0])) return null;
+const form = document.querySelector('#ask form');
+if (!form) return null;
+const v = {};
+for (const i of form.querySelectorAll('[data-name]')) v[i.dataset.name] = i.type === 'checkbox' ? i.checked : i.value;
+return v;
+"#;
+
+/// At her browser, a person whose action the overreach check sent back finds her form as she
+/// sent it (her words, her roll, her flags): she changes only what was wrong, or sends it again
+/// as it is, and the GM rules on her own words.
+#[tokio::test]
+async fn a_flagged_action_comes_back_to_the_persons_page_as_she_wrote_it() {
+    use crate::support::browser::WebDriver;
+    let Some(page) = WebDriver::start_or_skip("the flagged action's page test").await else {
+        return;
+    };
+    let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
+    let s = serve(
+        dir.path(),
+        &["--seed", "3", "--turns", "1", "--person", "alex"],
+    );
+    page.open(&format!("{}#key={}", s.url("alex", ""), s.keys["alex"]))
+        .await;
+    let overreach = "I shoot the guard and he falls down unconscious.";
+    let first = json!({"action": overreach, "dialogue": "Hands up!", "task_type": "feelings",
+                       "prepared": true, "expert": false, "helping": ""});
+    let started = Instant::now();
+    let mut refilled = None;
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the session did not end"
+        );
+        let gm = s.feed("gm", &s.keys["gm"], Some(u64::MAX)).await["state"].clone();
+        if !gm["ended"].is_null() {
+            break;
+        }
+        if !gm["ask"].is_null() {
+            let ask = &gm["ask"]["ask"];
+            let values = match ask["decision"].as_str() {
+                Some("review") => json!({"keep": "original"}),
+                _ => gm_answer(ask),
+            };
+            s.answer("gm", &gm, values).await;
+        }
+        let alex = s.feed("alex", &s.keys["alex"], Some(u64::MAX)).await["state"].clone();
+        if alex["ask"].is_null() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        }
+        let ask = &alex["ask"]["ask"];
+        let values = match ask["decision"].as_str() {
+            Some("action") if ask["shown"].to_string().contains("rephrase") => {
+                let id = &alex["ask"]["id"];
+                let shown = loop {
+                    let v = page.eval_with(FORM_VALUES, json!([id])).await;
+                    if !v.is_null() {
+                        break v;
+                    }
+                    assert!(
+                        started.elapsed() < Duration::from_secs(120),
+                        "no form for {id}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                };
+                refilled = Some(shown);
+                json!({}) // sent again as it is: the page sends what it holds
+            }
+            Some("action") => first.clone(),
+            _ => player_answer(ask),
+        };
+        answer_from_page(&s, "alex", &page, FILL_AND_SEND, &values, &alex).await;
+    }
+    let refilled = refilled.expect("the action was sent back to be rephrased");
+    assert_eq!(refilled, first, "the form came back as she sent it");
+    let log = log_of(dir.path(), 1);
+    let kept = of_type(&log, "gm_reviewed_action");
+    assert_eq!(
+        kept[0]["action"], overreach,
+        "the GM ruled on her own words"
     );
 }
 

@@ -45,6 +45,7 @@ pub fn action_ask(state: &State, seat: &Seat) -> Ask {
         )],
         commands: vec![whisper()],
         error: None,
+        prefill: Default::default(),
     }
 }
 
@@ -63,6 +64,7 @@ pub fn action_again_ask(state: &State, seat: &Seat, sent: &str, feedback: &str) 
         )],
         commands: vec![whisper()],
         error: Some(feedback.to_string()),
+        prefill: Default::default(),
     }
 }
 
@@ -82,6 +84,7 @@ pub fn roll_ask(state: &State, seat: &Seat, check: &CheckCall) -> Ask {
         fields: Vec::new(),
         commands: Vec::new(),
         error: None,
+        prefill: Default::default(),
     }
 }
 
@@ -106,6 +109,7 @@ pub fn gm_ask(shown: Vec<String>) -> Ask {
             fields: Vec::new(),
         }],
         error: None,
+        prefill: Default::default(),
     }
 }
 

@@ -79,6 +79,7 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
         fields: vec![form::optional("line", "What your character does")],
         commands,
         error: None,
+        prefill: Default::default(),
     }
 }
 
@@ -107,6 +108,7 @@ pub fn gm_ask(state: &State, shown: Vec<String>) -> Ask {
         fields: Vec::new(),
         commands,
         error: None,
+        prefill: Default::default(),
     }
 }
 

@@ -565,6 +565,7 @@ fn a_persons_recorded_decision_sent_again_as_an_answer_reads_back_as_it_was_made
             call: &call,
             view: &view,
             error: None,
+            again: None,
         };
         let made = player_reply(&call, values.as_object().unwrap());
         // What the log holds of it: the event's own serialization (an action's "helping" of
