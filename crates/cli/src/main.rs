@@ -536,14 +536,14 @@ fn check_campaign(file: &Path) -> bool {
 /// The campaign's `prompts/` overrides (of every game's templates): each must compile; a file
 /// that replaces no template (a misspelt name) is noted, since nothing would ever read it.
 fn check_prompts(dir: &Path) -> bool {
-    let folder = troupe_engine::prompts::folder(dir);
-    for unused in troupe_engine::prompts::unused(dir) {
+    let folder = troupe_games::folder(dir);
+    for unused in troupe_games::unused(dir) {
         eprintln!(
             "note: {} replaces no prompt template (the names are those of crates/*/prompts/*.md)",
             unused.display()
         );
     }
-    match troupe_engine::prompts::campaign(dir) {
+    match troupe_games::campaign(dir) {
         Ok(p) if p.overridden().is_empty() => true,
         Ok(p) => {
             println!(

@@ -51,7 +51,7 @@ pub fn retry_policy() -> RetryPolicy {
 /// The campaign's prompt registry: every game's templates, with the campaign's `prompts/`
 /// files replacing those of the same name. A broken override is an error naming its file.
 pub fn prompts(dir: &Path) -> anyhow::Result<Prompts> {
-    Ok(troupe_engine::prompts::campaign(dir)?)
+    Ok(troupe_games::campaign(dir)?)
 }
 
 /// The AI side of the table for a campaign: its prompts, the model, and its memory.
@@ -483,7 +483,7 @@ pub async fn resume(
 /// and has ended, its summary file and the NPCs' memory of it, once.
 pub fn finish_encounter(dir: &Path, session: u32, memory_url: Option<&str>) -> anyhow::Result<()> {
     let campaign_dir = CampaignDir::new(dir);
-    if let Some(ended) = troupe_engine::encounter::lasers::ended(&campaign_dir, session)? {
+    if let Some(ended) = troupe_encounter::table::lasers::ended(&campaign_dir, session)? {
         // Opened only now: most sessions are no encounter's, and memory may be on a server.
         let mut memory = crate::graph::open_memory(&campaign_dir, None, memory_url)?;
         ended.record(&campaign_dir, &mut memory)?;

@@ -1,7 +1,7 @@
 //! `troupe scene`: seed 004's scene engine at the terminal. The player types what their
 //! character does; the rules planner picks one tool from the menu; the engine validates,
 //! executes and applies it; the narrator tells what happened. The loop is the engine's
-//! ([`troupe_engine::scene::SceneTable`]): this is its terminal (or script) speaker, its
+//! ([`troupe_scene::table::SceneTable`]): this is its terminal (or script) speaker, its
 //! printed story, and the world knowledge and memory an ended scene leaves behind.
 
 use std::io::{BufRead, Write};
@@ -10,9 +10,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
-use troupe_engine::SceneStore;
 use troupe_engine::lines::count;
-use troupe_engine::scene::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
+use troupe_scene::table::SceneStore;
+use troupe_scene::table::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
 use troupe_scene::view::gm_view;
 use troupe_scene::{Scene, Truth, World};
 use troupe_seat::{Answer, Ask, Seat};
@@ -137,8 +137,8 @@ fn models(
         None
     };
     let planner = match args.planner {
-        PlannerKind::Rules => troupe_engine::scene::PlannerKind::Rules,
-        PlannerKind::Model => troupe_engine::scene::PlannerKind::Model,
+        PlannerKind::Rules => troupe_scene::table::PlannerKind::Rules,
+        PlannerKind::Model => troupe_scene::table::PlannerKind::Model,
     };
     let prompts = crate::play::prompts(dir)?;
     let models = SceneModels {
@@ -737,7 +737,7 @@ impl SceneWatch for Printed {
             return;
         };
         match seat {
-            Some(troupe_engine::scene::SPEAKER) => {
+            Some(troupe_scene::table::SPEAKER) => {
                 spinner.start("The AI speaker is thinking…".into())
             }
             Some(_) => spinner.start("The narrator is thinking…".into()),
@@ -908,7 +908,7 @@ fn open_new(
     let seed = crate::play::seed_or_now(seed);
     let mut scene = Scene::start(def, seed);
     if ai_speaks {
-        scene.hand_over(troupe_engine::scene::SPEAKER, false);
+        scene.hand_over(troupe_scene::table::SPEAKER, false);
     }
     let run = store.begin(
         &scene.state.id,
@@ -923,10 +923,10 @@ fn open_new(
         .collect();
     let labels = [
         (
-            troupe_engine::scene::SPEAKER.to_string(),
+            troupe_scene::table::SPEAKER.to_string(),
             format!("Player ({})", actors.join(", ")),
         ),
-        (troupe_engine::scene::GM.to_string(), GM_LABEL.to_string()),
+        (troupe_scene::table::GM.to_string(), GM_LABEL.to_string()),
         ("watch".to_string(), "Watching".to_string()),
     ];
     let (table, links) = troupe_serve::new_table(TableGame::Scene, run, &labels, None)?;
@@ -987,7 +987,7 @@ fn served_models(
     args: &crate::tables::ServeArgs,
     model_args: &crate::models::ModelArgs,
 ) -> anyhow::Result<(SceneModels, Option<AiSpeaker>)> {
-    let ai_holds = troupe_scene::held_by_person(events, troupe_engine::scene::SPEAKER);
+    let ai_holds = troupe_scene::held_by_person(events, troupe_scene::table::SPEAKER);
     let served: Vec<troupe_llm::CallTag> = events
         .iter()
         .filter_map(|e| match &e.event {
@@ -1057,7 +1057,7 @@ fn open_table(dir: &Path, args: &crate::tables::ServeArgs) -> anyhow::Result<Fou
     if store.run(t.session)?.is_none_or(|r| r.ended) {
         return Ok(Found::Closed(Some(store)));
     }
-    let gm = troupe_engine::scene::GM;
+    let gm = troupe_scene::table::GM;
     if args.new_link.iter().any(|s| s == gm) && !t.seats.iter().any(|s| s.seat == gm) {
         t.seats.push(troupe_serve::StoredSeat {
             seat: gm.to_string(),
@@ -1087,7 +1087,7 @@ fn served(
     let gm = table
         .seats
         .iter()
-        .any(|s| s.seat == troupe_engine::scene::GM);
+        .any(|s| s.seat == troupe_scene::table::GM);
     let world = Printed {
         dir: dir.to_path_buf(),
         memory_url: memory_url.map(str::to_string),

@@ -4,7 +4,8 @@
 //! an AI game master runs it for a table. Play is a log of events whose fold is the encounter's
 //! state; the GM's replies are structured: narration plus tool calls checked against their
 //! schemas. Its prompt is assembled within budget zones ([`budget`]) and its narration is checked
-//! for secrets before a player sees it ([`leaks`]). Pure: no I/O, no models, no clock.
+//! for secrets before a player sees it ([`leaks`]). All of that is pure: no I/O, no models, no
+//! clock. Its table ([`table`]) plays it on troupe's engine: the store, the seats, the models.
 
 pub mod budget;
 pub mod check;
@@ -15,6 +16,7 @@ pub mod names;
 pub mod prompt;
 pub mod score;
 pub mod spec;
+pub mod table;
 pub mod tools;
 pub mod turn;
 pub mod view;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use troupe_llm::AttemptRecord;
 
 /// The attempt as JSON, with `at`: now, UTC, to the millisecond.
-pub(crate) fn logged(a: &AttemptRecord) -> Value {
+pub fn logged(a: &AttemptRecord) -> Value {
     let mut v = serde_json::to_value(a).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         let at = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);

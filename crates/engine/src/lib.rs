@@ -5,10 +5,9 @@
 
 mod ai_gm;
 pub mod asks;
-mod attempts;
+pub mod attempts;
 pub mod call_seed;
 mod driver;
-pub mod encounter;
 mod events;
 mod fault;
 mod guard;
@@ -18,10 +17,8 @@ mod machine;
 pub mod memory;
 pub mod pause;
 mod phase;
-pub mod prompts;
 pub mod recorded;
 pub mod replay;
-pub mod scene;
 pub mod script;
 mod seat;
 pub mod secrets;
@@ -59,8 +56,8 @@ pub use seat::{
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 pub use spend::{SpendMeter, SpendStop};
 pub use store::{
-    Durability, EncounterStore, GameStore, Logged, RunLog, SCHEMA_VERSION, SceneStore, SessionInfo,
-    Store, StoredEvent, StoredRun, Unreadable, set_durability,
+    Durability, GameStore, Logged, RunLog, SCHEMA_VERSION, SessionInfo, Store, StoredEvent,
+    StoredRun, Unreadable, set_durability,
 };
 pub use transcript::render_markdown;
 pub use troupe_prompts::Prompts;
@@ -157,8 +154,9 @@ pub enum Error {
     SceneModel { message: String },
     #[error("the scene's changes could not be kept in the world: {message}")]
     SceneWorld { message: String },
+    /// A game's own error (a scene's file, …), from the game's crate.
     #[error(transparent)]
-    Scene(#[from] troupe_scene::Error),
+    Game(Box<dyn std::error::Error + Send + Sync>),
     #[error("campaign memory")]
     Memory(#[source] troupe_memory::Error),
     #[error(transparent)]
@@ -201,7 +199,7 @@ pub fn error_chain(error: impl std::error::Error) -> String {
 impl Error {
     /// A failed file operation; the faults people can fix (a full disk, a read-only directory)
     /// say what to do.
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
         if let Some(fault) = Fault::of_io(&source) {
             return Error::fault(path, fault);
         }
@@ -211,7 +209,7 @@ impl Error {
         }
     }
 
-    pub(crate) fn fault(path: &Path, fault: Fault) -> Self {
+    pub fn fault(path: &Path, fault: Fault) -> Self {
         Error::Fault {
             path: path.display().to_string(),
             fault,

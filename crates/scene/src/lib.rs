@@ -4,8 +4,10 @@
 //! is the [`State`]. Each turn a planner ([`planner`]) turns the player's words into one
 //! [`ToolCall`] from the menu of tools whose preconditions hold; the router validates it again,
 //! executes it into facts and effects, applies the effects all or nothing ([`effects`]) and
-//! the narrator ([`narrator`]) renders the facts. Pure: no I/O, no models, no clock (the
-//! prompts a model is asked with are templates in [`prompts`], rendered by the caller's registry).
+//! the narrator ([`narrator`]) renders the facts. All of that is pure: no I/O, no models, no
+//! clock (the prompts a model is asked with are templates in [`prompts`], rendered by the
+//! caller's registry). Its table ([`table`]) plays it on troupe's engine: the store, the seats,
+//! the models.
 
 pub mod effects;
 pub mod exec;
@@ -16,6 +18,7 @@ pub mod narrator;
 pub mod planner;
 pub mod prompts;
 pub mod router;
+pub mod table;
 mod tables;
 pub mod tools;
 pub mod view;

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold};
-use troupe_engine::EncounterStore;
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::asks::gm_ask;
+use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_engine::Prompts;
-use troupe_engine::encounter::asks::gm_ask;
-use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_llm::Gateway;
 
 use crate::feed::{Audience, GM, Rendered, numbered};

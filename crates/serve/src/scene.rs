@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use troupe_engine::SceneStore;
-use troupe_engine::scene::{
+use troupe_scene::table::SceneStore;
+use troupe_scene::table::{
     AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished,
     shown,
 };

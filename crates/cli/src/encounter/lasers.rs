@@ -1,5 +1,5 @@
 //! `troupe encounter run` for a spec whose rules are Lasers & Feelings: the engine sets the
-//! campaign up to play it ([`troupe_engine::encounter::lasers`]); here its session is played at
+//! campaign up to play it ([`troupe_encounter::table::lasers`]); here its session is played at
 //! this terminal, and its outcome written when it ends.
 
 use std::path::Path;
@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
-use troupe_engine::encounter::lasers;
-use troupe_engine::encounter::start::SeatSpec;
+use troupe_encounter::table::lasers;
+use troupe_encounter::table::start::SeatSpec;
 
 use super::start::TableArgs;
 use crate::models::ModelArgs;
@@ -27,7 +27,7 @@ pub async fn run(
     // A broken prompt override stops here, before the tally counts a run that never starts.
     crate::play::prompts(dir)?;
     // So does a model that cannot be used (a server that is down, a key that is not set).
-    let campaign = troupe_engine::encounter::start::campaign_in(&CampaignDir::new(dir));
+    let campaign = troupe_encounter::table::start::campaign_in(&CampaignDir::new(dir));
     let settings = campaign.as_ref().and_then(|c| c.model.as_ref());
     crate::preflight::check_model(model, settings, dir)
         .context("the model cannot be used; nothing was started")?;

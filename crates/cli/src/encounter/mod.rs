@@ -14,8 +14,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_encounter::log::{EncounterEvent, undo_event};
-use troupe_engine::EncounterStore;
-use troupe_engine::encounter::start::SeatSpec;
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::start::SeatSpec;
 use troupe_engine::lines::count;
 
 #[derive(Debug, clap::Subcommand)]
@@ -319,7 +319,7 @@ fn list(dir: &Path, specs: Option<&Path>) -> anyhow::Result<ExitCode> {
         };
         bail!("{what} {}; {add}", specs_dir.display());
     }
-    let tally = troupe_engine::encounter::outcome::read_tally(dir)?;
+    let tally = troupe_encounter::table::outcome::read_tally(dir)?;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&specs_dir)
         .with_context(|| format!("could not list {}", specs_dir.display()))?
         .filter_map(Result::ok)

@@ -12,7 +12,7 @@ pub fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let events = store.events(run)?;
     // The GM's prompts as the run had them: the campaign's overrides too.
     let prompts = crate::play::prompts(dir)?;
-    for line in troupe_engine::encounter::replay(run, &events, &prompts)? {
+    for line in troupe_encounter::table::replay(run, &events, &prompts)? {
         println!("{line}");
     }
     let replayed = troupe_encounter::log::live(&events).len();

@@ -1,6 +1,6 @@
 //! The encounter at the terminal: the people's seats read from the keyboard, the table's lines
 //! printed as they are committed. The loop itself is the engine's
-//! ([`troupe_engine::encounter::EncounterTable`]).
+//! ([`troupe_encounter::table::EncounterTable`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,9 +8,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_encounter::log::{EncounterEvent, Envelope, State};
-use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
-use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop, outcome, shown};
-use troupe_engine::{EncounterStore, Prompts};
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
+use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop, outcome, shown};
+use troupe_engine::Prompts;
 use troupe_llm::Gateway;
 use troupe_seat::{Answer, Ask, Seat};
 

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
-use troupe_engine::EncounterStore;
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::start::{Opening, campaign_in, window_of};
 use troupe_engine::Prompts;
-use troupe_engine::encounter::start::{Opening, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway};
 use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
 
-use troupe_engine::encounter::asks::GM;
+use troupe_encounter::table::asks::GM;
 
 use super::{run, start};
 use crate::models::ModelArgs;
@@ -114,7 +114,7 @@ fn table_for(
     crate::sessions::reopen_mirror_of(&mut store, run)?;
     let events = store.events(run)?;
     if model.replays_served() {
-        model.skip_served(&troupe_engine::encounter::start::served(&events));
+        model.skip_served(&troupe_encounter::table::start::served(&events));
     }
     let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
     let gm = table.seats.iter().any(|s| s.seat == GM);
@@ -164,7 +164,7 @@ fn open_new(
     let mut labels: Vec<(String, String)> = state
         .seats
         .iter()
-        .map(|s| (s.id.clone(), troupe_engine::encounter::asks::who(s)))
+        .map(|s| (s.id.clone(), troupe_encounter::table::asks::who(s)))
         .collect();
     labels.push((GM.to_string(), GM_LABEL.to_string()));
     // The watcher's link last: it closes the printed list.

@@ -1,6 +1,6 @@
 //! Starting and resuming a run at this terminal: the flags, the model, what is printed and the
 //! loop. Who sits where, the names drawn and the first event are the engine's
-//! ([`troupe_engine::encounter::start`]).
+//! ([`troupe_encounter::table::start`]).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,9 +9,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
-use troupe_engine::EncounterStore;
-use troupe_engine::encounter::Stop;
-use troupe_engine::encounter::start::{self as engine, Begun, Opening, SeatSpec, campaign_in};
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::Stop;
+use troupe_encounter::table::start::{self as engine, Begun, Opening, SeatSpec, campaign_in};
 use troupe_llm::ChatModel;
 
 use super::run as table;

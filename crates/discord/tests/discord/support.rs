@@ -9,7 +9,7 @@ use std::time::Duration;
 use troupe_campaign::CampaignDir;
 use troupe_discord::{Bot, Config, Token};
 use troupe_encounter::log::fold;
-use troupe_engine::encounter::start::{Opening, SeatSpec, begin, campaign_in, window_of};
+use troupe_encounter::table::start::{Opening, SeatSpec, begin, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, TokioSleeper};
 use troupe_serve::{EncounterGame, Game, TableGame, TableRun};
 
@@ -87,7 +87,7 @@ pub fn open_smithy(dir: &Path) -> TableRun {
 fn table_run(
     dir: &Path,
     table: troupe_serve::TableFile,
-    store: troupe_engine::EncounterStore,
+    store: troupe_encounter::table::EncounterStore,
     model: Arc<dyn ChatModel>,
     title: String,
 ) -> TableRun {
@@ -96,7 +96,7 @@ fn table_run(
         store,
         run,
         gateway: Gateway::new(model, RetryPolicy::default(), Arc::new(TokioSleeper)),
-        prompts: troupe_engine::prompts::campaign(dir).unwrap(),
+        prompts: troupe_games::campaign(dir).unwrap(),
         rounds: None,
         finish: Box::new(|_, _| Ok(())),
         gm: true,

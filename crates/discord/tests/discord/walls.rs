@@ -57,6 +57,7 @@ pub fn ask(seat: &str, prompt: &str) -> Ask {
         fields: vec![form::line("action", "Action")],
         commands: Vec::new(),
         error: None,
+        prefill: Default::default(),
     }
 }
 

@@ -30,7 +30,7 @@ use troupe_campaign::CampaignDir;
 
 use crate::{Error, EventLog, Fault};
 
-pub use runs::{EncounterStore, RunLog, SceneStore, StoredRun};
+pub use runs::{RunLog, StoredRun};
 pub use session::{SessionInfo, Store, StoredEvent, Unreadable};
 
 /// The schema this build reads and writes (SQLite's `user_version`).

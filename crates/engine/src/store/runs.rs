@@ -1,13 +1,14 @@
-//! The runs of the other games in the store, beside the sessions but in tables of their own:
-//! scenes (seed 004) in `scene_runs` and `scene_events`, encounters (seed 003) in
-//! `encounter_runs` and `encounter_events`. Data flows one way: the game's events in, the same
-//! events out; the folds live in troupe-scene and troupe-encounter. The games' folds still read
-//! the undo events themselves, so logs written before the undo marks (and files an older troupe
-//! writes) read as they always did.
+//! The runs of the games whose log is a numbered run (a scene, an encounter), beside the
+//! sessions but in tables of their own (`{kind}_runs`, `{kind}_events`), named by the game
+//! ([`RunLog`]). Data flows one way: the game's events in, the same events out; the folds live
+//! in the games' crates. The games' folds still read the undo events themselves, so logs written
+//! before the undo marks (and files an older troupe writes) read as they always did.
 
 use std::path::PathBuf;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use troupe_campaign::CampaignDir;
 
 use super::{GameStore, Logged, SqlResult, db};
@@ -15,73 +16,40 @@ use crate::Error;
 
 /// A game whose log is a numbered run of one scene or encounter: its runs' table (the same
 /// columns for every such game) counts the input lines a run consumed and says whether it
-/// ended ([`StoredRun`]).
-pub trait RunLog: Logged {}
-
-/// The scene runs.
-pub type SceneStore = GameStore<troupe_scene::Envelope>;
-/// The encounter runs.
-pub type EncounterStore = GameStore<troupe_encounter::log::Envelope>;
-
-impl RunLog for troupe_scene::Envelope {}
-
-impl Logged for troupe_scene::Envelope {
-    const RUNS: &'static str = "scene_runs";
-    const EVENTS: &'static str = "scene_events";
-    const KEY: &'static str = "run";
-    const UNDO: &'static str = "undone";
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-    fn undoes(&self) -> Option<u64> {
-        match self.event {
-            troupe_scene::SceneEvent::Undone { from_seq } => Some(from_seq),
-            _ => None,
-        }
-    }
-    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
-        dir.scene_log(run)
-    }
-    fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
-        create_run_tables::<Self>(conn)
-    }
-    fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
-        end_run::<Self>(
-            tx,
-            run,
-            matches!(self.event, troupe_scene::SceneEvent::SceneEnded { .. }),
-        )
-    }
+/// ended ([`StoredRun`]). A game says where its tables are and what its events mean to the
+/// store; the store does the rest (every run-logged game is [`Logged`] the same way).
+pub trait RunLog: Serialize + DeserializeOwned {
+    /// The table of the game's runs, and of their events.
+    const RUNS: &'static str;
+    const EVENTS: &'static str;
+    fn seq(&self) -> u64;
+    /// The first seq this event takes back, when it is an undo.
+    fn undoes(&self) -> Option<u64>;
+    /// Whether the run ends with this event.
+    fn ends_run(&self) -> bool;
+    /// The run's JSONL mirror in the campaign's `logs/`.
+    fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf;
 }
 
-impl RunLog for troupe_encounter::log::Envelope {}
-
-impl Logged for troupe_encounter::log::Envelope {
-    const RUNS: &'static str = "encounter_runs";
-    const EVENTS: &'static str = "encounter_events";
+impl<E: RunLog> Logged for E {
+    const RUNS: &'static str = <E as RunLog>::RUNS;
+    const EVENTS: &'static str = <E as RunLog>::EVENTS;
     const KEY: &'static str = "run";
     const UNDO: &'static str = "undone";
     fn seq(&self) -> u64 {
-        self.seq
+        RunLog::seq(self)
     }
     fn undoes(&self) -> Option<u64> {
-        match self.event {
-            troupe_encounter::log::EncounterEvent::Undone { from } => Some(from),
-            _ => None,
-        }
+        RunLog::undoes(self)
     }
     fn mirror_path(dir: &CampaignDir, run: u32) -> PathBuf {
-        dir.encounter_log(run)
+        <E as RunLog>::mirror_path(dir, run)
     }
     fn create_tables(conn: &Connection, _version: i64) -> SqlResult<()> {
-        create_run_tables::<Self>(conn)
+        create_run_tables::<E>(conn)
     }
     fn update_run(&self, tx: &Transaction<'_>, run: u32, _snapshots: bool) -> SqlResult<()> {
-        let resolved = matches!(
-            self.event,
-            troupe_encounter::log::EncounterEvent::Resolved { .. }
-        );
-        end_run::<Self>(tx, run, resolved)
+        end_run::<E>(tx, run, self.ends_run())
     }
 }
 
@@ -216,43 +184,4 @@ fn stored_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRun> {
         inputs: r.get(3)?,
         ended: r.get(4)?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn events_and_the_input_count_round_trip_and_the_engine_store_still_opens() {
-        let dir = tempfile::tempdir().unwrap();
-        let text = "scene: {id: s, goal: g}\nzones: [{id: a}]\n\
-                    entities: [{id: p, kind: pc, zone: a}]\nturn_order: [p]\n";
-        let def = troupe_scene::check(text).unwrap();
-        let mut scene = troupe_scene::Scene::start(def, 5);
-        let call = troupe_scene::ToolCall::GetInfo { actor: "p".into() };
-        scene.act("status", call, troupe_scene::Caller::Player);
-        let mut store = SceneStore::open(dir.path()).unwrap();
-        let run = store.begin("s", "now", &[]).unwrap();
-        store.append(run, &scene.events, 1).unwrap();
-        assert_eq!(store.events(run).unwrap(), scene.events);
-        assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
-        // The sessions' store opens the same file afterwards and sees no sessions.
-        let sessions = crate::Store::open(dir.path()).unwrap();
-        assert!(sessions.sessions().unwrap().is_empty());
-    }
-
-    #[test]
-    fn reading_runs_where_there_are_none_creates_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(SceneStore::open_existing(dir.path()).unwrap().is_none());
-        assert!(!dir.path().join("campaign.db").exists());
-        crate::Store::open(dir.path()).unwrap();
-        assert!(
-            crate::EncounterStore::open_existing(dir.path())
-                .unwrap()
-                .is_none()
-        );
-        SceneStore::open(dir.path()).unwrap();
-        assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
-    }
 }

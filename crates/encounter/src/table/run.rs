@@ -6,20 +6,22 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::Value;
-use troupe_encounter::budget::Role;
-use troupe_encounter::log::{
+use crate::budget::Role;
+use crate::log::{
     EncounterEvent, Envelope, GM_ATTEMPTS, ModelCall, Next, Seat, SeatKind, State, fold,
 };
-use troupe_encounter::prompt::{gm_messages, gm_schema, player_messages, player_schema};
-use troupe_encounter::tools::CheckCall;
-use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
+use crate::prompt::{gm_messages, gm_schema, player_messages, player_schema};
+use crate::tools::CheckCall;
+use crate::turn::{GmStep, gm_reply, player_reply};
+use serde_json::Value;
 use troupe_llm::{CallTag, ChatRequest, Gateway, Message, ResponseSchema};
 use troupe_rules::d20::{D20Check, roll_d20};
 use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
 
 use super::asks::{WHISPER, action_again_ask, action_ask, roll_ask};
-use crate::{EncounterStore, Error, Prompts};
+use troupe_engine::{Error, Prompts};
+
+use super::EncounterStore;
 
 /// How many answers (table commands, answers that do not fit) a person may give to one
 /// question before the table moves on without them.
@@ -76,12 +78,12 @@ pub struct EncounterTable<P> {
     /// taken, each with what its person said while they waited: seated once a round is under
     /// way.
     waiting: Vec<(Seat, Vec<String>)>,
-    pause: crate::pause::CrashPause,
+    pause: troupe_engine::pause::CrashPause,
 }
 
 impl<P: ProtocolSeat> EncounterTable<P> {
     /// The run in `store` at its table: the GM and AI players on `gateway` with the campaign's
-    /// `prompts` ([`crate::prompts::campaign`]), `people` answering for the people's seats.
+    /// `prompts` (`troupe_games::campaign`), `people` answering for the people's seats.
     pub fn open(
         store: EncounterStore,
         run: u32,
@@ -105,7 +107,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             hand_overs: Arc::default(),
             joins: Arc::default(),
             waiting: Vec::new(),
-            pause: crate::pause::CrashPause::default(),
+            pause: troupe_engine::pause::CrashPause::default(),
         })
     }
 
@@ -114,7 +116,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     }
 
     /// Where to stop and wait until the process is killed (the crash tests).
-    pub fn pause_at(&mut self, pause: crate::pause::CrashPause) {
+    pub fn pause_at(&mut self, pause: troupe_engine::pause::CrashPause) {
         self.pause = pause;
     }
 
@@ -146,7 +148,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     /// `play` again goes on from there. Which seq it took back from; None when there was no
     /// round to take back.
     pub fn take_back_round(&mut self) -> Result<Option<u64>, Error> {
-        let Some(undone) = troupe_encounter::log::undo_event(&self.events) else {
+        let Some(undone) = crate::log::undo_event(&self.events) else {
             return Ok(None);
         };
         self.store
@@ -211,7 +213,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             .collect();
         if self.pause.before(envs.iter().map(|e| e.seq)) {
             self.watch.paused(self.events.len());
-            crate::pause::hold();
+            troupe_engine::pause::hold();
         }
         self.store.append(self.run, &envs, 0)?;
         for env in envs {
@@ -221,7 +223,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         }
         if self.pause.after(self.events.len() as u64) {
             self.watch.paused(self.events.len());
-            crate::pause::hold();
+            troupe_engine::pause::hold();
         }
         Ok(())
     }
@@ -356,7 +358,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     ) {
         // Every call records an event before the next is made: the log's position numbers it.
         let identity = format!("{agent} at {}", self.state.seq);
-        crate::call_seed::seed_request(&mut req, self.state.seed, &identity);
+        troupe_engine::call_seed::seed_request(&mut req, self.state.seed, &identity);
         self.watch.thinking(Some(agent));
         let started = Instant::now();
         let mut refused = Vec::new();
@@ -374,7 +376,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                     if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
                         refused.push((reply.clone(), vec![error.clone()]));
                     }
-                    attempts.push(crate::attempts::logged(&a));
+                    attempts.push(troupe_engine::attempts::logged(&a));
                 },
                 &progress,
             )

@@ -2,7 +2,9 @@
 //! `undone` in its own transaction, so the store's marks always agree with the game's fold,
 //! and a file written before the marks gets them from its undo events when it is opened.
 
-use troupe_engine::{EncounterStore, GameStore, Logged, SceneStore};
+use troupe_encounter::table::EncounterStore;
+use troupe_engine::{GameStore, Logged};
+use troupe_scene::table::SceneStore;
 use troupe_scene::{Caller, Scene, ToolCall};
 
 /// A two-zone scene where one character walks back and forth.

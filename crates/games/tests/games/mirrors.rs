@@ -10,68 +10,23 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_campaign::CampaignDir;
 use troupe_encounter::log::State;
-use troupe_engine::encounter::asks::{ACTION, ACTION_AGAIN, ROLL};
-use troupe_engine::encounter::start::{Begun, Opening, SeatSpec, begin, campaign_in};
-use troupe_engine::encounter::{EncounterTable, EncounterWatch, Stop};
-use troupe_engine::scene::{SceneStop, SceneTable, SceneWatch};
-use troupe_engine::{EncounterStore, GameStore, Logged, SceneStore, read_jsonl};
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL};
+use troupe_encounter::table::start::{Begun, Opening, SeatSpec, begin, campaign_in};
+use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop};
 use troupe_llm::{Gateway, ReplayModel, RetryPolicy, TokioSleeper};
 use troupe_memory::MemoryStore;
 use troupe_scene::Scene;
+use troupe_scene::table::SceneStore;
+use troupe_scene::table::{SceneStop, SceneTable, SceneWatch};
 use troupe_seat::{Answer, Ask, Seat};
+
+use troupe_engine::{Logged, read_jsonl};
+
+use crate::mirror_check::{assert_mirror_is_the_table, cut_short};
 
 fn examples() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// The mirror's lines against the table's rows: the same bodies, byte for byte, in `seq`
-/// order; and a row is marked undone exactly when a later `undone` line's `from`/`from_seq`
-/// reaches back over it (what docs/log-schema.md tells a reader of the mirror).
-pub(crate) fn assert_mirror_is_the_table<E: Logged>(dir: &Path, store: &GameStore<E>, run: u32) {
-    let text = std::fs::read_to_string(store.mirror_path(run).unwrap()).unwrap();
-    let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
-    let sql = format!(
-        "SELECT body, undone FROM {} WHERE {} = ?1 ORDER BY seq",
-        E::EVENTS,
-        E::KEY
-    );
-    let mut stmt = conn.prepare(&sql).unwrap();
-    let rows: Vec<(String, bool)> = stmt
-        .query_map([run], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert!(!rows.is_empty());
-    let bodies: Vec<&str> = rows.iter().map(|(b, _)| b.as_str()).collect();
-    assert_eq!(text.lines().collect::<Vec<_>>(), bodies);
-    assert!(text.ends_with('\n'));
-    let lines: Vec<E> = read_jsonl(&store.mirror_path(run).unwrap()).unwrap();
-    let marks: Vec<bool> = rows.iter().map(|(_, undone)| *undone).collect();
-    assert_eq!(undone_by_the_lines(&lines), marks);
-}
-
-/// Which lines a reader of the mirror takes as undone: those a later undo line reaches back over.
-fn undone_by_the_lines<E: Logged>(lines: &[E]) -> Vec<bool> {
-    lines
-        .iter()
-        .map(|line| {
-            lines.iter().any(|undo| {
-                undo.undoes()
-                    .is_some_and(|from| from <= line.seq() && line.seq() < undo.seq())
-            })
-        })
-        .collect()
-}
-
-/// Cut the mirror as a kill would: its last line lost and the one before torn in half.
-pub(crate) fn cut_short(path: &Path) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines.pop();
-    let torn = lines.pop().unwrap();
-    let half: String = torn.chars().take(torn.chars().count() / 2).collect();
-    let kept = lines.join("\n") + "\n" + &half;
-    std::fs::write(path, kept).unwrap();
 }
 
 // ---- the encounter ----
@@ -138,7 +93,7 @@ fn replies() -> Gateway {
 }
 
 fn at_table(store: EncounterStore, run: u32, mara: Mara) -> EncounterTable<Mara> {
-    let prompts = troupe_engine::prompts::embedded();
+    let prompts = troupe_games::embedded();
     let watch = Box::new(Unwatched);
     EncounterTable::open(store, run, replies(), prompts, mara, watch).unwrap()
 }

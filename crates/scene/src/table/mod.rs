@@ -1,17 +1,15 @@
-//! Seed 004's scene on the spine: its table loop ([`SceneTable`]), the speaker's decision as a
-//! seat-protocol ask ([`line_ask`]), and the lines the table sees of its events ([`shown`]).
-//! The game itself (the scene file, state, tools, planner, narrator, log and replay) is
-//! `troupe_scene`'s.
+//! The scene at troupe's table, on the engine: its table loop ([`SceneTable`]), the speaker's
+//! decision as a seat-protocol ask ([`line_ask`]), and the lines the table sees of its events
+//! ([`shown`]). The game itself (the scene file, state, tools, planner, narrator, log and replay)
+//! is this crate's pure core.
 
-mod table;
+mod run;
 
-pub use table::{
-    AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch,
-};
+pub use run::{AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch};
 
+use crate::view::character_view;
+use crate::{SceneEvent, State};
 use serde_json::json;
-use troupe_scene::view::character_view;
-use troupe_scene::{SceneEvent, State};
 use troupe_seat::{Ask, Command, form};
 
 /// The seat that speaks for whichever character's turn it is.
@@ -104,7 +102,7 @@ pub fn gm_ask(state: &State, shown: Vec<String>) -> Ask {
             state.name_of(state.current_actor())
         ),
         shown,
-        view: json!({ "gm": troupe_scene::view::gm_view(state) }),
+        view: json!({ "gm": crate::view::gm_view(state) }),
         fields: Vec::new(),
         commands,
         error: None,
@@ -114,7 +112,7 @@ pub fn gm_ask(state: &State, shown: Vec<String>) -> Ask {
 
 /// The narrations a polish replaced among these events: what the table sees instead is the
 /// polished text, so they are not shown twice.
-pub fn polished(events: &[troupe_scene::Envelope]) -> Vec<u64> {
+pub fn polished(events: &[crate::Envelope]) -> Vec<u64> {
     events
         .iter()
         .filter_map(|e| match &e.event {
@@ -176,5 +174,69 @@ pub fn shown(event: &SceneEvent) -> Option<String> {
         SceneEvent::SceneStarted { .. }
         | SceneEvent::PlannerReplied { .. }
         | SceneEvent::ModelCalled { .. } => None,
+    }
+}
+
+/// The scene runs in the campaign's store.
+pub type SceneStore = troupe_engine::GameStore<crate::Envelope>;
+
+impl troupe_engine::RunLog for crate::Envelope {
+    const RUNS: &'static str = "scene_runs";
+    const EVENTS: &'static str = "scene_events";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            SceneEvent::Undone { from_seq } => Some(from_seq),
+            _ => None,
+        }
+    }
+    fn ends_run(&self) -> bool {
+        matches!(self.event, SceneEvent::SceneEnded { .. })
+    }
+    fn mirror_path(dir: &troupe_campaign::CampaignDir, run: u32) -> std::path::PathBuf {
+        dir.scene_log(run)
+    }
+}
+
+/// A scene's own error, where the table's are: the scene file, the tools.
+impl From<crate::Error> for troupe_engine::Error {
+    fn from(e: crate::Error) -> Self {
+        troupe_engine::Error::Game(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+
+    #[test]
+    fn events_and_the_input_count_round_trip_and_the_engine_store_still_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "scene: {id: s, goal: g}\nzones: [{id: a}]\n\
+                    entities: [{id: p, kind: pc, zone: a}]\nturn_order: [p]\n";
+        let def = crate::check(text).unwrap();
+        let mut scene = crate::Scene::start(def, 5);
+        let call = crate::ToolCall::GetInfo { actor: "p".into() };
+        scene.act("status", call, crate::Caller::Player);
+        let mut store = SceneStore::open(dir.path()).unwrap();
+        let run = store.begin("s", "now", &[]).unwrap();
+        store.append(run, &scene.events, 1).unwrap();
+        assert_eq!(store.events(run).unwrap(), scene.events);
+        assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
+        // The sessions' store opens the same file afterwards and sees no sessions.
+        let sessions = troupe_engine::Store::open(dir.path()).unwrap();
+        assert!(sessions.sessions().unwrap().is_empty());
+    }
+
+    #[test]
+    fn reading_runs_where_there_are_none_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_none());
+        assert!(!dir.path().join("campaign.db").exists());
+        troupe_engine::Store::open(dir.path()).unwrap();
+        SceneStore::open(dir.path()).unwrap();
+        assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
     }
 }

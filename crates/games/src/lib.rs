@@ -1,7 +1,9 @@
-//! The one prompt registry of a campaign: every game's templates (Lasers & Feelings' players,
-//! characters, AI GM and memory extraction; the encounter's; the scene's), with the files of
-//! the campaign's `prompts/` folder replacing those of the same name. Built once where a game
-//! starts, and handed to it: a bad override stops the start, before anything is written.
+//! The games troupe plays, listed once: the one place a new game is added. What is listed today
+//! is each game's prompt templates (Lasers & Feelings' players, characters, AI GM and memory
+//! extraction; the encounter's; the scene's), which make the one prompt registry of a campaign,
+//! with the files of the campaign's `prompts/` folder replacing those of the same name. Built
+//! once where a game starts, and handed to it: a bad override stops the start, before anything
+//! is written.
 
 use std::path::Path;
 use std::sync::LazyLock;

@@ -6,16 +6,16 @@
 
 use std::path::PathBuf;
 
+use crate::Spec;
+use crate::lasers::scenario;
+use crate::names::Drawn;
 use serde::{Deserialize, Serialize};
 use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Scenario, SeatTaker};
-use troupe_encounter::Spec;
-use troupe_encounter::lasers::scenario;
-use troupe_encounter::names::Drawn;
 use troupe_memory::MemoryStore;
 
 use super::outcome::{self, Outcome};
 use super::start::{SeatSpec, campaign_in};
-use crate::{Error, Store};
+use troupe_engine::{Error, Store};
 
 /// The campaign set up to play `spec`: its characters seated in file order as `players` says
 /// (a person or an AI each), an AI GM whose adventure is the spec (its NPCs' names drawn with
@@ -160,7 +160,7 @@ impl Ended {
             pending: Pending { spec, names, at },
             outcome,
         } = self;
-        let file = troupe_encounter::turn::summary_file(&spec.id, &at);
+        let file = crate::turn::summary_file(&spec.id, &at);
         outcome::write_summary_of(dir.path(), &file, &spec, &outcome, &at)?;
         outcome::remember_of(memory, &spec, &names, &outcome, session, &at)?;
         let path = Pending::path(dir, session);

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use troupe_engine::SceneStore;
-use troupe_engine::scene::{
-    AiSpeaker, GM, HandOvers, PlannerKind, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch,
-};
 use troupe_llm::{
     ChatModel, ChatReply, ChatRequest, Gateway, Progress, ProviderError, RetryPolicy, TokioSleeper,
     Usage,
+};
+use troupe_scene::table::SceneStore;
+use troupe_scene::table::{
+    AiSpeaker, GM, HandOvers, PlannerKind, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch,
 };
 use troupe_scene::{Envelope, Scene, SceneEvent, State};
 use troupe_seat::{Answer, Ask, Seat};
@@ -109,7 +109,7 @@ fn gateway(model: Arc<dyn ChatModel>) -> Gateway {
 fn models(model: Arc<dyn ChatModel>, polish: bool) -> SceneModels {
     SceneModels {
         gateway: Some(gateway(model)),
-        prompts: troupe_engine::prompts::embedded(),
+        prompts: troupe_prompts::Prompts::embedded(&[troupe_scene::prompts::TEMPLATES]),
         planner: PlannerKind::Rules,
         polish,
     }

@@ -7,18 +7,20 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::planner::plan;
+use crate::view::{character_view, gm_view};
+use crate::{
+    Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta, held_by_person,
+};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, Progress, ResponseSchema};
-use troupe_scene::planner::plan;
-use troupe_scene::view::{character_view, gm_view};
-use troupe_scene::{
-    Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta, held_by_person,
-};
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
 use super::{GM, SPEAKER, gm_ask, help, line_ask};
-use crate::{Error, Prompts, SceneStore};
+use troupe_engine::{Error, Prompts};
+
+use super::SceneStore;
 
 /// Who turns the speaker's words into a tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +107,7 @@ pub struct SceneTable<P> {
     /// The person who runs the scene from a seat of their own (at the web table): their
     /// commands act while the speaker is asked for a line.
     gm_seat: Option<Box<dyn Seat>>,
-    pause: crate::pause::CrashPause,
+    pause: troupe_engine::pause::CrashPause,
 }
 
 /// The most of a failed model's error a hand-over's reason keeps.
@@ -131,7 +133,7 @@ pub struct HandOvers {
 /// Whose answer the loop took.
 enum Whose {
     Speaker(Answer),
-    Gm(Ask, Answer),
+    Gm(Box<Ask>, Answer),
 }
 
 impl<P: Seat> SceneTable<P> {
@@ -157,7 +159,7 @@ impl<P: Seat> SceneTable<P> {
             hand_overs: None,
             models: SceneModels {
                 gateway: None,
-                prompts: crate::prompts::embedded(),
+                prompts: troupe_prompts::Prompts::embedded(&[crate::prompts::TEMPLATES]),
                 planner: PlannerKind::Rules,
                 polish: false,
             },
@@ -165,7 +167,7 @@ impl<P: Seat> SceneTable<P> {
             watch,
             gm: true,
             gm_seat: None,
-            pause: crate::pause::CrashPause::default(),
+            pause: troupe_engine::pause::CrashPause::default(),
         }
     }
 
@@ -205,7 +207,7 @@ impl<P: Seat> SceneTable<P> {
     }
 
     /// Where to stop and wait until the process is killed (the crash tests).
-    pub fn pause_at(&mut self, pause: crate::pause::CrashPause) {
+    pub fn pause_at(&mut self, pause: troupe_engine::pause::CrashPause) {
         self.pause = pause;
     }
 
@@ -366,7 +368,7 @@ impl<P: Seat> SceneTable<P> {
         let gm_ask = gm_ask(&self.scene.state, gm_shown);
         tokio::select! {
             answer = self.speaker.decide(ask) => Whose::Speaker(answer),
-            answer = gm.decide(&gm_ask) => Whose::Gm(gm_ask, answer),
+            answer = gm.decide(&gm_ask) => Whose::Gm(Box::new(gm_ask), answer),
         }
     }
 
@@ -444,7 +446,7 @@ impl<P: Seat> SceneTable<P> {
     /// A table command: what it answers the speaker, if anything.
     fn command(&mut self, name: &str, args: &str) -> Vec<String> {
         let state = &self.scene.state;
-        let refused = |e: troupe_scene::Error| vec![format!("({e})")];
+        let refused = |e: crate::Error| vec![format!("({e})")];
         match name {
             "help" => vec![help(self.gm)],
             "state" => vec![
@@ -522,7 +524,7 @@ impl<P: Seat> SceneTable<P> {
             (Some(g), PlannerKind::Model) => g,
             _ => return Ok((plan(state, actor, text), None)),
         };
-        let ask = troupe_scene::planner::model_ask(&self.models.prompts, state, actor, text)?;
+        let ask = crate::planner::model_ask(&self.models.prompts, state, actor, text)?;
         let mut req = ChatRequest::new(
             CallTag::new(actor, "scene_plan"),
             vec![Message::system(ask.system), Message::user(ask.user)],
@@ -545,7 +547,7 @@ impl<P: Seat> SceneTable<P> {
             Some(json) => json,
             None => serde_json::from_str(&reply.content).unwrap_or_default(),
         };
-        let call = troupe_scene::planner::read_reply(state, actor, &json);
+        let call = crate::planner::read_reply(state, actor, &json);
         Ok((call, Some((gateway.model_name(), json))))
     }
 
@@ -596,7 +598,7 @@ impl<P: Seat> SceneTable<P> {
         let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
         if self.pause.before(new.iter().map(|e| e.seq)) {
             self.watch.paused(before);
-            crate::pause::hold();
+            troupe_engine::pause::hold();
         }
         self.store.append(self.run, &new, self.inputs)?;
         let polished = super::polished(&new);
@@ -615,7 +617,7 @@ impl<P: Seat> SceneTable<P> {
         }
         if self.pause.after(self.scene.events.len() as u64) {
             self.watch.paused(self.scene.events.len());
-            crate::pause::hold();
+            troupe_engine::pause::hold();
         }
         Ok(())
     }
@@ -639,7 +641,7 @@ async fn ask_model(
         .filter(|e| matches!(e.event, SceneEvent::ModelCalled { .. }))
         .count();
     let identity = format!("{} call {}", req.tag.agent, logged + calls.len());
-    crate::call_seed::seed_request(&mut req, scene.seed, &identity);
+    troupe_engine::call_seed::seed_request(&mut req, scene.seed, &identity);
     let mut attempts = Vec::new();
     watch.thinking(Some(seat));
     let reply = {
@@ -649,7 +651,7 @@ async fn ask_model(
             let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
             watch.progress(seat, &p);
         };
-        let mut on_attempt = |a| attempts.push(crate::attempts::logged(&a));
+        let mut on_attempt = |a| attempts.push(troupe_engine::attempts::logged(&a));
         gateway
             .call_with_progress(&req, &mut on_attempt, &progress)
             .await

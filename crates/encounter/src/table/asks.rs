@@ -3,9 +3,9 @@
 //! what `/info` shows (their character, the place, who is here, the story lately), never the
 //! encounter's state: the GM's secrets are not in it.
 
+use crate::log::{Seat, State};
+use crate::tools::CheckCall;
 use serde_json::json;
-use troupe_encounter::log::{Seat, State};
-use troupe_encounter::tools::CheckCall;
 use troupe_seat::{Ask, Command, form};
 
 /// The decisions, by name.
@@ -18,7 +18,7 @@ pub const WHISPER: &str = "whisper";
 /// What the seat may see when asked.
 fn view(state: &State, seat: &Seat) -> serde_json::Value {
     json!({
-        "info": troupe_encounter::view::seat_info(state, &seat.id),
+        "info": crate::view::seat_info(state, &seat.id),
         "round": state.round.max(1),
     })
 }

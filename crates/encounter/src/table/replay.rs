@@ -2,12 +2,12 @@
 //! did, the dice, the AI players' actions) is derived again from the recorded inputs (the
 //! model's replies, the people's answers, the seed) and compared byte for byte.
 
-use troupe_encounter::log::{EncounterEvent, Envelope, State, fold, live};
-use troupe_encounter::prompt::gm_messages;
-use troupe_encounter::turn::{GmStep, gm_reply, player_reply};
+use crate::log::{EncounterEvent, Envelope, State, fold, live};
+use crate::prompt::gm_messages;
+use crate::turn::{GmStep, gm_reply, player_reply};
 use troupe_rules::d20::{D20Check, roll_d20};
 
-use crate::{Error, Prompts};
+use troupe_engine::{Error, Prompts};
 
 /// Replay a run's events with the campaign's prompts (the GM's prompt zones are derived from
 /// them): the lines the players saw, in order, when every derived event comes out the same;

@@ -3,7 +3,7 @@
 //! nothing, the summary file is written once, the tally counts every start.
 
 use troupe_encounter::Spec;
-use troupe_engine::encounter::outcome::{
+use troupe_encounter::table::outcome::{
     Outcome, bump_tally, cast, read_tally, remember_of, write_summary_of,
 };
 use troupe_memory::MemoryStore;

@@ -4,14 +4,16 @@
 
 use std::collections::BTreeMap;
 
+use crate::Spec;
+use crate::log::{EncounterEvent, Envelope, Seat, SeatKind, live};
 use troupe_campaign::{Campaign, CampaignDir, CharacterProfile};
-use troupe_encounter::Spec;
-use troupe_encounter::log::{EncounterEvent, Envelope, Seat, SeatKind, live};
 use troupe_llm::{CallTag, ChatModel};
 use troupe_memory::MemoryStore;
 
 use super::{now, outcome};
-use crate::{EncounterStore, Error, StoredRun};
+use troupe_engine::{Error, StoredRun};
+
+use super::EncounterStore;
 
 /// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
 pub const DEFAULT_WINDOW: usize = 128_000;

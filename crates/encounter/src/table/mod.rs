@@ -1,21 +1,21 @@
-//! Seed 003's encounter on the spine: its table loop ([`EncounterTable`]), a person's
-//! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events
-//! ([`shown`]), its replay ([`replay`]), how a run starts ([`start`]), a Lasers & Feelings
-//! spec played as a session ([`lasers`]) and what a run leaves outside its log ([`outcome`]).
-//! The game itself (spec, log and fold, prompts, tools, secret checks) is `troupe_encounter`'s.
+//! The encounter at troupe's table, on the engine: its table loop ([`EncounterTable`]), a person's
+//! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events ([`shown`]),
+//! its replay ([`replay`]), how a run starts ([`start`]), a Lasers & Feelings spec played as a
+//! session ([`lasers`]) and what a run leaves outside its log ([`outcome`]). The game itself (spec,
+//! log and fold, prompts, tools, secret checks) is this crate's pure core.
 
 pub mod asks;
 pub mod lasers;
 pub mod outcome;
 mod replay;
+mod run;
 pub mod start;
-mod table;
 
 pub use replay::replay;
-pub use table::{EncounterTable, EncounterWatch, PERSON_ANSWERS, Stop};
+pub use run::{EncounterTable, EncounterWatch, PERSON_ANSWERS, Stop};
 
-use troupe_encounter::log::{EncounterEvent, Phase, SeatKind, State, held_line, joined_line};
-use troupe_encounter::tools::CheckCall;
+use crate::log::{EncounterEvent, Phase, SeatKind, State, held_line, joined_line};
+use crate::tools::CheckCall;
 
 /// Now, ISO 8601 in UTC to the second.
 pub fn now() -> String {
@@ -87,5 +87,28 @@ pub fn shown(state: &State, event: &EncounterEvent, people_too: bool) -> Option<
             Some(format!("\n== The encounter is over. {summary}"))
         }
         _ => None,
+    }
+}
+
+/// The encounter runs in the campaign's store.
+pub type EncounterStore = troupe_engine::GameStore<crate::log::Envelope>;
+
+impl troupe_engine::RunLog for crate::log::Envelope {
+    const RUNS: &'static str = "encounter_runs";
+    const EVENTS: &'static str = "encounter_events";
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn undoes(&self) -> Option<u64> {
+        match self.event {
+            EncounterEvent::Undone { from } => Some(from),
+            _ => None,
+        }
+    }
+    fn ends_run(&self) -> bool {
+        matches!(self.event, EncounterEvent::Resolved { .. })
+    }
+    fn mirror_path(dir: &troupe_campaign::CampaignDir, run: u32) -> std::path::PathBuf {
+        dir.encounter_log(run)
     }
 }

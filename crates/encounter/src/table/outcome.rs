@@ -6,17 +6,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::log::{NpcMemory, State};
+use crate::names::{Drawn, draw, npc_name};
+use crate::spec::Randomizable;
 use serde::{Deserialize, Serialize};
-use troupe_encounter::log::{NpcMemory, State};
-use troupe_encounter::names::{Drawn, draw, npc_name};
-use troupe_encounter::spec::Randomizable;
 use troupe_memory::{
     EntityKind, Episode, GameTime, MemoryStore, MemoryType, NewFact, Query, Reader, Scope, Source,
 };
 
 use troupe_campaign::CampaignDir;
 
-use crate::Error;
+use troupe_engine::Error;
 
 /// How many memories of earlier encounters an NPC brings to a run.
 pub const NPC_MEMORIES: usize = 6;
@@ -107,7 +107,7 @@ pub fn write_summary(dir: &Path, file: &str, state: &State, at: &str) -> Result<
 pub fn write_summary_of(
     dir: &Path,
     file: &str,
-    spec: &troupe_encounter::Spec,
+    spec: &crate::Spec,
     outcome: &Outcome,
     at: &str,
 ) -> Result<(), Error> {
@@ -134,7 +134,7 @@ pub fn write_summary_of(
 /// and what its NPCs remember of earlier encounters.
 pub fn cast(
     store: &MemoryStore,
-    spec: &troupe_encounter::Spec,
+    spec: &crate::Spec,
     seed: u64,
 ) -> Result<(Vec<Drawn>, Vec<NpcMemory>), Error> {
     let names = draw(spec, seed, &mut |r| name_from_memory(store, r));
@@ -146,7 +146,7 @@ pub fn cast(
 /// then what the party's memory says of it, newest first.
 pub fn npc_memories(
     store: &MemoryStore,
-    spec: &troupe_encounter::Spec,
+    spec: &crate::Spec,
     drawn: &[Drawn],
 ) -> Result<Vec<NpcMemory>, Error> {
     let mut out = Vec::new();
@@ -213,7 +213,7 @@ pub fn remember(store: &mut MemoryStore, state: &State, run: u32, at: &str) -> R
 /// crash) a no-op.
 pub fn remember_of(
     store: &mut MemoryStore,
-    spec: &troupe_encounter::Spec,
+    spec: &crate::Spec,
     names: &[Drawn],
     outcome: &Outcome,
     run: u32,

@@ -9,12 +9,13 @@ use troupe_campaign::{CampaignDir, GmSeatKind, SeatTaker};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{EncounterEvent, SeatKind};
 use troupe_encounter::names::Origin;
-use troupe_engine::encounter::lasers::{ended, prepare};
-use troupe_engine::encounter::outcome::{Outcome, cast, read_tally, remember_of};
-use troupe_engine::encounter::start::{
+use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::lasers::{ended, prepare};
+use troupe_encounter::table::outcome::{Outcome, cast, read_tally, remember_of};
+use troupe_encounter::table::start::{
     Begun, Opening, SeatSpec, begin, campaign_in, joining, seats,
 };
-use troupe_engine::{EncounterStore, Envelope, Error, Event, Store};
+use troupe_engine::{Envelope, Error, Event, Store};
 use troupe_memory::MemoryStore;
 
 fn examples() -> std::path::PathBuf {
