@@ -134,26 +134,6 @@ pub enum Error {
     Agent(#[from] troupe_agents::Error),
     #[error(transparent)]
     Prompt(#[from] troupe_prompts::Error),
-    #[error("encounter run {0}: its log does not start an encounter")]
-    NotAnEncounter(u32),
-    #[error("the model failed ({agent}): {message}; the run is saved{refused}")]
-    EncounterModel {
-        agent: String,
-        message: String,
-        /// Why the last replies were refused, when they were: ", and …" or empty.
-        refused: String,
-    },
-    #[error(
-        "the GM's reply failed its checks {attempts} times in a row ({problems}); the run is \
-         saved: `troupe encounter resume` asks again"
-    )]
-    EncounterGmFailed { attempts: u32, problems: String },
-    #[error("encounter run {run}: {message}")]
-    EncounterReplay { run: u32, message: String },
-    #[error("the model failed: {message}")]
-    SceneModel { message: String },
-    #[error("the scene's changes could not be kept in the world: {message}")]
-    SceneWorld { message: String },
     /// A game's own error (a scene's file, …), from the game's crate.
     #[error(transparent)]
     Game(Box<dyn std::error::Error + Send + Sync>),
@@ -167,18 +147,6 @@ pub enum Error {
     NoSuchAiPlayer(String),
     #[error("{player} ({character}) is already at this table")]
     AlreadySeated { player: String, character: String },
-    #[error(
-        "a Lasers & Feelings encounter is played by a campaign's characters: {dir} needs a campaign.json"
-    )]
-    NoCampaignFile { dir: String },
-    #[error("{asked} seats asked for; the campaign has {characters} characters")]
-    TooManyPlayers { asked: usize, characters: usize },
-    #[error("{path} is not an encounter's record")]
-    NotAnEncounterRecord {
-        path: String,
-        #[source]
-        source: serde_json::Error,
-    },
 }
 
 /// An error and every cause under it, joined by ": " the way the binary prints errors

@@ -17,6 +17,8 @@ use super::outcome::{self, Outcome};
 use super::start::{SeatSpec, campaign_in};
 use troupe_engine::{Error, Store};
 
+use super::EncounterError;
+
 /// The campaign set up to play `spec`: its characters seated in file order as `players` says
 /// (a person or an AI each), an AI GM whose adventure is the spec (its NPCs' names drawn with
 /// `seed`, with what they remember of earlier runs, from `memory`). The tally is bumped and
@@ -30,15 +32,18 @@ pub fn prepare(
     players: &[SeatSpec],
 ) -> Result<(Campaign, u32), Error> {
     let (names, memories) = outcome::cast(memory, spec, seed)?;
-    let file = dir.campaign_file().ok_or_else(|| Error::NoCampaignFile {
-        dir: dir.path().display().to_string(),
-    })?;
+    let file = dir
+        .campaign_file()
+        .ok_or_else(|| EncounterError::NoCampaignFile {
+            dir: dir.path().display().to_string(),
+        })?;
     let mut campaign = troupe_campaign::load(&file)?;
     if players.len() > campaign.seats.len() {
-        return Err(Error::TooManyPlayers {
+        return Err(EncounterError::TooManyPlayers {
             asked: players.len(),
             characters: campaign.seats.len(),
-        });
+        }
+        .into());
     }
     for (seat, player) in campaign.seats.iter_mut().zip(players) {
         seat.taken_by = match player {
@@ -93,11 +98,10 @@ impl Pending {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
         };
-        let pending =
-            serde_json::from_str(&text).map_err(|source| Error::NotAnEncounterRecord {
-                path: path.display().to_string(),
-                source,
-            })?;
+        let pending = serde_json::from_str(&text).map_err(|source| EncounterError::NotARecord {
+            path: path.display().to_string(),
+            source,
+        })?;
         Ok(Some(pending))
     }
 }

@@ -5,12 +5,14 @@
 //! log and fold, prompts, tools, secret checks) is this crate's pure core.
 
 pub mod asks;
+mod error;
 pub mod lasers;
 pub mod outcome;
 mod replay;
 mod run;
 pub mod start;
 
+pub use error::EncounterError;
 pub use replay::replay;
 pub use run::{EncounterTable, EncounterWatch, PERSON_ANSWERS, Stop};
 

@@ -9,13 +9,16 @@ use troupe_rules::d20::{D20Check, roll_d20};
 
 use troupe_engine::{Error, Prompts};
 
+use super::EncounterError;
+
 /// Replay a run's events with the campaign's prompts (the GM's prompt zones are derived from
 /// them): the lines the players saw, in order, when every derived event comes out the same;
 /// otherwise where it diverged.
 pub fn replay(run: u32, events: &[Envelope], prompts: &Prompts) -> Result<Vec<String>, Error> {
-    let fail = |message: String| Error::EncounterReplay { run, message };
+    let fail = |message: String| Error::from(EncounterError::Replay { run, message });
     let live: Vec<Envelope> = live(events).into_iter().cloned().collect();
-    let mut state = fold(live.get(..1).unwrap_or_default()).ok_or(Error::NotAnEncounter(run))?;
+    let mut state =
+        fold(live.get(..1).unwrap_or_default()).ok_or(EncounterError::NotAnEncounter(run))?;
     let mut shown = Vec::new();
     let mut i = 1;
     while i < live.len() {

@@ -21,7 +21,7 @@ use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
 use super::asks::{WHISPER, action_again_ask, action_ask, roll_ask};
 use troupe_engine::{Error, Prompts};
 
-use super::EncounterStore;
+use super::{EncounterError, EncounterStore};
 
 /// How many answers (table commands, answers that do not fit) a person may give to one
 /// question before the table moves on without them.
@@ -93,7 +93,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         watch: Box<dyn EncounterWatch>,
     ) -> Result<Self, Error> {
         let events = store.events(run)?;
-        let state = fold(&events).ok_or(Error::NotAnEncounter(run))?;
+        let state = fold(&events).ok_or(EncounterError::NotAnEncounter(run))?;
         Ok(EncounterTable {
             store,
             run,
@@ -154,7 +154,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         self.store
             .append(self.run, std::slice::from_ref(&undone), 0)?;
         self.events.push(undone.clone());
-        self.state = fold(&self.events).ok_or(Error::NotAnEncounter(self.run))?;
+        self.state = fold(&self.events).ok_or(EncounterError::NotAnEncounter(self.run))?;
         self.watch.on_event(&self.state, &undone);
         Ok(match undone.event {
             EncounterEvent::Undone { from } => Some(from),
@@ -313,13 +313,13 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                 // The shapes the gateway refused are kept: they were model replies.
                 let refused = events.len();
                 self.record(events)?;
-                if let Error::EncounterModel { refused: why, .. } = &mut e
+                if let EncounterError::Model { refused: why, .. } = &mut e
                     && refused > 0
                 {
                     *why =
                         format!(" (the GM's last {refused} replies did not fit the reply schema)");
                 }
-                return Err(e);
+                return Err(e.into());
             }
         };
         events.push(EncounterEvent::GmCalled {
@@ -338,10 +338,11 @@ impl<P: ProtocolSeat> EncounterTable<P> {
                     reply: None,
                 });
                 self.record(events)?;
-                Err(Error::EncounterGmFailed {
+                Err(EncounterError::GmFailed {
                     attempts: GM_ATTEMPTS,
                     problems: problems.join("; "),
-                })
+                }
+                .into())
             }
         }
     }
@@ -353,7 +354,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         mut req: ChatRequest,
         agent: &str,
     ) -> (
-        Result<(ModelCall, Value), Error>,
+        Result<(ModelCall, Value), EncounterError>,
         Vec<(String, Vec<String>)>,
     ) {
         // Every call records an event before the next is made: the log's position numbers it.
@@ -385,7 +386,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         let reply = match result {
             Ok(r) => r,
             Err(e) => {
-                let e = Error::EncounterModel {
+                let e = EncounterError::Model {
                     agent: agent.to_string(),
                     message: e.to_string(),
                     refused: String::new(),

@@ -9,12 +9,12 @@ use troupe_campaign::{CampaignDir, GmSeatKind, SeatTaker};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{EncounterEvent, SeatKind};
 use troupe_encounter::names::Origin;
-use troupe_encounter::table::EncounterStore;
 use troupe_encounter::table::lasers::{ended, prepare};
 use troupe_encounter::table::outcome::{Outcome, cast, read_tally, remember_of};
 use troupe_encounter::table::start::{
     Begun, Opening, SeatSpec, begin, campaign_in, joining, seats,
 };
+use troupe_encounter::table::{EncounterError, EncounterStore};
 use troupe_engine::{Envelope, Error, Event, Store};
 use troupe_memory::MemoryStore;
 
@@ -247,18 +247,24 @@ fn a_lasers_and_feelings_spec_needs_the_campaigns_characters() {
     let dir = CampaignDir::new(empty.path());
     let memory = MemoryStore::open(&dir.db()).unwrap();
     let err = prepare(&dir, &memory, &spec, 7, &mara_and_an_ai()).unwrap_err();
-    assert!(matches!(err, Error::NoCampaignFile { .. }), "{err:?}");
+    assert!(
+        matches!(
+            encounter_error(&err),
+            Some(EncounterError::NoCampaignFile { .. })
+        ),
+        "{err:?}"
+    );
 
     let (_tmp, dir) = campaign_dir("aigm.json");
     let four = vec![SeatSpec::Ai { agent: None }; 4];
     let err = prepare(&dir, &memory, &spec, 7, &four).unwrap_err();
     assert!(
         matches!(
-            err,
-            Error::TooManyPlayers {
+            encounter_error(&err),
+            Some(EncounterError::TooManyPlayers {
                 asked: 4,
                 characters: 3
-            }
+            })
         ),
         "{err:?}"
     );
@@ -286,4 +292,12 @@ fn session_ended(dir: &Path, number: u32, reason: &str) {
         },
     };
     store.append(number, &[end]).unwrap();
+}
+
+/// The encounter's own error inside the engine's, if that is what it is.
+fn encounter_error(err: &Error) -> Option<&EncounterError> {
+    match err {
+        Error::Game(e) => e.downcast_ref::<EncounterError>(),
+        _ => None,
+    }
 }

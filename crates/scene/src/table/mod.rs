@@ -3,8 +3,10 @@
 //! ([`shown`]). The game itself (the scene file, state, tools, planner, narrator, log and replay)
 //! is this crate's pure core.
 
+mod error;
 mod run;
 
+pub use error::SceneTableError;
 pub use run::{AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch};
 
 use crate::view::character_view;

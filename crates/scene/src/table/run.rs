@@ -20,7 +20,7 @@ use troupe_seat::{Answer, Ask, Seat, Values, check};
 use super::{GM, SPEAKER, gm_ask, help, line_ask};
 use troupe_engine::{Error, Prompts};
 
-use super::SceneStore;
+use super::{SceneStore, SceneTableError};
 
 /// Who turns the speaker's words into a tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,11 +288,13 @@ impl<P: Seat> SceneTable<P> {
                 return Ok(Turn::Answer(Answer::Decide { values }));
             }
             Ok(None) => {}
-            Err(Error::SceneModel { message }) if self.hand_overs.is_some() => {
-                self.hand_back(message)?;
-                return Ok(Turn::Again);
-            }
-            Err(e) => return Err(e),
+            Err(e) => match SceneTableError::model_failure(&e) {
+                Some(why) if self.hand_overs.is_some() => {
+                    self.hand_back(why.to_string())?;
+                    return Ok(Turn::Again);
+                }
+                _ => return Err(e),
+            },
         }
         if self.hand_overs.is_none() {
             return Ok(Turn::Stop);
@@ -609,7 +611,7 @@ impl<P: Seat> SceneTable<P> {
             if let SceneEvent::SceneEnded { deltas } = &env.event {
                 self.watch
                     .scene_ended(&self.scene.state, deltas)
-                    .map_err(|message| Error::SceneWorld { message })?;
+                    .map_err(|message| SceneTableError::World { message })?;
             }
         }
         if !new.is_empty() {
@@ -658,8 +660,11 @@ async fn ask_model(
     };
     watch.thinking(None);
     calls.push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
-    reply.map_err(|e| Error::SceneModel {
-        message: e.to_string(),
+    reply.map_err(|e| {
+        SceneTableError::Model {
+            message: e.to_string(),
+        }
+        .into()
     })
 }
 
