@@ -208,127 +208,159 @@ fn envelope(sn: u32, evs: &[&Value], a: &mut Audit) {
 }
 
 fn phases(sn: u32, evs: &[&Value], a: &mut Audit) {
-    let edges: BTreeMap<&str, &[&str]> = PHASE_EDGES.iter().copied().collect();
-    // The phase open now, and the last phase closed in this turn.
-    let mut open: Option<(String, u64)> = None;
-    let mut closed: Option<String> = None;
-    let mut in_turn = false;
+    let mut turn = PhaseWalk {
+        edges: PHASE_EDGES.iter().copied().collect(),
+        open: None,
+        closed: None,
+        in_turn: false,
+    };
     for e in evs {
-        let phase = s(e, "phase");
         match ty(e) {
-            "turn_started" => {
-                a.turns_started += 1;
-                if in_turn {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        "turn_started while the previous turn was not completed".into(),
-                    );
-                }
-                if let Some((p, at)) = open.take() {
-                    gap(a, sn, at, format!("phase {p} was never completed"));
-                }
-                in_turn = true;
-                closed = None;
-            }
-            "phase_started" => {
-                a.phases_started += 1;
-                if !edges.contains_key(phase) {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("phase_started for unknown phase {phase:?}"),
-                    );
-                }
-                if let Some((p, at)) = open.take() {
-                    gap(a, sn, at, format!("phase {p} was never completed"));
-                }
-                if !in_turn {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("phase {phase} started outside a turn"),
-                    );
-                }
-                match &closed {
-                    None if phase != FIRST_PHASE => gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("the turn's first phase is {phase}, not {FIRST_PHASE}"),
-                    ),
-                    Some(prev) => {
-                        a.transitions += 1;
-                        let allowed = edges.get(prev.as_str()).copied().unwrap_or(&[]);
-                        if !allowed.contains(&phase) {
-                            gap(
-                                a,
-                                sn,
-                                seq(e),
-                                format!(
-                                    "phase {phase} follows {prev}: the turn machine never moves so; a transition is missing from the log"
-                                ),
-                            );
-                        }
-                    }
-                    None => {}
-                }
-                open = Some((phase.to_string(), seq(e)));
-            }
-            "phase_completed" => match open.take() {
-                Some((p, _)) if p == phase => {
-                    a.phases_closed += 1;
-                    closed = Some(p);
-                }
-                other => {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("phase_completed for phase {phase}, which had not started"),
-                    );
-                    open = other;
-                }
-            },
-            "turn_completed" => {
-                a.turns_completed += 1;
-                if let Some((p, at)) = open.take() {
-                    gap(a, sn, at, format!("phase {p} was never completed"));
-                }
-                if closed.as_deref() != Some(LAST_PHASE) {
+            "turn_started" => turn.turn_started(sn, e, a),
+            "phase_started" => turn.phase_started(sn, e, a),
+            "phase_completed" => turn.phase_completed(sn, e, a),
+            "turn_completed" => turn.turn_completed(sn, e, a),
+            _ => turn.inside(sn, e, a),
+        }
+    }
+    if turn.open.is_some() {
+        a.phases_interrupted += 1;
+    }
+}
+
+/// Where a session's walk through the turn machine's phases stands, event by event.
+struct PhaseWalk {
+    /// Each phase and the phases that may follow it.
+    edges: BTreeMap<&'static str, &'static [&'static str]>,
+    /// The phase open now, and where it started.
+    open: Option<(String, u64)>,
+    /// The last phase closed in this turn.
+    closed: Option<String>,
+    in_turn: bool,
+}
+
+impl PhaseWalk {
+    /// A phase still open when its turn moves on was never completed.
+    fn close_open(&mut self, sn: u32, a: &mut Audit) {
+        if let Some((p, at)) = self.open.take() {
+            gap(a, sn, at, format!("phase {p} was never completed"));
+        }
+    }
+
+    fn turn_started(&mut self, sn: u32, e: &Value, a: &mut Audit) {
+        a.turns_started += 1;
+        if self.in_turn {
+            gap(
+                a,
+                sn,
+                seq(e),
+                "turn_started while the previous turn was not completed".into(),
+            );
+        }
+        self.close_open(sn, a);
+        self.in_turn = true;
+        self.closed = None;
+    }
+
+    fn phase_started(&mut self, sn: u32, e: &Value, a: &mut Audit) {
+        let phase = s(e, "phase");
+        a.phases_started += 1;
+        if !self.edges.contains_key(phase) {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!("phase_started for unknown phase {phase:?}"),
+            );
+        }
+        self.close_open(sn, a);
+        if !self.in_turn {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!("phase {phase} started outside a turn"),
+            );
+        }
+        match &self.closed {
+            None if phase != FIRST_PHASE => gap(
+                a,
+                sn,
+                seq(e),
+                format!("the turn's first phase is {phase}, not {FIRST_PHASE}"),
+            ),
+            Some(prev) => {
+                a.transitions += 1;
+                let allowed = self.edges.get(prev.as_str()).copied().unwrap_or(&[]);
+                if !allowed.contains(&phase) {
                     gap(
                         a,
                         sn,
                         seq(e),
                         format!(
-                            "the turn completed after {}, not after {LAST_PHASE}",
-                            closed.as_deref().unwrap_or("no phase at all")
+                            "phase {phase} follows {prev}: the turn machine never moves so; a transition is missing from the log"
                         ),
                     );
                 }
-                in_turn = false;
             }
-            t => {
-                // Everything else happens inside the phase that is open, and says so.
-                if let Some((p, _)) = &open
-                    && e.get("phase").is_some()
-                    && phase != p
-                {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("{t} is stamped phase {phase:?} while phase {p} is open"),
-                    );
-                }
+            None => {}
+        }
+        self.open = Some((phase.to_string(), seq(e)));
+    }
+
+    fn phase_completed(&mut self, sn: u32, e: &Value, a: &mut Audit) {
+        let phase = s(e, "phase");
+        match self.open.take() {
+            Some((p, _)) if p == phase => {
+                a.phases_closed += 1;
+                self.closed = Some(p);
+            }
+            other => {
+                gap(
+                    a,
+                    sn,
+                    seq(e),
+                    format!("phase_completed for phase {phase}, which had not started"),
+                );
+                self.open = other;
             }
         }
     }
-    if open.is_some() {
-        a.phases_interrupted += 1;
+
+    fn turn_completed(&mut self, sn: u32, e: &Value, a: &mut Audit) {
+        a.turns_completed += 1;
+        self.close_open(sn, a);
+        if self.closed.as_deref() != Some(LAST_PHASE) {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!(
+                    "the turn completed after {}, not after {LAST_PHASE}",
+                    self.closed.as_deref().unwrap_or("no phase at all")
+                ),
+            );
+        }
+        self.in_turn = false;
+    }
+
+    /// Everything else happens inside the phase that is open, and says so.
+    fn inside(&self, sn: u32, e: &Value, a: &mut Audit) {
+        let phase = s(e, "phase");
+        if let Some((p, _)) = &self.open
+            && e.get("phase").is_some()
+            && phase != p
+        {
+            gap(
+                a,
+                sn,
+                seq(e),
+                format!(
+                    "{} is stamped phase {phase:?} while phase {p} is open",
+                    ty(e)
+                ),
+            );
+        }
     }
 }
 
@@ -341,58 +373,55 @@ struct Call {
     used: bool,
 }
 
+/// Every decision is matched to the answered model call behind it (or to the GM typing it),
+/// and every answered call to what it led to.
 fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
-    let mut calls: Vec<Call> = Vec::new();
-    // A failure the GM resolved by typing the AI's part (or skipping it), by (agent, phase):
-    // the next decision of that agent in that phase came from the GM.
-    let mut by_gm: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut m = CallMatch {
+        sn,
+        calls: Vec::new(),
+        by_gm: BTreeSet::new(),
+    };
     for e in evs {
+        m.event(e, a);
+    }
+    m.unused(evs, a);
+}
+
+/// The model calls of a session so far, and which of them a decision has used.
+struct CallMatch {
+    sn: u32,
+    calls: Vec<Call>,
+    /// A failure the GM resolved by typing the AI's part (or skipping it), by (agent, phase):
+    /// the next decision of that agent in that phase came from the GM.
+    by_gm: BTreeSet<(String, String)>,
+}
+
+impl CallMatch {
+    fn event(&mut self, e: &Value, a: &mut Audit) {
         let t = ty(e);
         match t {
-            "model_call" => {
-                a.model_calls += 1;
-                let lacks = missing(e, MODEL_CALL);
-                if !lacks.is_empty() {
-                    gap(
-                        a,
-                        sn,
-                        seq(e),
-                        format!("model_call lacks {}", lacks.join(", ")),
-                    );
-                }
-                let answered =
-                    e.get("reply").is_some_and(Value::is_string) && opt(e, "error").is_none();
-                if answered {
-                    a.answered_calls += 1;
-                }
-                calls.push(Call {
-                    seq: seq(e),
-                    agent: agent(e).into(),
-                    purpose: s(e, "purpose").into(),
-                    answered,
-                    used: false,
-                });
-                continue;
-            }
+            "model_call" => return self.logged(e, a),
             "gm_failure_decision" if matches!(s(e, "choice"), "take_over" | "skip") => {
-                by_gm.insert((agent(e).into(), s(e, "phase").into()));
-                continue;
+                self.by_gm.insert((agent(e).into(), s(e, "phase").into()));
+                return;
             }
-            "turn_completed" => by_gm.clear(),
+            "turn_completed" => self.by_gm.clear(),
             // A failed phase: the answers that led to it produced no decision, rightly.
             "phase_failed" => {
-                for c in calls
+                for c in self
+                    .calls
                     .iter_mut()
                     .filter(|c| c.agent == agent(e) && c.answered)
                 {
                     c.used = true;
                 }
-                continue;
+                return;
             }
             _ => {}
         }
         if let Some((_, purpose)) = GM_DECISIONS.iter().find(|(d, _)| *d == t) {
-            let by_ai = calls
+            let by_ai = self
+                .calls
                 .iter_mut()
                 .find(|c| !c.used && c.answered && c.agent == "gm" && c.purpose == *purpose);
             if let Some(c) = by_ai {
@@ -400,50 +429,95 @@ fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
                 a.decisions += 1;
                 a.decisions_from_models += 1;
             }
-            continue;
+            return;
         }
         // A GM text sent back for a rewrite: the call that wrote it led to the flag.
         if t == "gm_flagged" {
-            if let Some(c) = calls
+            if let Some(c) = self
+                .calls
                 .iter_mut()
                 .rev()
                 .find(|c| !c.used && c.answered && c.agent == "gm")
             {
                 c.used = true;
             }
-            continue;
+            return;
         }
-        if let Some((_, purpose)) = DECISIONS.iter().find(|(d, _)| *d == t) {
-            a.decisions += 1;
-            if by_gm.remove(&(agent(e).into(), s(e, "phase").into())) {
-                a.decisions_typed_by_gm += 1;
-                continue;
+        if let Some((_, purpose)) = DECISIONS.iter().find(|(d, _)| *d == t)
+            && self.decision(e, purpose, a)
+        {
+            return;
+        }
+        self.answers(e, a);
+    }
+
+    /// A `model_call` attempt: checked for its fields, counted, kept for matching.
+    fn logged(&mut self, e: &Value, a: &mut Audit) {
+        a.model_calls += 1;
+        let lacks = missing(e, MODEL_CALL);
+        if !lacks.is_empty() {
+            gap(
+                a,
+                self.sn,
+                seq(e),
+                format!("model_call lacks {}", lacks.join(", ")),
+            );
+        }
+        let answered = e.get("reply").is_some_and(Value::is_string) && opt(e, "error").is_none();
+        if answered {
+            a.answered_calls += 1;
+        }
+        self.calls.push(Call {
+            seq: seq(e),
+            agent: agent(e).into(),
+            purpose: s(e, "purpose").into(),
+            answered,
+            used: false,
+        });
+    }
+
+    /// An AI's decision: typed by the GM after a failure (true: nothing more to match), or
+    /// backed by the first unused answer of its agent for its purpose.
+    fn decision(&mut self, e: &Value, purpose: &str, a: &mut Audit) -> bool {
+        a.decisions += 1;
+        if self.by_gm.remove(&(agent(e).into(), s(e, "phase").into())) {
+            a.decisions_typed_by_gm += 1;
+            return true;
+        }
+        match self
+            .calls
+            .iter_mut()
+            .find(|c| !c.used && c.answered && c.agent == agent(e) && c.purpose == purpose)
+        {
+            Some(c) => {
+                c.used = true;
+                a.decisions_from_models += 1;
             }
-            match calls
-                .iter_mut()
-                .find(|c| !c.used && c.answered && c.agent == agent(e) && c.purpose == *purpose)
-            {
-                Some(c) => {
-                    c.used = true;
-                    a.decisions_from_models += 1;
-                }
-                None => gap(
-                    a,
-                    sn,
-                    seq(e),
-                    format!(
-                        "{t} by {} has no answered model_call ({purpose}) before it",
-                        agent(e)
-                    ),
+            None => gap(
+                a,
+                self.sn,
+                seq(e),
+                format!(
+                    "{} by {} has no answered model_call ({purpose}) before it",
+                    ty(e),
+                    agent(e)
                 ),
-            }
+            ),
         }
+        false
+    }
+
+    /// The events an answer leads to besides decisions (memory storage, …) use up the calls
+    /// of their purpose.
+    fn answers(&mut self, e: &Value, a: &mut Audit) {
+        let t = ty(e);
         for (purpose, event) in ANSWER_EVENTS {
             if t != *event {
                 continue;
             }
             let mut took = false;
-            for c in calls
+            for c in self
+                .calls
                 .iter_mut()
                 .filter(|c| !c.used && c.purpose == *purpose)
                 .filter(|c| *purpose == "extract_facts" || c.agent == agent(e))
@@ -454,34 +528,37 @@ fn model_calls(sn: u32, evs: &[&Value], a: &mut Audit) {
             if t == "memory_storage" && opt(e, "extraction") == Some("model") && !took {
                 gap(
                     a,
-                    sn,
+                    self.sn,
                     seq(e),
                     "memory_storage says its facts came from the model, but no answered extract_facts model_call precedes it".into(),
                 );
             }
         }
     }
-    // Every answer went somewhere. The last calls of a log that stops mid-step are spared.
-    let last_decision = evs
-        .iter()
-        .rposition(|e| {
-            let t = ty(e);
-            DECISIONS.iter().any(|(d, _)| *d == t)
-                || GM_DECISIONS.iter().any(|(d, _)| *d == t)
-                || ANSWER_EVENTS.iter().any(|(_, d)| *d == t)
-        })
-        .map_or(0, |i| seq(evs[i]));
-    for c in calls.iter().filter(|c| c.answered && !c.used) {
-        if c.seq < last_decision {
-            gap(
-                a,
-                sn,
-                c.seq,
-                format!(
-                    "{}'s answered model_call ({}) led to no logged decision",
-                    c.agent, c.purpose
-                ),
-            );
+
+    /// Every answer went somewhere. The last calls of a log that stops mid-step are spared.
+    fn unused(&self, evs: &[&Value], a: &mut Audit) {
+        let last_decision = evs
+            .iter()
+            .rposition(|e| {
+                let t = ty(e);
+                DECISIONS.iter().any(|(d, _)| *d == t)
+                    || GM_DECISIONS.iter().any(|(d, _)| *d == t)
+                    || ANSWER_EVENTS.iter().any(|(_, d)| *d == t)
+            })
+            .map_or(0, |i| seq(evs[i]));
+        for c in self.calls.iter().filter(|c| c.answered && !c.used) {
+            if c.seq < last_decision {
+                gap(
+                    a,
+                    self.sn,
+                    c.seq,
+                    format!(
+                        "{}'s answered model_call ({}) led to no logged decision",
+                        c.agent, c.purpose
+                    ),
+                );
+            }
         }
     }
 }

@@ -16,6 +16,8 @@ use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
 use crate::{Audit, Flag, Metrics, audit_with_games, flags, metrics};
 
+mod describe;
+
 pub(crate) const CSS: &str = r#"
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;background:#fafafa;margin:0}
 main{max-width:1180px;margin:0 auto;padding:24px}
@@ -487,91 +489,14 @@ impl Report<'_> {
                 color: color(i).into(),
             })
             .collect();
-        let idx = |a: &str| agents.iter().position(|x| x == a);
+        // One scale for every graph, so arrows compare across stretches of time.
         let max = m
             .pairs
             .iter()
             .map(|p| f64::from(p.total.support() + p.total.disagree))
             .fold(1.0, f64::max);
-        let mut views: Vec<(String, Vec<PairView>)> = Vec::new();
-        if self.multi {
-            for sn in &m.sessions {
-                let pairs = m
-                    .pairs
-                    .iter()
-                    .filter_map(|p| {
-                        p.by_session
-                            .get(sn)
-                            .map(|c| (p.from.clone(), p.to.clone(), c.clone()))
-                    })
-                    .collect();
-                views.push((format!("session {sn}"), pairs));
-            }
-        } else {
-            // One session: over its turns, in up to four stretches.
-            let turns: BTreeSet<u32> = m
-                .pairs
-                .iter()
-                .flat_map(|p| p.by_turn.iter().map(|(_, t, _)| *t))
-                .collect();
-            let turns: Vec<u32> = turns.into_iter().collect();
-            if turns.len() > 1 {
-                for chunk in turns.chunks(turns.len().div_ceil(4)) {
-                    let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
-                    let pairs = m
-                        .pairs
-                        .iter()
-                        .filter_map(|p| {
-                            let mut c = PairCounts::default();
-                            for (_, t, x) in &p.by_turn {
-                                if (first..=last).contains(t) {
-                                    c.add(x);
-                                }
-                            }
-                            (c != PairCounts::default()).then(|| (p.from.clone(), p.to.clone(), c))
-                        })
-                        .collect();
-                    let title = if first == last {
-                        format!("turn {first}")
-                    } else {
-                        format!("turns {first}–{last}")
-                    };
-                    views.push((title, pairs));
-                }
-            }
-        }
-        views.push((
-            if self.multi {
-                "all sessions".into()
-            } else {
-                "the whole session".into()
-            },
-            m.pairs
-                .iter()
-                .map(|p| (p.from.clone(), p.to.clone(), p.total.clone()))
-                .collect(),
-        ));
-        for (title, pairs) in views {
-            let edges: Vec<Edge> = pairs
-                .iter()
-                .filter_map(|(f, t, c)| {
-                    Some(Edge {
-                        from: idx(f)?,
-                        to: idx(t)?,
-                        weight: f64::from(c.support() + c.disagree),
-                        tone: f64::from(c.support()) - f64::from(c.disagree),
-                        label: format!(
-                            "{} → {}: agree {}, disagree {}, help {}, votes {}",
-                            self.roster.player(f),
-                            self.roster.player(t),
-                            c.agree,
-                            c.disagree,
-                            c.helps,
-                            c.votes
-                        ),
-                    })
-                })
-                .collect();
+        for (title, pairs) in self.relationship_views(m) {
+            let edges = self.relationship_edges(&agents, &pairs);
             self.w(&svg::graph(&title, &nodes, &edges, max));
         }
         self.w("</div><table><tr><th>from</th><th>to</th><th>agree</th><th>disagree</th><th>help</th><th>votes</th></tr>");
@@ -588,6 +513,53 @@ impl Report<'_> {
             );
         }
         self.w("</table>");
+    }
+
+    /// The stretches of time the relationships are charted over, each with its pairs: every
+    /// session (a campaign) or up to four stretches of turns (one session), then all of it.
+    fn relationship_views(&self, m: &Metrics) -> Vec<(String, Vec<PairView>)> {
+        let mut views = if self.multi {
+            session_views(m)
+        } else {
+            turn_views(m)
+        };
+        views.push((
+            if self.multi {
+                "all sessions".into()
+            } else {
+                "the whole session".into()
+            },
+            m.pairs
+                .iter()
+                .map(|p| (p.from.clone(), p.to.clone(), p.total.clone()))
+                .collect(),
+        ));
+        views
+    }
+
+    /// A view's pairs as the graph's arrows (between the seats' nodes, by index in `agents`).
+    fn relationship_edges(&self, agents: &[String], pairs: &[PairView]) -> Vec<Edge> {
+        let idx = |a: &str| agents.iter().position(|x| x == a);
+        pairs
+            .iter()
+            .filter_map(|(f, t, c)| {
+                Some(Edge {
+                    from: idx(f)?,
+                    to: idx(t)?,
+                    weight: f64::from(c.support() + c.disagree),
+                    tone: f64::from(c.support()) - f64::from(c.disagree),
+                    label: format!(
+                        "{} → {}: agree {}, disagree {}, help {}, votes {}",
+                        self.roster.player(f),
+                        self.roster.player(t),
+                        c.agree,
+                        c.disagree,
+                        c.helps,
+                        c.votes
+                    ),
+                })
+            })
+            .collect()
     }
 
     fn dice(&mut self, m: &Metrics) {
@@ -874,500 +846,66 @@ impl Report<'_> {
             self.w("</div>");
         }
     }
-
-    /// An event as (channel, what was said or done, the reasoning), or None to leave it out.
-    fn describe(&self, e: &Value) -> Option<(&'static str, String, String)> {
-        let who = |a: &str| esc(&self.roster.player(a));
-        let ch = |a: &str| esc(&self.roster.character(a));
-        let q = |t: &str| format!("<blockquote>{}</blockquote>", esc(t));
-        let a = agent(e);
-        let none = String::new();
-        Some(match ty(e) {
-            "gm_narration" => ("GM", format!("<b>Narration</b>{}", q(s(e, "text"))), none),
-            "gm_outcome" => ("GM", format!("<b>Outcome</b>{}", q(s(e, "text"))), none),
-            "session_started" => (
-                "NOTE",
-                format!(
-                    "Session started · seed {} · model {}",
-                    num(e, "seed"),
-                    esc(s(e, "model"))
-                ),
-                none,
-            ),
-            "session_ended" => (
-                "NOTE",
-                format!("Session ended: {}", esc(s(e, "reason"))),
-                none,
-            ),
-            "session_resumed" => (
-                "NOTE",
-                format!("Session resumed at {}", esc(s(e, "at"))),
-                none,
-            ),
-            "events_undone" => ("NOTE", format!("The GM undid {}", esc(s(e, "what"))), none),
-            "memory_retrieved" => {
-                let rec = e
-                    .get("recalled")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                let mut mind = String::new();
-                if !rec.is_empty() {
-                    let mut list = String::from("<ul>");
-                    for r in &rec {
-                        let _ = write!(
-                            list,
-                            "<li>({}) {} <span class=\"meta\">score {}, confidence {}, from {}</span></li>",
-                            esc(s(r, "layer")),
-                            esc(s(r, "text")),
-                            r.get("score")
-                                .and_then(Value::as_f64)
-                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
-                            r.get("confidence")
-                                .and_then(Value::as_f64)
-                                .map_or_else(|| "?".into(), |v| format!("{v:.2}")),
-                            esc(s(r, "source"))
-                        );
-                    }
-                    list.push_str("</ul>");
-                    mind = details(&format!("{} memories recalled", rec.len()), &list);
-                }
-                (
-                    "NOTE",
-                    format!("Memory for {}: {}", who(a), esc(s(e, "status"))),
-                    mind,
-                )
-            }
-            "clarifying_questions" => {
-                let qs: Vec<String> = strs(e, "questions");
-                (
-                    "OOC",
-                    if qs.is_empty() {
-                        format!("{} has no questions for the GM", who(a))
-                    } else {
-                        format!("<b>{} asks the GM</b>{}", who(a), list(&qs))
-                    },
-                    none,
-                )
-            }
-            "gm_answers" => {
-                let ans = strs(e, "answers");
-                (
-                    "GM",
-                    if ans.is_empty() {
-                        "No more questions.".into()
-                    } else {
-                        format!("<b>Answers</b>{}", list(&ans))
-                    },
-                    none,
-                )
-            }
-            "strategic_intent" => {
-                let i = e.get("intent").unwrap_or(&Value::Null);
-                (
-                    "OOC",
-                    format!(
-                        "<b>{}</b> decides on a plan (private to the player)",
-                        who(a)
-                    ),
-                    details(
-                        "strategy (player only)",
-                        &format!(
-                            "<p>{}</p><p class=\"meta\">directive in mind</p><p>{}</p>{}",
-                            esc(s(i, "strategy")),
-                            esc(s(i, "directive")),
-                            opt(i, "proposal").map_or_else(String::new, |p| format!(
-                                "<p class=\"meta\">proposal to the party</p><p>{}</p>",
-                                esc(p)
-                            ))
-                        ),
-                    ),
-                )
-            }
-            "clarification_ended" => (
-                "NOTE",
-                format!("Questions over: {}", esc(s(e, "reason"))),
-                none,
-            ),
-            "gm_ooc" => (
-                "OOC",
-                format!(
-                    "<b>GM</b> <span class=\"meta\">(out of character, round {})</span>{}",
-                    num(e, "round"),
-                    q(s(e, "text"))
-                ),
-                none,
-            ),
-            "discussion_timed_out" => (
-                "PARTY",
-                format!(
-                    "The discussion ran out of time after {} s: the party votes",
-                    num(e, "elapsed_ms") / 1000
-                ),
-                none,
-            ),
-            "discussion_stalled" => (
-                "PARTY",
-                format!(
-                    "Round {} changed no one's stance: the party votes",
-                    num(e, "round").saturating_sub(1)
-                ),
-                none,
-            ),
-            "directive" => (
-                "P2C",
-                format!(
-                    "<b>{} → {}</b> (directive){}",
-                    who(a),
-                    ch(a),
-                    q(s(e, "text"))
-                ),
-                none,
-            ),
-            "character_action" => {
-                let act = e.get("action").unwrap_or(&Value::Null);
-                let mut said = format!(
-                    "<b>{} attempts</b> <span class=\"meta\">(attempt {})</span>{}",
-                    ch(a),
-                    num(e, "attempt"),
-                    q(s(act, "action"))
-                );
-                if let Some(d) = opt(act, "dialogue") {
-                    let _ = write!(said, "<i>Says:</i>{}", q(d));
-                }
-                let mut pool = vec![s(act, "task_type").to_string()];
-                if act.get("prepared").and_then(Value::as_bool) == Some(true) {
-                    pool.push("prepared".into());
-                }
-                if act.get("expert").and_then(Value::as_bool) == Some(true) {
-                    pool.push("expert".into());
-                }
-                if let Some(h) = opt(act, "helping") {
-                    pool.push(format!(
-                        "helping {}",
-                        self.roster.character(&self.roster.agent_of(h))
-                    ));
-                }
-                let _ = write!(
-                    said,
-                    "<span class=\"meta\">suggests {}</span>",
-                    esc(&pool.join(", "))
-                );
-                (
-                    "IC",
-                    said,
-                    details(
-                        "justification",
-                        &format!("<p>{}</p>", esc(s(act, "justification"))),
-                    ),
-                )
-            }
-            "validation" => {
-                let result = s(e, "result");
-                let v = e.get("verdict").unwrap_or(&Value::Null);
-                let violations: Vec<String> = v
-                    .get("violations")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|x| format!("\"{}\" — {}", s(x, "excerpt"), s(x, "reason")))
-                    .collect();
-                let cls = if result == "passed" { "ok" } else { "bad" };
-                let mut said = format!(
-                    "Overreach check on {}'s attempt {}: <b class=\"{cls}\">{}</b>",
-                    ch(a),
-                    num(e, "attempt"),
-                    esc(&result.replace('_', " "))
-                );
-                if let Some(c) = opt(e, "corrected") {
-                    let _ = write!(said, "<i>Corrected:</i>{}", q(c));
-                }
-                (
-                    "NOTE",
-                    said,
-                    if violations.is_empty() {
-                        none
-                    } else {
-                        details("why it was flagged", &list(&violations))
-                    },
-                )
-            }
-            "gm_reviewed_action" => (
-                "GM",
-                format!("<b>Sets {}'s action</b>{}", ch(a), q(s(e, "action"))),
-                none,
-            ),
-            "gm_adjudication" => {
-                let ruling = s(e, "ruling");
-                let text = match ruling {
-                    "roll" => format!(
-                        "roll {}{}{}",
-                        esc(s(e, "task")),
-                        if e.get("prepared").and_then(Value::as_bool) == Some(true) {
-                            ", prepared"
-                        } else {
-                            ""
-                        },
-                        if e.get("expert").and_then(Value::as_bool) == Some(true) {
-                            ", expert"
-                        } else {
-                            ""
-                        }
-                    ),
-                    other => format!("{}: {}", esc(other), esc(s(e, "note"))),
-                };
-                ("GM", format!("<b>Ruling for {}</b>: {text}", ch(a)), none)
-            }
-            "dice_rolled" | "gm_roll_override" => {
-                let r = e.get("result").unwrap_or(&Value::Null);
-                let faces: Vec<String> = r
-                    .get("dice")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|d| {
-                        let mark = if d.get("laser_feelings").and_then(Value::as_bool) == Some(true)
-                        {
-                            "!"
-                        } else if d.get("success").and_then(Value::as_bool) == Some(true) {
-                            "✓"
-                        } else {
-                            "✗"
-                        };
-                        format!("{}{mark}", num(d, "face"))
-                    })
-                    .collect();
-                let what = if ty(e) == "gm_roll_override" {
-                    if s(e, "override") == "keep" {
-                        format!("The GM keeps {}'s roll", ch(a))
-                    } else {
-                        format!(
-                            "<b>The GM overrides {}'s roll</b> ({})",
-                            ch(a),
-                            esc(s(e, "override"))
-                        )
-                    }
-                } else if s(e, "purpose") == "helper" {
-                    format!(
-                        "{} helps {}",
-                        ch(a),
-                        esc(&self
-                            .roster
-                            .character(&self.roster.agent_of(s(e, "helping"))))
-                    )
-                } else {
-                    format!("{} rolls {}", ch(a), esc(s(r, "task")))
-                };
-                (
-                    if ty(e) == "dice_rolled" { "DICE" } else { "GM" },
-                    format!(
-                        "{what}: {} → {} success(es), <b>{}</b>",
-                        esc(&faces.join(" ")),
-                        num(r, "successes"),
-                        esc(s(r, "outcome"))
-                    ),
-                    none,
-                )
-            }
-            "gm_forced_result" => (
-                "GM",
-                if e.get("success").and_then(Value::as_bool) == Some(true) {
-                    "/success: the next roll succeeds".into()
-                } else {
-                    "/fail: the next roll fails".into()
-                },
-                none,
-            ),
-            "gm_roll" => (
-                "GM",
-                format!(
-                    "/roll {} = {}",
-                    esc(s(e, "expression")),
-                    e.get("total").map_or_else(String::new, Value::to_string)
-                ),
-                none,
-            ),
-            "laser_feelings_question" => (
-                "IC",
-                format!(
-                    "<b>{} asks (LASER FEELINGS)</b>{}",
-                    ch(a),
-                    q(s(e, "question"))
-                ),
-                none,
-            ),
-            "laser_feelings_answer" => (
-                "GM",
-                format!("<b>Answers {}</b>{}", ch(a), q(s(e, "answer"))),
-                none,
-            ),
-            "insight_decision" => {
-                let d = e.get("decision").unwrap_or(&Value::Null);
-                let change = d.get("change_action").and_then(Value::as_bool) == Some(true);
-                (
-                    "OOC",
-                    format!(
-                        "{} decides to {}",
-                        who(a),
-                        if change {
-                            "change the action"
-                        } else {
-                            "keep the action"
-                        }
-                    ),
-                    details("why", &format!("<p>{}</p>", esc(s(d, "reason")))),
-                )
-            }
-            "character_reaction" => (
-                "IC",
-                format!("<b>{} reacts</b>{}", ch(a), q(s(e, "text"))),
-                none,
-            ),
-            "phase_failed" => (
-                "NOTE",
-                format!(
-                    "<span class=\"bad\">{} failed for {} (failure {})</span>: {}",
-                    esc(s(e, "phase")),
-                    who(a),
-                    num(e, "failures"),
-                    esc(s(e, "error"))
-                ),
-                none,
-            ),
-            "gm_failure_decision" => (
-                "GM",
-                format!("After the failure, for {}: {}", who(a), esc(s(e, "choice"))),
-                none,
-            ),
-            "memory_storage" => ("NOTE", format!("Memory: {}", esc(s(e, "status"))), none),
-            "context_trimmed" => (
-                "NOTE",
-                format!(
-                    "{}'s {} prompt trimmed to fit ({} tokens, budget {})",
-                    who(a),
-                    esc(s(e, "purpose")),
-                    num(e, "prompt_tokens"),
-                    num(e, "budget")
-                ),
-                none,
-            ),
-            // The party (OOC discussion, consensus, votes, whispers).
-            "ooc_message" => {
-                let stance = s(e, "stance");
-                let on = opt(e, "on").map_or_else(String::new, |o| {
-                    format!(
-                        " on {}'s proposal",
-                        esc(&self.roster.player(&self.roster.agent_of(o)))
-                    )
-                });
-                let mut said = format!(
-                    "<b>{}</b> <span class=\"meta\">({}{on}, round {})</span>{}",
-                    who(a),
-                    esc(stance),
-                    num(e, "round"),
-                    q(s(e, "message"))
-                );
-                if let Some(p) = opt(e, "proposal") {
-                    let _ = write!(said, "<i>Proposes:</i>{}", q(p));
-                }
-                ("OOC", said, none)
-            }
-            "consensus" => {
-                let positions: Vec<String> = e
-                    .get("positions")
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, v)| {
-                        format!("{}: {}", self.roster.player(k), v.as_str().unwrap_or(""))
-                    })
-                    .collect();
-                let mut said = format!("<b>Consensus: {}</b>", esc(s(e, "outcome")));
-                if let Some(p) = opt(e, "plan") {
-                    let by = opt(e, "proposer").map_or_else(String::new, |p| {
-                        format!(
-                            " (proposed by {})",
-                            esc(&self.roster.player(&self.roster.agent_of(p)))
-                        )
-                    });
-                    let _ = write!(said, "{by}{}", q(p));
-                }
-                if !positions.is_empty() {
-                    let _ = write!(
-                        said,
-                        "<span class=\"meta\">{}</span>",
-                        esc(&positions.join(" · "))
-                    );
-                }
-                ("PARTY", said, none)
-            }
-            "vote_cast" => (
-                "PARTY",
-                format!(
-                    "{} votes for {}{}",
-                    who(a),
-                    esc(&self.roster.player(&self.roster.agent_of(s(e, "vote")))),
-                    opt(e, "remark").map_or_else(String::new, |r| format!(": {}", esc(r)))
-                ),
-                none,
-            ),
-            "whisper" => (
-                "GM",
-                format!(
-                    "<b>Whisper to {}</b> <span class=\"meta\">({})</span>{}",
-                    opt(e, "to").map_or_else(
-                        || "the whole table".to_string(),
-                        |t| esc(&self.roster.player(&self.roster.agent_of(t)))
-                    ),
-                    esc(s(e, "scope")),
-                    q(s(e, "text"))
-                ),
-                none,
-            ),
-            "scene_ended" => (
-                "GM",
-                match opt(e, "title") {
-                    Some(t) => format!("<b>The scene ends:</b> {}", esc(t)),
-                    None => "<b>The scene ends.</b>".to_string(),
-                },
-                none,
-            ),
-            "time_passed" => (
-                "GM",
-                match num(e, "days") {
-                    1 => "<b>A day passes.</b>".to_string(),
-                    n => format!("<b>{n} days pass.</b>"),
-                },
-                none,
-            ),
-            "turn_completed" | "phase_started" | "phase_completed" => return None,
-            // Anything newer than this report: shown raw, so nothing is hidden.
-            other => {
-                let mut body = e.clone();
-                if let Some(o) = body.as_object_mut() {
-                    for k in [
-                        "seq",
-                        "timestamp",
-                        "session_id",
-                        "session_number",
-                        "turn_number",
-                        "event_type",
-                    ] {
-                        o.remove(k);
-                    }
-                }
-                (
-                    "LOG",
-                    format!("<code>{}</code>", esc(other)),
-                    details("fields", &format!("<pre>{}</pre>", esc(&body.to_string()))),
-                )
-            }
-        })
-    }
 }
 
 /// One directed relationship in a view: from, to, what passed between them.
 type PairView = (String, String, PairCounts);
+
+/// A campaign's relationships, one view per session.
+fn session_views(m: &Metrics) -> Vec<(String, Vec<PairView>)> {
+    m.sessions
+        .iter()
+        .map(|sn| {
+            let pairs = m
+                .pairs
+                .iter()
+                .filter_map(|p| {
+                    p.by_session
+                        .get(sn)
+                        .map(|c| (p.from.clone(), p.to.clone(), c.clone()))
+                })
+                .collect();
+            (format!("session {sn}"), pairs)
+        })
+        .collect()
+}
+
+/// One session's relationships over its turns, in up to four stretches (none for one turn).
+fn turn_views(m: &Metrics) -> Vec<(String, Vec<PairView>)> {
+    let turns: BTreeSet<u32> = m
+        .pairs
+        .iter()
+        .flat_map(|p| p.by_turn.iter().map(|(_, t, _)| *t))
+        .collect();
+    let turns: Vec<u32> = turns.into_iter().collect();
+    if turns.len() <= 1 {
+        return Vec::new();
+    }
+    let mut views = Vec::new();
+    for chunk in turns.chunks(turns.len().div_ceil(4)) {
+        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
+        let pairs = m
+            .pairs
+            .iter()
+            .filter_map(|p| {
+                let mut c = PairCounts::default();
+                for (_, t, x) in &p.by_turn {
+                    if (first..=last).contains(t) {
+                        c.add(x);
+                    }
+                }
+                (c != PairCounts::default()).then(|| (p.from.clone(), p.to.clone(), c))
+            })
+            .collect();
+        let title = if first == last {
+            format!("turn {first}")
+        } else {
+            format!("turns {first}–{last}")
+        };
+        views.push((title, pairs));
+    }
+    views
+}
 
 /// The events the model calls logged before them are shown beside (the decisions, and what a
 /// failed or extraction call led to).
@@ -1384,25 +922,6 @@ const AI_DECISIONS: &[&str] = &[
     "ooc_message",
     "vote_cast",
 ];
-
-fn strs(e: &Value, field: &str) -> Vec<String> {
-    e.get(field)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(String::from)
-        .collect()
-}
-
-fn list(items: &[String]) -> String {
-    let mut o = String::from("<ul>");
-    for i in items {
-        let _ = write!(o, "<li>{}</li>", esc(i));
-    }
-    o.push_str("</ul>");
-    o
-}
 
 pub(crate) fn details(summary: &str, body: &str) -> String {
     format!(

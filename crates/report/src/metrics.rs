@@ -233,186 +233,259 @@ fn usage(e: &Value) -> Tokens {
 
 pub fn metrics(events: &[Value]) -> Metrics {
     let roster = Roster::from_events(events);
-    let mut m = Metrics::default();
-    let mut turns: BTreeMap<(u32, u32), TurnStats> = BTreeMap::new();
-    let mut by_layer: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut by_purpose: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    // The latest `consensus` event of each discussion, by (session, turn).
-    let mut discussions: BTreeMap<(u32, u32), (&Value, u32)> = BTreeMap::new();
-    let mut conflicted_rounds: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut pairs: PairsByTurn = BTreeMap::new();
-    // The action being checked per (session, turn, agent): (first attempt passed, latest passed).
-    let mut last_action: BTreeMap<(u32, u32, String), (bool, bool)> = BTreeMap::new();
-
+    let mut tally = Tally::new(&roster);
     for e in events {
-        let (sn, tn) = (session(e), turn(e));
-        if !m.sessions.contains(&sn) && !ty(e).is_empty() {
-            m.sessions.push(sn);
+        tally.event(e);
+    }
+    tally.finish()
+}
+
+/// The running counts while the events are read once, in log order; `finish` turns what is
+/// kept per turn, per discussion and per pair into the metrics' lists.
+struct Tally<'a> {
+    roster: &'a Roster,
+    m: Metrics,
+    turns: BTreeMap<(u32, u32), TurnStats>,
+    by_layer: BTreeMap<String, Vec<u64>>,
+    by_purpose: BTreeMap<String, Vec<u64>>,
+    /// The latest `consensus` event of each discussion, by (session, turn), and its rounds.
+    discussions: BTreeMap<(u32, u32), (&'a Value, u32)>,
+    conflicted_rounds: BTreeMap<u32, u32>,
+    pairs: PairsByTurn,
+    /// The action being checked per (session, turn, agent): (first attempt passed, latest passed).
+    last_action: BTreeMap<(u32, u32, String), (bool, bool)>,
+}
+
+impl<'a> Tally<'a> {
+    fn new(roster: &'a Roster) -> Self {
+        Tally {
+            roster,
+            m: Metrics::default(),
+            turns: BTreeMap::new(),
+            by_layer: BTreeMap::new(),
+            by_purpose: BTreeMap::new(),
+            discussions: BTreeMap::new(),
+            conflicted_rounds: BTreeMap::new(),
+            pairs: BTreeMap::new(),
+            last_action: BTreeMap::new(),
         }
-        let t = turns.entry((sn, tn)).or_insert_with(|| TurnStats {
+    }
+
+    fn event(&mut self, e: &'a Value) {
+        let (sn, tn) = (session(e), turn(e));
+        if !self.m.sessions.contains(&sn) && !ty(e).is_empty() {
+            self.m.sessions.push(sn);
+        }
+        self.turns.entry((sn, tn)).or_insert_with(|| TurnStats {
             session: sn,
             turn: tn,
             ..TurnStats::default()
         });
+        let m = &mut self.m;
         match ty(e) {
             "turn_started" => m.turns_started += 1,
             "turn_completed" => m.turns += 1,
-            "model_call" => {
-                let u = usage(e);
-                let attempt = num(e, "attempt");
-                m.model.attempts += 1;
-                if attempt <= 1 {
-                    m.model.calls += 1;
-                } else {
-                    m.model.retries += 1;
-                }
-                if e.get("repair").and_then(Value::as_bool) == Some(true) {
-                    m.model.repairs += 1;
-                }
-                let failed = opt(e, "error").is_some();
-                if failed {
-                    m.model.errors += 1;
-                }
-                // Counts from a log are whatever it says: a damaged one may say u64::MAX, so
-                // the sums saturate instead of overflowing.
-                m.model.tokens.add(&u);
-                t.tokens.add(&u);
-                t.calls += 1;
-                let lat = num(e, "latency_ms");
-                t.latency_ms = t.latency_ms.saturating_add(lat);
-                let tok = m.tokens_by_agent.entry(agent(e).to_string()).or_default();
-                tok.add(&u);
-                // Response time: attempts that got an answer.
-                if e.get("reply").is_some_and(Value::is_string) {
-                    by_layer
-                        .entry(s(e, "layer").to_string())
-                        .or_default()
-                        .push(lat);
-                    by_purpose
-                        .entry(s(e, "purpose").to_string())
-                        .or_default()
-                        .push(lat);
-                }
-            }
+            "model_call" => self.model_call(e),
             "phase_failed" => m.model.failed_phases += 1,
-            "validation" => {
-                t.validations += 1;
-                m.validation.verdicts += 1;
-                let result = s(e, "result");
-                let key = (sn, tn, agent(e).to_string());
-                let passed = result == "passed";
-                if result != "passed" {
-                    t.validation_failures += 1;
-                }
-                match result {
-                    "retry" => m.validation.retries += 1,
-                    "auto_corrected" => m.validation.auto_corrected += 1,
-                    "flagged_for_gm" => m.validation.flagged_for_gm += 1,
-                    _ => {}
-                }
-                if num(e, "attempt") <= 1 || !last_action.contains_key(&key) {
-                    close_action(&mut m.validation, last_action.remove(&key));
-                    last_action.insert(key, (passed, passed));
-                } else if let Some(a) = last_action.get_mut(&key) {
-                    a.1 = passed;
-                }
-            }
+            "validation" => self.validation(e),
             "gm_roll_override" if s(e, "override") != "keep" => m.gm_overrides += 1,
             "gm_forced_result" => m.gm_overrides += 1,
-            "dice_rolled" => {
-                let r = e.get("result").unwrap_or(&Value::Null);
-                m.dice.rolls += 1;
-                for d in r
-                    .get("dice")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let face = num(d, "face");
-                    if (1..=6).contains(&face) {
-                        m.dice.faces[(face - 1) as usize] += 1;
-                    }
-                    if d.get("laser_feelings").and_then(Value::as_bool) == Some(true) {
-                        m.dice.laser_feelings += 1;
-                    }
-                }
-                let succ = u32::try_from(num(r, "successes")).unwrap_or(0).min(3);
-                *m.dice.successes.entry(succ).or_default() += 1;
-                if let Some(o) = opt(r, "outcome") {
-                    *m.dice.outcomes.entry(o.to_string()).or_default() += 1;
-                }
-                if s(e, "purpose") == "helper"
-                    && let Some(target) = opt(e, "helping")
-                {
-                    let to = roster.agent_of(target);
-                    if let Some(c) = pair(&mut pairs, agent(e), &to, (sn, tn)) {
-                        c.helps += 1;
-                    }
-                }
-            }
-            "ooc_message" => {
-                m.has_party_discussion = true;
-                if let Some(on) = opt(e, "on") {
-                    let on = roster.agent_of(on);
-                    match s(e, "stance") {
-                        "agree" => {
-                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
-                                c.agree += 1;
-                            }
-                        }
-                        "disagree" => {
-                            if let Some(c) = pair(&mut pairs, agent(e), &on, (sn, tn)) {
-                                c.disagree += 1;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "vote_cast" => {
-                m.has_party_discussion = true;
-                if let Some(v) = opt(e, "vote") {
-                    let v = roster.agent_of(v);
-                    if let Some(c) = pair(&mut pairs, agent(e), &v, (sn, tn)) {
-                        c.votes += 1;
-                    }
-                }
-            }
-            "consensus" => {
-                m.has_party_discussion = true;
-                if s(e, "outcome") == "conflicted" {
-                    *conflicted_rounds.entry(sn).or_default() += 1;
-                }
-                // A later round of the same discussion replaces the earlier one.
-                let d = discussions.entry((sn, tn)).or_insert((e, 0));
-                *d = (e, d.1 + 1);
-            }
+            "dice_rolled" => self.dice_rolled(e),
+            "ooc_message" | "vote_cast" | "consensus" => self.party(e),
             "whisper" => m.whispers += 1,
             _ => {}
         }
     }
-    for (_, a) in std::mem::take(&mut last_action) {
-        close_action(&mut m.validation, Some(a));
+
+    /// The turn's entry for an event (made for every event before it is counted).
+    fn turn_of(&mut self, e: &Value) -> &mut TurnStats {
+        self.turns.entry((session(e), turn(e))).or_default()
     }
 
-    m.per_turn = turns
-        .into_values()
-        .filter(|t| t.turn > 0 && (t.calls > 0 || t.validations > 0))
-        .collect();
-    for (by, groups) in [("layer", by_layer), ("purpose", by_purpose)] {
-        for (key, mut v) in groups {
-            v.sort_unstable();
-            m.latency.push(Latency {
-                by: by.into(),
-                key,
-                count: v.len(),
-                p50_ms: percentile(&v, 50.0),
-                p95_ms: percentile(&v, 95.0),
-            });
+    /// One attempt of a model call: calls, retries, repairs, errors, tokens and response times.
+    fn model_call(&mut self, e: &Value) {
+        let u = usage(e);
+        let model = &mut self.m.model;
+        model.attempts += 1;
+        if num(e, "attempt") <= 1 {
+            model.calls += 1;
+        } else {
+            model.retries += 1;
+        }
+        if e.get("repair").and_then(Value::as_bool) == Some(true) {
+            model.repairs += 1;
+        }
+        if opt(e, "error").is_some() {
+            model.errors += 1;
+        }
+        // Counts from a log are whatever it says: a damaged one may say u64::MAX, so
+        // the sums saturate instead of overflowing.
+        model.tokens.add(&u);
+        let lat = num(e, "latency_ms");
+        let t = self.turn_of(e);
+        t.tokens.add(&u);
+        t.calls += 1;
+        t.latency_ms = t.latency_ms.saturating_add(lat);
+        let tok = self
+            .m
+            .tokens_by_agent
+            .entry(agent(e).to_string())
+            .or_default();
+        tok.add(&u);
+        // Response time: attempts that got an answer.
+        if e.get("reply").is_some_and(Value::is_string) {
+            self.by_layer
+                .entry(s(e, "layer").to_string())
+                .or_default()
+                .push(lat);
+            self.by_purpose
+                .entry(s(e, "purpose").to_string())
+                .or_default()
+                .push(lat);
         }
     }
+
+    /// An overreach verdict: counted by result, and each action's first and latest verdicts
+    /// kept until its next first attempt closes it.
+    fn validation(&mut self, e: &Value) {
+        let result = s(e, "result");
+        let t = self.turn_of(e);
+        t.validations += 1;
+        if result != "passed" {
+            t.validation_failures += 1;
+        }
+        let v = &mut self.m.validation;
+        v.verdicts += 1;
+        match result {
+            "retry" => v.retries += 1,
+            "auto_corrected" => v.auto_corrected += 1,
+            "flagged_for_gm" => v.flagged_for_gm += 1,
+            _ => {}
+        }
+        let key = (session(e), turn(e), agent(e).to_string());
+        let passed = result == "passed";
+        if num(e, "attempt") <= 1 || !self.last_action.contains_key(&key) {
+            close_action(v, self.last_action.remove(&key));
+            self.last_action.insert(key, (passed, passed));
+        } else if let Some(a) = self.last_action.get_mut(&key) {
+            a.1 = passed;
+        }
+    }
+
+    /// A roll: its faces, successes and outcome, and a helper's roll as help given.
+    fn dice_rolled(&mut self, e: &Value) {
+        let r = e.get("result").unwrap_or(&Value::Null);
+        let dice = &mut self.m.dice;
+        dice.rolls += 1;
+        for d in r
+            .get("dice")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let face = num(d, "face");
+            if (1..=6).contains(&face) {
+                dice.faces[(face - 1) as usize] += 1;
+            }
+            if d.get("laser_feelings").and_then(Value::as_bool) == Some(true) {
+                dice.laser_feelings += 1;
+            }
+        }
+        let succ = u32::try_from(num(r, "successes")).unwrap_or(0).min(3);
+        *dice.successes.entry(succ).or_default() += 1;
+        if let Some(o) = opt(r, "outcome") {
+            *dice.outcomes.entry(o.to_string()).or_default() += 1;
+        }
+        if s(e, "purpose") == "helper"
+            && let Some(target) = opt(e, "helping")
+        {
+            let to = self.roster.agent_of(target);
+            if let Some(c) = pair(&mut self.pairs, agent(e), &to, (session(e), turn(e))) {
+                c.helps += 1;
+            }
+        }
+    }
+
+    /// The party's discussion: stances on a proposal and votes (between pairs of players), and
+    /// each discussion's latest consensus.
+    fn party(&mut self, e: &'a Value) {
+        let (sn, tn) = (session(e), turn(e));
+        self.m.has_party_discussion = true;
+        let toward = |field| opt(e, field).map(|c| self.roster.agent_of(c));
+        match ty(e) {
+            "ooc_message" => {
+                let stance = s(e, "stance");
+                if let Some(on) = toward("on")
+                    && matches!(stance, "agree" | "disagree")
+                    && let Some(c) = pair(&mut self.pairs, agent(e), &on, (sn, tn))
+                {
+                    if stance == "agree" {
+                        c.agree += 1;
+                    } else {
+                        c.disagree += 1;
+                    }
+                }
+            }
+            "vote_cast" => {
+                if let Some(v) = toward("vote")
+                    && let Some(c) = pair(&mut self.pairs, agent(e), &v, (sn, tn))
+                {
+                    c.votes += 1;
+                }
+            }
+            _ => {
+                if s(e, "outcome") == "conflicted" {
+                    *self.conflicted_rounds.entry(sn).or_default() += 1;
+                }
+                // A later round of the same discussion replaces the earlier one.
+                let d = self.discussions.entry((sn, tn)).or_insert((e, 0));
+                *d = (e, d.1 + 1);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Metrics {
+        for (_, a) in std::mem::take(&mut self.last_action) {
+            close_action(&mut self.m.validation, Some(a));
+        }
+        let mut m = self.m;
+        m.per_turn = self
+            .turns
+            .into_values()
+            .filter(|t| t.turn > 0 && (t.calls > 0 || t.validations > 0))
+            .collect();
+        for (by, groups) in [("layer", self.by_layer), ("purpose", self.by_purpose)] {
+            for (key, mut v) in groups {
+                v.sort_unstable();
+                m.latency.push(Latency {
+                    by: by.into(),
+                    key,
+                    count: v.len(),
+                    p50_ms: percentile(&v, 50.0),
+                    p95_ms: percentile(&v, 95.0),
+                });
+            }
+        }
+        discussions(
+            &mut m,
+            self.roster,
+            self.discussions,
+            &self.conflicted_rounds,
+        );
+        m.pairs = pair_stats(self.pairs);
+        m
+    }
+}
+
+/// Each discussion as its latest consensus, counted per session, and whose plans were adopted.
+fn discussions(
+    m: &mut Metrics,
+    roster: &Roster,
+    latest: BTreeMap<(u32, u32), (&Value, u32)>,
+    conflicted_rounds: &BTreeMap<u32, u32>,
+) {
     let mut consensus: BTreeMap<u32, ConsensusCount> = BTreeMap::new();
-    for ((sn, tn), (e, rounds)) in discussions {
+    for ((sn, tn), (e, rounds)) in latest {
         let c = consensus.entry(sn).or_insert_with(|| ConsensusCount {
             session: sn,
             outcomes: BTreeMap::new(),
@@ -453,7 +526,11 @@ pub fn metrics(events: &[Value]) -> Metrics {
         }
     }
     m.consensus = consensus.into_values().collect();
-    m.pairs = pairs
+}
+
+/// Each (from, to) pair's counts: in total, per session and turn by turn.
+fn pair_stats(pairs: PairsByTurn) -> Vec<PairStats> {
+    pairs
         .into_iter()
         .map(|((from, to), by_turn)| {
             let mut total = PairCounts::default();
@@ -473,8 +550,7 @@ pub fn metrics(events: &[Value]) -> Metrics {
                     .collect(),
             }
         })
-        .collect();
-    m
+        .collect()
 }
 
 fn close_action(v: &mut ValidationStats, action: Option<(bool, bool)>) {

@@ -99,7 +99,36 @@ pub fn chart(
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
     let y = |v: f64| TOP + ph - (v / ymax) * ph;
-    // Grid and y ticks.
+    y_axis(&mut o, y_label, ymax, step, &y);
+    let n = categories.len().max(1);
+    let slot = pw / n as f64;
+    x_labels(&mut o, categories, slot);
+    match kind {
+        Kind::Bars => bars(&mut o, categories, series, slot, &y),
+        Kind::Lines => {
+            for s in series {
+                line(&mut o, s, slot, &y, false);
+            }
+        }
+    }
+    if let Some(s) = overlay {
+        line(&mut o, s, slot, &y, true);
+    }
+    let _ = write!(
+        o,
+        r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#888"/>"##,
+        TOP + ph,
+        W - RIGHT,
+        TOP + ph
+    );
+    legend(&mut o, series.iter().chain(overlay));
+    o.push_str("</svg>");
+    o
+}
+
+/// The grid, the y axis's ticks every `step` up to `ymax`, and its label.
+fn y_axis(o: &mut String, y_label: &str, ymax: f64, step: f64, y: &dyn Fn(f64) -> f64) {
+    let ph = H - TOP - BOTTOM;
     let mut t = 0.0;
     while t <= ymax + 1e-9 {
         let yy = y(t);
@@ -120,10 +149,12 @@ pub fn chart(
         TOP + ph / 2.0,
         esc(y_label)
     );
-    let n = categories.len().max(1);
-    let slot = pw / n as f64;
-    // X labels, thinned to about 24.
-    let every = n.div_ceil(24);
+}
+
+/// The categories under the x axis, thinned to about 24 so they stay readable.
+fn x_labels(o: &mut String, categories: &[String], slot: f64) {
+    let ph = H - TOP - BOTTOM;
+    let every = categories.len().max(1).div_ceil(24);
     for (i, c) in categories.iter().enumerate() {
         if i % every == 0 {
             let _ = write!(
@@ -135,49 +166,44 @@ pub fn chart(
             );
         }
     }
-    match kind {
-        Kind::Bars => {
-            let k = series.len().max(1);
-            let bw = (slot * 0.8) / k as f64;
-            for (si, s) in series.iter().enumerate() {
-                for (i, v) in s.values.iter().enumerate() {
-                    let x = LEFT + slot * i as f64 + slot * 0.1 + bw * si as f64;
-                    let top = y(*v);
-                    let _ = write!(
-                        o,
-                        r#"<rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect>"#,
-                        (bw - 1.0).max(1.0),
-                        (TOP + ph - top).max(0.0),
-                        esc(&s.color),
-                        esc(&format!(
-                            "{} {}",
-                            s.name,
-                            categories.get(i).map_or("", String::as_str)
-                        )),
-                        fmt_num(*v)
-                    );
-                }
-            }
-        }
-        Kind::Lines => {
-            for s in series {
-                line(&mut o, s, slot, &y, false);
-            }
+}
+
+/// Grouped bars: in each category's slot, one bar per series side by side.
+fn bars(
+    o: &mut String,
+    categories: &[String],
+    series: &[Series],
+    slot: f64,
+    y: &dyn Fn(f64) -> f64,
+) {
+    let ph = H - TOP - BOTTOM;
+    let k = series.len().max(1);
+    let bw = (slot * 0.8) / k as f64;
+    for (si, s) in series.iter().enumerate() {
+        for (i, v) in s.values.iter().enumerate() {
+            let x = LEFT + slot * i as f64 + slot * 0.1 + bw * si as f64;
+            let top = y(*v);
+            let _ = write!(
+                o,
+                r#"<rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect>"#,
+                (bw - 1.0).max(1.0),
+                (TOP + ph - top).max(0.0),
+                esc(&s.color),
+                esc(&format!(
+                    "{} {}",
+                    s.name,
+                    categories.get(i).map_or("", String::as_str)
+                )),
+                fmt_num(*v)
+            );
         }
     }
-    if let Some(s) = overlay {
-        line(&mut o, s, slot, &y, true);
-    }
-    let _ = write!(
-        o,
-        r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#888"/>"##,
-        TOP + ph,
-        W - RIGHT,
-        TOP + ph
-    );
-    // Legend.
+}
+
+/// A swatch and a name per series, left to right along the top.
+fn legend<'a>(o: &mut String, series: impl Iterator<Item = &'a Series>) {
     let mut lx = LEFT;
-    for s in series.iter().chain(overlay) {
+    for s in series {
         let _ = write!(
             o,
             r##"<rect x="{lx:.1}" y="8" width="12" height="12" fill="{}"/><text x="{:.1}" y="18" font-size="11" fill="#333">{}</text>"##,
@@ -187,8 +213,6 @@ pub fn chart(
         );
         lx += 26.0 + 7.0 * s.name.chars().count() as f64;
     }
-    o.push_str("</svg>");
-    o
 }
 
 fn line(o: &mut String, s: &Series, slot: f64, y: &dyn Fn(f64) -> f64, dashed: bool) {

@@ -12,6 +12,7 @@ pub fn pct(v: Option<f64>) -> String {
 }
 
 /// The stats as text. `title` says what was measured ("session 2", "campaign, 3 sessions").
+/// One section after another, in the order a reader asks about a session.
 pub fn render_stats(
     title: &str,
     m: &Metrics,
@@ -22,24 +23,41 @@ pub fn render_stats(
     let mut o = String::new();
     let _ = writeln!(o, "troupe stats — {title}");
     let _ = writeln!(o);
-    let row = |o: &mut String, k: &str, v: String| {
-        let _ = writeln!(o, "  {k:<38} {v}");
-    };
+    turns(&mut o, m);
+    validation(&mut o, m);
+    model_calls(&mut o, m);
+    latency(&mut o, m);
+    tokens_by_agent(&mut o, m, roster);
+    party(&mut o, m, roster);
+    dice(&mut o, m);
+    completeness(&mut o, audit);
+    flagged(&mut o, flags);
+    o
+}
+
+/// One figure: its label in a column, its value after.
+fn row(o: &mut String, k: &str, v: String) {
+    let _ = writeln!(o, "  {k:<38} {v}");
+}
+
+fn turns(o: &mut String, m: &Metrics) {
     let _ = writeln!(o, "Turns");
-    row(&mut o, "turns completed", m.turns.to_string());
+    row(o, "turns completed", m.turns.to_string());
     if m.turns_started > m.turns {
         row(
-            &mut o,
+            o,
             "turns started, not completed",
             (m.turns_started - m.turns).to_string(),
         );
     }
+}
 
+fn validation(o: &mut String, m: &Metrics) {
     let v = &m.validation;
     let _ = writeln!(o, "\nValidation (overreach check)");
-    row(&mut o, "actions checked", v.actions.to_string());
+    row(o, "actions checked", v.actions.to_string());
     row(
-        &mut o,
+        o,
         "failure rate, first pass",
         format!(
             "{} ({} of {})",
@@ -49,7 +67,7 @@ pub fn render_stats(
         ),
     );
     row(
-        &mut o,
+        o,
         "failure rate, after retries",
         format!(
             "{} ({} of {})",
@@ -59,40 +77,38 @@ pub fn render_stats(
         ),
     );
     row(
-        &mut o,
+        o,
         "retries / auto-corrected / to the GM",
         format!(
             "{} / {} / {}",
             v.retries, v.auto_corrected, v.flagged_for_gm
         ),
     );
+}
 
+fn model_calls(o: &mut String, m: &Metrics) {
     let mc = &m.model;
     let _ = writeln!(o, "\nModel calls");
     row(
-        &mut o,
+        o,
         "calls (attempts)",
         format!("{} ({})", mc.calls, mc.attempts),
     );
     row(
-        &mut o,
+        o,
         "retries (of which JSON repairs)",
         format!("{} ({})", mc.retries, mc.repairs),
     );
-    row(&mut o, "attempts that errored", mc.errors.to_string());
+    row(o, "attempts that errored", mc.errors.to_string());
+    row(o, "phases failed (gave up)", mc.failed_phases.to_string());
     row(
-        &mut o,
-        "phases failed (gave up)",
-        mc.failed_phases.to_string(),
-    );
-    row(
-        &mut o,
+        o,
         "tokens in / out",
         format!("{} / {}", mc.tokens.input, mc.tokens.output),
     );
     if m.turns > 0 {
         row(
-            &mut o,
+            o,
             "tokens per completed turn (in / out)",
             format!(
                 "{:.0} / {:.0}",
@@ -101,53 +117,57 @@ pub fn render_stats(
             ),
         );
     }
+}
 
-    if !m.latency.is_empty() {
-        let _ = writeln!(o, "\nResponse time (answered attempts)");
+fn latency(o: &mut String, m: &Metrics) {
+    if m.latency.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nResponse time (answered attempts)");
+    let _ = writeln!(
+        o,
+        "  {:<38} {:>6} {:>9} {:>9}",
+        "", "calls", "P50 ms", "P95 ms"
+    );
+    for l in &m.latency {
         let _ = writeln!(
             o,
             "  {:<38} {:>6} {:>9} {:>9}",
-            "", "calls", "P50 ms", "P95 ms"
+            format!("{} {}", l.by, l.key),
+            l.count,
+            l.p50_ms,
+            l.p95_ms
         );
-        for l in &m.latency {
-            let _ = writeln!(
-                o,
-                "  {:<38} {:>6} {:>9} {:>9}",
-                format!("{} {}", l.by, l.key),
-                l.count,
-                l.p50_ms,
-                l.p95_ms
-            );
-        }
     }
+}
 
-    if !m.tokens_by_agent.is_empty() {
-        let _ = writeln!(o, "\nTokens per AI (in / out)");
-        for (a, t) in &m.tokens_by_agent {
-            row(
-                &mut o,
-                &roster.player(a),
-                format!("{} / {}", t.input, t.output),
-            );
-        }
+fn tokens_by_agent(o: &mut String, m: &Metrics, roster: &Roster) {
+    if m.tokens_by_agent.is_empty() {
+        return;
     }
+    let _ = writeln!(o, "\nTokens per AI (in / out)");
+    for (a, t) in &m.tokens_by_agent {
+        row(o, &roster.player(a), format!("{} / {}", t.input, t.output));
+    }
+}
 
+fn party(o: &mut String, m: &Metrics, roster: &Roster) {
     let _ = writeln!(o, "\nParty");
     if m.has_party_discussion {
         for c in &m.consensus {
             let list: Vec<String> = c.outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
             row(
-                &mut o,
+                o,
                 &format!("consensus, session {}", c.session),
                 list.join(", "),
             );
         }
         if m.adopted_by.is_empty() {
-            row(&mut o, "adopted plans", "none".into());
+            row(o, "adopted plans", "none".into());
         }
         for (a, n) in &m.adopted_by {
             row(
-                &mut o,
+                o,
                 &format!("plans adopted from {}", roster.player(a)),
                 n.to_string(),
             );
@@ -157,7 +177,7 @@ pub fn render_stats(
     }
     for p in &m.pairs {
         row(
-            &mut o,
+            o,
             &format!("{} → {}", roster.player(&p.from), roster.player(&p.to)),
             format!(
                 "agree {}, disagree {}, help {}, votes {}",
@@ -165,14 +185,12 @@ pub fn render_stats(
             ),
         );
     }
+}
 
+fn dice(o: &mut String, m: &Metrics) {
     let d = &m.dice;
     let _ = writeln!(o, "\nDice (d6, as rolled, before GM overrides)");
-    row(
-        &mut o,
-        "rolls / dice",
-        format!("{} / {}", d.rolls, d.dice()),
-    );
+    row(o, "rolls / dice", format!("{} / {}", d.rolls, d.dice()));
     if d.dice() > 0 {
         let faces: Vec<String> = d
             .faces
@@ -181,26 +199,29 @@ pub fn render_stats(
             .map(|(i, n)| format!("{}:{n}", i + 1))
             .collect();
         row(
-            &mut o,
+            o,
             "faces (expected each)",
             format!("{} ({:.1})", faces.join(" "), f64::from(d.dice()) / 6.0),
         );
         if let Some(c) = d.chi_square() {
             row(
-                &mut o,
+                o,
                 "chi-square vs fair d6 (5 df; 11.07 = p 0.05)",
                 format!("{c:.2}"),
             );
         }
         let outcomes: Vec<String> = d.outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        row(&mut o, "outcomes", outcomes.join(", "));
-        row(&mut o, "LASER FEELINGS dice", d.laser_feelings.to_string());
+        row(o, "outcomes", outcomes.join(", "));
+        row(o, "LASER FEELINGS dice", d.laser_feelings.to_string());
     }
-    row(&mut o, "GM overrides", m.gm_overrides.to_string());
+    row(o, "GM overrides", m.gm_overrides.to_string());
+}
 
+/// Whether the log holds everything SC-012 asks of it, and the first gaps if not.
+fn completeness(o: &mut String, audit: &Audit) {
     let _ = writeln!(o, "\nLog completeness (SC-012)");
     row(
-        &mut o,
+        o,
         "phases started / closed / cut off",
         format!(
             "{} / {} / {}",
@@ -208,7 +229,7 @@ pub fn render_stats(
         ),
     );
     row(
-        &mut o,
+        o,
         "phase transitions checked / turns",
         format!(
             "{} / {} completed",
@@ -216,12 +237,12 @@ pub fn render_stats(
         ),
     );
     row(
-        &mut o,
+        o,
         "model calls logged / answered",
         format!("{} / {}", audit.model_calls, audit.answered_calls),
     );
     row(
-        &mut o,
+        o,
         "AI decisions / backed by a model call",
         format!(
             "{} / {} (+{} typed by the GM)",
@@ -229,34 +250,37 @@ pub fn render_stats(
         ),
     );
     row(
-        &mut o,
+        o,
         "action attempts / with a verdict",
         format!(
             "{} / {} (+{} needing none)",
             audit.actions, audit.actions_with_verdict, audit.actions_exempt
         ),
     );
-    game_calls(&mut o, audit);
+    game_calls(o, audit);
     if audit.complete() {
-        row(&mut o, "gaps", "none".into());
-    } else {
-        row(
-            &mut o,
-            "gaps",
-            (audit.gaps.len() + audit.run_gaps.len()).to_string(),
-        );
-        for g in audit.gaps.iter().take(10) {
-            let _ = writeln!(o, "    session {}, event {}: {}", g.session, g.seq, g.what);
-        }
-        for g in audit.run_gaps.iter().take(10) {
-            let _ = writeln!(
-                o,
-                "    {:?} run {}, event {}: {}",
-                g.game, g.run, g.seq, g.what
-            );
-        }
+        row(o, "gaps", "none".into());
+        return;
     }
+    row(
+        o,
+        "gaps",
+        (audit.gaps.len() + audit.run_gaps.len()).to_string(),
+    );
+    for g in audit.gaps.iter().take(10) {
+        let _ = writeln!(o, "    session {}, event {}: {}", g.session, g.seq, g.what);
+    }
+    for g in audit.run_gaps.iter().take(10) {
+        let _ = writeln!(
+            o,
+            "    {:?} run {}, event {}: {}",
+            g.game, g.run, g.seq, g.what
+        );
+    }
+}
 
+/// The first twenty flags for review (the report lists them all).
+fn flagged(o: &mut String, flags: &[Flag]) {
     let _ = writeln!(o, "\nFlagged for review: {}", flags.len());
     for f in flags.iter().take(20) {
         let _ = writeln!(
@@ -272,7 +296,6 @@ pub fn render_stats(
     if flags.len() > 20 {
         let _ = writeln!(o, "  … and {} more (see the report)", flags.len() - 20);
     }
-    o
 }
 
 /// The scorecard per model as a table, and, for a batch, which run each session was.
