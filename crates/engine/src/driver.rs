@@ -114,6 +114,12 @@ fn round_changed_nothing(t: &crate::session::Turn) -> bool {
     !gm_spoke && before.proposer == last.proposer && before.positions == last.positions
 }
 
+/// What a model call came back with: every attempt's record, and the reply or the error.
+type CallReply = (
+    Vec<AttemptRecord>,
+    Result<troupe_llm::GatewayReply, troupe_llm::GatewayError>,
+);
+
 /// How asking a person for a decision ended.
 enum Asked {
     Decided,
@@ -690,7 +696,7 @@ impl<'a> Driver<'a> {
 
     /// Build each agent's call from its view, run them through the gateway at once, and record,
     /// in the order asked, every attempt and then the decision, or the failure (the phase's
-    /// state is untouched: rolled back).
+    /// state is untouched: rolled back). People's seats are asked first.
     async fn calls(&mut self, specs: Vec<CallSpec>) -> Result<(), Error> {
         if let Some(CallSpec::Discussion { round, .. }) = specs.first()
             && let Some(elapsed_ms) = self.discussion_overtime(*round)
@@ -705,33 +711,48 @@ impl<'a> Driver<'a> {
         {
             return self.append(Event::DiscussionStalled { round: *round });
         }
-        // People's decisions first, all asked at once where their seats can be (browsers; a hot
-        // seat that shares one terminal asks them in turn).
         let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
             .into_iter()
             .partition(|c| self.played_by_person(c.agent()));
+        if !self.ask_people_for(&people).await? || specs.is_empty() {
+            return Ok(());
+        }
+        let built = self.build_calls(&specs)?;
+        let replies = self.run_calls(&specs, &built).await;
+        for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
+            self.record_reply(spec, b, reply)?;
+        }
+        Ok(())
+    }
+
+    /// People's decisions, all asked at once where their seats can be (browsers; a hot seat
+    /// that shares one terminal asks them in turn). False when the step stops here: someone
+    /// left (the session has ended) or a seat changed hands while asked (the rest of the step
+    /// is asked again, and `next` routes it to the new holder).
+    async fn ask_people_for(&mut self, people: &[CallSpec]) -> Result<bool, Error> {
         let views = people
             .iter()
             .map(|spec| self.seat_view(spec))
             .collect::<Result<Vec<_>, _>>()?;
-        let answers = self.ask_people(&people, &views).await;
+        let answers = self.ask_people(people, &views).await;
         for ((spec, view), answer) in people.iter().zip(&views).zip(answers) {
             match self.person_reply(spec, view, answer).await? {
                 Asked::Decided => {}
                 Asked::Left(why) => {
                     self.end(&why).await?;
-                    return Ok(());
+                    return Ok(false);
                 }
-                // The seat changed hands while its person was asked: the rest of the step is
-                // asked again, and `next` routes it to the new holder.
-                Asked::Handed => return Ok(()),
+                Asked::Handed => return Ok(false),
             }
         }
-        if specs.is_empty() {
-            return Ok(());
-        }
+        Ok(true)
+    }
+
+    /// Each AI's call built from its view (a prompt trimmed to fit is recorded as such), seeded
+    /// in the order asked; the observer hears who is thinking.
+    fn build_calls(&mut self, specs: &[CallSpec]) -> Result<Vec<Result<AgentCall, Error>>, Error> {
         let mut built = Vec::with_capacity(specs.len());
-        for spec in &specs {
+        for spec in specs {
             let b = self.build(spec);
             if let Ok((call, Some(t))) = &b {
                 self.append(Event::ContextTrimmed {
@@ -745,16 +766,25 @@ impl<'a> Driver<'a> {
             }
             built.push(b.map(|(call, _)| call));
         }
-        self.seed_calls(&specs, &mut built);
+        self.seed_calls(specs, &mut built);
         for (spec, b) in specs.iter().zip(&built) {
             if let Ok(call) = b {
                 self.observer.thinking(spec.agent(), call.purpose);
             }
         }
+        Ok(built)
+    }
+
+    /// The round's calls run together through the gateway; each reports its progress to the
+    /// one observer. A call that could not be built is not made (None).
+    async fn run_calls(
+        &mut self,
+        specs: &[CallSpec],
+        built: &[Result<AgentCall, Error>],
+    ) -> Vec<Option<CallReply>> {
         let gateway = &self.table.gateway;
-        // The round's calls run together; each reports its progress to the one observer.
         let observer = std::sync::Mutex::new(&mut *self.observer);
-        let replies = futures_util::future::join_all(specs.iter().zip(&built).map(|(spec, b)| {
+        let replies = futures_util::future::join_all(specs.iter().zip(built).map(|(spec, b)| {
             let observer = &observer;
             async move {
                 let call = b.as_ref().ok()?;
@@ -771,49 +801,58 @@ impl<'a> Driver<'a> {
         }))
         .await;
         self.observer.idle();
-        for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
-            let agent = spec.agent().to_string();
-            let outcome = match (b, reply) {
-                (Err(e), _) => Err(crate::error_chain(&e)),
-                (Ok(_), None) => Err("the call was not made".to_string()),
-                (Ok(call), Some((records, result))) => {
-                    for record in records {
-                        self.append(Event::ModelCall {
-                            agent: agent.clone(),
-                            layer: call.purpose.layer(),
-                            purpose: call.purpose.as_str().to_string(),
-                            record,
-                        })?;
-                    }
-                    match result {
-                        Err(e) => Err(e.to_string()),
-                        Ok(reply) => {
-                            let value = reply.json.unwrap_or_else(|| {
-                                serde_json::Value::String(reply.content.clone())
-                            });
-                            decide(&self.session, spec, &value).map_err(|e| e.to_string())
-                        }
-                    }
-                }
-            };
-            match outcome {
-                Ok(events) => {
-                    for e in events {
-                        self.append(e)?;
-                    }
-                }
-                Err(error) => {
-                    let failures = self
-                        .session
-                        .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
-                        .0
-                        + 1;
-                    self.append(Event::PhaseFailed {
-                        agent,
-                        error,
-                        failures,
+        replies
+    }
+
+    /// One AI's call as the log keeps it: every attempt, then the decision it led to, or the
+    /// phase's failure for that agent.
+    fn record_reply(
+        &mut self,
+        spec: &CallSpec,
+        built: Result<AgentCall, Error>,
+        reply: Option<CallReply>,
+    ) -> Result<(), Error> {
+        let agent = spec.agent().to_string();
+        let outcome = match (built, reply) {
+            (Err(e), _) => Err(crate::error_chain(&e)),
+            (Ok(_), None) => Err("the call was not made".to_string()),
+            (Ok(call), Some((records, result))) => {
+                for record in records {
+                    self.append(Event::ModelCall {
+                        agent: agent.clone(),
+                        layer: call.purpose.layer(),
+                        purpose: call.purpose.as_str().to_string(),
+                        record,
                     })?;
                 }
+                match result {
+                    Err(e) => Err(e.to_string()),
+                    Ok(reply) => {
+                        let value = reply
+                            .json
+                            .unwrap_or_else(|| serde_json::Value::String(reply.content.clone()));
+                        decide(&self.session, spec, &value).map_err(|e| e.to_string())
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(events) => {
+                for e in events {
+                    self.append(e)?;
+                }
+            }
+            Err(error) => {
+                let failures = self
+                    .session
+                    .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
+                    .0
+                    + 1;
+                self.append(Event::PhaseFailed {
+                    agent,
+                    error,
+                    failures,
+                })?;
             }
         }
         Ok(())
@@ -1259,6 +1298,8 @@ fn decision_events(s: &Session, ask: &GmAsk, decision: GmDecision) -> Vec<Event>
     }
 }
 
+/// The GM's decision after an AI failed a phase, and, when the GM typed the AI's part, that
+/// part as the events the AI's own answer would have made in this phase.
 fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> Vec<Event> {
     let mut events = vec![Event::GmFailureDecision {
         agent: agent.to_string(),
@@ -1282,37 +1323,7 @@ fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> V
                 proposal: None,
             },
         }),
-        Phase::Discussion => {
-            let t = &s.turn;
-            if t.timed_out.is_some()
-                || t.stalled.is_some()
-                || t.consensus.len() as u32 >= troupe_agents::consensus::MAX_DISCUSSION_ROUNDS
-            {
-                // The GM casts the vote: for the plan named, else the one leading.
-                let vote = s
-                    .proposals()
-                    .into_iter()
-                    .map(|p| p.proposer)
-                    .find(|p| text.contains(p.as_str()))
-                    .or_else(|| t.consensus.last().and_then(|c| c.proposer.clone()))
-                    .unwrap_or_default();
-                events.push(Event::VoteCast {
-                    agent,
-                    vote,
-                    remark: None,
-                });
-            } else {
-                events.push(Event::OocMessage {
-                    agent,
-                    round: t.consensus.len() as u32 + 1,
-                    message: text,
-                    stance: troupe_agents::Stance::Neutral,
-                    on: None,
-                    proposal: None,
-                    directive: None,
-                });
-            }
-        }
+        Phase::Discussion => events.push(typed_discussion(s, agent, text)),
         Phase::Directive => events.push(Event::Directive {
             character: s
                 .seat(&agent)
@@ -1321,52 +1332,93 @@ fn take_over(s: &Session, phase: Phase, agent: &str, choice: FailureChoice) -> V
             agent,
             text,
         }),
-        Phase::CharacterAction | Phase::Validation => {
-            let attempt = s.turn.actions.get(&agent).map_or(0, |t| t.attempts.len()) as u32 + 1;
-            events.push(Event::CharacterAction {
-                agent: agent.clone(),
-                attempt,
-                action: troupe_agents::ActionDecl {
-                    action: text.clone(),
-                    dialogue: String::new(),
-                    task_type: TaskType::Lasers,
-                    prepared: false,
-                    expert: false,
-                    helping: None,
-                    justification: "typed by the GM".into(),
-                },
-            });
-            // The GM's own words need no overreach check.
-            events.push(Event::GmReviewedAction {
-                agent,
-                action: text,
-            });
-        }
-        Phase::LaserFeelings => {
-            let asked = s
-                .turn
-                .insights
-                .get(&agent)
-                .is_some_and(|i| i.question.is_some());
-            if asked {
-                events.push(Event::InsightDecision {
-                    agent,
-                    decision: InsightDecision {
-                        change_action: false,
-                        reason: text,
-                    },
-                });
-            } else {
-                events.push(Event::LaserFeelingsQuestion {
-                    agent,
-                    question: text,
-                });
-            }
-        }
+        Phase::CharacterAction | Phase::Validation => events.extend(typed_action(s, agent, text)),
+        Phase::LaserFeelings => events.push(typed_insight(s, agent, text)),
         Phase::CharacterReaction => events.push(Event::CharacterReaction { agent, text }),
         _ => {}
     }
     events
+}
+
+/// The GM's words in the party's discussion: a message, or, once talk is over, a vote.
+fn typed_discussion(s: &Session, agent: String, text: String) -> Event {
+    let t = &s.turn;
+    if t.timed_out.is_some()
+        || t.stalled.is_some()
+        || t.consensus.len() as u32 >= troupe_agents::consensus::MAX_DISCUSSION_ROUNDS
+    {
+        // The GM casts the vote: for the plan named, else the one leading.
+        let vote = s
+            .proposals()
+            .into_iter()
+            .map(|p| p.proposer)
+            .find(|p| text.contains(p.as_str()))
+            .or_else(|| t.consensus.last().and_then(|c| c.proposer.clone()))
+            .unwrap_or_default();
+        return Event::VoteCast {
+            agent,
+            vote,
+            remark: None,
+        };
+    }
+    Event::OocMessage {
+        agent,
+        round: t.consensus.len() as u32 + 1,
+        message: text,
+        stance: troupe_agents::Stance::Neutral,
+        on: None,
+        proposal: None,
+        directive: None,
+    }
+}
+
+/// The GM's words as the character's next attempt, already reviewed: the GM's own words need
+/// no overreach check.
+fn typed_action(s: &Session, agent: String, text: String) -> [Event; 2] {
+    let attempt = s.turn.actions.get(&agent).map_or(0, |t| t.attempts.len()) as u32 + 1;
+    [
+        Event::CharacterAction {
+            agent: agent.clone(),
+            attempt,
+            action: troupe_agents::ActionDecl {
+                action: text.clone(),
+                dialogue: String::new(),
+                task_type: TaskType::Lasers,
+                prepared: false,
+                expert: false,
+                helping: None,
+                justification: "typed by the GM".into(),
+            },
+        },
+        Event::GmReviewedAction {
+            agent,
+            action: text,
+        },
+    ]
+}
+
+/// The GM's words in a LASER FEELINGS moment: the question, or, once asked, the decision
+/// (keeping the action, for this reason).
+fn typed_insight(s: &Session, agent: String, text: String) -> Event {
+    let asked = s
+        .turn
+        .insights
+        .get(&agent)
+        .is_some_and(|i| i.question.is_some());
+    if asked {
+        Event::InsightDecision {
+            agent,
+            decision: InsightDecision {
+                change_action: false,
+                reason: text,
+            },
+        }
+    } else {
+        Event::LaserFeelingsQuestion {
+            agent,
+            question: text,
+        }
+    }
 }
 
 fn slug(name: &str) -> String {

@@ -145,7 +145,8 @@ pub enum Step {
     Done,
 }
 
-/// The next step of the session.
+/// The next step of the session: the phase the turn is in decides, each phase in its own
+/// function below (in the order a turn runs through them).
 pub fn next(s: &Session) -> Step {
     if s.ended.is_some() || s.campaign.is_none() {
         return Step::Done;
@@ -160,218 +161,17 @@ pub fn next(s: &Session) -> Step {
             None => Step::Ask(GmAsk::Narration),
             Some(_) => Step::Advance(Phase::MemoryRetrieval),
         },
-        Phase::MemoryRetrieval => {
-            for a in &agents {
-                if !t.memory_done.contains(a) {
-                    return Step::Recall {
-                        agent: a.clone(),
-                        query: t.narration.clone().unwrap_or_default(),
-                    };
-                }
-            }
-            Step::Advance(Phase::Clarification)
-        }
+        Phase::MemoryRetrieval => memory_retrieval(s, &agents),
         Phase::Clarification => clarification(s, &agents),
-        Phase::StrategicIntent => {
-            let pending = agents
-                .iter()
-                .filter(|a| !t.intents.contains_key(*a) && !s.skipped(phase, a))
-                .map(|a| CallSpec::Intent { agent: a.clone() });
-            if let Some(step) = calls(s, phase, pending) {
-                return step;
-            }
-            if s.is_party() {
-                Step::Advance(Phase::Discussion)
-            } else {
-                Step::Advance(Phase::Directive)
-            }
-        }
+        Phase::StrategicIntent => strategic_intent(s, &agents),
         Phase::Discussion => discussion(s, &agents),
-        Phase::Directive => {
-            // Players who did not back the plan the party settled on direct their characters
-            // under it (all at once); the others keep the directive they gave in discussion.
-            if let Some(settled) = s.settled().filter(|c| c.proposer.is_some()) {
-                let pending = agents
-                    .iter()
-                    .filter(|a| {
-                        !t.directives.contains_key(*a)
-                            && (settled.positions.get(*a) != Some(&troupe_agents::Stance::Agree)
-                                || s.directs_under_own_plan(a, settled))
-                            && !s.skipped(phase, a)
-                    })
-                    .map(|a| CallSpec::PartyDirective { agent: a.clone() });
-                if let Some(step) = calls(s, phase, pending) {
-                    return step;
-                }
-            }
-            for a in &agents {
-                if !t.directives.contains_key(a) {
-                    let character = s
-                        .seat(a)
-                        .map(|seat| seat.character.character_id.clone())
-                        .unwrap_or_default();
-                    let text = s.latest_directive(a);
-                    return Step::Emit(Event::Directive {
-                        agent: a.clone(),
-                        character,
-                        text,
-                    });
-                }
-            }
-            Step::Advance(Phase::CharacterAction)
-        }
-        Phase::CharacterAction => {
-            let pending = agents
-                .iter()
-                .filter(|a| !s.skipped(phase, a))
-                .filter_map(|a| {
-                    let track = t.actions.get(a).cloned().unwrap_or_default();
-                    let waiting = track.final_text.is_none()
-                        && track.awaiting_review.is_none()
-                        && track.attempts.len() == track.verdicts.len();
-                    waiting.then(|| CallSpec::Action {
-                        agent: a.clone(),
-                        attempt: track.attempts.len() as u32 + 1,
-                        feedback: track
-                            .verdicts
-                            .last()
-                            .map(|(v, _)| feedback(v))
-                            .unwrap_or_default(),
-                    })
-                });
-            if let Some(step) = calls(s, phase, pending) {
-                return step;
-            }
-            Step::Advance(Phase::Validation)
-        }
-        Phase::Validation => {
-            for a in acting(s) {
-                let track = t.actions.get(&a).cloned().unwrap_or_default();
-                if track.final_text.is_some() {
-                    continue;
-                }
-                if let Some(corrected) = &track.awaiting_review {
-                    let original = track
-                        .attempts
-                        .last()
-                        .map(|x| x.action.clone())
-                        .unwrap_or_default();
-                    let verdict = track
-                        .verdicts
-                        .last()
-                        .map(|(v, _)| v.clone())
-                        .unwrap_or_else(|| check(""));
-                    return Step::Ask(GmAsk::Review {
-                        agent: a,
-                        original,
-                        corrected: corrected.clone(),
-                        verdict,
-                    });
-                }
-                if track.attempts.len() > track.verdicts.len() {
-                    let person = s
-                        .seat(&a)
-                        .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
-                    let max = if person {
-                        PERSON_ACTION_ATTEMPTS
-                    } else {
-                        MAX_ACTION_ATTEMPTS
-                    };
-                    return Step::Emit(validate(&a, &track.attempts, max, person));
-                }
-                // The last attempt was sent back: the character tries again.
-                return Step::Advance(Phase::CharacterAction);
-            }
-            Step::Advance(Phase::GmAdjudication)
-        }
-        Phase::GmAdjudication => {
-            for a in acting(s) {
-                let track = t.actions.get(&a).cloned().unwrap_or_default();
-                let Some(action) = track.final_action() else {
-                    // The GM asked for a revision.
-                    return Step::Advance(Phase::CharacterAction);
-                };
-                if track.ruling.is_none() {
-                    return Step::Ask(GmAsk::Adjudicate { agent: a, action });
-                }
-            }
-            Step::Advance(Phase::HelperRolls)
-        }
-        Phase::HelperRolls => {
-            for (helper, target) in helpers(s) {
-                if t.helper_rolls.contains_key(&helper) {
-                    continue;
-                }
-                let task = match ruling(s, &target) {
-                    Some(Ruling::Roll { task, .. }) => task,
-                    _ => continue,
-                };
-                let Some(number) = s.seat(&helper).map(|x| x.character.number) else {
-                    continue;
-                };
-                let (roll_index, seed, faces) = dice(s, 1);
-                return Step::Emit(Event::DiceRolled {
-                    agent: helper,
-                    purpose: RollPurpose::Helper,
-                    helping: Some(target),
-                    roll_index,
-                    seed,
-                    pool: 1,
-                    result: resolve(number, task, &faces),
-                });
-            }
-            Step::Advance(Phase::DiceResolution)
-        }
+        Phase::Directive => directive(s, &agents),
+        Phase::CharacterAction => character_action(s, &agents),
+        Phase::Validation => validation(s),
+        Phase::GmAdjudication => adjudication(s),
+        Phase::HelperRolls => helper_rolls(s),
         Phase::DiceResolution => dice_resolution(s),
-        Phase::LaserFeelings => {
-            let waiting: Vec<String> = acting(s)
-                .into_iter()
-                .filter(|a| {
-                    t.rolls.get(a).is_some_and(|r| r.laser_feelings())
-                        && !t.insight_used.contains(a)
-                })
-                .collect();
-            if let Some(a) = waiting.iter().find(|a| s.skipped(phase, a)) {
-                return Step::Emit(Event::InsightDecision {
-                    agent: a.clone(),
-                    decision: troupe_agents::InsightDecision {
-                        change_action: false,
-                        reason: "the GM skipped the insight".into(),
-                    },
-                });
-            }
-            // Every question at once, then the GM's answers, then every decision at once.
-            let ins = |a: &String| t.insights.get(a).cloned().unwrap_or_default();
-            let questions = waiting
-                .iter()
-                .filter(|a| ins(a).question.is_none())
-                .map(|a| CallSpec::InsightQuestion { agent: a.clone() });
-            if let Some(step) = calls(s, phase, questions) {
-                return step;
-            }
-            for a in &waiting {
-                if let (Some(question), None) = (ins(a).question, ins(a).answer) {
-                    return Step::Ask(GmAsk::Insight {
-                        agent: a.clone(),
-                        question,
-                    });
-                }
-            }
-            let decisions = waiting
-                .iter()
-                .map(|a| CallSpec::InsightDecision { agent: a.clone() });
-            if let Some(step) = calls(s, phase, decisions) {
-                return step;
-            }
-            // An action changed after an insight goes back through declaration and the GM.
-            if acting(s)
-                .iter()
-                .any(|a| t.actions.get(a).is_none_or(|x| x.final_text.is_none()))
-            {
-                return Step::Advance(Phase::CharacterAction);
-            }
-            Step::Advance(Phase::GmOutcome)
-        }
+        Phase::LaserFeelings => laser_feelings(s),
         Phase::GmOutcome => match t.outcome {
             None => Step::Ask(GmAsk::Outcome),
             Some(_) => Step::Advance(Phase::CharacterReaction),
@@ -381,10 +181,7 @@ pub fn next(s: &Session) -> Step {
                 .iter()
                 .filter(|a| !t.reactions.contains_key(*a) && !s.skipped(phase, a))
                 .map(|a| CallSpec::Reaction { agent: a.clone() });
-            if let Some(step) = calls(s, phase, pending) {
-                return step;
-            }
-            Step::Advance(Phase::MemoryStorage)
+            calls(s, phase, pending).unwrap_or(Step::Advance(Phase::MemoryStorage))
         }
         Phase::MemoryStorage => {
             if t.memory_stored {
@@ -396,6 +193,237 @@ pub fn next(s: &Session) -> Step {
             }
         }
     }
+}
+
+/// Each player recalls from memory, one at a time, with the narration as the query.
+fn memory_retrieval(s: &Session, agents: &[String]) -> Step {
+    for a in agents {
+        if !s.turn.memory_done.contains(a) {
+            return Step::Recall {
+                agent: a.clone(),
+                query: s.turn.narration.clone().unwrap_or_default(),
+            };
+        }
+    }
+    Step::Advance(Phase::Clarification)
+}
+
+/// Every player's private strategy at once; then the party discusses (or, alone, directs).
+fn strategic_intent(s: &Session, agents: &[String]) -> Step {
+    let phase = Phase::StrategicIntent;
+    let pending = agents
+        .iter()
+        .filter(|a| !s.turn.intents.contains_key(*a) && !s.skipped(phase, a))
+        .map(|a| CallSpec::Intent { agent: a.clone() });
+    if let Some(step) = calls(s, phase, pending) {
+        return step;
+    }
+    if s.is_party() {
+        Step::Advance(Phase::Discussion)
+    } else {
+        Step::Advance(Phase::Directive)
+    }
+}
+
+/// Each player's directive to its character, recorded one at a time.
+fn directive(s: &Session, agents: &[String]) -> Step {
+    let t = &s.turn;
+    // Players who did not back the plan the party settled on direct their characters
+    // under it (all at once); the others keep the directive they gave in discussion.
+    if let Some(settled) = s.settled().filter(|c| c.proposer.is_some()) {
+        let pending = agents
+            .iter()
+            .filter(|a| {
+                !t.directives.contains_key(*a)
+                    && (settled.positions.get(*a) != Some(&troupe_agents::Stance::Agree)
+                        || s.directs_under_own_plan(a, settled))
+                    && !s.skipped(Phase::Directive, a)
+            })
+            .map(|a| CallSpec::PartyDirective { agent: a.clone() });
+        if let Some(step) = calls(s, Phase::Directive, pending) {
+            return step;
+        }
+    }
+    for a in agents {
+        if !t.directives.contains_key(a) {
+            let character = s
+                .seat(a)
+                .map(|seat| seat.character.character_id.clone())
+                .unwrap_or_default();
+            let text = s.latest_directive(a);
+            return Step::Emit(Event::Directive {
+                agent: a.clone(),
+                character,
+                text,
+            });
+        }
+    }
+    Step::Advance(Phase::CharacterAction)
+}
+
+/// Every character whose last attempt has its verdict (and is not final) declares again, all
+/// at once, with the feedback of that verdict.
+fn character_action(s: &Session, agents: &[String]) -> Step {
+    let phase = Phase::CharacterAction;
+    let pending = agents
+        .iter()
+        .filter(|a| !s.skipped(phase, a))
+        .filter_map(|a| {
+            let track = s.turn.actions.get(a).cloned().unwrap_or_default();
+            let waiting = track.final_text.is_none()
+                && track.awaiting_review.is_none()
+                && track.attempts.len() == track.verdicts.len();
+            waiting.then(|| CallSpec::Action {
+                agent: a.clone(),
+                attempt: track.attempts.len() as u32 + 1,
+                feedback: track
+                    .verdicts
+                    .last()
+                    .map(|(v, _)| feedback(v))
+                    .unwrap_or_default(),
+            })
+        });
+    if let Some(step) = calls(s, phase, pending) {
+        return step;
+    }
+    Step::Advance(Phase::Validation)
+}
+
+/// The overreach check on each acting character's latest attempt, or the GM's review of a
+/// correction; an attempt sent back goes round to declaring again.
+fn validation(s: &Session) -> Step {
+    for a in acting(s) {
+        let track = s.turn.actions.get(&a).cloned().unwrap_or_default();
+        if track.final_text.is_some() {
+            continue;
+        }
+        if let Some(corrected) = &track.awaiting_review {
+            let original = track
+                .attempts
+                .last()
+                .map(|x| x.action.clone())
+                .unwrap_or_default();
+            let verdict = track
+                .verdicts
+                .last()
+                .map(|(v, _)| v.clone())
+                .unwrap_or_else(|| check(""));
+            return Step::Ask(GmAsk::Review {
+                agent: a,
+                original,
+                corrected: corrected.clone(),
+                verdict,
+            });
+        }
+        if track.attempts.len() > track.verdicts.len() {
+            let person = s
+                .seat(&a)
+                .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
+            let max = if person {
+                PERSON_ACTION_ATTEMPTS
+            } else {
+                MAX_ACTION_ATTEMPTS
+            };
+            return Step::Emit(validate(&a, &track.attempts, max, person));
+        }
+        // The last attempt was sent back: the character tries again.
+        return Step::Advance(Phase::CharacterAction);
+    }
+    Step::Advance(Phase::GmAdjudication)
+}
+
+/// The GM rules on each acting character's final action, one at a time.
+fn adjudication(s: &Session) -> Step {
+    for a in acting(s) {
+        let track = s.turn.actions.get(&a).cloned().unwrap_or_default();
+        let Some(action) = track.final_action() else {
+            // The GM asked for a revision.
+            return Step::Advance(Phase::CharacterAction);
+        };
+        if track.ruling.is_none() {
+            return Step::Ask(GmAsk::Adjudicate { agent: a, action });
+        }
+    }
+    Step::Advance(Phase::HelperRolls)
+}
+
+/// Each helper rolls one die for the task of the character it helps (when that is a roll).
+fn helper_rolls(s: &Session) -> Step {
+    for (helper, target) in helpers(s) {
+        if s.turn.helper_rolls.contains_key(&helper) {
+            continue;
+        }
+        let task = match ruling(s, &target) {
+            Some(Ruling::Roll { task, .. }) => task,
+            _ => continue,
+        };
+        let Some(number) = s.seat(&helper).map(|x| x.character.number) else {
+            continue;
+        };
+        let (roll_index, seed, faces) = dice(s, 1);
+        return Step::Emit(Event::DiceRolled {
+            agent: helper,
+            purpose: RollPurpose::Helper,
+            helping: Some(target),
+            roll_index,
+            seed,
+            pool: 1,
+            result: resolve(number, task, &faces),
+        });
+    }
+    Step::Advance(Phase::DiceResolution)
+}
+
+/// Characters who rolled LASER FEELINGS ask the GM a question and decide whether to change
+/// their action.
+fn laser_feelings(s: &Session) -> Step {
+    let (t, phase) = (&s.turn, Phase::LaserFeelings);
+    let waiting: Vec<String> = acting(s)
+        .into_iter()
+        .filter(|a| {
+            t.rolls.get(a).is_some_and(|r| r.laser_feelings()) && !t.insight_used.contains(a)
+        })
+        .collect();
+    if let Some(a) = waiting.iter().find(|a| s.skipped(phase, a)) {
+        return Step::Emit(Event::InsightDecision {
+            agent: a.clone(),
+            decision: troupe_agents::InsightDecision {
+                change_action: false,
+                reason: "the GM skipped the insight".into(),
+            },
+        });
+    }
+    // Every question at once, then the GM's answers, then every decision at once.
+    let ins = |a: &String| t.insights.get(a).cloned().unwrap_or_default();
+    let questions = waiting
+        .iter()
+        .filter(|a| ins(a).question.is_none())
+        .map(|a| CallSpec::InsightQuestion { agent: a.clone() });
+    if let Some(step) = calls(s, phase, questions) {
+        return step;
+    }
+    for a in &waiting {
+        if let (Some(question), None) = (ins(a).question, ins(a).answer) {
+            return Step::Ask(GmAsk::Insight {
+                agent: a.clone(),
+                question,
+            });
+        }
+    }
+    let decisions = waiting
+        .iter()
+        .map(|a| CallSpec::InsightDecision { agent: a.clone() });
+    if let Some(step) = calls(s, phase, decisions) {
+        return step;
+    }
+    // An action changed after an insight goes back through declaration and the GM.
+    if acting(s)
+        .iter()
+        .any(|a| t.actions.get(a).is_none_or(|x| x.final_text.is_none()))
+    {
+        return Step::Advance(Phase::CharacterAction);
+    }
+    Step::Advance(Phase::GmOutcome)
 }
 
 /// A model call, unless it already failed twice: then the GM decides.

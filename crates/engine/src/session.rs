@@ -309,8 +309,60 @@ impl Session {
         })
     }
 
-    /// Fold one event into the state.
+    /// Fold one event into the state. The match names every kind of event, so a new kind
+    /// cannot be left out of the fold unnoticed; each family's changes are folded by its own
+    /// function below.
     pub fn apply(&mut self, env: &Envelope) {
+        match &env.event {
+            Event::SessionStarted { .. }
+            | Event::SessionEnded { .. }
+            | Event::SessionResumed { .. }
+            | Event::TurnStarted
+            | Event::TurnCompleted
+            | Event::PhaseStarted
+            | Event::PhaseFailed { .. }
+            | Event::GmFailureDecision { .. }
+            | Event::SeatHanded { .. }
+            | Event::TimePassed { .. }
+            | Event::ModelCall { .. } => self.apply_table(env),
+            Event::GmNarration { .. }
+            | Event::MemoryRetrieved { .. }
+            | Event::ClarifyingQuestions { .. }
+            | Event::GmAnswers { .. }
+            | Event::ClarificationEnded { .. }
+            | Event::StrategicIntent { .. }
+            | Event::Directive { .. }
+            | Event::GmOutcome { .. }
+            | Event::SceneEnded { .. }
+            | Event::CharacterReaction { .. }
+            | Event::Whisper { .. }
+            | Event::MemoryStorage { .. } => self.apply_story(env),
+            Event::CharacterAction { .. }
+            | Event::Validation { .. }
+            | Event::GmReviewedAction { .. }
+            | Event::GmAdjudication { .. } => self.turn.apply_action(&env.event),
+            Event::GmForcedResult { .. }
+            | Event::DiceRolled { .. }
+            | Event::GmRoll { .. }
+            | Event::GmRollOverride { .. }
+            | Event::LaserFeelingsQuestion { .. }
+            | Event::LaserFeelingsAnswer { .. }
+            | Event::InsightDecision { .. } => self.apply_dice(&env.event),
+            Event::OocMessage { .. }
+            | Event::GmOoc { .. }
+            | Event::Consensus { .. }
+            | Event::DiscussionTimedOut { .. }
+            | Event::DiscussionStalled { .. }
+            | Event::VoteCast { .. } => self.turn.apply_party(&env.event),
+            // The undone events themselves are left out of the fold when the log is loaded.
+            Event::EventsUndone { .. } => {}
+            Event::PhaseCompleted | Event::ContextTrimmed { .. } | Event::GmFlagged { .. } => {}
+        }
+    }
+
+    /// The session and its turns: start, end and resume, turn and phase boundaries, failures
+    /// and the GM's decision on them, seats handed over, days passing, model calls counted.
+    fn apply_table(&mut self, env: &Envelope) {
         let t = &mut self.turn;
         match &env.event {
             Event::SessionStarted {
@@ -327,8 +379,6 @@ impl Session {
             }
             Event::SessionEnded { reason } => self.ended = Some(reason.clone()),
             Event::SessionResumed { .. } => self.ended = None,
-            // The undone events themselves are left out of the fold when the log is loaded.
-            Event::EventsUndone { .. } => {}
             Event::TurnStarted => {
                 self.turn_number = env.turn_number;
                 self.in_turn = true;
@@ -354,7 +404,6 @@ impl Session {
                     t.discussion_started = Some(env.timestamp);
                 }
             }
-            Event::PhaseCompleted => {}
             Event::PhaseFailed { agent, error, .. } => {
                 if let Some(phase) = env.phase {
                     let entry = t.failures.entry((phase, agent.clone())).or_default();
@@ -370,6 +419,33 @@ impl Session {
                     }
                 }
             }
+            Event::SeatHanded { agent, person } => {
+                let seat = self
+                    .campaign
+                    .as_mut()
+                    .and_then(|c| c.seats.iter_mut().find(|x| &x.player.agent_id == agent));
+                if let Some(seat) = seat {
+                    seat.taken_by = if *person {
+                        troupe_campaign::SeatTaker::Human
+                    } else {
+                        troupe_campaign::SeatTaker::Ai
+                    };
+                }
+            }
+            Event::TimePassed { days } => self.day = self.day().saturating_add(*days),
+            // A call's first attempt; its retries and repair are the same call.
+            Event::ModelCall { agent, record, .. } if record.attempt <= 1 => {
+                *self.calls.entry(agent.clone()).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// What the table said this turn: narration, memory, questions and answers, plans and
+    /// directives, the outcome and reactions, whispers, the scene's end.
+    fn apply_story(&mut self, env: &Envelope) {
+        let t = &mut self.turn;
+        match &env.event {
             Event::GmNarration { text } => t.narration = Some(text.clone()),
             Event::MemoryRetrieved {
                 agent, recalled, ..
@@ -418,48 +494,33 @@ impl Session {
             Event::Directive { agent, text, .. } => {
                 t.directives.insert(agent.clone(), text.clone());
             }
-            Event::CharacterAction { agent, action, .. } => {
-                t.actions
-                    .entry(agent.clone())
-                    .or_default()
-                    .attempts
-                    .push(action.clone());
+            Event::GmOutcome { text } => t.outcome = Some(text.clone()),
+            Event::SceneEnded { .. } => t.scene_ended = true,
+            Event::CharacterReaction { agent, text } => {
+                t.reactions.insert(agent.clone(), text.clone());
             }
-            Event::Validation {
-                agent,
-                verdict,
-                result,
-                corrected,
-                ..
-            } => {
-                let track = t.actions.entry(agent.clone()).or_default();
-                track.verdicts.push((verdict.clone(), *result));
-                match result {
-                    VerdictResult::Passed => {
-                        track.final_text = track.attempts.last().map(|a| a.action.clone());
-                    }
-                    VerdictResult::AutoCorrected => track.final_text = corrected.clone(),
-                    VerdictResult::FlaggedForGm => track.awaiting_review = corrected.clone(),
-                    VerdictResult::Retry => {}
+            Event::Whisper { to, scope, text } => self.whispers.push(Whispered {
+                to: to.clone(),
+                scope: *scope,
+                text: text.clone(),
+            }),
+            Event::MemoryStorage { turns, .. } => {
+                if env.phase == Some(Phase::MemoryStorage) {
+                    t.memory_stored = true;
+                }
+                if let Some(last) = turns.iter().max() {
+                    self.memory_through = self.memory_through.max(*last);
                 }
             }
-            Event::GmReviewedAction { agent, action } => {
-                let track = t.actions.entry(agent.clone()).or_default();
-                track.awaiting_review = None;
-                track.final_text = Some(action.clone());
-            }
-            Event::GmAdjudication { agent, ruling } => {
-                let track = t.actions.entry(agent.clone()).or_default();
-                if let Ruling::Revise { note } = ruling {
-                    // The character declares again, from scratch, with the GM's note.
-                    *track = ActionTrack {
-                        gm_note: Some(note.clone()),
-                        ..Default::default()
-                    };
-                } else {
-                    track.ruling = Some(ruling.clone());
-                }
-            }
+            _ => {}
+        }
+    }
+
+    /// Rolls and what follows them: forced results, the dice (counted for the session's
+    /// seeds), the GM's overrides, LASER FEELINGS insights.
+    fn apply_dice(&mut self, event: &Event) {
+        let t = &mut self.turn;
+        match event {
             Event::GmForcedResult { success } => t.forced = Some(*success),
             Event::DiceRolled {
                 agent,
@@ -502,38 +563,101 @@ impl Session {
                     t.helper_rolls.clear();
                 }
             }
-            Event::GmOutcome { text } => t.outcome = Some(text.clone()),
-            Event::SceneEnded { .. } => t.scene_ended = true,
-            Event::TimePassed { days } => self.day = self.day().saturating_add(*days),
-            Event::CharacterReaction { agent, text } => {
-                t.reactions.insert(agent.clone(), text.clone());
+            _ => {}
+        }
+    }
+
+    /// Where `agent`'s next calls take their seeds.
+    pub fn call_seeds(&self, agent: &str) -> crate::CallSeeds {
+        crate::CallSeeds {
+            seed: self.seed,
+            logged: self.calls.get(agent).copied().unwrap_or(0),
+        }
+    }
+
+    /// The current turn as the table saw it in character.
+    fn recap(&self) -> TurnRecap {
+        let actions: Vec<String> = self
+            .seats()
+            .iter()
+            .filter_map(|s| {
+                let text = self
+                    .turn
+                    .actions
+                    .get(&s.player.agent_id)?
+                    .final_text
+                    .clone()?;
+                Some(if self.seats().len() > 1 {
+                    format!("{}: {}", s.character.name, text)
+                } else {
+                    text
+                })
+            })
+            .collect();
+        TurnRecap {
+            turn: self.turn_number,
+            narration: self.turn.narration.clone().unwrap_or_default(),
+            action: (!actions.is_empty()).then(|| actions.join(" ")),
+            outcome: self.turn.outcome.clone(),
+        }
+    }
+}
+
+impl Turn {
+    /// A character's attempts and what the check and the GM made of them.
+    fn apply_action(&mut self, event: &Event) {
+        let t = self;
+        match event {
+            Event::CharacterAction { agent, action, .. } => {
+                t.actions
+                    .entry(agent.clone())
+                    .or_default()
+                    .attempts
+                    .push(action.clone());
             }
-            Event::MemoryStorage { turns, .. } => {
-                if env.phase == Some(Phase::MemoryStorage) {
-                    t.memory_stored = true;
-                }
-                if let Some(last) = turns.iter().max() {
-                    self.memory_through = self.memory_through.max(*last);
+            Event::Validation {
+                agent,
+                verdict,
+                result,
+                corrected,
+                ..
+            } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                track.verdicts.push((verdict.clone(), *result));
+                match result {
+                    VerdictResult::Passed => {
+                        track.final_text = track.attempts.last().map(|a| a.action.clone());
+                    }
+                    VerdictResult::AutoCorrected => track.final_text = corrected.clone(),
+                    VerdictResult::FlaggedForGm => track.awaiting_review = corrected.clone(),
+                    VerdictResult::Retry => {}
                 }
             }
-            Event::SeatHanded { agent, person } => {
-                let seat = self
-                    .campaign
-                    .as_mut()
-                    .and_then(|c| c.seats.iter_mut().find(|x| &x.player.agent_id == agent));
-                if let Some(seat) = seat {
-                    seat.taken_by = if *person {
-                        troupe_campaign::SeatTaker::Human
-                    } else {
-                        troupe_campaign::SeatTaker::Ai
+            Event::GmReviewedAction { agent, action } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                track.awaiting_review = None;
+                track.final_text = Some(action.clone());
+            }
+            Event::GmAdjudication { agent, ruling } => {
+                let track = t.actions.entry(agent.clone()).or_default();
+                if let Ruling::Revise { note } = ruling {
+                    // The character declares again, from scratch, with the GM's note.
+                    *track = ActionTrack {
+                        gm_note: Some(note.clone()),
+                        ..Default::default()
                     };
+                } else {
+                    track.ruling = Some(ruling.clone());
                 }
             }
-            Event::Whisper { to, scope, text } => self.whispers.push(Whispered {
-                to: to.clone(),
-                scope: *scope,
-                text: text.clone(),
-            }),
+            _ => {}
+        }
+    }
+
+    /// The party's discussion: messages, the GM's word, consensus, votes, and why it stopped.
+    fn apply_party(&mut self, event: &Event) {
+        let t = self;
+        match event {
             Event::OocMessage {
                 agent,
                 round,
@@ -590,48 +714,7 @@ impl Session {
                 t.votes
                     .insert(agent.clone(), (vote.clone(), remark.clone()));
             }
-            // A call's first attempt; its retries and repair are the same call.
-            Event::ModelCall { agent, record, .. } => {
-                if record.attempt <= 1 {
-                    *self.calls.entry(agent.clone()).or_default() += 1;
-                }
-            }
-            Event::ContextTrimmed { .. } | Event::GmFlagged { .. } => {}
-        }
-    }
-
-    /// Where `agent`'s next calls take their seeds.
-    pub fn call_seeds(&self, agent: &str) -> crate::CallSeeds {
-        crate::CallSeeds {
-            seed: self.seed,
-            logged: self.calls.get(agent).copied().unwrap_or(0),
-        }
-    }
-
-    /// The current turn as the table saw it in character.
-    fn recap(&self) -> TurnRecap {
-        let actions: Vec<String> = self
-            .seats()
-            .iter()
-            .filter_map(|s| {
-                let text = self
-                    .turn
-                    .actions
-                    .get(&s.player.agent_id)?
-                    .final_text
-                    .clone()?;
-                Some(if self.seats().len() > 1 {
-                    format!("{}: {}", s.character.name, text)
-                } else {
-                    text
-                })
-            })
-            .collect();
-        TurnRecap {
-            turn: self.turn_number,
-            narration: self.turn.narration.clone().unwrap_or_default(),
-            action: (!actions.is_empty()).then(|| actions.join(" ")),
-            outcome: self.turn.outcome.clone(),
+            _ => {}
         }
     }
 }

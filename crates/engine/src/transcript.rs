@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use troupe_agents::ActionDecl;
+use troupe_agents::{ActionDecl, Outcome, Stance};
 use troupe_campaign::Campaign;
 use troupe_rules::{RollResult, TaskType, helper_succeeded};
 use troupe_validator::Verdict;
@@ -158,7 +158,20 @@ impl Transcript {
 
     // --- events ------------------------------------------------------------------------------
 
+    /// One event into the transcript. Each family of events has its own renderer; an event
+    /// none of them knows (the session header, written first; phase bookkeeping; raw model
+    /// traffic; any event this transcript does not know yet) is not rendered.
     fn event(&mut self, env: &Envelope) {
+        let _ = self.table_event(env)
+            || self.question_event(env)
+            || self.decision_event(env)
+            || self.ruling_event(env)
+            || self.party_event(env);
+    }
+
+    /// The session and the story around the turns: turns, the story's days, resume and end,
+    /// narration, memory, failures, whispers. False when the event is not of this family.
+    fn table_event(&mut self, env: &Envelope) -> bool {
         match &env.event {
             Event::TurnStarted => {
                 self.flush_all();
@@ -167,13 +180,7 @@ impl Transcript {
             }
             Event::TurnCompleted => self.flush_all(),
             Event::SessionStarted { day, .. } => self.day = *day,
-            event @ (Event::SceneEnded { .. } | Event::TimePassed { .. }) => {
-                if let Event::TimePassed { days } = event {
-                    self.day = self.day.max(crate::events::FIRST_DAY).saturating_add(*days);
-                }
-                let line = event.story_mark_line(self.day).unwrap_or_default();
-                self.block(&format!("**[GM]** {}", inline(&line)));
-            }
+            event @ (Event::SceneEnded { .. } | Event::TimePassed { .. }) => self.story_mark(event),
             Event::SessionResumed { at, .. } => {
                 self.block(&format!(
                     "**[NOTE]** The session was resumed here ({}).",
@@ -189,51 +196,110 @@ impl Transcript {
                 ));
             }
             Event::GmNarration { text } => self.quoted("**[GM] Narration:**", text),
+            Event::GmOutcome { text } => self.quoted("**[GM] Outcome:**", text),
             Event::MemoryRetrieved {
                 agent,
                 recalled,
                 status,
                 ..
-            } => {
-                let mut b = format!(
-                    "**[NOTE]** Memory retrieval for {}: {}",
-                    self.player(agent),
-                    sentence(&inline(status))
-                );
-                for r in recalled {
-                    let layer = match r.layer {
-                        crate::memory::types::RecallLayer::Player => "player",
-                        crate::memory::types::RecallLayer::Character => "character",
-                    };
-                    b.push_str(&format!("\n- ({layer}) {}", inline(&r.line())));
-                }
-                self.block(&b);
+            } => self.memory_retrieved(agent, recalled, status),
+            Event::MemoryStorage { trigger, turns, .. } => {
+                self.memory_storage(trigger.as_deref(), turns);
             }
+            Event::PhaseFailed {
+                agent,
+                error,
+                failures,
+            } => {
+                self.block(&format!(
+                    "**[NOTE]** {} failed for {} (failure {failures}): {} — {}.",
+                    env.phase.map_or("A phase", Phase::title),
+                    self.who(agent),
+                    inline(error),
+                    lines::failure_then(*failures)
+                ));
+            }
+            Event::GmFailureDecision { agent, choice } => {
+                self.failure_decision(env.phase, agent, choice);
+            }
+            Event::Whisper { to, scope, text } => {
+                let to = match to {
+                    Some(a) => self.player(a),
+                    None => "the whole table".to_string(),
+                };
+                self.quoted(
+                    &format!(
+                        "**[GM whisper → {to}]** ({}):",
+                        scope.as_str().replace('_', "-")
+                    ),
+                    text,
+                );
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A scene's end or days passing: the story's day moves, and the GM's line says so.
+    fn story_mark(&mut self, event: &Event) {
+        if let Event::TimePassed { days } = event {
+            self.day = self.day.max(crate::events::FIRST_DAY).saturating_add(*days);
+        }
+        let line = event.story_mark_line(self.day).unwrap_or_default();
+        self.block(&format!("**[GM]** {}", inline(&line)));
+    }
+
+    fn memory_retrieved(
+        &mut self,
+        agent: &str,
+        recalled: &[crate::memory::types::Recalled],
+        status: &str,
+    ) {
+        let mut b = format!(
+            "**[NOTE]** Memory retrieval for {}: {}",
+            self.player(agent),
+            sentence(&inline(status))
+        );
+        for r in recalled {
+            let layer = match r.layer {
+                crate::memory::types::RecallLayer::Player => "player",
+                crate::memory::types::RecallLayer::Character => "character",
+            };
+            b.push_str(&format!("\n- ({layer}) {}", inline(&r.line())));
+        }
+        self.block(&b);
+    }
+
+    /// The trigger and turns, not the counts: a replay stores nothing, and its transcript must
+    /// read the same.
+    fn memory_storage(&mut self, trigger: Option<&str>, turns: &[u32]) {
+        let what = match trigger {
+            None => "held for the next trigger.".to_string(),
+            Some(t) if turns.is_empty() => {
+                format!("nothing stored ({}).", inline(t))
+            }
+            Some(t) => format!(
+                "turn{} {} stored ({}).",
+                if turns.len() == 1 { "" } else { "s" },
+                turns
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                inline(t)
+            ),
+        };
+        self.block(&format!("**[NOTE]** Memory storage: {what}"));
+    }
+
+    /// Questions to the GM and the answers: the clarification rounds and LASER FEELINGS.
+    fn question_event(&mut self, env: &Envelope) -> bool {
+        match &env.event {
             Event::ClarifyingQuestions {
                 agent,
                 round,
                 questions,
-            } => {
-                self.questions
-                    .entry(*round)
-                    .or_default()
-                    .insert(agent.clone(), questions.clone());
-                if questions.is_empty() {
-                    self.block(&format!(
-                        "**[OOC] {}** has no questions for the GM (round {round}).",
-                        self.player(agent)
-                    ));
-                } else {
-                    let mut b = format!(
-                        "**[OOC] {} asks the GM** (round {round}):\n",
-                        self.player(agent)
-                    );
-                    for q in questions {
-                        b.push_str(&format!("\n- {}", inline(q)));
-                    }
-                    self.block(&b);
-                }
-            }
+            } => self.clarifying_questions(agent, *round, questions),
             Event::GmAnswers {
                 round,
                 answers,
@@ -245,6 +311,52 @@ impl Transcript {
                     inline(reason)
                 ));
             }
+            Event::LaserFeelingsQuestion { agent, question } => self.quoted(
+                &format!(
+                    "**[IC] {} asks the GM a LASER FEELINGS question:**",
+                    self.character(agent)
+                ),
+                question,
+            ),
+            Event::LaserFeelingsAnswer { agent, answer } => self.quoted(
+                &format!(
+                    "**[GM] answers {}'s LASER FEELINGS question honestly:**",
+                    self.character(agent)
+                ),
+                answer,
+            ),
+            _ => return false,
+        }
+        true
+    }
+
+    /// A player's questions, kept by round: the GM's answers are matched to them in order.
+    fn clarifying_questions(&mut self, agent: &str, round: u32, questions: &[String]) {
+        self.questions
+            .entry(round)
+            .or_default()
+            .insert(agent.to_string(), questions.to_vec());
+        if questions.is_empty() {
+            self.block(&format!(
+                "**[OOC] {}** has no questions for the GM (round {round}).",
+                self.player(agent)
+            ));
+            return;
+        }
+        let mut b = format!(
+            "**[OOC] {} asks the GM** (round {round}):\n",
+            self.player(agent)
+        );
+        for q in questions {
+            b.push_str(&format!("\n- {}", inline(q)));
+        }
+        self.block(&b);
+    }
+
+    /// What a player decides and its character attempts: strategy, directive, the attempts and
+    /// their overreach checks, insight, reactions.
+    fn decision_event(&mut self, env: &Envelope) -> bool {
+        match &env.event {
             Event::StrategicIntent { agent, intent } => {
                 self.quoted(
                     &format!(
@@ -293,23 +405,44 @@ impl Transcript {
                 result,
                 corrected,
             } => self.validation(agent, *attempt, verdict, *result, corrected.as_deref()),
-            Event::GmReviewedAction { agent, action } => {
-                // The GM typed the action in themself (after a failure): no check, one block.
-                let typed = self
-                    .pending
-                    .get(agent)
-                    .and_then(|p| p.last())
-                    .is_some_and(|p| p.action.action == *action);
-                if typed {
-                    self.flush_as(agent, "none needed (the GM wrote it)");
-                    return;
-                }
-                self.flush(agent);
-                self.quoted(
-                    &format!("**[GM] sets {}'s action to:**", self.character(agent)),
-                    action,
-                );
+            Event::GmReviewedAction { agent, action } => self.reviewed_action(agent, action),
+            Event::InsightDecision { agent, decision } => self.quoted(
+                &format!(
+                    "**[OOC] {} decides to {}:**",
+                    self.player(agent),
+                    lines::insight_choice(decision.change_action)
+                ),
+                &decision.reason,
+            ),
+            Event::CharacterReaction { agent, text } => {
+                self.quoted(&format!("**[IC] {} reacts:**", self.character(agent)), text);
             }
+            _ => return false,
+        }
+        true
+    }
+
+    fn reviewed_action(&mut self, agent: &str, action: &str) {
+        // The GM typed the action in themself (after a failure): no check, one block.
+        let typed = self
+            .pending
+            .get(agent)
+            .and_then(|p| p.last())
+            .is_some_and(|p| p.action.action == *action);
+        if typed {
+            self.flush_as(agent, "none needed (the GM wrote it)");
+            return;
+        }
+        self.flush(agent);
+        self.quoted(
+            &format!("**[GM] sets {}'s action to:**", self.character(agent)),
+            action,
+        );
+    }
+
+    /// The GM's rulings and the dice: adjudication, forced results, rolls and their overrides.
+    fn ruling_event(&mut self, env: &Envelope) -> bool {
+        match &env.event {
             Event::GmAdjudication { agent, ruling } => self.ruling(agent, ruling),
             Event::GmForcedResult { success } => self.block(&format!(
                 "**[GM] /{}** — {}",
@@ -342,82 +475,14 @@ impl Transcript {
                     faces.join(", ")
                 ));
             }
-            Event::LaserFeelingsQuestion { agent, question } => self.quoted(
-                &format!(
-                    "**[IC] {} asks the GM a LASER FEELINGS question:**",
-                    self.character(agent)
-                ),
-                question,
-            ),
-            Event::LaserFeelingsAnswer { agent, answer } => self.quoted(
-                &format!(
-                    "**[GM] answers {}'s LASER FEELINGS question honestly:**",
-                    self.character(agent)
-                ),
-                answer,
-            ),
-            Event::InsightDecision { agent, decision } => self.quoted(
-                &format!(
-                    "**[OOC] {} decides to {}:**",
-                    self.player(agent),
-                    lines::insight_choice(decision.change_action)
-                ),
-                &decision.reason,
-            ),
-            Event::GmOutcome { text } => self.quoted("**[GM] Outcome:**", text),
-            Event::CharacterReaction { agent, text } => {
-                self.quoted(&format!("**[IC] {} reacts:**", self.character(agent)), text);
-            }
-            // The trigger and turns, not the counts: a replay stores nothing, and its
-            // transcript must read the same.
-            Event::MemoryStorage { trigger, turns, .. } => {
-                let what = match trigger {
-                    None => "held for the next trigger.".to_string(),
-                    Some(t) if turns.is_empty() => {
-                        format!("nothing stored ({}).", inline(t))
-                    }
-                    Some(t) => format!(
-                        "turn{} {} stored ({}).",
-                        if turns.len() == 1 { "" } else { "s" },
-                        turns
-                            .iter()
-                            .map(u32::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        inline(t)
-                    ),
-                };
-                self.block(&format!("**[NOTE]** Memory storage: {what}"));
-            }
-            Event::PhaseFailed {
-                agent,
-                error,
-                failures,
-            } => {
-                self.block(&format!(
-                    "**[NOTE]** {} failed for {} (failure {failures}): {} — {}.",
-                    env.phase.map_or("A phase", Phase::title),
-                    self.who(agent),
-                    inline(error),
-                    lines::failure_then(*failures)
-                ));
-            }
-            Event::GmFailureDecision { agent, choice } => {
-                self.failure_decision(env.phase, agent, choice);
-            }
-            Event::Whisper { to, scope, text } => {
-                let to = match to {
-                    Some(a) => self.player(a),
-                    None => "the whole table".to_string(),
-                };
-                self.quoted(
-                    &format!(
-                        "**[GM whisper → {to}]** ({}):",
-                        scope.as_str().replace('_', "-")
-                    ),
-                    text,
-                );
-            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The party's discussion out of character: messages, the GM's word, votes, the consensus.
+    fn party_event(&mut self, env: &Envelope) -> bool {
+        match &env.event {
             Event::OocMessage {
                 agent,
                 round,
@@ -476,46 +541,64 @@ impl Transcript {
                 proposer,
                 positions,
                 dissent,
-            } => {
-                let stances: Vec<String> = positions
-                    .iter()
-                    .map(|(a, st)| format!("{} {}", self.player(a), st.as_str()))
-                    .collect();
-                let b = match (plan, proposer) {
-                    (Some(plan), Some(p)) => format!(
-                        "**Consensus after round {round}: {}** — {}'s plan: {}{}{}",
-                        outcome.as_str(),
-                        self.player(p),
-                        inline(plan),
-                        if stances.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", stances.join(", "))
-                        },
-                        if dissent.is_empty() {
-                            String::new()
-                        } else {
-                            format!(
-                                "; not with it: {}",
-                                dissent
-                                    .iter()
-                                    .map(|a| self.player(a))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
-                        }
-                    ),
-                    _ => format!(
-                        "**Consensus after round {round}: {}** — no plan was put forward.",
-                        outcome.as_str()
-                    ),
-                };
-                self.block(&b);
-            }
-            // Not rendered: the session header (written first), phase bookkeeping, raw model
-            // traffic, and any event this transcript does not know yet.
-            _ => {}
+            } => self.consensus(
+                *round,
+                *outcome,
+                plan.as_deref(),
+                proposer.as_deref(),
+                positions,
+                dissent,
+            ),
+            _ => return false,
         }
+        true
+    }
+
+    /// The party's consensus: the plan and whose it is, each player's stance, who is not with it.
+    fn consensus(
+        &mut self,
+        round: u32,
+        outcome: Outcome,
+        plan: Option<&str>,
+        proposer: Option<&str>,
+        positions: &BTreeMap<String, Stance>,
+        dissent: &[String],
+    ) {
+        let (Some(plan), Some(p)) = (plan, proposer) else {
+            self.block(&format!(
+                "**Consensus after round {round}: {}** — no plan was put forward.",
+                outcome.as_str()
+            ));
+            return;
+        };
+        let stances: Vec<String> = positions
+            .iter()
+            .map(|(a, st)| format!("{} {}", self.player(a), st.as_str()))
+            .collect();
+        let b = format!(
+            "**Consensus after round {round}: {}** — {}'s plan: {}{}{}",
+            outcome.as_str(),
+            self.player(p),
+            inline(plan),
+            if stances.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", stances.join(", "))
+            },
+            if dissent.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; not with it: {}",
+                    dissent
+                        .iter()
+                        .map(|a| self.player(a))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        self.block(&b);
     }
 
     fn answers(&mut self, round: u32, answers: &[String], finished: bool) {

@@ -213,21 +213,8 @@ pub fn describe_roll(r: &RollResult) -> String {
 /// whispers it sent and its own notes; never a player's private strategy or directive.
 pub fn gm_view(s: &Session) -> Option<GmView> {
     let campaign = s.campaign.as_ref()?;
-    // The GM knows the people by their names and the characters by theirs, not by ids.
-    let name = |agent: &str| {
-        s.seat(agent)
-            .map_or_else(|| agent.to_string(), |x| x.character.name.clone())
-    };
-    let player = |agent: &str| {
-        s.seat(agent)
-            .map_or_else(|| agent.to_string(), |x| x.player.name.clone())
-    };
-    let character = |id: &str| {
-        s.seats()
-            .iter()
-            .find(|x| x.character.character_id == id)
-            .map_or_else(|| id.to_string(), |x| x.character.name.clone())
-    };
+    let name = |agent: &str| gm_character(s, agent);
+    let player = |agent: &str| gm_player(s, agent);
     let t = &s.turn;
     Some(GmView {
         campaign_name: campaign.name.clone(),
@@ -237,17 +224,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
         day: s.day(),
         phase: s.phase.map_or("between turns", |p| p.title()).to_string(),
         last_turn: None,
-        table: s
-            .seats()
-            .iter()
-            .map(|x| TableSeat {
-                agent_id: x.player.agent_id.clone(),
-                player_name: x.player.name.clone(),
-                character: x.character.clone(),
-                human: x.taken_by == SeatTaker::Human,
-                profile: profile_of(campaign, &x.character.name),
-            })
-            .collect(),
+        table: table_seats(s, campaign),
         scenario: campaign.gm.scenario.clone(),
         recent: recent(s),
         narration: t.narration.clone().unwrap_or_default(),
@@ -275,25 +252,7 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
                 outcome: c.outcome.as_str().to_string(),
             })
         }),
-        actions: t
-            .actions
-            .iter()
-            .filter_map(|(agent, track)| {
-                let decl = track
-                    .final_action()
-                    .or_else(|| track.attempts.last().cloned())?;
-                Some(DeclaredAction {
-                    agent_id: agent.clone(),
-                    character: name(agent),
-                    action: decl.action,
-                    dialogue: decl.dialogue,
-                    task_type: decl.task_type,
-                    prepared: decl.prepared,
-                    expert: decl.expert,
-                    helping: decl.helping.as_deref().map(character),
-                })
-            })
-            .collect(),
+        actions: declared_actions(s),
         rolls: t
             .rolls
             .iter()
@@ -326,6 +285,63 @@ pub fn gm_view(s: &Session) -> Option<GmView> {
             })
             .collect(),
     })
+}
+
+// The GM knows the people by their names and the characters by theirs, not by ids.
+
+/// The character an agent plays, by name (the agent id when there is no such seat).
+fn gm_character(s: &Session, agent: &str) -> String {
+    s.seat(agent)
+        .map_or_else(|| agent.to_string(), |x| x.character.name.clone())
+}
+
+/// The person or AI player at an agent's seat, by name.
+fn gm_player(s: &Session, agent: &str) -> String {
+    s.seat(agent)
+        .map_or_else(|| agent.to_string(), |x| x.player.name.clone())
+}
+
+/// Who sits at the table, each with their character and its profile.
+fn table_seats(s: &Session, campaign: &troupe_campaign::Campaign) -> Vec<TableSeat> {
+    s.seats()
+        .iter()
+        .map(|x| TableSeat {
+            agent_id: x.player.agent_id.clone(),
+            player_name: x.player.name.clone(),
+            character: x.character.clone(),
+            human: x.taken_by == SeatTaker::Human,
+            profile: profile_of(campaign, &x.character.name),
+        })
+        .collect()
+}
+
+/// Each character's action this turn: the final one, else the latest attempt.
+fn declared_actions(s: &Session) -> Vec<DeclaredAction> {
+    let character = |id: &str| {
+        s.seats()
+            .iter()
+            .find(|x| x.character.character_id == id)
+            .map_or_else(|| id.to_string(), |x| x.character.name.clone())
+    };
+    s.turn
+        .actions
+        .iter()
+        .filter_map(|(agent, track)| {
+            let decl = track
+                .final_action()
+                .or_else(|| track.attempts.last().cloned())?;
+            Some(DeclaredAction {
+                agent_id: agent.clone(),
+                character: gm_character(s, agent),
+                action: decl.action,
+                dialogue: decl.dialogue,
+                task_type: decl.task_type,
+                prepared: decl.prepared,
+                expert: decl.expert,
+                helping: decl.helping.as_deref().map(character),
+            })
+        })
+        .collect()
 }
 
 /// One message of the OOC talk as it was said (the GM hears it all).

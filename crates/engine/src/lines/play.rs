@@ -7,6 +7,7 @@ use super::{Kind, Line, character, player};
 use crate::visibility::describe_roll;
 use crate::{Event, RollOverride, Ruling, Session, VerdictResult};
 
+/// An event of play as the table's lines (none for an event of another kind).
 pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
     let ch = |agent: &str| character(s, agent);
     let one = |line: Line| Some(vec![line]);
@@ -15,22 +16,7 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
             agent,
             attempt,
             action,
-        } => {
-            let mut out = vec![
-                Line::table(
-                    Kind::Attempt,
-                    format!("{} attempts: {}", ch(agent), action.action),
-                )
-                .with_aside(format!("attempt {attempt}")),
-            ];
-            if !action.dialogue.is_empty() {
-                out.push(Line::table(
-                    Kind::Speech,
-                    format!("{}: {}", ch(agent), quoted(&action.dialogue)),
-                ));
-            }
-            Some(out)
-        }
+        } => Some(attempted(&ch(agent), *attempt, action)),
         Event::GmReviewedAction { agent, action } => one(Line::table(
             Kind::Attempt,
             format!("{} attempts: {action}", ch(agent)),
@@ -42,20 +28,7 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
             result,
             corrected,
             ..
-        } => {
-            let person = s
-                .seat(agent)
-                .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
-            let whose = Whose {
-                character: ch(agent),
-                player: player(s, agent),
-                person,
-            };
-            one(Line::gm(
-                Kind::Check,
-                checked(&whose, verdict, *result, corrected.as_deref()),
-            ))
-        }
+        } => one(check_line(s, agent, verdict, *result, corrected.as_deref())),
         Event::GmAdjudication { agent, ruling } => {
             one(Line::table(Kind::Ruling, ruled(&ch(agent), ruling)))
         }
@@ -118,6 +91,43 @@ pub(super) fn lines(event: &Event, s: &Session) -> Option<Vec<Line>> {
         }
         _ => None,
     }
+}
+
+/// An attempt, and what the character says with it.
+fn attempted(character: &str, attempt: u32, action: &troupe_agents::ActionDecl) -> Vec<Line> {
+    let mut out = vec![
+        Line::table(
+            Kind::Attempt,
+            format!("{character} attempts: {}", action.action),
+        )
+        .with_aside(format!("attempt {attempt}")),
+    ];
+    if !action.dialogue.is_empty() {
+        out.push(Line::table(
+            Kind::Speech,
+            format!("{character}: {}", quoted(&action.dialogue)),
+        ));
+    }
+    out
+}
+
+/// The overreach check's verdict as the GM's line (a person is asked to rephrase, a model again).
+fn check_line(
+    s: &Session,
+    agent: &str,
+    verdict: &Verdict,
+    result: VerdictResult,
+    corrected: Option<&str>,
+) -> Line {
+    let person = s
+        .seat(agent)
+        .is_some_and(|x| x.taken_by == troupe_campaign::SeatTaker::Human);
+    let whose = Whose {
+        character: character(s, agent),
+        player: player(s, agent),
+        person,
+    };
+    Line::gm(Kind::Check, checked(&whose, verdict, result, corrected))
 }
 
 fn ruled(character: &str, ruling: &Ruling) -> String {

@@ -111,54 +111,13 @@ fn whisper_episodes(
     out
 }
 
+/// What this turn leaves in memory, in the order it happened: the narration, the answers,
+/// each seat's plan, action, dice, insight and reaction, what the party settled on, the outcome.
 fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
-    use crate::secrets::{kept_from, withhold};
-    use troupe_agents::Layer;
     let t = &s.turn;
-    let n = s.turn_number;
-    let mut out = Vec::new();
-    // What the AIs wrote goes into memory with every whisper its readers may not know
-    // withheld: shared memory is read by every player and character.
-    let all: Vec<&str> = s
-        .whispers
-        .iter()
-        .filter(|w| w.to.is_some() || w.scope != crate::WhisperScope::Both)
-        .map(|w| w.text.as_str())
-        .collect();
-    let scrub = |scope: &Scope, text: &str| -> String {
-        match scope {
-            Scope::Player(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Player)),
-            Scope::Character(a) => withhold(text, &kept_from(&s.whispers, a, Layer::Character)),
-            _ => withhold(text, &all),
-        }
-    };
-    let mut push = |key: String, speaker: &str, scope: Scope, text: String, source, moment| {
-        if text.trim().is_empty() {
-            return;
-        }
-        // The GM's own words are the GM's to share.
-        let text = if speaker == "gm" || speaker == "game" {
-            text
-        } else {
-            scrub(&scope, &text)
-        };
-        out.push((
-            Episode {
-                id: format!("s{}-t{}-{}", s.number, n, key),
-                session: s.number,
-                turn: n,
-                day: Some(s.turn_day()),
-                timestamp: String::new(),
-                speaker: speaker.to_string(),
-                text,
-                scope,
-            },
-            source,
-            moment,
-        ));
-    };
+    let mut e = TurnEpisodes::new(s);
     if let Some(text) = &t.narration {
-        push(
+        e.push(
             "narration".into(),
             "gm",
             Scope::Party,
@@ -172,7 +131,7 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             continue;
         }
         let name = character_name(s, &qa.asked_by);
-        push(
+        e.push(
             format!("answer{}", i + 1),
             "gm",
             Scope::Party,
@@ -185,10 +144,102 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
         );
     }
     for seat in s.seats() {
+        e.seat(seat);
+    }
+    e.settled();
+    if let Some(text) = &t.outcome {
+        e.push(
+            "outcome".into(),
+            "gm",
+            Scope::Party,
+            text.clone(),
+            Source::Gm,
+            Moment::Outcome,
+        );
+    }
+    e.out
+}
+
+/// A turn's episodes as they are gathered.
+struct TurnEpisodes<'a> {
+    s: &'a Session,
+    /// Every whisper not meant for the whole table in both layers: what shared memory, read
+    /// by every player and character, must not hold.
+    all: Vec<&'a str>,
+    out: Vec<(Episode, Source, Moment)>,
+}
+
+impl<'a> TurnEpisodes<'a> {
+    fn new(s: &'a Session) -> Self {
+        let all = s
+            .whispers
+            .iter()
+            .filter(|w| w.to.is_some() || w.scope != crate::WhisperScope::Both)
+            .map(|w| w.text.as_str())
+            .collect();
+        TurnEpisodes {
+            s,
+            all,
+            out: Vec::new(),
+        }
+    }
+
+    /// What the AIs wrote goes into memory with every whisper its readers may not know
+    /// withheld.
+    fn scrub(&self, scope: &Scope, text: &str) -> String {
+        use crate::secrets::{kept_from, withhold};
+        use troupe_agents::Layer;
+        let whispers = &self.s.whispers;
+        match scope {
+            Scope::Player(a) => withhold(text, &kept_from(whispers, a, Layer::Player)),
+            Scope::Character(a) => withhold(text, &kept_from(whispers, a, Layer::Character)),
+            _ => withhold(text, &self.all),
+        }
+    }
+
+    fn push(
+        &mut self,
+        key: String,
+        speaker: &str,
+        scope: Scope,
+        text: String,
+        source: Source,
+        moment: Moment,
+    ) {
+        if text.trim().is_empty() {
+            return;
+        }
+        // The GM's own words are the GM's to share.
+        let text = if speaker == "gm" || speaker == "game" {
+            text
+        } else {
+            self.scrub(&scope, &text)
+        };
+        let s = self.s;
+        self.out.push((
+            Episode {
+                id: format!("s{}-t{}-{}", s.number, s.turn_number, key),
+                session: s.number,
+                turn: s.turn_number,
+                day: Some(s.turn_day()),
+                timestamp: String::new(),
+                speaker: speaker.to_string(),
+                text,
+                scope,
+            },
+            source,
+            moment,
+        ));
+    }
+
+    /// One seat's turn: the player's plan, the character's action, its dice, its LASER
+    /// FEELINGS insight and its reaction.
+    fn seat(&mut self, seat: &troupe_campaign::Seat) {
+        let (s, t) = (self.s, &self.s.turn);
         let agent = &seat.player.agent_id;
         let name = &seat.character.name;
         if let Some(intent) = t.intents.get(agent) {
-            push(
+            self.push(
                 format!("strategy-{agent}"),
                 agent,
                 Scope::Player(agent.clone()),
@@ -206,7 +257,7 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             } else {
                 format!(" {name} said: \"{}\"", action.dialogue.trim())
             };
-            push(
+            self.push(
                 format!("action-{agent}"),
                 &seat.character.character_id,
                 Scope::Party,
@@ -216,32 +267,17 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             );
         }
         if let Some(roll) = t.rolls.get(agent) {
-            let faces: Vec<String> = roll.dice.iter().map(|d| d.face.to_string()).collect();
-            push(
+            self.push(
                 format!("dice-{agent}"),
                 "game",
                 Scope::Party,
-                format!(
-                    "{name} rolled {} for a {:?} task against {}: {} {}, {:?}.",
-                    faces.join(", "),
-                    roll.task,
-                    roll.number.get(),
-                    roll.successes,
-                    if roll.successes == 1 {
-                        "success"
-                    } else {
-                        "successes"
-                    },
-                    roll.outcome
-                )
-                .to_lowercase()
-                .replacen(&name.to_lowercase(), name, 1),
+                rolled(name, roll),
                 Source::Game,
                 Moment::Dice,
             );
         }
         if let Some(i) = s.insight(agent) {
-            push(
+            self.push(
                 format!("insight-{agent}"),
                 "gm",
                 Scope::Party,
@@ -254,7 +290,7 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             );
         }
         if let Some(text) = t.reactions.get(agent) {
-            push(
+            self.push(
                 format!("reaction-{agent}"),
                 &seat.character.character_id,
                 Scope::Character(agent.clone()),
@@ -264,9 +300,15 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             );
         }
     }
-    if let Some(c) = s.settled()
-        && let (Some(plan), Some(proposer)) = (&c.plan, &c.proposer)
-    {
+
+    /// What the party settled on, remembered by each player; characters never hear OOC talk,
+    /// so it stays out of the memory they read.
+    fn settled(&mut self) {
+        let s = self.s;
+        let Some(c) = s.settled() else { return };
+        let (Some(plan), Some(proposer)) = (&c.plan, &c.proposer) else {
+            return;
+        };
         let how = match c.outcome {
             troupe_agents::Outcome::Unanimous => "all agreed",
             troupe_agents::Outcome::Majority => "most agreed",
@@ -278,10 +320,8 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
         } else {
             format!(" Not with it: {}.", dissent.join(", "))
         };
-        // Each player remembers what the party settled on; characters never hear OOC talk,
-        // so it stays out of the memory they read.
         for a in s.agent_ids() {
-            push(
+            self.push(
                 format!("consensus-{a}"),
                 proposer,
                 Scope::Player(a.clone()),
@@ -294,17 +334,26 @@ fn turn_episodes(s: &Session) -> Vec<(Episode, Source, Moment)> {
             );
         }
     }
-    if let Some(text) = &t.outcome {
-        push(
-            "outcome".into(),
-            "gm",
-            Scope::Party,
-            text.clone(),
-            Source::Gm,
-            Moment::Outcome,
-        );
-    }
-    out
+}
+
+/// A roll as memory keeps it, in lower case but for the character's name.
+fn rolled(name: &str, roll: &troupe_rules::RollResult) -> String {
+    let faces: Vec<String> = roll.dice.iter().map(|d| d.face.to_string()).collect();
+    format!(
+        "{name} rolled {} for a {:?} task against {}: {} {}, {:?}.",
+        faces.join(", "),
+        roll.task,
+        roll.number.get(),
+        roll.successes,
+        if roll.successes == 1 {
+            "success"
+        } else {
+            "successes"
+        },
+        roll.outcome
+    )
+    .to_lowercase()
+    .replacen(&name.to_lowercase(), name, 1)
 }
 
 fn character_name(s: &Session, agent: &str) -> String {
