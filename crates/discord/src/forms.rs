@@ -10,6 +10,9 @@
 use serde_json::{Map, Value};
 use troupe_seat::{Answer, Ask, Field, FieldKind};
 
+/// A message's text that stands for a blank one (a field that may be left empty).
+pub const BLANK: &str = "-";
+
 /// The text field a message's free lines fill: the form's first required text (or lines)
 /// field, else its first; and whether it takes lines.
 pub fn text_field(ask: &Ask) -> Option<(String, bool)> {
@@ -120,17 +123,28 @@ pub fn takes_messages(ask: &Ask) -> bool {
 pub fn fill(ask: &Ask, text: &str) -> Result<Answer, String> {
     let main = text_field(ask);
     let mut values = Map::new();
+    if ask.fields.len() == 1
+        && let Some((name, lines)) = &main
+    {
+        // The whole message is the one field's text, colons and all.
+        let text = text.trim();
+        let text = if text == BLANK { "" } else { text };
+        let v = if *lines {
+            lines_value(text)
+        } else {
+            Value::String(text.to_string())
+        };
+        values.insert(name.clone(), v);
+        return Ok(Answer::Decide { values });
+    }
     if text.trim_start().starts_with('/') {
         let name = main.as_ref().map_or("text", |(n, _)| n.as_str());
         values.insert(name.to_string(), Value::String(text.trim().to_string()));
         return Ok(Answer::Decide { values });
     }
-    let single = ask.fields.len() == 1;
     let mut free: Vec<&str> = Vec::new();
     for line in text.lines() {
-        // A one-field form takes the whole message as its text, colons and all.
-        let set = if single { None } else { field_line(ask, line) };
-        match set {
+        match field_line(ask, line) {
             Some((field, value)) if main.as_ref().is_none_or(|(m, _)| *m != field.name) => {
                 let v = match &field.kind {
                     FieldKind::Text { .. } => Value::String(value.to_string()),
@@ -146,6 +160,8 @@ pub fn fill(ask: &Ask, text: &str) -> Result<Answer, String> {
         }
     }
     let free = free.join("\n").trim().to_string();
+    // Discord sends no empty message: `-` alone is a blank text (no questions, nothing to say).
+    let free = if free == BLANK { String::new() } else { free };
     match &main {
         Some((name, lines)) => {
             if !free.is_empty() || !values.contains_key(name) {
@@ -208,7 +224,7 @@ pub fn instructions(ask: &Ask) -> Option<String> {
         && let Some(f) = ask.fields.iter().find(|f| &f.name == main)
     {
         out.push_str(&format!(
-            ": your {} as its text, and any of these lines to set the rest:",
+            ": your {} as its text (`-` alone: none), and any of these lines to set the rest:",
             f.label
         ));
     } else {
@@ -339,5 +355,14 @@ mod tests {
             "/whisper hi"
         );
         assert!(instructions(&action()).unwrap().contains("`task_type:`"));
+        let questions = ask(vec![form::lines("questions", "Questions", 3)]);
+        assert_eq!(
+            values(fill(&questions, "-").unwrap())["questions"],
+            json!([])
+        );
+        assert_eq!(
+            values(fill(&questions, "Who?\nWhy?").unwrap())["questions"],
+            json!(["Who?", "Why?"])
+        );
     }
 }

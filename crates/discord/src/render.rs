@@ -17,6 +17,8 @@ pub const MAX_EMBED_TOTAL: usize = 6000;
 /// A button's custom id.
 pub const MAX_CUSTOM_ID: usize = 100;
 const MAX_AUTHOR: usize = 64;
+/// The name the GM's lines are posted under.
+const GM: &str = "GM";
 
 /// One line of a stream, as the hub serves it.
 #[derive(Clone, Debug)]
@@ -86,10 +88,14 @@ fn embeds(line: &Shown) -> Vec<Embed> {
 
 /// "Name: words" of a line whose kind is someone speaking or acting.
 fn speaker(line: &Shown) -> (Option<&str>, &str) {
-    if !matches!(
-        line.kind.as_str(),
-        "gm" | "action" | "say" | "question" | "ooc"
-    ) {
+    // The GM's line is the GM's, whatever its words hold ("Warning: the hull…" names no one).
+    if line.kind == "gm" {
+        return (
+            Some(GM),
+            line.text.strip_prefix("GM: ").unwrap_or(&line.text),
+        );
+    }
+    if !matches!(line.kind.as_str(), "action" | "say" | "question" | "ooc") {
         return (None, &line.text);
     }
     match line.text.split_once(": ") {
@@ -217,6 +223,19 @@ pub fn ask_messages(title: &str, table: &str, ask_id: u64, ask: &Ask) -> Vec<New
             "\nAnswer with your next message in the table's thread (or here). `/help` lists \
              the commands you have now.",
         );
+        let optional = ask.fields.iter().any(|f| {
+            matches!(
+                f.kind,
+                FieldKind::Lines { .. }
+                    | FieldKind::Text {
+                        required: false,
+                        ..
+                    }
+            )
+        });
+        if optional {
+            text.push_str(" A message of `-` alone leaves it blank.");
+        }
     }
     let mut out: Vec<NewMessage> = pieces(&text, 1900)
         .into_iter()
@@ -301,6 +320,11 @@ mod tests {
             Some("Rain needles the forge.")
         );
         assert!(all[1].author.is_none());
+        // A GM's line without a speaker's tag (a Lasers & Feelings narration) is the GM's too.
+        let narration = messages(&[line(4, "gm", "Warning: the hull groans.")]);
+        let e = &narration[0].embeds[0];
+        assert_eq!(e.author.as_ref().map(|a| a.name.as_str()), Some("GM"));
+        assert_eq!(e.description.as_deref(), Some("Warning: the hull groans."));
         for m in &msgs {
             assert!(m.embeds.len() <= MAX_EMBEDS);
             assert!(m.embeds.iter().map(embed_size).sum::<usize>() <= MAX_EMBED_TOTAL);

@@ -9,6 +9,7 @@ mod bench;
 mod caching_bench;
 mod calendar;
 mod detector;
+mod discord;
 mod docs;
 mod durable;
 mod e2e;
