@@ -11,10 +11,12 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 use troupe_engine::lines::count;
+use troupe_scene::Scene;
 use troupe_scene::table::SceneStore;
-use troupe_scene::table::{AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, shown};
+use troupe_scene::table::{
+    AiSpeaker, SceneModels, SceneStop, SceneTable, SceneWatch, keep_world, shown,
+};
 use troupe_scene::view::gm_view;
-use troupe_scene::{Scene, Truth, World};
 use troupe_seat::{Answer, Ask, Seat};
 use troupe_serve::TableGame;
 
@@ -772,94 +774,25 @@ impl SceneWatch for Printed {
 }
 
 impl Printed {
-    /// Merge the scene's deltas into the campaign's world knowledge (`world.json`).
+    /// Keep the scene's changes in the campaign's world knowledge and memory (the scene's own
+    /// rule, `keep_world`), in the memory this campaign uses, and say where.
     fn write_world(
         &self,
         state: &troupe_scene::State,
         deltas: &[troupe_scene::WorldDelta],
     ) -> anyhow::Result<()> {
-        let path = troupe_campaign::CampaignDir::new(&self.dir).world();
-        let mut world: World = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("{} is not world knowledge", path.display()))?,
-            Err(_) => state.world.clone(),
-        };
-        world.merge(deltas);
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(&world)?)
-            .with_context(|| format!("could not write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path)
-            .with_context(|| format!("could not write {}", path.display()))?;
-        let n = self.remember(state, deltas)?;
-        println!(
-            "World knowledge: {} and {} in the campaign memory",
-            path.display(),
-            count(n, "fact")
-        );
-        Ok(())
-    }
-
-    /// The scene's deltas as facts in the campaign memory (`troupe memory query` recalls them),
-    /// each with the memory source that carries its truth level: canon as the GM's word,
-    /// soft-canon as imported notes, improv as a character's interpretation.
-    fn remember(
-        &self,
-        state: &troupe_scene::State,
-        deltas: &[troupe_scene::WorldDelta],
-    ) -> anyhow::Result<usize> {
-        use troupe_memory::{EntityKind, Episode, GameTime, MemoryType, NewFact, Scope, Source};
+        let dir = troupe_campaign::CampaignDir::new(&self.dir);
         // The sessions' schema first: the memory lives beside it in campaign.db.
         let sessions = crate::sessions::create_store(&self.dir)?;
         let session = sessions.latest_session()?.map_or(1, |s| s.number);
-        let mut store = crate::graph::open_memory(
-            &troupe_campaign::CampaignDir::new(&self.dir),
-            None,
-            self.memory_url.as_deref(),
-        )?;
-        let at = GameTime {
-            session,
-            turn: state.turn,
-            day: None,
-        };
-        let now = chrono::Utc::now().to_rfc3339();
-        let mut episodes = Vec::new();
-        let mut facts = Vec::new();
-        for (i, d) in deltas.iter().enumerate() {
-            let name = state
-                .world
-                .card(&d.card)
-                .map_or_else(|| state.name_of(&d.card).to_string(), |c| c.name.clone());
-            let text = format!("{name} {}", d.text);
-            let id = format!("scene-{}-run-{}-{i}", state.id, self.run);
-            episodes.push(Episode {
-                id: id.clone(),
-                session,
-                turn: state.turn,
-                day: None,
-                timestamp: now.clone(),
-                speaker: "gm".into(),
-                text: text.clone(),
-                scope: Scope::Party,
-            });
-            facts.push(NewFact {
-                text,
-                scope: Scope::Party,
-                source: match d.truth {
-                    Truth::Canon => Source::Gm,
-                    Truth::SoftCanon => Source::Import,
-                    Truth::Improv => Source::Character,
-                },
-                memory_type: MemoryType::Semantic,
-                importance: 0.6,
-                at,
-                speaker: "gm".into(),
-                episode_ids: vec![id],
-                entities: vec![(name, EntityKind::Npc)],
-                slot: None,
-            });
-        }
-        store.store(&episodes, &facts)?;
-        Ok(facts.len())
+        let mut memory = crate::graph::open_memory(&dir, None, self.memory_url.as_deref())?;
+        let kept = keep_world(&dir, self.run, session, state, deltas, &mut memory)?;
+        println!(
+            "World knowledge: {} and {} in the campaign memory",
+            kept.world.display(),
+            count(kept.facts, "fact")
+        );
+        Ok(())
     }
 }
 

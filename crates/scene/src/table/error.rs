@@ -9,6 +9,8 @@ pub enum SceneTableError {
     Model { message: String },
     #[error("the scene's changes could not be kept in the world: {message}")]
     World { message: String },
+    #[error("{path} is not world knowledge: {message}")]
+    WorldFile { path: String, message: String },
 }
 
 impl SceneTableError {
@@ -19,7 +21,7 @@ impl SceneTableError {
         };
         match game.downcast_ref::<SceneTableError>()? {
             SceneTableError::Model { message } => Some(message),
-            SceneTableError::World { .. } => None,
+            SceneTableError::World { .. } | SceneTableError::WorldFile { .. } => None,
         }
     }
 }

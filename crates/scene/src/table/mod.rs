@@ -5,9 +5,11 @@
 
 mod error;
 mod run;
+mod world;
 
 pub use error::SceneTableError;
 pub use run::{AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTable, SceneWatch};
+pub use world::{Kept, keep_world};
 
 use crate::view::character_view;
 use crate::{SceneEvent, State};
