@@ -344,9 +344,24 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
     simulate::durability_from_env();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run the command given.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per subcommand, each only unpacking its arguments into its module's function; split, the commands would be listed twice"
+)]
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // `--memory-url`, handed to each command that opens the campaign's memory.
     let memory_url = cli.memory_url.as_deref();
-    let result = match cli.command {
+    match cli.command {
         Command::Check { file, dir } => {
             sessions::campaign_file(file.as_deref(), dir.path.as_deref())
                 .and_then(|(f, d)| check(&f, &d))
@@ -478,13 +493,6 @@ fn main() -> ExitCode {
             from_turn,
             &model,
         )),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
     }
 }
 

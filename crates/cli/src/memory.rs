@@ -106,112 +106,149 @@ pub fn run(dir: &Path, cmd: MemoryCommand, memory_url: Option<&str>) -> anyhow::
                 q.at_session = at_session;
                 store.search(&q).map_err(crate::graph::memory_error)
             };
-            let mut out = std::io::stdout().lock();
             if stdin {
-                for line in std::io::stdin().lock().lines() {
-                    let line = line.context("could not read standard input")?;
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let hits = ask(&line)?;
-                    writeln!(out, "{}", answer_json(&line, &reader, &hits))?;
-                }
-                return Ok(ExitCode::SUCCESS);
+                return answer_lines(&reader, &ask);
             }
-            let Some(question) = question.filter(|q| !q.trim().is_empty()) else {
-                bail!(
-                    "ask a question (troupe memory query \"What do we know about Galvin?\"), or use --stdin"
-                );
-            };
-            let hits = ask(&question)?;
-            if json {
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::to_string_pretty(&answer_json(&question, &reader, &hits))?
-                )?;
-            } else {
-                print_hits(&mut out, &hits)?;
-            }
-            Ok(ExitCode::SUCCESS)
+            answer(question, &reader, json, &ask)
         }
-        MemoryCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("could not read {}", file.display()))?;
-            let episodes = match extract::read_import(&text, &file.display().to_string()) {
-                Ok(e) => e,
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("{e}");
-                    }
-                    bail!(
-                        "{} in {}; nothing was imported",
-                        count(errors.len(), "bad line"),
-                        file.display()
-                    );
-                }
-            };
-            // The campaign's own store first, so a campaign started by an import can be played.
-            let _lock = sessions::CampaignLock::take(dir)?;
-            sessions::create_store(dir)?;
-            let mut store = crate::graph::open_memory(&campaign, None, memory_url)?;
-            let n = extract::import(&mut store, &episodes).map_err(crate::graph::memory_error)?;
-            let c = store.counts().map_err(crate::graph::memory_error)?;
-            println!(
-                "Imported {} of {} in {} ({}, {} in memory now).",
-                count(n, "new episode"),
-                episodes.len(),
-                file.display(),
-                count(c.facts, "fact"),
-                count(c.entities, "entity")
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        MemoryCommand::Export { output } => {
-            let (_sessions, store) = open(&campaign, memory_url)?;
-            let lines = extract::export(&store).map_err(crate::graph::memory_error)?;
-            let mut text = lines.join("\n");
-            text.push('\n');
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, text)
-                        .with_context(|| format!("could not write {}", path.display()))?;
-                    eprintln!("Wrote {} lines to {}", lines.len(), path.display());
-                }
-                None => std::io::stdout().lock().write_all(text.as_bytes())?,
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        MemoryCommand::Import { file } => import(dir, &campaign, &file, memory_url),
+        MemoryCommand::Export { output } => export(&campaign, output, memory_url),
         MemoryCommand::Migrate { to, from, replace } => {
             migrate(&campaign, to, from, replace, memory_url)
         }
-        MemoryCommand::Stats => {
-            let (_sessions, store) = open(&campaign, memory_url)?;
-            let c = store.counts().map_err(crate::graph::memory_error)?;
-            println!(
-                "{}, {} ({} still true), {}, {}",
-                count(c.episodes, "episode"),
-                count(c.facts, "fact"),
-                c.valid_facts,
-                count(c.entities, "entity"),
-                count(c.conflicts, "conflict")
-            );
-            for k in store.conflicts().map_err(crate::graph::memory_error)? {
-                println!(
-                    "- session {} turn {}, {}: \"{}\" ({}) vs \"{}\" ({}): {}",
-                    k.at.session,
-                    k.at.turn,
-                    k.slot,
-                    k.old_text,
-                    k.old_source.describe(),
-                    k.new_text,
-                    k.new_source.describe(),
-                    k.resolution
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        MemoryCommand::Stats => stats(&campaign, memory_url),
     }
+}
+
+/// A question asked of the memory, answered with its hits.
+type Ask<'a> = dyn Fn(&str) -> anyhow::Result<Vec<Hit>> + 'a;
+
+/// `--stdin`: one question per line of standard input, one JSON line of hits each.
+fn answer_lines(reader: &Reader, ask: &Ask<'_>) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.context("could not read standard input")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let hits = ask(&line)?;
+        writeln!(out, "{}", answer_json(&line, reader, &hits))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One question's hits, as text or (`--json`) as JSON.
+fn answer(
+    question: Option<String>,
+    reader: &Reader,
+    json: bool,
+    ask: &Ask<'_>,
+) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let Some(question) = question.filter(|q| !q.trim().is_empty()) else {
+        bail!(
+            "ask a question (troupe memory query \"What do we know about Galvin?\"), or use --stdin"
+        );
+    };
+    let hits = ask(&question)?;
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&answer_json(&question, reader, &hits))?
+        )?;
+    } else {
+        print_hits(&mut out, &hits)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `troupe memory import`: every line checked before anything is stored.
+fn import(
+    dir: &Path,
+    campaign: &CampaignDir,
+    file: &Path,
+    memory_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("could not read {}", file.display()))?;
+    let episodes = match extract::read_import(&text, &file.display().to_string()) {
+        Ok(e) => e,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("{e}");
+            }
+            bail!(
+                "{} in {}; nothing was imported",
+                count(errors.len(), "bad line"),
+                file.display()
+            );
+        }
+    };
+    // The campaign's own store first, so a campaign started by an import can be played.
+    let _lock = sessions::CampaignLock::take(dir)?;
+    sessions::create_store(dir)?;
+    let mut store = crate::graph::open_memory(campaign, None, memory_url)?;
+    let n = extract::import(&mut store, &episodes).map_err(crate::graph::memory_error)?;
+    let c = store.counts().map_err(crate::graph::memory_error)?;
+    println!(
+        "Imported {} of {} in {} ({}, {} in memory now).",
+        count(n, "new episode"),
+        episodes.len(),
+        file.display(),
+        count(c.facts, "fact"),
+        count(c.entities, "entity")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `troupe memory export`: the whole memory as JSONL, to a file or standard output.
+fn export(
+    campaign: &CampaignDir,
+    output: Option<PathBuf>,
+    memory_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let (_sessions, store) = open(campaign, memory_url)?;
+    let lines = extract::export(&store).map_err(crate::graph::memory_error)?;
+    let mut text = lines.join("\n");
+    text.push('\n');
+    match output {
+        Some(path) => {
+            std::fs::write(&path, text)
+                .with_context(|| format!("could not write {}", path.display()))?;
+            eprintln!("Wrote {} lines to {}", lines.len(), path.display());
+        }
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `troupe memory stats`: the counts, and every contradiction settled with both sources.
+fn stats(campaign: &CampaignDir, memory_url: Option<&str>) -> anyhow::Result<ExitCode> {
+    let (_sessions, store) = open(campaign, memory_url)?;
+    let c = store.counts().map_err(crate::graph::memory_error)?;
+    println!(
+        "{}, {} ({} still true), {}, {}",
+        count(c.episodes, "episode"),
+        count(c.facts, "fact"),
+        c.valid_facts,
+        count(c.entities, "entity"),
+        count(c.conflicts, "conflict")
+    );
+    for k in store.conflicts().map_err(crate::graph::memory_error)? {
+        println!(
+            "- session {} turn {}, {}: \"{}\" ({}) vs \"{}\" ({}): {}",
+            k.at.session,
+            k.at.turn,
+            k.slot,
+            k.old_text,
+            k.old_source.describe(),
+            k.new_text,
+            k.new_source.describe(),
+            k.resolution
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A campaign's memory, with its session store when it has one (a memory on a graph server may
