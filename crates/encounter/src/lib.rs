@@ -16,6 +16,7 @@ pub mod names;
 pub mod prompt;
 pub mod score;
 pub mod spec;
+#[cfg(feature = "table")]
 pub mod table;
 pub mod tools;
 pub mod turn;

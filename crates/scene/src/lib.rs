@@ -18,6 +18,7 @@ pub mod narrator;
 pub mod planner;
 pub mod prompts;
 pub mod router;
+#[cfg(feature = "table")]
 pub mod table;
 mod tables;
 pub mod tools;
