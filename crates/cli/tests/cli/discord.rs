@@ -140,7 +140,11 @@ fn asks(r: &Recorded, dm: u64) -> Vec<Posted> {
     r.posts
         .iter()
         .filter(|p| p.channel == dm)
-        .filter(|p| p.body["content"].as_str().is_some_and(|c| c.starts_with("**")))
+        .filter(|p| {
+            p.body["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("**"))
+        })
         .cloned()
         .collect()
 }
@@ -172,6 +176,13 @@ impl Person {
     /// Wait for the person's next ask (or the table's end: None), and answer it as `reply`
     /// says; the prompt it answered.
     async fn answer_next(&mut self, fake: &Fake, reply: &dyn Fn(&str) -> Reply) -> Option<String> {
+        let prompt = self.next_ask(fake).await?;
+        self.respond(fake, &prompt, reply).await;
+        Some(prompt)
+    }
+
+    /// Wait for the person's next ask: its prompt (None: the table ended).
+    async fn next_ask(&mut self, fake: &Fake) -> Option<String> {
         let started = Instant::now();
         let ask = loop {
             if let Some(dm) = self.dm(fake) {
@@ -191,11 +202,15 @@ impl Person {
             );
             tokio::time::sleep(Duration::from_millis(30)).await;
         };
-        let prompt = ask.body["content"].as_str().unwrap().to_string();
+        Some(ask.body["content"].as_str().unwrap().to_string())
+    }
+
+    /// Answer the ask `prompt` as `reply` says.
+    async fn respond(&self, fake: &Fake, prompt: &str, reply: &dyn Fn(&str) -> Reply) {
         // The buttons come on the ask's last message (it may be split).
         tokio::time::sleep(Duration::from_millis(50)).await;
         let dm = self.dm(fake).unwrap();
-        match reply(&prompt) {
+        match reply(prompt) {
             Reply::Say(text) => {
                 let id = fake.say(&self.who, self.thread, &text, true);
                 let emoji = fake
@@ -232,7 +247,6 @@ impl Person {
                 );
             }
         }
-        Some(prompt)
     }
 }
 
@@ -587,11 +601,14 @@ fn scene_events(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The bot killed with SIGKILL at a few moments after Alex's plan got its ✅ (the plan is on
-/// disk; the AI players' plans are still being written by a slow model, so the step has not
-/// committed), Discord delivering that message again and Alex saying something while the bot
-/// is down, then started again against a quick model: the table resumes in its thread, the
-/// plan is in the log once, as Alex wrote it, and the session plays to its end.
+/// The bot killed with SIGKILL at a few moments: 0, 100 and 400 ms after Alex's plan got its
+/// ✅ (the plan is on disk; the AI players' plans are still being written by a slow model, so
+/// the step has not committed), Discord then delivering that message again; and the moment the
+/// plan is sent, before the bot could take it (Discord replays it on the resume, or it was
+/// claimed and is asked again: never applied twice). Alex says something while the bot is down.
+/// Started again against a quick model: the table resumes in its thread, the plan is in the
+/// log once, as Alex wrote it, a plan acknowledged is never asked again, and the session plays
+/// to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
     let slow = OpenAiServer::start(Personality::Paced {
@@ -600,7 +617,8 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
     let quick = OpenAiServer::start(Personality::Paced {
         delay: Duration::ZERO,
     });
-    for kill_after_ms in [0u64, 100, 400] {
+    // Some(ms): killed that long after the ✅; None: killed as the plan is sent.
+    for kill in [Some(0u64), Some(100), Some(400), None] {
         let fake = Fake::start().await;
         let dir = campaign_with(&["party.json"]);
         std::fs::rename(
@@ -628,7 +646,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             thread,
             seen: 0,
         };
-        let marker = format!("Alex's plan, sent once ({kill_after_ms} ms)");
+        let marker = format!("Alex's plan, sent once (killed {kill:?})");
         let plan = |p: &str| {
             if p.contains("Your plan") {
                 Reply::Say(marker.clone())
@@ -636,52 +654,72 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
                 alex_replies(p)
             }
         };
-        loop {
-            let prompt = person.answer_next(&fake, &plan).await.unwrap();
+        let prompt = loop {
+            let prompt = person.next_ask(&fake).await.unwrap();
             if prompt.contains("Your plan") {
-                break;
+                break prompt;
             }
-        }
-        let said = fake
-            .until(|r| {
-                r.reactions
-                    .iter()
-                    .rev()
-                    .find(|(c, _, e)| *c == thread && e == "✅")
-                    .map(|(_, m, _)| *m)
-            })
-            .await;
-        tokio::time::sleep(Duration::from_millis(kill_after_ms)).await;
+            person.respond(&fake, &prompt, &alex_replies).await;
+        };
+        let said = match kill {
+            Some(ms) => {
+                person.respond(&fake, &prompt, &plan).await;
+                let said = fake
+                    .until(|r| {
+                        r.reactions
+                            .iter()
+                            .rev()
+                            .find(|(c, _, e)| *c == thread && e == "✅")
+                            .map(|(_, m, _)| *m)
+                    })
+                    .await;
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                said
+            }
+            None => fake.say(&alex, thread, &marker, true),
+        };
         assert!(
             of_type(&log(dir.path()), "strategic_intent").is_empty(),
-            "the kill at {kill_after_ms} ms lands before the step's commit"
+            "the kill ({kill:?}) lands before the step's commit"
         );
         bot.kill();
         fake.disconnected().await;
-        // Discord delivers the plan again on the resume; Alex says something meanwhile (held
-        // for their next ask, or taken by it).
-        fake.say_again(said, &alex, thread, &marker);
-        let meanwhile = fake.say(&alex, thread, "Let's stay together.", true);
+        // Discord delivers the acknowledged plan again, and Alex says something while the bot
+        // is down: held for their next ask, or taken by it. (Not when the plan itself may have
+        // been lost: a held message would answer the plan asked again.)
+        let meanwhile = kill.map(|_| {
+            fake.say_again(said, &alex, thread, &marker);
+            fake.say(&alex, thread, "Let's stay together.", true)
+        });
 
         let bot = start_bot(dir.path(), &fake, &quick.base_url(), &args);
         fake.until(|r| (r.resumes >= 1).then_some(())).await;
-        fake.until(|r| {
-            r.reactions
-                .iter()
-                .any(|(_, m, e)| *m == meanwhile && (e == "✅" || e == "⏳"))
-                .then_some(())
-        })
-        .await;
-        while person.answer_next(&fake, &alex_replies).await.is_some() {}
+        if let Some(meanwhile) = meanwhile {
+            fake.until(|r| {
+                r.reactions
+                    .iter()
+                    .any(|(_, m, e)| *m == meanwhile && (e == "✅" || e == "⏳"))
+                    .then_some(())
+            })
+            .await;
+        }
+        let after = |p: &str| {
+            assert!(
+                kill.is_none() || !p.contains("Your plan"),
+                "Alex was asked again for the plan the bot acknowledged"
+            );
+            plan(p)
+        };
+        while person.answer_next(&fake, &after).await.is_some() {}
         let log = log(dir.path());
         let plans: Vec<&Value> = of_type(&log, "strategic_intent")
             .into_iter()
             .filter(|e| e["agent"] == "alex")
             .collect();
-        assert_eq!(plans.len(), 1, "kill at {kill_after_ms} ms: {plans:#?}");
+        assert_eq!(plans.len(), 1, "killed {kill:?}: {plans:#?}");
         assert!(
             plans[0].to_string().contains(&marker),
-            "kill at {kill_after_ms} ms: Alex's own plan: {}",
+            "killed {kill:?}: Alex's own plan: {}",
             plans[0]
         );
         assert_eq!(of_type(&log, "session_ended").len(), 1);
@@ -689,19 +727,18 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
         assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
         // One thread for the table, its story posted once.
         let rec = fake.rec.lock().unwrap();
-        assert_eq!(rec.threads.len(), 1, "kill at {kill_after_ms} ms");
+        assert_eq!(rec.threads.len(), 1, "killed {kill:?}");
         assert_eq!(
             rec.identifies, 1,
             "the bot started again resumed its session"
         );
         drop(rec);
-        let once: Vec<String> = fake
-            .posts_in(thread)
-            .iter()
-            .map(|p| p.text())
-            .filter(|t| t.contains("Board the derelict") || t.contains(&marker))
-            .collect();
-        assert!(once.len() <= 1, "posted twice: {once:?}");
+        let thread_text: String = fake.posts_in(thread).iter().map(|p| p.text()).collect();
+        assert_eq!(
+            thread_text.matches("Alex proposes").count(),
+            1,
+            "killed {kill:?}: a line posted twice:\n{thread_text}"
+        );
         assert!(
             bot.stdout.lock().unwrap().contains("table "),
             "the table was reopened"
