@@ -161,6 +161,8 @@ struct Person {
     thread: u64,
     /// How many of their asks were answered.
     seen: usize,
+    /// Whether they answer in their direct messages with the bot (else in the thread).
+    in_dm: bool,
 }
 
 impl Person {
@@ -212,7 +214,11 @@ impl Person {
         let dm = self.dm(fake).unwrap();
         match reply(prompt) {
             Reply::Say(text) => {
-                let id = fake.say(&self.who, self.thread, &text, true);
+                let id = if self.in_dm {
+                    fake.say(&self.who, dm, &text, false)
+                } else {
+                    fake.say(&self.who, self.thread, &text, true)
+                };
                 let emoji = fake
                     .until(|r| {
                         r.reactions
@@ -347,6 +353,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
         who: alex.clone(),
         thread,
         seen: 0,
+        in_dm: false,
     };
     let mut acted = false;
     while let Some(prompt) = person.answer_next(&fake, &alex_replies).await {
@@ -408,8 +415,9 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
     assert!(authors.iter().any(|a| a == "GM"), "{authors:?}");
 }
 
-/// `/session start gm:person`: the GM's person runs the session from Discord, every ruling a
-/// multi-field form answered by one message (`ruling: feelings`, `prepared: yes`, …), and hands
+/// `/session start gm:person`: the GM's person runs the session from their direct messages with
+/// the bot, every ruling a multi-field form answered by one message (`ruling: feelings`,
+/// `prepared: yes`, …), and hands
 /// an AI player's seat over and back with `/handover` (two `seat_handed` events).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_gm_runs_a_lasers_session_from_discord() {
@@ -440,6 +448,7 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
         who: gm.clone(),
         thread,
         seen: 0,
+        in_dm: true,
     };
     let mut ruled = 0;
     let mut handed = false;
@@ -505,6 +514,8 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
         thread_text.contains("A derelict freighter"),
         "{thread_text}"
     );
+    // The GM's questions went to the GM alone.
+    assert!(!thread_text.contains("Rule on"), "{thread_text}");
 }
 
 /// What the mill scene's speaker says, as `serve_scene`'s test says it at the web table.
@@ -564,6 +575,7 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
         who: speaker.clone(),
         thread,
         seen: 0,
+        in_dm: false,
     };
     let lines = std::cell::Cell::new(0usize);
     let say = |_: &str| {
@@ -645,6 +657,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             who: alex.clone(),
             thread,
             seen: 0,
+            in_dm: false,
         };
         let marker = format!("Alex's plan, sent once (killed {kill:?})");
         let plan = |p: &str| {
