@@ -1,6 +1,7 @@
 //! The learned second opinion (feature `model`): all-MiniLM-L6-v2 with a LoRA adapter and a
 //! logistic head, fine-tuned on labelled actions (the corpus, `dev.jsonl`, the fresh probe, all
-//! of `train.jsonl` and `train_play.jsonl`; never the holdout or `play_test.jsonl`) by
+//! of `train.jsonl`, `train_play.jsonl` and `train_shapes.jsonl`; never the holdout,
+//! `play_dev.jsonl` or `play_test.jsonl`) by
 //! `scripts/train-detector`, then calibrated (Platt scaling fitted on `play_dev.jsonl`, folded
 //! into the head): its probabilities mean what they say (BENCHMARKS.md, issue 47, has the command).
 //!

@@ -102,6 +102,27 @@ fn rules_v2_shapes() {
 }
 
 #[test]
+fn fronted_phrases_and_knowledge_now_gained() {
+    // Issue 47: a phrase before "I" with no comma, and knowledge said as just gained.
+    for outcome in [
+        "Under the floorboards I find a rusted key.",
+        "Behind the curtain we spot a second door.",
+        "Now I know who sent the letter.",
+    ] {
+        assert!(check(outcome).flagged, "{outcome}");
+    }
+    for intent in [
+        "In the dark I feel my way along the wall.",
+        "With a grunt I heave the crate aside.",
+        "I know this city well.",
+        "Now I want to know who sent the letter.",
+        "There I wait for the signal.",
+    ] {
+        assert!(!check(intent).flagged, "{intent}");
+    }
+}
+
+#[test]
 fn auto_correct_keeps_the_intent() {
     let c = auto_correct("I swing at the goblin and kill it");
     assert_eq!(c.text, "I swing at the goblin");
