@@ -166,7 +166,7 @@ pub fn all() -> Vec<Command> {
                 vec![
                     text(
                         "gm",
-                        "Who runs it: ai (the default) or person (from the web table's GM link)",
+                        "Who runs it: ai (the default) or person (who then takes /join seat:gm)",
                         false,
                     ),
                     text(

@@ -253,8 +253,7 @@ impl Bot {
                 .or(get(options, "file"))
                 .unwrap_or("")
                 .into(),
-            // An AI GM unless a person is asked for: a Lasers & Feelings GM's rulings are forms
-            // Discord cannot answer yet (the web table's GM link can).
+            // An AI GM unless a person is asked for (who sits down with `/join seat:gm`).
             gm: get(options, "gm").unwrap_or("ai").into(),
             persons: list("persons"),
             players: list("players"),
