@@ -2,7 +2,6 @@
 
 mod batch_spend;
 mod bench;
-mod commands;
 mod detector;
 mod discord;
 mod display;

@@ -1,4 +1,7 @@
-//! The GM at the terminal: a prompt per decision, slash commands at every prompt.
+//! The GM at the terminal: a prompt per decision, slash commands at every prompt. A command is
+//! read against the commands the decision's ask offers (`troupe_seat::command_in`), as a page's
+//! or a Discord thread's is, and sent to the game as the same answer; only what is the
+//! terminal's own (`/info`, `/help`, `/quit`) is handled here.
 
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
@@ -8,26 +11,46 @@ use troupe_engine::{
     Ruling,
 };
 use troupe_rules::{RollResult, TaskType};
-use troupe_seat::Answer;
+use troupe_seat::{Answer, Ask, check, command_in};
 use troupe_validator::Verdict;
 
-use crate::commands::{self, Command, HELP};
 use crate::info::gm_info;
 use crate::keyboard::Keyboard;
 
+pub const HELP: &str = "\
+Commands (at any prompt):
+  /roll NdM+K   roll dice, e.g. /roll 2d6+3, /roll d20, /roll 1d6-1
+  /success      the next roll succeeds (2 successes), whatever the dice say
+  /fail         the next roll fails (0 successes), whatever the dice say
+  /whisper AGENT|all --player-only|--character-only|--both TEXT
+                tell one AI (or the whole table) something in private: the player
+                only (its strategy; never any character), the character only, or both
+  /scene [TITLE]  end the scene here (what was played goes into memory)
+  /time DAYS    let days pass in the story, e.g. /time 3 (the in-game day moves on)
+  /end [REASON] end the session: with a reason it is over, without one as /quit
+  /info         character sheets, ship, day, turn and phase
+  /help         this list
+  /quit         save and end the session (`troupe undo` then takes back a decision)";
+
 pub struct TerminalGm {
     keyboard: Keyboard,
+    /// The decision being asked, as the seat protocol's ask: the commands a line may be.
+    asked: Option<Ask>,
 }
 
-/// What one prompt produced: text, or a reply for the engine (a command or quit).
+/// What one prompt produced: text, or what to send the game instead of the decision (a
+/// command, or leaving).
 enum Input {
     Text(String),
-    Engine(GmReply<()>),
+    Send(Answer),
 }
 
 impl TerminalGm {
     pub fn new(keyboard: Keyboard) -> Self {
-        TerminalGm { keyboard }
+        TerminalGm {
+            keyboard,
+            asked: None,
+        }
     }
 
     /// Prompt until the GM types something; slash commands are handled here or handed back.
@@ -40,45 +63,42 @@ impl TerminalGm {
         loop {
             // End of input: save and end, never hang or lose anything.
             let Some(line) = self.keyboard.line(prompt).await else {
-                return Input::Engine(GmReply::Quit);
+                return Input::Send(Answer::Leave);
             };
-            match commands::parse(&line) {
-                None if line.trim().is_empty() && !allow_empty => continue,
-                None => return Input::Text(line.trim().to_string()),
-                Some(Err(msg)) => println!("{msg}"),
-                Some(Ok(Command::Help)) => println!("{HELP}"),
-                Some(Ok(Command::Info)) => println!("{}", gm_info(s)),
-                Some(Ok(Command::Roll(e))) => return Input::Engine(GmReply::Roll(e)),
-                Some(Ok(Command::Whisper { to, scope, text })) => {
-                    if let Some(a) = &to
-                        && !s.seated(a)
-                    {
-                        println!(
-                            "No AI called {a} at this table. Agents: {}, or all.",
-                            s.agent_ids().join(", ")
-                        );
-                        continue;
-                    }
-                    return Input::Engine(GmReply::Whisper { to, scope, text });
-                }
-                Some(Ok(Command::Mark(mark))) => return Input::Engine(GmReply::Mark(mark)),
-                Some(Ok(Command::Success)) => return Input::Engine(GmReply::Force(true)),
-                Some(Ok(Command::Fail)) => return Input::Engine(GmReply::Force(false)),
-                Some(Ok(Command::Quit)) => return Input::Engine(GmReply::Quit),
+            match line.trim() {
+                "/quit" | "/exit" => return Input::Send(Answer::Leave),
+                "/info" => println!("{}", gm_info(s)),
+                "/help" => println!("{HELP}"),
+                "/undo" => println!(
+                    "/undo takes back a decision between turns: /quit, then `troupe undo`; \
+                     `troupe resume` asks for it again."
+                ),
+                "" if !allow_empty => {}
+                text => match self.command(text) {
+                    None => return Input::Text(text.to_string()),
+                    Some(Ok(answer)) => return Input::Send(answer),
+                    Some(Err(why)) => println!("{why}"),
+                },
             }
         }
     }
 
+    /// The command a line is, read against the decision's ask and checked as every seat's
+    /// answer is; None for ordinary text.
+    fn command(&self, line: &str) -> Option<Result<Answer, String>> {
+        let asked = self.asked.as_ref()?;
+        Some(
+            command_in(asked, line)?
+                .and_then(|answer| check(asked, &answer).map(|()| answer))
+                .map_err(|e| format!("{e}. /help lists the commands.")),
+        )
+    }
+
     /// Prompt for one of a few choices (first letters), re-asking on anything else.
-    async fn choose(
-        &mut self,
-        s: &GmView,
-        prompt: &str,
-        choices: &[char],
-    ) -> Result<char, GmReply<()>> {
+    async fn choose(&mut self, s: &GmView, prompt: &str, choices: &[char]) -> Result<char, Answer> {
         loop {
             match self.prompt(s, prompt).await {
-                Input::Engine(r) => return Err(r),
+                Input::Send(answer) => return Err(answer),
                 Input::Text(t) => {
                     let c = t
                         .chars()
@@ -95,35 +115,12 @@ impl TerminalGm {
         }
     }
 
-    async fn text(&mut self, s: &GmView, prompt: &str) -> Result<String, GmReply<()>> {
+    async fn text(&mut self, s: &GmView, prompt: &str) -> Result<String, Answer> {
         match self.prompt(s, prompt).await {
             Input::Text(t) => Ok(t),
-            Input::Engine(r) => Err(r),
+            Input::Send(answer) => Err(answer),
         }
     }
-}
-
-/// Hand an engine reply through with the right type.
-fn pass<T>(r: GmReply<()>) -> GmReply<T> {
-    match r {
-        GmReply::Answer(()) | GmReply::Quit => GmReply::Quit,
-        GmReply::Roll(e) => GmReply::Roll(e),
-        GmReply::Force(b) => GmReply::Force(b),
-        GmReply::Mark(m) => GmReply::Mark(m),
-        GmReply::Whisper { to, scope, text } => GmReply::Whisper { to, scope, text },
-        GmReply::Fail(why) => GmReply::Fail(why),
-        GmReply::Handed => GmReply::Handed,
-        GmReply::End(why) => GmReply::End(why),
-    }
-}
-
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(r) => return pass(r),
-        }
-    };
 }
 
 pub use troupe_engine::asks::{parse_faces, suggested};
@@ -135,6 +132,7 @@ impl GmSeat for TerminalGm {
             println!("That answer does not fit: {why}");
         }
         let s = question.view;
+        self.asked = Some(question.ask());
         let reply = match question.decision {
             GmAsk::Narration => self.narrate(s).await.map(GmDecision::Text),
             GmAsk::Answers { round, questions } => self
@@ -176,18 +174,21 @@ impl GmSeat for TerminalGm {
                 .await
                 .map(GmDecision::Failure),
         };
-        gm_answer(question.decision, reply)
+        match reply {
+            Ok(decision) => gm_answer(question.decision, GmReply::Answer(decision)),
+            Err(instead) => instead,
+        }
     }
 }
 
 /// One prompt (or a few) per decision, in the game's words.
 impl TerminalGm {
-    async fn narrate(&mut self, s: &GmView) -> GmReply<String> {
+    async fn narrate(&mut self, s: &GmView) -> Result<String, Answer> {
         println!(
             "\n[Turn {}] Awaiting GM narration. (/help for commands)",
             s.turn
         );
-        GmReply::Answer(tri!(self.text(s, "Enter narration:").await))
+        Ok(self.text(s, "Enter narration:").await?)
     }
 
     async fn answer_questions(
@@ -195,20 +196,20 @@ impl TerminalGm {
         s: &GmView,
         round: u32,
         questions: &[(String, String)],
-    ) -> GmReply<Answers> {
+    ) -> Result<Answers, Answer> {
         println!(
             "\nQuestions for the GM (round {round}); answer each, or type 'finish' to end questions:"
         );
         let mut answers = Vec::new();
         for (i, (agent, q)) in questions.iter().enumerate() {
             println!("  Q{} ({}): {q}", i + 1, s.character_name(agent));
-            let a = tri!(self.text(s, &format!("Answer {}:", i + 1)).await);
+            let a = self.text(s, &format!("Answer {}:", i + 1)).await?;
             if a.eq_ignore_ascii_case("finish") {
-                return GmReply::Answer(Answers::Finish);
+                return Ok(Answers::Finish);
             }
             answers.push(a);
         }
-        GmReply::Answer(Answers::Answered(answers))
+        Ok(Answers::Answered(answers))
     }
 
     async fn review_action(
@@ -218,7 +219,7 @@ impl TerminalGm {
         original: &str,
         corrected: &str,
         verdict: &Verdict,
-    ) -> GmReply<String> {
+    ) -> Result<String, Answer> {
         println!(
             "\n{} kept narrating results after 3 attempts.",
             s.character_name(agent)
@@ -228,18 +229,17 @@ impl TerminalGm {
             println!("  - \"{}\": {}", v.excerpt, v.reason);
         }
         println!("  Corrected: {corrected}");
-        let c = tri!(
-            self.choose(
+        let c = self
+            .choose(
                 s,
                 "Keep the [c]orrection, keep the [o]riginal, or [e]dit it?",
-                &['c', 'o', 'e']
+                &['c', 'o', 'e'],
             )
-            .await
-        );
-        GmReply::Answer(match c {
+            .await?;
+        Ok(match c {
             'c' => corrected.to_string(),
             'o' => original.to_string(),
-            _ => tri!(self.text(s, "Type the action as it should stand:").await),
+            _ => self.text(s, "Type the action as it should stand:").await?,
         })
     }
 
@@ -248,7 +248,7 @@ impl TerminalGm {
         s: &GmView,
         agent: &str,
         action: &ActionDecl,
-    ) -> GmReply<Ruling> {
+    ) -> Result<Ruling, Answer> {
         let name = s.character_name(agent);
         // The attempt is on the screen already (the story's line for it): only the suggestion.
         println!(
@@ -258,12 +258,12 @@ impl TerminalGm {
             if action.expert { ", expert" } else { "" },
             action.justification
         );
-        let c = tri!(self.choose(s, "Ruling: [a]ccept as suggested, roll [l]asers or [f]eelings, ask to [r]evise, or [n]o roll?", &['a', 'l', 'f', 'r', 'n']).await);
-        GmReply::Answer(match c {
+        let c = self.choose(s, "Ruling: [a]ccept as suggested, roll [l]asers or [f]eelings, ask to [r]evise, or [n]o roll?", &['a', 'l', 'f', 'r', 'n']).await?;
+        Ok(match c {
             'a' => suggested(action),
             'l' | 'f' => {
-                let prepared = tri!(self.choose(s, "Prepared? [y/n]:", &['y', 'n']).await) == 'y';
-                let expert = tri!(self.choose(s, "Expert? [y/n]:", &['y', 'n']).await) == 'y';
+                let prepared = self.choose(s, "Prepared? [y/n]:", &['y', 'n']).await? == 'y';
+                let expert = self.choose(s, "Expert? [y/n]:", &['y', 'n']).await? == 'y';
                 let task = if c == 'l' {
                     TaskType::Lasers
                 } else {
@@ -276,10 +276,10 @@ impl TerminalGm {
                 }
             }
             'r' => Ruling::Revise {
-                note: tri!(self.text(s, &format!("What should {name} change?")).await),
+                note: self.text(s, &format!("What should {name} change?")).await?,
             },
             _ => Ruling::NoRoll {
-                note: tri!(self.text(s, "Why no roll? (a few words):").await),
+                note: self.text(s, "Why no roll? (a few words):").await?,
             },
         })
     }
@@ -289,22 +289,21 @@ impl TerminalGm {
         s: &GmView,
         agent: &str,
         _roll: &RollResult,
-    ) -> GmReply<RollOverride> {
+    ) -> Result<RollOverride, Answer> {
         // The roll itself is on the screen already (the story's line for it).
         let prompt = format!("Override {}'s roll? [y/n]:", s.character_name(agent));
-        if tri!(self.choose(s, &prompt, &['y', 'n']).await) == 'n' {
-            return GmReply::Answer(RollOverride::Keep);
+        if self.choose(s, &prompt, &['y', 'n']).await? == 'n' {
+            return Ok(RollOverride::Keep);
         }
         loop {
-            let t = tri!(
-                self.text(s, "New faces (e.g. 3 5), or 'success' / 'fail':")
-                    .await
-            );
+            let t = self
+                .text(s, "New faces (e.g. 3 5), or 'success' / 'fail':")
+                .await?;
             match t.to_ascii_lowercase().as_str() {
-                "success" => return GmReply::Answer(RollOverride::Success),
-                "fail" | "failure" => return GmReply::Answer(RollOverride::Failure),
+                "success" => return Ok(RollOverride::Success),
+                "fail" | "failure" => return Ok(RollOverride::Failure),
                 _ => match parse_faces(&t) {
-                    Some(faces) => return GmReply::Answer(RollOverride::Faces { faces }),
+                    Some(faces) => return Ok(RollOverride::Faces { faces }),
                     None => println!("Faces are numbers from 1 to 6, separated by spaces."),
                 },
             }
@@ -316,18 +315,18 @@ impl TerminalGm {
         s: &GmView,
         agent: &str,
         _question: &str,
-    ) -> GmReply<String> {
+    ) -> Result<String, Answer> {
         // The question is on the screen already (the story's LASER FEELINGS line).
         let prompt = format!("Answer {} honestly:", s.character_name(agent));
-        GmReply::Answer(tri!(self.text(s, &prompt).await))
+        Ok(self.text(s, &prompt).await?)
     }
 
-    async fn narrate_outcome(&mut self, s: &GmView) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, s: &GmView) -> Result<String, Answer> {
         // The rolls are on the screen already, each once (the story's lines for them).
-        GmReply::Answer(tri!(self.text(s, "\nNarrate the outcome:").await))
+        Ok(self.text(s, "\nNarrate the outcome:").await?)
     }
 
-    async fn interject(&mut self, s: &GmView, round: u32) -> GmReply<Option<String>> {
+    async fn interject(&mut self, s: &GmView, round: u32) -> Result<Option<String>, Answer> {
         match self
             .ask(
                 s,
@@ -336,9 +335,9 @@ impl TerminalGm {
             )
             .await
         {
-            Input::Text(t) if t.trim().is_empty() => GmReply::Answer(None),
-            Input::Text(t) => GmReply::Answer(Some(t)),
-            Input::Engine(r) => pass(r),
+            Input::Text(t) if t.trim().is_empty() => Ok(None),
+            Input::Text(t) => Ok(Some(t)),
+            Input::Send(answer) => Err(answer),
         }
     }
 
@@ -348,26 +347,25 @@ impl TerminalGm {
         phase: Phase,
         agent: &str,
         error: &str,
-    ) -> GmReply<FailureChoice> {
+    ) -> Result<FailureChoice, Answer> {
         println!(
             "\n{} ({}) failed twice for {}: {error}",
             phase.title(),
             phase,
             s.character_name(agent)
         );
-        let c = tri!(
-            self.choose(
+        let c = self
+            .choose(
                 s,
                 "[r]etry, [s]kip the AI's part, or [t]ype it yourself?",
-                &['r', 's', 't']
+                &['r', 's', 't'],
             )
-            .await
-        );
-        GmReply::Answer(match c {
+            .await?;
+        Ok(match c {
             'r' => FailureChoice::Retry,
             's' => FailureChoice::Skip,
             _ => FailureChoice::TakeOver {
-                text: tri!(self.text(s, "Type it:").await),
+                text: self.text(s, "Type it:").await?,
             },
         })
     }

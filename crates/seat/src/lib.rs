@@ -173,13 +173,18 @@ pub fn typed(ask: &Ask, answer: Answer) -> Result<Answer, AnswerError> {
         .fields
         .iter()
         .find_map(|f| match (&f.kind, values.get(&f.name)) {
-            (FieldKind::Text { .. }, Some(Value::String(text))) => slash_command(text),
+            (FieldKind::Text { .. }, Some(Value::String(text))) => command_in(ask, text),
             _ => None,
         });
-    let Some((name, args)) = typed else {
-        return Ok(answer);
-    };
-    match ask.commands.iter().find(|c| c.name == name) {
+    typed.unwrap_or(Ok(answer))
+}
+
+/// The command a line of text is, read against the commands `ask` offers (the terminal's
+/// prompts read every line this way; [`typed`] reads a form's text fields so): None when the
+/// line is no command (no slash, then a letter).
+pub fn command_in(ask: &Ask, text: &str) -> Option<Result<Answer, AnswerError>> {
+    let (name, args) = slash_command(text)?;
+    Some(match ask.commands.iter().find(|c| c.name == name) {
         Some(command) => Ok(Answer::Command {
             name,
             values: spread(&command.fields, args),
@@ -188,7 +193,7 @@ pub fn typed(ask: &Ask, answer: Answer) -> Result<Answer, AnswerError> {
             name,
             here: commands_here(ask),
         }),
-    }
+    })
 }
 
 /// `/name rest`, when a text is one: a slash, then a letter.
