@@ -188,7 +188,7 @@ impl TerminalGm {
             "\n[Turn {}] Awaiting GM narration. (/help for commands)",
             s.turn
         );
-        Ok(self.text(s, "Enter narration:").await?)
+        self.text(s, "Enter narration:").await
     }
 
     async fn answer_questions(
@@ -318,12 +318,12 @@ impl TerminalGm {
     ) -> Result<String, Answer> {
         // The question is on the screen already (the story's LASER FEELINGS line).
         let prompt = format!("Answer {} honestly:", s.character_name(agent));
-        Ok(self.text(s, &prompt).await?)
+        self.text(s, &prompt).await
     }
 
     async fn narrate_outcome(&mut self, s: &GmView) -> Result<String, Answer> {
         // The rolls are on the screen already, each once (the story's lines for them).
-        Ok(self.text(s, "\nNarrate the outcome:").await?)
+        self.text(s, "\nNarrate the outcome:").await
     }
 
     async fn interject(&mut self, s: &GmView, round: u32) -> Result<Option<String>, Answer> {
