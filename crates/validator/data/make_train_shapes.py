@@ -62,7 +62,7 @@ leap for the passing train | land on the roof of the passing train
 jump for the ledge | catch the ledge and haul myself up
 scramble up the cliff | reach the top of the cliff
 swim for the shore | drag myself onto the shore
-push through the market toward the fountain | reach the fountain ahead of the courier
+push through the crowd toward the stage | reach the stage ahead of the assassin
 chase the pickpocket down the alley | catch the pickpocket at the end of the alley
 follow the smuggler's trail into the hills | track the smuggler to a cave in the hills
 tail the courier across town | follow the courier right to the gang's hideout
@@ -416,26 +416,6 @@ That's a 15 on the die, plus my bonus is 20. | 20 on perception, so I spot the s
 two successes on the lasers roll | two successes, so the engine is fixed""".split("\n")
 
 
-# The scene acting on the senses while the character acts: description, not a result (intents).
-SENSORY = """The stench of rot fills my lungs as I
-The roar of the engines drowns out everything as I
-The cold bites at my fingers as I
-The wind tugs at my hood as I
-Smoke stings my eyes as I
-The crowd jostles around me as I
-The deck lurches under my feet as I
-Dust cakes my throat as I
-The heat of the forge presses against my face as I
-Static crackles in my earpiece as I""".split("\n")
-
-# Told in the past, as some players write: the same split.
-PAST = """tried to force the lock | forced the lock and slipped inside
-swung at the bandit | cut the bandit down
-aimed at the pilot's canopy | shot the pilot through his canopy
-asked the clerk about the missing crate | got the clerk to tell me where the crate went
-started climbing the tower | climbed the tower and reached the bell
-went looking for the healer | found the healer at the chapel""".split("\n")
-
 NAMES = ["Kira", "Brannoc", "Zed", "Lyra", "Tavi", "Okoro", "Sable", "Dex", "Mags", "Rook",
          "Yara", "Corvin"]
 SHE = {"Kira", "Lyra", "Sable", "Mags", "Yara"}
@@ -567,16 +547,6 @@ def main():
         a, b = [x.strip() for x in line.split("|")]
         add(a, "intent", "table_talk")
         add(b, "outcome", "table_talk_result")
-    for lead in SENSORY:
-        for vp in random.sample(PAIRS, 2):
-            att = vp.split("|")[0].strip()
-            add(f"{lead} {att}.", "intent", "narrated_action")
-        ach = random.choice(PAIRS).split("|")[1].strip()
-        add(f"{lead} {ach}.", "outcome", "narrated_result")
-    for line in PAST:
-        att, ach = [x.strip() for x in line.split("|")]
-        add(f"I {att}.", "intent", "past_attempt")
-        add(f"I {ach}.", "outcome", "past_result")
     random.shuffle(rows)
     with open(OUT, "w", encoding="utf-8") as f:
         for r in rows:
