@@ -1,8 +1,8 @@
 //! The story as it happens, in the terminal; a spinner while an AI thinks.
 
 use troupe_agents::Purpose;
-use troupe_engine::lines::{self, Audience, Kind, Line};
-use troupe_engine::{Envelope, Event, Observer, Session};
+use troupe_lasers::lines::{self, Audience, Kind, Line};
+use troupe_lasers::{Envelope, Event, Observer, Session};
 
 use crate::info::player_name;
 use crate::spinner::Spinner;

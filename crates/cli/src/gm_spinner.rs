@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use troupe_engine::{AiGm, GmAsk, GmQuestion, GmSeat, SeatNote};
+use troupe_lasers::{AiGm, GmAsk, GmQuestion, GmSeat, SeatNote};
 use troupe_seat::Answer;
 
 use crate::spinner::Spinner;

@@ -1,7 +1,7 @@
 //! What `/info` shows, and short renderings shared by the seats and the story view.
 
 use troupe_agents::GmView;
-use troupe_engine::Session;
+use troupe_lasers::Session;
 
 /// `/info` at a GM prompt: the same sheets, from what the GM sees.
 pub fn gm_info(v: &GmView) -> String {

@@ -528,7 +528,7 @@ fn check_campaign(file: &Path) -> bool {
                 file.display(),
                 c.name,
                 c.gm_name,
-                troupe_engine::lines::count(c.seats.len(), "AI player"),
+                troupe_lasers::lines::count(c.seats.len(), "AI player"),
                 c.ship.name
             );
             true

@@ -3,13 +3,13 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use troupe_engine::lines::count;
+use troupe_lasers::lines::count;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
 use troupe_campaign::{CampaignDir, MemoryPlace};
-use troupe_engine::Store;
+use troupe_lasers::Store;
 use troupe_memory::extract;
 use troupe_memory::{GameTime, Hit, MemoryStore, Query, Reader};
 

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use troupe_agents::{CharacterView, PlayerView};
-use troupe_engine::{CallSpec, LayerView, PlayerQuestion, PlayerSeat, SeatView};
+use troupe_lasers::{CallSpec, LayerView, PlayerQuestion, PlayerSeat, SeatView};
 use troupe_seat::Answer;
 
 use crate::info::sheet;
@@ -102,7 +102,7 @@ impl TerminalPlayers {
                 self.banner(view, "questions for the GM");
                 self.scene(&v.narration, &v.clarifications);
                 let mut questions = Vec::new();
-                while questions.len() < troupe_engine::MAX_QUESTIONS as usize {
+                while questions.len() < troupe_lasers::MAX_QUESTIONS as usize {
                     let q = self.line(view, "Ask the GM (Enter when done):").await?;
                     if q.is_empty() {
                         break;

@@ -11,10 +11,10 @@ use anyhow::{Context, bail};
 use troupe_agents::PromptSet;
 use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
 use troupe_engine::Prompts;
-use troupe_engine::{
+use troupe_lasers::{
     AiGm, Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, Table, served_calls,
 };
-use troupe_engine::{CampaignMemory, StoreMemory, script};
+use troupe_lasers::{CampaignMemory, StoreMemory, script};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
 use troupe_rules::roll_seed;
 
@@ -433,7 +433,7 @@ pub async fn resume(
     };
     // The state from the newest snapshot and the events after it: a long session resumes
     // without reading its whole log.
-    let state = troupe_engine::snapshot::fold_stored(&store, number)?;
+    let state = troupe_lasers::snapshot::fold_stored(&store, number)?;
     let Some(campaign) = state.campaign.clone() else {
         bail!(
             "there is no session {number} in {} (or it has no session_started event)",

@@ -11,10 +11,10 @@ use anyhow::Context;
 use async_trait::async_trait;
 use troupe_agents::PromptSet;
 use troupe_campaign::GmSeatKind;
-use troupe_engine::recorded::{RecordedGm, RecordedPeople};
-use troupe_engine::{
-    AiGm, Driver, Envelope, Event, EventLog, GmSeat, Quiet, SessionSetup, Store, SystemClock,
-    render_markdown,
+use troupe_engine::EventLog;
+use troupe_lasers::recorded::{RecordedGm, RecordedPeople};
+use troupe_lasers::{
+    AiGm, Driver, Envelope, Event, GmSeat, Quiet, SessionSetup, Store, SystemClock, render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, Gateway, Message, ProviderError, ReplayEntry,
@@ -116,7 +116,7 @@ pub async fn replay(
         live,
     });
     // Recalls come from the recording: the campaign's memory has moved on since.
-    let memory = Box::new(troupe_engine::RecordedMemory::from_log(&events));
+    let memory = Box::new(troupe_lasers::RecordedMemory::from_log(&events));
     // In an exact replay an AI GM plays again as an AI GM, on its recorded replies (they are
     // among the session's model calls, as agent `gm`), so its model calls, its checks' findings
     // and its decisions are the session's again. A person's or a script's decisions are read
@@ -132,7 +132,7 @@ pub async fn replay(
     };
     let mut table = play::table(dir, model, memory)?;
     // The discussion runs out of time where it did, however fast the replay is.
-    table.discussion_limit = troupe_engine::DiscussionLimit::recorded(&events);
+    table.discussion_limit = troupe_lasers::DiscussionLimit::recorded(&events);
     let mut people = RecordedPeople::from_log(&events);
 
     let replays = troupe_campaign::CampaignDir::new(dir).replays();
@@ -164,7 +164,7 @@ pub async fn replay(
             driver.stop_after(turns);
         }
         driver.run().await?;
-        troupe_engine::read_log(&log_path)?
+        troupe_lasers::read_log(&log_path)?
     };
 
     let original = render_markdown(&events);

@@ -14,7 +14,7 @@ use troupe_report::{Games, Roster, Scope};
 /// What a command looks at: a session (the latest by default) or, with --all, every session.
 pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scope> {
     // A damaged campaign.db is named as such (what to do included), not as a raw SQLite error.
-    troupe_engine::Store::check_readable(dir)?;
+    troupe_lasers::Store::check_readable(dir)?;
     if all {
         return Ok(Scope::Campaign);
     }
@@ -185,7 +185,7 @@ fn read(
         return Ok((title, events, Games::default()));
     }
     // A damaged campaign.db is named as such (what to do included), not as a raw SQLite error.
-    troupe_engine::Store::check_readable(dir)?;
+    troupe_lasers::Store::check_readable(dir)?;
     let games = match session {
         Some(_) => Games::default(),
         None => games(dir)?,

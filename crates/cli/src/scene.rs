@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
-use troupe_engine::lines::count;
+use troupe_lasers::lines::count;
 use troupe_scene::Scene;
 use troupe_scene::table::SceneStore;
 use troupe_scene::table::{
@@ -448,7 +448,7 @@ fn resume(
         scene.state.id,
         latest.number,
         scene.state.turn + 1,
-        troupe_engine::lines::count(latest.inputs, "line"),
+        troupe_lasers::lines::count(latest.inputs, "line"),
     );
     // The script this run was played with goes on after its played lines; another one is
     // played from its first line.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
-use troupe_engine::{SessionSetup, Store, served_calls};
+use troupe_lasers::{SessionSetup, Store, served_calls};
 use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
 
 use crate::play::{GmChoice, SeatArgs};
@@ -336,7 +336,7 @@ type Session = (TableFile, Vec<Link>, Campaign, Start, Store);
 /// The table's session did not end: continue it, with the seats' keys as they were.
 fn reopen_session(dir: &Path, mut store: Store, t: TableFile) -> anyhow::Result<Session> {
     let events = store.live_events(t.session)?;
-    let Some(campaign) = troupe_engine::snapshot::fold(t.session, &events)?.campaign else {
+    let Some(campaign) = troupe_lasers::snapshot::fold(t.session, &events)?.campaign else {
         bail!(
             "session {} in {} has no session_started event",
             t.session,
@@ -360,7 +360,7 @@ fn reopen_session(dir: &Path, mut store: Store, t: TableFile) -> anyhow::Result<
 fn open_new(
     file: &Path,
     dir: &Path,
-    store: troupe_engine::Store,
+    store: troupe_lasers::Store,
     args: &ServeArgs,
 ) -> anyhow::Result<Session> {
     let mut campaign = troupe_campaign::load(file)?;

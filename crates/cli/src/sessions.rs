@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
-use troupe_engine::lines::count;
-use troupe_engine::{Fault, GameStore, Logged, Store, session_log_path};
+use troupe_engine::{Fault, GameStore, Logged, session_log_path};
+use troupe_lasers::Store;
+use troupe_lasers::lines::count;
 
 /// The campaign directory: the one given, or the current directory.
 pub fn dir_of(given: Option<PathBuf>) -> PathBuf {
@@ -158,7 +159,7 @@ pub fn list(dir: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_sessions(sessions: &[troupe_engine::SessionInfo], dir: &Path) {
+fn print_sessions(sessions: &[troupe_lasers::SessionInfo], dir: &Path) {
     println!(
         "{:>7}  {:<16}  {:>5}  status",
         "session", "started", "turns"
@@ -250,12 +251,12 @@ pub fn take_back(
     number: u32,
     whole_turn: bool,
     memory_url: Option<&str>,
-) -> anyhow::Result<Option<troupe_engine::undo::Undone>> {
+) -> anyhow::Result<Option<troupe_lasers::undo::Undone>> {
     reopen_mirror_of(store, number)?;
-    let Some(undone) = troupe_engine::undo::undo_last(store, number, whole_turn)? else {
+    let Some(undone) = troupe_lasers::undo::undo_last(store, number, whole_turn)? else {
         return Ok(None);
     };
-    if let Some(troupe_engine::Unreadable { seq, why }) = &undone.unreadable {
+    if let Some(troupe_lasers::Unreadable { seq, why }) = &undone.unreadable {
         eprintln!(
             "note: event {seq} of session {number} cannot be read ({why}); undone from the last GM \
              decision before it"
@@ -284,7 +285,7 @@ pub fn transcript(dir: &Path, session: u32, output: Option<&Path>) -> anyhow::Re
             campaign_flag(dir)
         );
     }
-    let text = troupe_engine::render_markdown(&events);
+    let text = troupe_lasers::render_markdown(&events);
     match output {
         Some(path) => {
             std::fs::write(path, &text)

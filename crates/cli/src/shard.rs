@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use troupe_engine::lines::count;
+use troupe_lasers::lines::count;
 
 use anyhow::{Context, bail};
 use serde_json::Value;

@@ -5,8 +5,8 @@
 
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
-use troupe_engine::asks::gm_answer;
-use troupe_engine::{
+use troupe_lasers::asks::gm_answer;
+use troupe_lasers::{
     Answers, FailureChoice, GmAsk, GmDecision, GmQuestion, GmReply, GmSeat, Phase, RollOverride,
     Ruling,
 };
@@ -123,7 +123,7 @@ impl TerminalGm {
     }
 }
 
-pub use troupe_engine::asks::{parse_faces, suggested};
+pub use troupe_lasers::asks::{parse_faces, suggested};
 
 #[async_trait]
 impl GmSeat for TerminalGm {

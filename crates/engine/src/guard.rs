@@ -5,7 +5,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Run `f`; a panic inside it comes back as its message.
-pub(crate) fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     // AssertUnwindSafe: after a panic the caller stops using the state `f` touched (the
     // session ends with the error), so a half-updated state is never read.
     catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {

@@ -1,65 +1,28 @@
-//! The session engine: the event log, the turn machine, seats and views.
+//! The table every game stands on, naming none of them: the one store of every game's log in a
+//! campaign's `campaign.db` with its JSONL mirrors and the inbox of answers people sent
+//! ([`store`]), the crash tests' pause points ([`pause`]), each model call's seed ([`call_seed`])
+//! and its attempts as the log keeps them ([`attempts`]), the faults a person can fix
+//! ([`Fault`]), the guard around a fold ([`guard`]), the replay verdict ([`replay`]) and the one
+//! error of them all ([`Error`]; a game's own error travels inside it as [`Error::Game`]).
 //!
-//! A session is an append-only log of [`Event`]s. [`Session`] is the fold of that log; the pure
-//! [`next`] says what the turn needs now; the [`Driver`] performs it and appends the result.
+//! A game is a crate on top: `troupe-lasers` (Lasers & Feelings sessions), `troupe-encounter`
+//! and `troupe-scene`, each with its events, its fold, its loop; `troupe-games` lists them.
 
-mod ai_gm;
-pub mod asks;
 pub mod attempts;
 pub mod call_seed;
-mod driver;
-mod events;
 mod fault;
-mod guard;
-pub mod lines;
-mod log;
-mod machine;
-pub mod memory;
+pub mod guard;
+pub mod log;
 pub mod pause;
-mod phase;
-pub mod recorded;
 pub mod replay;
-pub mod script;
-mod seat;
-pub mod secrets;
-mod session;
-pub mod snapshot;
-mod spend;
 pub mod store;
-pub mod transcript;
-pub mod undo;
-pub mod visibility;
 
-pub use ai_gm::{AiGm, GmProgress};
 pub use call_seed::{CallSeeds, call_seed};
-pub use driver::{
-    Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table, served_calls,
-};
-pub use events::{
-    Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, StoryMark, VerdictResult,
-    WhisperScope,
-};
 pub use fault::Fault;
-pub use log::{
-    EventLog, MirrorCheck, check_mirror, read_jsonl, read_log, reopen_mirror, session_log_path,
-};
-pub use machine::{
-    CallSpec, FAILURES_BEFORE_GM, GmAsk, MAX_ACTION_ATTEMPTS, MAX_CLARIFICATION_ROUNDS,
-    MAX_QUESTIONS, Step, apply_override, next,
-};
-pub use memory::{CampaignMemory, Recalled, RecordedMemory, Remembered, StoreMemory};
-pub use phase::Phase;
-pub use seat::{
-    Answers, GmDecision, GmQuestion, GmReply, GmSeat, LayerView, PlayerQuestion, PlayerSeat,
-    SeatNote, SeatView,
-};
-pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
-pub use spend::{SpendMeter, SpendStop};
+pub use log::{EventLog, MirrorCheck, check_mirror, read_jsonl, reopen_mirror, session_log_path};
 pub use store::{
-    Durability, GameStore, Logged, RunLog, SCHEMA_VERSION, SessionInfo, Store, StoredEvent,
-    StoredRun, Unreadable, set_durability,
+    Durability, GameStore, Logged, RunLog, SCHEMA_VERSION, SqlResult, StoredRun, db, set_durability,
 };
-pub use transcript::render_markdown;
 pub use troupe_prompts::Prompts;
 
 use std::path::Path;
@@ -131,8 +94,6 @@ pub enum Error {
     #[error("no agent {0} at this table")]
     UnknownAgent(String),
     #[error(transparent)]
-    Agent(#[from] troupe_agents::Error),
-    #[error(transparent)]
     Prompt(#[from] troupe_prompts::Error),
     /// A game's own error (a scene's file, …), from the game's crate.
     #[error(transparent)]
@@ -182,6 +143,11 @@ impl Error {
             path: path.display().to_string(),
             fault,
         }
+    }
+
+    /// A game's own error, carried as the table's (see [`Error::Game`]).
+    pub fn game(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Game(Box::new(e))
     }
 
     /// The fault behind this error, if it is one (for callers that react to a kind).

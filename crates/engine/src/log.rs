@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{Envelope, Error};
+use crate::Error;
 
 /// An append-only JSONL file of events.
 pub struct EventLog {
@@ -81,11 +81,6 @@ fn lines<T: Serialize>(rows: &[T]) -> Result<String, Error> {
         text.push('\n');
     }
     Ok(text)
-}
-
-/// Read every event of a session's log. A line that does not parse is reported with its number.
-pub fn read_log(path: &Path) -> Result<Vec<Envelope>, Error> {
-    read_jsonl(path)
 }
 
 /// Read every line of a JSONL mirror as a `T` (a run's events: its game's envelope, or

@@ -5,7 +5,7 @@
 //! test) needs nothing game-specific: it renders the fields and sends back their values.
 //!
 //! The protocol is pure data. The games turn their own decisions into asks and read the answers
-//! back (for Lasers & Feelings: `troupe_engine::asks`); [`check`] is the one reading of an answer
+//! back (for Lasers & Feelings: `troupe_lasers::asks`); [`check`] is the one reading of an answer
 //! against its ask, so a seat cannot send a value the form did not offer.
 
 use async_trait::async_trait;

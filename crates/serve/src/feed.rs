@@ -1,16 +1,16 @@
 //! What each seat's stream carries: the session's events as lines of text, each with the
 //! audience that may read it. The lines and their audiences are the engine's
-//! ([`troupe_engine::lines`]); the rule is a whitelist twice over: the engine renders for the
+//! ([`troupe_lasers::lines`]); the rule is a whitelist twice over: the engine renders for the
 //! table only the events the table may read (the rest, model calls, memories, verdicts and the
 //! GM's decisions among them, only for the GM), a private line (a whisper, a player's plan or
 //! directive to their character) reaches only its seat and the GM's, and this file shows only
 //! the kinds of line it has a style for: any other kind reaches no one.
 
 use serde::Serialize;
-use troupe_engine::lines::{self, Kind};
-use troupe_engine::{Envelope, Session};
+use troupe_lasers::lines::{self, Kind};
+use troupe_lasers::{Envelope, Session};
 
-pub use troupe_engine::lines::{Audience, GM, JOIN, WATCH};
+pub use troupe_lasers::lines::{Audience, GM, JOIN, WATCH};
 
 /// One line of a seat's stream. `id` orders the lines of a table: an event's sequence number
 /// times [`LINES_PER_EVENT`] plus the line's place among that event's lines, so a browser that

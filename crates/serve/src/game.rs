@@ -6,9 +6,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use troupe_agents::Purpose;
-use troupe_engine::asks::AskedGm;
-use troupe_engine::visibility::{gm_view, player_view};
-use troupe_engine::{
+use troupe_lasers::asks::AskedGm;
+use troupe_lasers::visibility::{gm_view, player_view};
+use troupe_lasers::{
     Driver, Envelope, Event, GmSeat, Observer, PlayerQuestion, PlayerSeat, Session, SessionSetup,
     Store, SystemClock, Table,
 };
@@ -84,7 +84,7 @@ pub enum GmChair {
     /// A person, at the GM's link.
     Person,
     /// The AI GM: its drafts stream to the GM's own page.
-    Ai(Box<troupe_engine::AiGm>),
+    Ai(Box<troupe_lasers::AiGm>),
     /// Any other seat the binary brings.
     Seat(Box<dyn GmSeat>),
 }
@@ -182,7 +182,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
                 number = n;
                 // The streams as they were when the table stopped: the same lines with the
                 // same ids, so a browser that reconnects gets only what it has not seen.
-                troupe_engine::snapshot::fold_with(number, &events, |env, s| {
+                troupe_lasers::snapshot::fold_with(number, &events, |env, s| {
                     hub.publish(update(env, s));
                 })?;
                 hub.mark_ready();

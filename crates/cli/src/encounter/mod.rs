@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use troupe_encounter::log::{EncounterEvent, undo_event};
 use troupe_encounter::table::EncounterStore;
 use troupe_encounter::table::start::SeatSpec;
-use troupe_engine::lines::count;
+use troupe_lasers::lines::count;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum EncounterCommand {

@@ -463,8 +463,8 @@ fn a_log_from_before_the_stall_rule_replays_its_five_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let old =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/party-before-stall.session-1.jsonl");
-    let events = troupe_engine::read_log(&old).unwrap();
-    let mut store = troupe_engine::Store::open(dir.path()).unwrap();
+    let events = troupe_lasers::read_log(&old).unwrap();
+    let mut store = troupe_lasers::Store::open(dir.path()).unwrap();
     store
         .begin_session(
             1,

@@ -15,7 +15,8 @@ use troupe_memory::MemoryStore;
 
 use super::outcome::{self, Outcome};
 use super::start::{SeatSpec, campaign_in};
-use troupe_engine::{Error, Store};
+use troupe_engine::Error;
+use troupe_lasers::Store;
 
 use super::EncounterError;
 

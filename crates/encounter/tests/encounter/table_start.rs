@@ -15,7 +15,8 @@ use troupe_encounter::table::start::{
     Begun, Opening, SeatSpec, begin, campaign_in, joining, seats,
 };
 use troupe_encounter::table::{EncounterError, EncounterStore};
-use troupe_engine::{Envelope, Error, Event, Store};
+use troupe_engine::Error;
+use troupe_lasers::{Envelope, Event, Store};
 use troupe_memory::MemoryStore;
 
 fn examples() -> std::path::PathBuf {

@@ -148,8 +148,31 @@ pub(crate) fn forget(tx: &Transaction<'_>, ids: &[i64]) -> SqlResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
+    use crate::{GameStore, RunLog};
     use serde_json::{Map, Value};
+
+    /// A game of one kind of event, for the store's own tests.
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Note {
+        seq: u64,
+    }
+
+    impl RunLog for Note {
+        const RUNS: &'static str = "note_runs";
+        const EVENTS: &'static str = "note_events";
+        fn seq(&self) -> u64 {
+            self.seq
+        }
+        fn undoes(&self) -> Option<u64> {
+            None
+        }
+        fn ends_run(&self) -> bool {
+            false
+        }
+        fn mirror_path(dir: &troupe_campaign::CampaignDir, run: u32) -> std::path::PathBuf {
+            dir.path().join(format!("logs/note-{run}.jsonl"))
+        }
+    }
 
     fn line(text: &str) -> Answer {
         let values = Map::from_iter([("line".to_string(), Value::String(text.into()))]);
@@ -170,12 +193,12 @@ mod tests {
         let held: Vec<_> = reopened.held().unwrap().into_iter().map(|h| h.id).collect();
         assert_eq!(held, [first, second]);
 
-        let mut store = Store::open(dir.path()).unwrap();
+        let mut store = GameStore::<Note>::open(dir.path()).unwrap();
         let received: Received = Arc::default();
         store.consume_answers(received.clone());
         received.lock().unwrap().push(first);
         assert!(inbox.holds(first).unwrap(), "taken, not yet committed");
-        store.begin_session(1, "s1", "now", &[]).unwrap();
+        store.begin("s1", "now", &[Note { seq: 0 }]).unwrap();
         assert!(!inbox.holds(first).unwrap(), "gone with the commit");
         assert!(inbox.holds(second).unwrap());
         assert!(received.lock().unwrap().is_empty());

@@ -3,22 +3,21 @@
 //! whole steps or nothing; an undo marks rows instead of deleting them; the JSONL files in
 //! `logs/` are mirrors of this.
 //!
-//! What a game brings is its [`Logged`] event: its tables (a session's in `sessions` and
-//! `events`, with turn and phase columns and fold snapshots, `session.rs`; a scene's or an
-//! encounter's run in `{kind}_runs` and `{kind}_events`, `runs.rs`), how one of its events is
-//! written and what it changes in its run's row. What every game gets from here, once: the
+//! What a game brings is its [`Logged`] event: its tables (a Lasers & Feelings session's in
+//! `sessions` and `events`, with turn and phase columns and fold snapshots, in troupe-lasers; a
+//! run-logged game's, a scene's or an encounter's, in `{kind}_runs` and `{kind}_events`,
+//! [`RunLog`]), how one of its events is written and what it changes in its run's row. What every game gets from here, once: the
 //! opening (fault checks, WAL, durability, the schema version), the step's transaction, the undo
 //! marks, the reading back, and the mirror (checked against the table and rewritten when it
 //! falls short).
 //!
 //! Why the games keep tables of their own: every reader of `events` (sessions, resume, replay,
-//! log, stats, report) decodes its rows as the Lasers & Feelings [`crate::Event`], and the
+//! log, stats, report) decodes its rows as a Lasers & Feelings event, and the
 //! published `events` format stays readable; other games' rows there would break each reader or
 //! teach each to skip them.
 
 pub mod inbox;
 mod runs;
-mod session;
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
@@ -31,7 +30,6 @@ use troupe_campaign::CampaignDir;
 use crate::{Error, EventLog, Fault};
 
 pub use runs::{RunLog, StoredRun};
-pub use session::{SessionInfo, Store, StoredEvent, Unreadable};
 
 /// The schema this build reads and writes (SQLite's `user_version`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -78,7 +76,8 @@ pub trait Logged: Serialize + DeserializeOwned {
     fn update_run(&self, tx: &Transaction<'_>, run: u32, snapshots: bool) -> SqlResult<()>;
 }
 
-type SqlResult<T> = rusqlite::Result<T>;
+/// What SQLite returns, inside a game's own writes to its tables.
+pub type SqlResult<T> = rusqlite::Result<T>;
 
 /// One game's log in a campaign's `campaign.db`.
 pub struct GameStore<E> {
@@ -92,7 +91,7 @@ pub struct GameStore<E> {
     /// Whether the events table has the undo marks (a file opened read-only that an older
     /// troupe wrote may not).
     marked: bool,
-    /// Whether the file has the sessions' fold snapshots (see `session.rs`).
+    /// Whether the file has the sessions' fold snapshots (troupe-lasers' session store).
     snapshots: bool,
     /// People's answers the game has taken and not yet committed (a served table's).
     received: Option<inbox::Received>,
@@ -130,7 +129,7 @@ impl<E: Logged> GameStore<E> {
 
     /// Refuse a file a newer troupe wrote, create what this game's tables lack when the file
     /// is opened for writing, and see what the file has.
-    fn prepare(
+    pub fn prepare(
         conn: Connection,
         path: PathBuf,
         dir: Option<CampaignDir>,
@@ -161,6 +160,45 @@ impl<E: Logged> GameStore<E> {
             received: None,
             kind: PhantomData,
         })
+    }
+
+    /// A store that lives in memory only (replays, benchmarks): it has no mirror.
+    pub fn in_memory() -> Result<GameStore<E>, Error> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|e| db(&path, e))?;
+        Self::prepare(conn, path, None, true)
+    }
+
+    /// Check, without writing anything or minding the schema version, that a campaign's
+    /// `campaign.db` (when it has one) can be read: for the commands that read the events raw
+    /// (`log`, `stats`, `report`), so a damaged file gets the same words as everywhere else.
+    pub fn check_readable(campaign_dir: &Path) -> Result<(), Error> {
+        let path = CampaignDir::new(campaign_dir).db();
+        if !path.is_file() {
+            return Ok(());
+        }
+        if let Some(fault) = Fault::of_db_file(&path, campaign_dir) {
+            return Err(Error::fault(&path, fault));
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let conn = Connection::open_with_flags(&path, flags).map_err(|e| db(&path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| db(&path, e))?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(|e| db(&path, e))?;
+        Ok(())
+    }
+
+    /// The connection, for a game's own reads of its tables (a session's sessions, snapshots).
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Whether the file has the sessions' fold snapshots.
+    pub fn snapshots(&self) -> bool {
+        self.snapshots
     }
 
     /// A file written before the undo marks gets the column, and the marks its undo events
@@ -254,7 +292,7 @@ impl<E: Logged> GameStore<E> {
     /// for, then `also` (what the step writes beside them), all or nothing; then the events to
     /// the run's mirror, in one write. The mirror is checked before the commit, so the check
     /// sees the table as the mirror should already be. How many events the step's undo marked.
-    fn commit(
+    pub fn commit(
         &mut self,
         run: u32,
         events: &[E],
@@ -265,7 +303,7 @@ impl<E: Logged> GameStore<E> {
 
     /// [`GameStore::commit`], with `open` run first in the same transaction: a run's row is
     /// written with its first events, so a run is never half-opened (a row with no events).
-    fn commit_opening(
+    pub fn commit_opening(
         &mut self,
         run: u32,
         events: &[E],
@@ -336,7 +374,7 @@ impl<E: Logged> GameStore<E> {
     /// that may use `?2` (bound to `at`: a turn or a seq). SQLite refuses a bound parameter the
     /// statement lacks, so a condition without `?2` gets `seq >= ?2` (`at` is then 0, which
     /// holds for every row and lets SQLite walk the primary key in `seq` order).
-    fn rows(&self, run: u32, at: u64, condition: &str) -> Result<Vec<(E, bool)>, Error> {
+    pub fn rows(&self, run: u32, at: u64, condition: &str) -> Result<Vec<(E, bool)>, Error> {
         let marks = if self.marked { "undone" } else { "0" };
         let seq_from = if condition.contains("?2") {
             ""
@@ -372,7 +410,7 @@ impl<E: Logged> GameStore<E> {
 
     /// Run `run`'s events in order, narrowed as [`GameStore::rows`] narrows them, without
     /// their undo marks.
-    fn events_where(&self, run: u32, at: u64, condition: &str) -> Result<Vec<E>, Error> {
+    pub fn events_where(&self, run: u32, at: u64, condition: &str) -> Result<Vec<E>, Error> {
         Ok(self
             .rows(run, at, condition)?
             .into_iter()
@@ -422,7 +460,7 @@ impl<E: Logged> GameStore<E> {
     }
 
     /// The highest run number in the table, if any run was begun.
-    fn last_number(&self) -> Result<Option<u32>, Error> {
+    pub fn last_number(&self) -> Result<Option<u32>, Error> {
         self.conn
             .query_row(&format!("SELECT MAX(number) FROM {}", E::RUNS), [], |r| {
                 r.get(0)
@@ -433,7 +471,7 @@ impl<E: Logged> GameStore<E> {
     /// The number the next run gets: one past every run in the table and every mirror of this
     /// game already in `logs/`, so a mirror left from an earlier `campaign.db` is never taken
     /// for the new run's and rewritten.
-    fn next_number(&self) -> Result<u32, Error> {
+    pub fn next_number(&self) -> Result<u32, Error> {
         let mut number = self.last_number()?.unwrap_or(0) + 1;
         while self.mirror_path(number).is_some_and(|path| path.exists()) {
             number += 1;
@@ -548,7 +586,7 @@ fn mark_taken_back(
 
 /// An SQLite error of the store: a fault people can act on says what to do (see [`Fault`]),
 /// anything else keeps SQLite's words.
-pub(crate) fn db(path: &Path, e: rusqlite::Error) -> Error {
+pub fn db(path: &Path, e: rusqlite::Error) -> Error {
     if let Some(fault) = Fault::of_sqlite(&e) {
         return Error::fault(path, fault);
     }

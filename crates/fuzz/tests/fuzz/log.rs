@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use troupe_engine::{Session, next, read_log, render_markdown};
 use troupe_fuzz::{ByteEdit, Edit, apply, apply_bytes, byte_edits, config_with, edits};
+use troupe_lasers::{Session, next, read_log, render_markdown};
 use troupe_report::{Roster, audit, flags, load_session, metrics, render_html, render_stats};
 
 /// Event types and fields of the log, so edits make events the readers still look into.

@@ -3,7 +3,7 @@
 //! one undo mark for all of them. One test binary for the crate (issue 29).
 
 // The engine's check of a mirror against its table, shared with the engine's own tests.
-#[path = "../../../engine/tests/engine/mirror_check.rs"]
+#[path = "../../../lasers/tests/lasers/mirror_check.rs"]
 mod mirror_check;
 mod mirrors;
 mod one_undo;

@@ -167,12 +167,12 @@ fn a_cut_short_campaign_file_gets_the_same_words_in_every_game() {
         let mut scene = scene();
         walk(&mut scene, "b");
         store.append(run, &scene.events, 1).unwrap();
-        troupe_engine::Store::open(dir.path()).unwrap();
+        troupe_lasers::Store::open(dir.path()).unwrap();
     }
     let db = dir.path().join("campaign.db");
     let file = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
     file.set_len(1024).unwrap();
-    let session = troupe_engine::Store::open(dir.path()).err().unwrap();
+    let session = troupe_lasers::Store::open(dir.path()).err().unwrap();
     let scene = SceneStore::open(dir.path()).err().unwrap();
     let encounter = EncounterStore::open(dir.path()).err().unwrap();
     assert!(session.to_string().contains("cut short"), "{session}");

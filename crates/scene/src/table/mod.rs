@@ -230,7 +230,7 @@ mod store_tests {
         assert_eq!(store.events(run).unwrap(), scene.events);
         assert_eq!(store.latest().unwrap().unwrap().inputs, 1);
         // The sessions' store opens the same file afterwards and sees no sessions.
-        let sessions = troupe_engine::Store::open(dir.path()).unwrap();
+        let sessions = troupe_lasers::Store::open(dir.path()).unwrap();
         assert!(sessions.sessions().unwrap().is_empty());
     }
 
@@ -239,7 +239,7 @@ mod store_tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(SceneStore::open_existing(dir.path()).unwrap().is_none());
         assert!(!dir.path().join("campaign.db").exists());
-        troupe_engine::Store::open(dir.path()).unwrap();
+        troupe_lasers::Store::open(dir.path()).unwrap();
         SceneStore::open(dir.path()).unwrap();
         assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
     }
