@@ -1,4 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one story, from its setting up to what it proves"
+)]
 //! Snapshots of the AI game master's prompts, one per purpose, rendered from one fixed view in
 //! the middle of a turn: a scenario with private notes, a party of two (one played by a
 //! person), their out-of-character talk and plan, two declared actions (one helping), a

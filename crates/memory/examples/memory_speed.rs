@@ -17,7 +17,10 @@
 //! after filling it: anonymous memory (what the process holds: SQLite's page cache, the
 //! store) apart from file-backed pages (campaign.db read through mmap, and the binary), which
 //! the OS shares with its page cache. The DB size counts the WAL.
-
+#![allow(
+    clippy::too_many_lines,
+    reason = "a measuring program reads top to bottom, as its report is printed"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../benches/support/corpus.rs"]

@@ -18,7 +18,10 @@
 //! tuning on the dev half; `RECALL_HALF=dev` prints that half only. `RECALL_MISSES=dev` lists
 //! the dev questions the fusion misses. `RECALL_DB=FILE` keeps the store, and its vectors, in
 //! a file between runs.
-
+#![allow(
+    clippy::too_many_lines,
+    reason = "a measuring program reads top to bottom, as its report is printed"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;

@@ -422,6 +422,10 @@ fn sentences(items: &[Item]) -> Vec<Sentence> {
     out
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the tokens whose branches share the cursor and the clause being built; split only with the play sets measured again (issue 47)"
+)]
 fn build_sentence(items: &[&Item], question: bool) -> Sentence {
     let mut clauses: Vec<Clause> = Vec::new();
     let mut cur = Clause {
@@ -721,6 +725,10 @@ fn span(words: &[Tok]) -> (usize, usize) {
 }
 
 /// The predicate of a clause whose subject is someone else.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the tokens whose branches share the cursor and the clause being built; split only with the play sets measured again (issue 47)"
+)]
 fn other_predicate(words: &[Tok], j: usize, plural: bool) -> Option<ViolationKind> {
     let j = skip_adverbs(words, j);
     let w = words.get(j)?.w.as_str();
@@ -956,6 +964,10 @@ fn modal_result(w: &str, rest: &[Tok]) -> Option<ViolationKind> {
 }
 
 /// The predicate of a clause whose subject is the speaker: the lemma of an achievement verb.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the tokens whose branches share the cursor and the clause being built; split only with the play sets measured again (issue 47)"
+)]
 fn speaker_predicate(words: &[Tok], j: usize) -> Option<(ViolationKind, usize, String)> {
     let j = skip_adverbs(words, j);
     let t = words.get(j)?;
@@ -1312,6 +1324,10 @@ fn map_span(words: &[Tok], map: &[(usize, usize)], a: usize, b: usize) -> (usize
     (start.unwrap_or(0), end)
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the tokens whose branches share the cursor and the clause being built; split only with the play sets measured again (issue 47)"
+)]
 fn analyze(text: &str) -> Vec<Finding> {
     let items = tokenize(text);
     let sents = sentences(&items);

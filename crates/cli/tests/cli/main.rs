@@ -1,4 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one story, from its setting up to what it proves"
+)]
 //! Integration tests of the `troupe` binary: each module drives the real binary (spawned as
 //! its own process) through one area. One test binary for the crate, so the suite links once
 //! (issue 29); shared helpers in `support`.
