@@ -313,11 +313,16 @@ fn log(dir: &Path) -> Vec<Value> {
     read_log(&dir.join("logs/session-1.jsonl"))
 }
 
-/// `/session start` with the AI as GM: Alex's person plays their seat from a thread, every
-/// form (the action's text, roll, prepared and expert) by messages, then leaves it to an AI
-/// with `/leave` (a `seat_handed` event), and the session plays on to its end.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
+/// What each Lasers & Feelings test starts from: a party campaign (`party.json` as its
+/// campaign), a model server, the fake Discord, and `troupe discord` connected to it.
+struct LasersTable {
+    _model: OpenAiServer,
+    fake: Fake,
+    dir: tempfile::TempDir,
+    _bot: Bot,
+}
+
+async fn lasers_table() -> LasersTable {
     let model = OpenAiServer::start(Personality::Paced {
         delay: Duration::ZERO,
     });
@@ -328,16 +333,45 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
         dir.path().join("campaign.json"),
     )
     .unwrap();
-    let _bot = start_bot(
+    let bot = start_bot(
         dir.path(),
         &fake,
         &model.base_url(),
         &["--seed", "3", "--turns", "1"],
     );
     connected(&fake, 1).await;
+    LasersTable {
+        _model: model,
+        fake,
+        dir,
+        _bot: bot,
+    }
+}
+
+/// A roll the person asked for by one message: FEELINGS, prepared and expert (`task` is the
+/// roll's field in this event).
+fn assert_feelings_prepared_expert(e: &Value, task: &str, whole: &Value) {
+    assert_eq!(
+        (&e[task], &e["prepared"], &e["expert"]),
+        (
+            &Value::from("feelings"),
+            &Value::from(true),
+            &Value::from(true)
+        ),
+        "{whole}"
+    );
+}
+
+/// `/session start` with the AI as GM: Alex's person plays their seat from a thread, every
+/// form (the action's text, roll, prepared and expert) by messages, then leaves it to an AI
+/// with `/leave` (a `seat_handed` event), and the session plays on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
+    let table = lasers_table().await;
+    let (fake, dir) = (&table.fake, &table.dir);
     let host = user(4001, "host", false);
     let reply = slash(
-        &fake,
+        fake,
         &host,
         CHANNEL,
         "session start",
@@ -345,9 +379,9 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
     )
     .await;
     assert!(reply.contains("opens in a thread"), "{reply}");
-    let thread = thread_in(&fake, CHANNEL).await;
+    let thread = thread_in(fake, CHANNEL).await;
     let alex = user(4002, "alex-person", false);
-    let reply = slash(&fake, &alex, thread, "join", &[("seat", "alex")]).await;
+    let reply = slash(fake, &alex, thread, "join", &[("seat", "alex")]).await;
     assert!(reply.contains("seat alex"), "{reply}");
     let mut person = Person {
         who: alex.clone(),
@@ -356,7 +390,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
         in_dm: false,
     };
     let mut acted = false;
-    while let Some(prompt) = person.answer_next(&fake, &alex_replies).await {
+    while let Some(prompt) = person.answer_next(fake, &alex_replies).await {
         if prompt.contains("What does") {
             acted = true;
             break;
@@ -370,7 +404,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
             .then_some(())
     })
     .await;
-    let reply = slash(&fake, &alex, thread, "leave", &[]).await;
+    let reply = slash(fake, &alex, thread, "leave", &[]).await;
     assert!(reply.contains("an AI plays it now"), "{reply}");
     fake.until(|r| ended(r, thread).then_some(())).await;
 
@@ -388,15 +422,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
             .contains("I splice my multi-tool"),
         "{action}"
     );
-    assert_eq!(
-        (&a["task_type"], &a["prepared"], &a["expert"]),
-        (
-            &Value::from("feelings"),
-            &Value::from(true),
-            &Value::from(true)
-        ),
-        "{action}"
-    );
+    assert_feelings_prepared_expert(a, "task_type", &action);
     let handed = of_type(&log, "seat_handed");
     assert!(
         handed
@@ -421,28 +447,13 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
 /// an AI player's seat over and back with `/handover` (two `seat_handed` events).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_gm_runs_a_lasers_session_from_discord() {
-    let model = OpenAiServer::start(Personality::Paced {
-        delay: Duration::ZERO,
-    });
-    let fake = Fake::start().await;
-    let dir = campaign_with(&["party.json"]);
-    std::fs::rename(
-        dir.path().join("party.json"),
-        dir.path().join("campaign.json"),
-    )
-    .unwrap();
-    let _bot = start_bot(
-        dir.path(),
-        &fake,
-        &model.base_url(),
-        &["--seed", "3", "--turns", "1"],
-    );
-    connected(&fake, 1).await;
+    let table = lasers_table().await;
+    let (fake, dir) = (&table.fake, &table.dir);
     let gm = user(4101, "gm-person", false);
-    let reply = slash(&fake, &gm, CHANNEL, "session start", &[("gm", "person")]).await;
+    let reply = slash(fake, &gm, CHANNEL, "session start", &[("gm", "person")]).await;
     assert!(reply.contains("opens in a thread"), "{reply}");
-    let thread = thread_in(&fake, CHANNEL).await;
-    let reply = slash(&fake, &gm, thread, "join", &[("seat", "gm")]).await;
+    let thread = thread_in(fake, CHANNEL).await;
+    let reply = slash(fake, &gm, thread, "join", &[("seat", "gm")]).await;
     assert!(reply.contains("seat gm"), "{reply}");
     let mut person = Person {
         who: gm.clone(),
@@ -452,13 +463,13 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
     };
     let mut ruled = 0;
     let mut handed = false;
-    while let Some(prompt) = person.answer_next(&fake, &gm_replies).await {
+    while let Some(prompt) = person.answer_next(fake, &gm_replies).await {
         if prompt.contains("Rule on") {
             ruled += 1;
             if !handed {
                 handed = true;
                 let to_person = slash(
-                    &fake,
+                    fake,
                     &gm,
                     thread,
                     "handover",
@@ -466,7 +477,7 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
                 )
                 .await;
                 assert!(to_person.contains("goes back to its person"), "{to_person}");
-                let to_ai = slash(&fake, &gm, thread, "handover", &[("seat", "sam")]).await;
+                let to_ai = slash(fake, &gm, thread, "handover", &[("seat", "sam")]).await;
                 assert!(to_ai.contains("an AI plays it now"), "{to_ai}");
             }
         }
@@ -474,22 +485,15 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
     assert!(ruled > 0, "the GM was never asked to rule");
     // Only the GM's seat hands another over.
     let alex = user(4102, "not-the-gm", false);
-    let refused = slash(&fake, &alex, thread, "handover", &[("seat", "sam")]).await;
+    let refused = slash(fake, &alex, thread, "handover", &[("seat", "sam")]).await;
     assert!(refused.contains("no seat here"), "{refused}");
 
     let log = log(dir.path());
     let rulings = of_type(&log, "gm_adjudication");
     assert_eq!(rulings.len(), ruled, "{rulings:?}");
     for r in &rulings {
-        assert_eq!(
-            (&r["task"], &r["prepared"], &r["expert"]),
-            (
-                &Value::from("feelings"),
-                &Value::from(true),
-                &Value::from(true)
-            ),
-            "the GM's whole form, from one message: {r}"
-        );
+        // The GM's whole form, from one message.
+        assert_feelings_prepared_expert(r, "task", r);
     }
     let narration = of_type(&log, "gm_narration");
     assert!(

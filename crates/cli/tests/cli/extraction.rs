@@ -71,8 +71,11 @@ fn replies() -> String {
                                   "Galvin is the harbour master of Port Vex.")]}),
         )],
     ));
+    // Turn 2's action is one the shipped detector lets through: "I congratulate the new
+    // governor with a formal bow." is sent back by it at 73% (a false alarm on a plain intent,
+    // kept in BENCHMARKS.md's issue-47 section), and this test is about memory, not the check.
     lines.extend(turn(
-        "I congratulate the new governor with a formal bow.",
+        "I bow formally to the new governor and offer my congratulations.",
         &[reply(
             "memory",
             "extract_facts",

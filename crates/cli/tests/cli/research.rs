@@ -75,9 +75,9 @@ fn played_party() -> tempfile::TempDir {
     dir
 }
 
-/// The `event_type` of every variant of the engine's `Event` enum, read from its source.
+/// The `event_type` of every variant of Lasers & Feelings' `Event` enum, read from its source.
 fn engine_event_types() -> Vec<String> {
-    let src = std::fs::read_to_string(root().join("crates/engine/src/events.rs")).unwrap();
+    let src = std::fs::read_to_string(root().join("crates/lasers/src/events.rs")).unwrap();
     let body = src
         .split("pub enum Event {")
         .nth(1)

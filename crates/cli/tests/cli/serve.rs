@@ -1112,6 +1112,35 @@ async fn stream_latency_bench() {
     );
 }
 
+/// What the GM's page did in one step of a session played over HTTP.
+enum GmStep {
+    Ended,
+    /// The GM was asked to rule on a flagged action (what the review showed) and kept the
+    /// person's own words.
+    Reviewed(Value),
+    /// Anything else, answered plainly, or nothing was asked.
+    Played,
+}
+
+/// One step of the GM's page: its waiting ask answered plainly, a review by keeping the
+/// person's original words.
+async fn gm_keeps_the_original(s: &Served) -> GmStep {
+    let gm = s.feed("gm", &s.keys["gm"], Some(u64::MAX)).await["state"].clone();
+    if !gm["ended"].is_null() {
+        return GmStep::Ended;
+    }
+    if gm["ask"].is_null() {
+        return GmStep::Played;
+    }
+    let ask = &gm["ask"]["ask"];
+    if ask["decision"] == "review" {
+        s.answer("gm", &gm, json!({"keep": "original"})).await;
+        return GmStep::Reviewed(ask["shown"].clone());
+    }
+    s.answer("gm", &gm, gm_answer(ask)).await;
+    GmStep::Played
+}
+
 #[tokio::test]
 async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_unaltered() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
@@ -1128,19 +1157,10 @@ async fn a_persons_flagged_action_is_explained_and_sent_as_it_is_goes_to_the_gm_
             started.elapsed() < Duration::from_secs(60),
             "the session did not end"
         );
-        let gm = s.feed("gm", &s.keys["gm"], Some(u64::MAX)).await["state"].clone();
-        if !gm["ended"].is_null() {
-            break;
-        }
-        if !gm["ask"].is_null() {
-            let ask = &gm["ask"]["ask"];
-            let values = if ask["decision"] == "review" {
-                reviewed = Some(ask["shown"].clone());
-                json!({"keep": "original"})
-            } else {
-                gm_answer(ask)
-            };
-            s.answer("gm", &gm, values).await;
+        match gm_keeps_the_original(&s).await {
+            GmStep::Ended => break,
+            GmStep::Reviewed(shown) => reviewed = Some(shown),
+            GmStep::Played => {}
         }
         let alex = s.feed("alex", &s.keys["alex"], Some(u64::MAX)).await["state"].clone();
         if !alex["ask"].is_null() {
@@ -1217,17 +1237,8 @@ async fn a_flagged_action_comes_back_to_the_persons_page_as_she_wrote_it() {
             started.elapsed() < Duration::from_secs(120),
             "the session did not end"
         );
-        let gm = s.feed("gm", &s.keys["gm"], Some(u64::MAX)).await["state"].clone();
-        if !gm["ended"].is_null() {
+        if let GmStep::Ended = gm_keeps_the_original(&s).await {
             break;
-        }
-        if !gm["ask"].is_null() {
-            let ask = &gm["ask"]["ask"];
-            let values = match ask["decision"].as_str() {
-                Some("review") => json!({"keep": "original"}),
-                _ => gm_answer(ask),
-            };
-            s.answer("gm", &gm, values).await;
         }
         let alex = s.feed("alex", &s.keys["alex"], Some(u64::MAX)).await["state"].clone();
         if alex["ask"].is_null() {
