@@ -6,10 +6,10 @@
 //! What a game brings is its [`Logged`] event: its tables (a Lasers & Feelings session's in
 //! `sessions` and `events`, with turn and phase columns and fold snapshots, in troupe-lasers; a
 //! run-logged game's, a scene's or an encounter's, in `{kind}_runs` and `{kind}_events`,
-//! [`RunLog`]), how one of its events is written and what it changes in its run's row. What every game gets from here, once: the
-//! opening (fault checks, WAL, durability, the schema version), the step's transaction, the undo
-//! marks, the reading back, and the mirror (checked against the table and rewritten when it
-//! falls short).
+//! [`RunLog`]), how one of its events is written and what it changes in its run's row. What
+//! every game gets from here, once: the opening (fault checks, WAL, durability, the schema
+//! version), the step's transaction, the undo marks, the reading back, and the mirror (checked
+//! against the table and rewritten when it falls short).
 //!
 //! Why the games keep tables of their own: every reader of `events` (sessions, resume, replay,
 //! log, stats, report) decodes its rows as a Lasers & Feelings event, and the
@@ -129,7 +129,7 @@ impl<E: Logged> GameStore<E> {
 
     /// Refuse a file a newer troupe wrote, create what this game's tables lack when the file
     /// is opened for writing, and see what the file has.
-    pub fn prepare(
+    fn prepare(
         conn: Connection,
         path: PathBuf,
         dir: Option<CampaignDir>,
@@ -460,7 +460,7 @@ impl<E: Logged> GameStore<E> {
     }
 
     /// The highest run number in the table, if any run was begun.
-    pub fn last_number(&self) -> Result<Option<u32>, Error> {
+    fn last_number(&self) -> Result<Option<u32>, Error> {
         self.conn
             .query_row(&format!("SELECT MAX(number) FROM {}", E::RUNS), [], |r| {
                 r.get(0)
