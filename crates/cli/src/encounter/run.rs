@@ -13,7 +13,7 @@ use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
 use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop, outcome, shown};
 use troupe_engine::Prompts;
 use troupe_llm::Gateway;
-use troupe_seat::{Answer, Ask, Seat};
+use troupe_seat::{Answer, Ask, Seat, check, command_in};
 
 use crate::keyboard::Keyboard;
 use crate::spinner::Spinner;
@@ -155,20 +155,22 @@ impl Terminal {
                 return Answer::Leave;
             };
             let line = line.trim();
-            let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
-            match command {
+            match line {
                 "/quit" => return Answer::Leave,
                 "/help" => println!("{}", ENCOUNTER_HELP.replace("{resume}", &self.resume)),
                 "/info" => println!("{}", info(ask)),
-                "/whisper" if !rest.trim().is_empty() => {
-                    println!("(whispered to the GM)");
-                    return Answer::Command {
-                        name: WHISPER.into(),
-                        values: values("text", rest.trim()),
-                    };
+                // The ask's commands (a whisper to the GM), read as every surface reads them.
+                typed if let Some(command) = command_in(ask, typed) => {
+                    match command.and_then(|answer| check(ask, &answer).map(|()| answer)) {
+                        Ok(answer) => {
+                            if matches!(&answer, Answer::Command { name, .. } if name == WHISPER) {
+                                println!("(whispered to the GM)");
+                            }
+                            return answer;
+                        }
+                        Err(e) => println!("({e})"),
+                    }
                 }
-                "/whisper" => println!("(usage: /whisper TEXT: a word to the GM alone)"),
-                c if c.starts_with('/') => println!("(no command {c} here; /help lists them)"),
                 // Enter sends a sent-back action as it was; an empty first answer is asked again.
                 "" if !again && empty + 1 < PERSON_ATTEMPTS => {
                     empty += 1;

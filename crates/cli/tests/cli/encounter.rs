@@ -286,7 +286,7 @@ fn a_person_at_an_encounter_has_table_commands_and_is_told_of_an_overreach() {
     assert!(out.contains("You play Mara.\n  they/them; ranger"), "{out}");
     assert!(out.contains("(whispered to the GM)"), "{out}");
     assert!(
-        out.contains("(no command /dance here; /help lists them)"),
+        out.contains("(/dance is not a command here. Commands: /whisper"),
         "{out}"
     );
     assert!(
