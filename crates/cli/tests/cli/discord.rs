@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::serve_scene::{mill, play_at_terminal, stored};
 use crate::support::openai_server::{OpenAiServer, Personality};
-use crate::support::{campaign_with, copy_examples, of_type, read_log, run_with};
+use crate::support::{campaign_with, of_type, read_log};
 
 #[allow(dead_code)]
 #[path = "../../../discord/tests/discord/fake.rs"]
@@ -536,30 +537,14 @@ const SCENE_LINES: [&str; 6] = [
 /// scene's log is the one the terminal writes for the same lines, event for event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scene_is_played_from_discord_as_at_the_terminal() {
-    let terminal = tempfile::tempdir().unwrap();
-    copy_examples(terminal.path(), &["mill.scene.yaml"]);
-    let script: String = SCENE_LINES.iter().map(|l| format!("- '{l}'\n")).collect();
-    std::fs::write(terminal.path().join("lines.yaml"), script).unwrap();
-    run_with(
-        terminal.path(),
-        &[
-            "scene",
-            "play",
-            "mill.scene.yaml",
-            "--player-script",
-            "lines.yaml",
-            "--seed",
-            "7",
-        ],
-        "",
-    );
+    let terminal = mill();
+    play_at_terminal(terminal.path(), &SCENE_LINES, &["--seed", "7"]);
 
     let model = OpenAiServer::start(Personality::Paced {
         delay: Duration::ZERO,
     });
     let fake = Fake::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    copy_examples(dir.path(), &["mill.scene.yaml"]);
+    let dir = mill();
     let _bot = start_bot(dir.path(), &fake, &model.base_url(), &["--seed", "7"]);
     connected(&fake, 1).await;
     let speaker = user(4201, "speaker", false);
@@ -594,7 +579,7 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
     let dm = person.dm(&fake).unwrap();
     fake.until(|r| (asks(r, dm).len() > SCENE_LINES.len()).then_some(()))
         .await;
-    let (discord, term) = (scene_events(dir.path()), scene_events(terminal.path()));
+    let (discord, term) = (stored(dir.path()), stored(terminal.path()));
     assert!(discord.len() > 6, "{discord:?}");
     assert_eq!(
         discord,
@@ -604,17 +589,6 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
     // The thread read the scene's story.
     let thread_text: String = fake.posts_in(thread).iter().map(|p| p.text()).collect();
     assert!(thread_text.to_lowercase().contains("yard"), "{thread_text}");
-}
-
-fn scene_events(dir: &Path) -> Vec<String> {
-    let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT body FROM scene_events WHERE run = 1 ORDER BY seq")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
 }
 
 /// The bot killed with SIGKILL at a few moments: 0, 100 and 400 ms after Alex's plan got its

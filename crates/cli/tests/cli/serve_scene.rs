@@ -25,13 +25,13 @@ const LINES: [&str; 12] = [
     "recap",
 ];
 
-fn mill() -> tempfile::TempDir {
+pub(crate) fn mill() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["mill.scene.yaml"]);
     dir
 }
 
-fn stored(dir: &Path) -> Vec<String> {
+pub(crate) fn stored(dir: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(dir.join("campaign.db")).unwrap();
     let mut stmt = conn
         .prepare("SELECT body FROM scene_events WHERE run = 1 ORDER BY seq")
@@ -44,7 +44,7 @@ fn stored(dir: &Path) -> Vec<String> {
 
 /// The same lines spoken at the terminal (`troupe scene play` with them as the player's
 /// script, and these arguments): what it printed.
-fn play_at_terminal(dir: &Path, lines: &[&str], args: &[&str]) -> String {
+pub(crate) fn play_at_terminal(dir: &Path, lines: &[&str], args: &[&str]) -> String {
     let script: String = lines.iter().map(|l| format!("- '{l}'\n")).collect();
     std::fs::write(dir.join("lines.yaml"), script).unwrap();
     let mut play = vec![
