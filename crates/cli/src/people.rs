@@ -210,7 +210,7 @@ impl TerminalPlayers {
             CallSpec::Action { feedback, .. } => {
                 self.banner(view, "your action");
                 // The attempt the overreach check sent back, as its form's values.
-                let mut form = question.ask().prefill;
+                let mut form = question.prefill();
                 if form.is_empty() {
                     self.scene(&v.narration, &v.clarifications);
                     self.action(v, view).await?

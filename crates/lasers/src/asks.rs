@@ -626,7 +626,7 @@ impl PlayerQuestion<'_> {
     }
 
     /// The form's values of the attempt asked again, as the seat would send them.
-    fn prefill(&self) -> Map<String, Value> {
+    pub fn prefill(&self) -> Map<String, Value> {
         let Some(attempt) = self.again else {
             return Map::new();
         };
