@@ -37,6 +37,6 @@ pub enum EncounterError {
 
 impl From<EncounterError> for troupe_engine::Error {
     fn from(e: EncounterError) -> Self {
-        troupe_engine::Error::Game(Box::new(e))
+        troupe_engine::Error::game(e)
     }
 }

@@ -28,6 +28,6 @@ impl SceneTableError {
 
 impl From<SceneTableError> for troupe_engine::Error {
     fn from(e: SceneTableError) -> Self {
-        troupe_engine::Error::Game(Box::new(e))
+        troupe_engine::Error::game(e)
     }
 }

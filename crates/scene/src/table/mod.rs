@@ -207,7 +207,7 @@ impl troupe_engine::RunLog for crate::Envelope {
 /// A scene's own error, where the table's are: the scene file, the tools.
 impl From<crate::Error> for troupe_engine::Error {
     fn from(e: crate::Error) -> Self {
-        troupe_engine::Error::Game(Box::new(e))
+        troupe_engine::Error::game(e)
     }
 }
 
