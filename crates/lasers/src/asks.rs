@@ -9,6 +9,7 @@ use troupe_rules::TaskType;
 use troupe_seat::{Answer, Ask, Command, Field, Seat, Values, check, form};
 use troupe_validator::Verdict;
 
+use crate::decision::PlayerDecision;
 use crate::machine::{CallSpec, GmAsk, MAX_QUESTIONS};
 use crate::visibility::describe_roll;
 use crate::{
@@ -639,13 +640,16 @@ impl PlayerQuestion<'_> {
         }
     }
 
-    /// Read the seat's answer: the JSON an AI's reply would be, a change of hands, the person
-    /// leaving, or why the answer does not fit. A player's seat has no table commands.
-    pub fn read(&self, answer: Answer) -> Result<GmReply<Value>, String> {
+    /// Read the seat's answer: the person's decision (the same type as an AI's), a change of
+    /// hands, the person leaving, or why the answer does not fit. A player's seat has no table
+    /// commands.
+    pub fn read(&self, answer: Answer) -> Result<GmReply<PlayerDecision>, String> {
         let ask = self.ask();
         check(&ask, &answer).map_err(|e| e.to_string())?;
         Ok(match answer {
-            Answer::Decide { values } => GmReply::Answer(player_reply(self.call, &values)),
+            Answer::Decide { values } => {
+                GmReply::Answer(PlayerDecision::from_form(self.call, &values)?)
+            }
             Answer::Handed => GmReply::Handed,
             Answer::Fail { reason } => GmReply::Fail(reason),
             Answer::Command { .. } | Answer::Leave => {
@@ -767,39 +771,10 @@ fn action_form(character: &str, feedback: &str, others: &[String]) -> Form {
     )
 }
 
-/// A person's answer as the JSON an AI's reply would be, so it is read and recorded the same
-/// way.
-pub fn player_reply(call: &CallSpec, x: &Map<String, Value>) -> Value {
-    match call {
-        CallSpec::Questions { .. } => json!({ "questions": x.lines("questions") }),
-        CallSpec::Intent { .. } => {
-            let plan = x.text("plan");
-            json!({"strategy": plan, "proposal": plan, "directive": plan})
-        }
-        CallSpec::Discussion { .. } => {
-            let on = x.text("on");
-            let stance = if on.is_empty() { "neutral" } else { "agree" };
-            json!({"message": x.text("message"), "stance": stance, "on": on, "proposal": "",
-                   "directive": ""})
-        }
-        CallSpec::Vote { .. } => json!({"vote": x.text("vote"), "remark": ""}),
-        CallSpec::PartyDirective { .. } => json!({ "directive": x.text("directive") }),
-        CallSpec::InsightDecision { .. } => {
-            json!({"change_action": x.flag("change_action"), "reason": ""})
-        }
-        CallSpec::Action { .. } => json!({
-            "action": x.text("action"), "dialogue": x.text("dialogue"),
-            "task_type": x.text("task_type"), "prepared": x.flag("prepared"),
-            "expert": x.flag("expert"), "helping": x.text("helping"),
-            "justification": "chosen by the person playing"}),
-        CallSpec::InsightQuestion { .. } => json!({ "question": x.text("question") }),
-        CallSpec::Reaction { .. } => json!({ "reaction": x.text("reaction") }),
-    }
-}
-
-/// The answer that [`player_reply`] reads back into this reply: for a seat that holds a
-/// person's decision as the JSON it was recorded as (a replay of their session). Each field is
-/// taken as it was, so the replay records it byte for byte.
+/// The form's answer that gave this recorded decision (as the log holds it, JSON): for a seat
+/// that holds a person's decision as it was recorded (a replay of their session), and for the
+/// form of an attempt asked again. Each field is taken as it was, so the replay records it byte
+/// for byte.
 pub fn player_answer(call: &CallSpec, reply: &Value) -> Answer {
     let names: &[&str] = match call {
         CallSpec::Questions { .. } => &["questions"],

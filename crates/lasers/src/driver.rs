@@ -2,13 +2,14 @@
 //! rules, append the resulting events to the log, fold them in, repeat.
 
 use chrono::{DateTime, Utc};
-use troupe_agents::{AgentCall, InsightDecision, Intent, PromptSet, Purpose};
+use troupe_agents::{ActionDecl, AgentCall, InsightDecision, Intent, PromptSet, Purpose};
 use troupe_campaign::Campaign;
 use troupe_llm::{AttemptRecord, Gateway, Progress};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 use troupe_seat::Answer;
 
 use crate::asks::MAX_BAD_ANSWERS;
+use crate::decision::PlayerDecision;
 use crate::machine::{CallSpec, GmAsk, Step, apply_override, next};
 use crate::memory::campaign::CampaignMemory;
 use crate::memory::episodes::{episodes_of, unstored_turns};
@@ -831,7 +832,9 @@ impl<'a> Driver<'a> {
                         let value = reply
                             .json
                             .unwrap_or_else(|| serde_json::Value::String(reply.content.clone()));
-                        decide(&self.session, spec, &value).map_err(|e| e.to_string())
+                        PlayerDecision::from_reply(spec, &value)
+                            .map_err(|e| e.to_string())
+                            .and_then(|d| decide(&self.session, spec, d))
                     }
                 }
             }
@@ -937,8 +940,9 @@ impl<'a> Driver<'a> {
         seat.decide_all(&questions).await
     }
 
-    /// A person's answer to a player decision, read and recorded as an AI's reply would be; an
-    /// answer that does not fit is sent back, with why, a few times.
+    /// A person's answer to a player decision, recorded as an AI's decision is (one type, read
+    /// from the person's own form); an answer that does not fit is sent back, with why, a few
+    /// times.
     async fn person_reply(
         &mut self,
         spec: &CallSpec,
@@ -947,8 +951,12 @@ impl<'a> Driver<'a> {
     ) -> Result<Asked, Error> {
         let agent = spec.agent().to_string();
         match self.person_decision(spec, view, first).await {
-            GmReply::Answer(value) => {
-                let events = decide(&self.session, spec, &value).map_err(Error::game)?;
+            GmReply::Answer(decision) => {
+                let events =
+                    decide(&self.session, spec, decision).map_err(|message| Error::SeatFailed {
+                        session: self.session.number,
+                        message,
+                    })?;
                 for e in events {
                     self.append(e)?;
                 }
@@ -968,14 +976,14 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// A person's decision, as the JSON an AI's reply would be, read from their first answer and,
-    /// while it does not fit, from the answers they give when told why.
+    /// A person's decision, read from their first answer and, while it does not fit, from the
+    /// answers they give when told why.
     async fn person_decision(
         &mut self,
         spec: &CallSpec,
         view: &SeatView,
         first: Answer,
-    ) -> GmReply<serde_json::Value> {
+    ) -> GmReply<PlayerDecision> {
         let read = |answer| {
             PlayerQuestion {
                 call: spec,
@@ -1148,16 +1156,12 @@ fn fit<T: Clone, M: Clone>(
     }
 }
 
-/// The events that record an agent's validated reply.
-fn decide(
-    s: &Session,
-    spec: &CallSpec,
-    value: &serde_json::Value,
-) -> Result<Vec<Event>, troupe_agents::Error> {
+/// The events a player's decision records, whoever made it (an AI or a person: one type,
+/// [`PlayerDecision`]), with the game's rules for it applied here, once for both.
+fn decide(s: &Session, spec: &CallSpec, decision: PlayerDecision) -> Result<Vec<Event>, String> {
     let agent = spec.agent().to_string();
-    Ok(match spec {
-        CallSpec::Questions { round, .. } => {
-            let mut questions = Purpose::read_questions(value)?;
+    Ok(match (spec, decision) {
+        (CallSpec::Questions { round, .. }, PlayerDecision::Questions(mut questions)) => {
             questions.truncate(crate::machine::MAX_QUESTIONS as usize);
             vec![Event::ClarifyingQuestions {
                 agent,
@@ -1165,75 +1169,83 @@ fn decide(
                 questions,
             }]
         }
-        CallSpec::Intent { .. } => vec![Event::StrategicIntent {
-            agent,
-            intent: Purpose::read_intent(value)?,
-        }],
-        CallSpec::Action { attempt, .. } => {
-            let mut action = Purpose::read_action(value)?;
-            // Helping yourself or a stranger is no help: drop it rather than fail the phase.
-            if let Some(target) = &action.helping {
-                let own = s.seat(&agent).map(|x| &x.character.character_id);
-                if s.agent_of_character(target).is_none() || own == Some(target) {
-                    action.helping = None;
-                }
-            }
+        (CallSpec::Intent { .. }, PlayerDecision::Intent(intent)) => {
+            vec![Event::StrategicIntent { agent, intent }]
+        }
+        (CallSpec::Action { attempt, .. }, PlayerDecision::Action(action)) => {
             vec![Event::CharacterAction {
+                action: no_stranger_helped(s, &agent, action),
                 agent,
                 attempt: *attempt,
-                action,
             }]
         }
-        CallSpec::InsightQuestion { .. } => vec![Event::LaserFeelingsQuestion {
+        (CallSpec::InsightQuestion { .. }, PlayerDecision::InsightQuestion(question)) => {
+            vec![Event::LaserFeelingsQuestion { agent, question }]
+        }
+        (CallSpec::InsightDecision { .. }, PlayerDecision::InsightDecision(decision)) => {
+            vec![Event::InsightDecision { agent, decision }]
+        }
+        (CallSpec::Reaction { .. }, PlayerDecision::Reaction(text)) => {
+            vec![Event::CharacterReaction { agent, text }]
+        }
+        (CallSpec::Discussion { round, .. }, PlayerDecision::Discussion(r)) => {
+            vec![discussed(s, agent, *round, r)]
+        }
+        (CallSpec::Vote { .. }, PlayerDecision::Vote(r)) => vec![Event::VoteCast {
             agent,
-            question: Purpose::read_insight_question(value)?,
+            vote: r.vote,
+            remark: r.remark,
         }],
-        CallSpec::InsightDecision { .. } => vec![Event::InsightDecision {
-            agent,
-            decision: Purpose::read_insight_decision(value)?,
-        }],
-        CallSpec::Reaction { .. } => vec![Event::CharacterReaction {
-            agent,
-            text: Purpose::read_reaction(value)?,
-        }],
-        CallSpec::Discussion { round, .. } => {
-            let r = Purpose::read_discussion(value)?;
-            // `on` must name a plan on the table; a plan of one's own restated is no new plan.
-            let on =
-                r.on.filter(|p| s.proposals().iter().any(|x| &x.proposer == p));
-            let own = s
-                .proposals()
-                .into_iter()
-                .find(|p| p.proposer == agent)
-                .map(|p| p.plan);
-            let proposal = r.proposal.filter(|p| Some(p) != own.as_ref());
-            vec![Event::OocMessage {
+        (CallSpec::PartyDirective { .. }, PlayerDecision::PartyDirective(text)) => {
+            vec![Event::Directive {
+                character: s
+                    .seat(&agent)
+                    .map(|x| x.character.character_id.clone())
+                    .unwrap_or_default(),
                 agent,
-                round: *round,
-                message: r.message,
-                stance: r.stance,
-                on,
-                proposal,
-                directive: r.directive,
+                text,
             }]
         }
-        CallSpec::Vote { .. } => {
-            let r = Purpose::read_vote(value)?;
-            vec![Event::VoteCast {
-                agent,
-                vote: r.vote,
-                remark: r.remark,
-            }]
+        (_, other) => {
+            return Err(format!(
+                "{agent}'s seat answered with a {} decision where another was asked",
+                other.kind()
+            ));
         }
-        CallSpec::PartyDirective { .. } => vec![Event::Directive {
-            character: s
-                .seat(&agent)
-                .map(|x| x.character.character_id.clone())
-                .unwrap_or_default(),
-            agent,
-            text: Purpose::read_party_directive(value)?,
-        }],
     })
+}
+
+/// Helping yourself or a stranger is no help: the help is dropped rather than the phase failed.
+fn no_stranger_helped(s: &Session, agent: &str, mut action: ActionDecl) -> ActionDecl {
+    if let Some(target) = &action.helping {
+        let own = s.seat(agent).map(|x| &x.character.character_id);
+        if s.agent_of_character(target).is_none() || own == Some(target) {
+            action.helping = None;
+        }
+    }
+    action
+}
+
+/// A message to the party's talk: `on` must name a plan on the table; a plan of one's own
+/// restated is no new plan.
+fn discussed(s: &Session, agent: String, round: u32, r: troupe_agents::OocReply) -> Event {
+    let on =
+        r.on.filter(|p| s.proposals().iter().any(|x| &x.proposer == p));
+    let own = s
+        .proposals()
+        .into_iter()
+        .find(|p| p.proposer == agent)
+        .map(|p| p.plan);
+    let proposal = r.proposal.filter(|p| Some(p) != own.as_ref());
+    Event::OocMessage {
+        agent,
+        round,
+        message: r.message,
+        stance: r.stance,
+        on,
+        proposal,
+        directive: r.directive,
+    }
 }
 
 /// The attempt an action call asks again: the character's last one this turn, which the

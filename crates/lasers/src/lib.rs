@@ -7,6 +7,7 @@
 
 mod ai_gm;
 pub mod asks;
+mod decision;
 mod driver;
 mod events;
 pub mod lines;
@@ -26,6 +27,7 @@ pub mod undo;
 pub mod visibility;
 
 pub use ai_gm::{AiGm, GmProgress};
+pub use decision::{PERSONS_JUSTIFICATION, PlayerDecision};
 pub use driver::{
     Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table, served_calls,
 };

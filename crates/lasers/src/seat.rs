@@ -189,8 +189,9 @@ pub struct PlayerQuestion<'a> {
 
 /// A player's seat taken by a person (at the terminal, in a browser, or a recording of them).
 /// Like the GM's seat it answers with the protocol's answer, read back by the game in one
-/// place ([`PlayerQuestion::read`]) into the JSON an AI's reply would be, so a person's decision
-/// is read and recorded the same way as an AI's.
+/// place ([`PlayerQuestion::read`]) into a [`crate::PlayerDecision`], the type an AI's reply is
+/// read into too: a person's decision and an AI's are recorded the same way, and neither is
+/// dressed up as the other.
 #[async_trait]
 pub trait PlayerSeat: Send {
     async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer;

@@ -464,12 +464,12 @@ async fn an_answer_that_does_not_read_is_sent_back_with_why_and_the_seat_asked_a
     assert_eq!(rulings.len(), 1, "only the answer that read is recorded");
 }
 
-/// A person's decision as a recording holds it (the JSON their answer was read into, as the
+/// A person's decision as a recording holds it (the decision their answer was read into, as the
 /// log's event serializes it) is sent again as the protocol's answer, and reads back the same:
 /// a replay of their session records it byte for byte.
 #[test]
 fn a_persons_recorded_decision_sent_again_as_an_answer_reads_back_as_it_was_made() {
-    use troupe_lasers::asks::{player_answer, player_reply};
+    use troupe_lasers::asks::player_answer;
     use troupe_lasers::visibility::{character_view, player_view};
     let session = session_at_start("party.json");
     let agent = "alex".to_string();
@@ -568,20 +568,30 @@ fn a_persons_recorded_decision_sent_again_as_an_answer_reads_back_as_it_was_made
             error: None,
             again: None,
         };
-        let made = player_reply(&call, values.as_object().unwrap());
-        // What the log holds of it: the event's own serialization (an action's "helping" of
-        // nobody is null there, its justification the person's).
-        let recorded = match &call {
-            CallSpec::Action { .. } => {
-                serde_json::to_value(troupe_agents::Purpose::read_action(&made).unwrap()).unwrap()
-            }
-            CallSpec::Intent { .. } => {
-                serde_json::to_value(troupe_agents::Purpose::read_intent(&made).unwrap()).unwrap()
-            }
-            _ => made.clone(),
+        let values = values.as_object().unwrap().clone();
+        let Ok(GmReply::Answer(made)) = question.read(Answer::Decide { values }) else {
+            panic!("{call:?}: the form's answer does not read");
         };
-        let answer = player_answer(&call, &recorded);
+        let answer = player_answer(&call, &as_recorded(&made));
         assert_eq!(check(&question.ask(), &answer), Ok(()), "{call:?}");
         assert_eq!(question.read(answer), Ok(GmReply::Answer(made)), "{call:?}");
+    }
+}
+
+/// A player's decision as its event holds it in the log (the fields the recorded seat reads).
+fn as_recorded(decision: &PlayerDecision) -> Value {
+    fn value(x: &impl serde::Serialize) -> Value {
+        serde_json::to_value(x).unwrap()
+    }
+    match decision {
+        PlayerDecision::Questions(q) => json!({ "questions": q }),
+        PlayerDecision::Intent(i) => value(i),
+        PlayerDecision::Action(a) => value(a),
+        PlayerDecision::InsightQuestion(q) => json!({ "question": q }),
+        PlayerDecision::InsightDecision(d) => value(d),
+        PlayerDecision::Reaction(r) => json!({ "reaction": r }),
+        PlayerDecision::Discussion(r) => value(r),
+        PlayerDecision::Vote(r) => value(r),
+        PlayerDecision::PartyDirective(d) => json!({ "directive": d }),
     }
 }
