@@ -1,7 +1,8 @@
 //! A table's live state, shared by the game's thread and the web server: the lines of its
 //! streams, the ask waiting on each seat, who is connected, who holds each seat. The game writes
-//! it (as an observer and through its browser seats); the server reads one seat's part of it
-//! at a time and hands answers back.
+//! it through the engine's [`Surface`], which the hub implements (a game's `online` module knows
+//! the hub by nothing else); the server reads one seat's part of it at a time and hands answers
+//! back.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -175,3 +175,8 @@ impl Seat for SurfaceSeat {
 pub trait Playable: Send {
     async fn play(self: Box<Self>, surface: Arc<dyn Surface>) -> Result<String, String>;
 }
+
+#[cfg(feature = "testing")]
+mod scripted;
+#[cfg(feature = "testing")]
+pub use scripted::{Asked, ScriptedSurface};
