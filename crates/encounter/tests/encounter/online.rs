@@ -120,7 +120,7 @@ async fn a_whisper_reaches_its_seat_alone_and_no_secret_reaches_a_line() {
         );
     }
     assert!(lines.windows(2).all(|w| w[0].id < w[1].id));
-    let ended = updates.iter().filter_map(|u| u.ended.clone()).last();
+    let ended = updates.iter().rev().find_map(|u| u.ended.clone());
     assert!(
         matches!(ended, Some(Some(_))),
         "the run resolved: {ended:?}"
@@ -129,8 +129,7 @@ async fn a_whisper_reaches_its_seat_alone_and_no_secret_reaches_a_line() {
     let sheet = updates
         .iter()
         .flat_map(|u| u.sheets.iter())
-        .filter(|(s, _)| s == "p1")
-        .last()
+        .rfind(|(s, _)| s == "p1")
         .map(|(_, v)| v.to_string())
         .unwrap_or_default();
     assert!(

@@ -76,8 +76,8 @@ fn lines(surface: &ScriptedSurface) -> Vec<(u64, &'static str, String, Audience)
 /// The last sheet the game published for `seat`, as text.
 fn last_sheet(surface: &ScriptedSurface, seat: &str) -> String {
     let updates = surface.updates();
-    let sheets = updates.iter().flat_map(|u| u.sheets.iter());
-    let last = sheets.filter(|(s, _)| s == seat).last();
+    let mut sheets = updates.iter().flat_map(|u| u.sheets.iter());
+    let last = sheets.rfind(|(s, _)| s == seat);
     last.map(|(_, sheet)| sheet.to_string()).unwrap_or_default()
 }
 
