@@ -1028,7 +1028,7 @@ fn served(
         gm: false,
         spinner: None,
     };
-    let game = troupe_serve::Game::Scene(Box::new(troupe_serve::SceneGame {
+    let game = Box::new(troupe_scene::table::online::SceneGame {
         store,
         run,
         models,
@@ -1039,7 +1039,7 @@ fn served(
                 .write_world(state, deltas)
                 .map_err(|e| format!("{e:#}"))
         }),
-    }));
+    });
     troupe_serve::TableRun {
         dir: dir.to_path_buf(),
         title: format!("Scene: {title}"),

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
+use troupe_lasers::online::{GmChair, LasersGame, Start, TakeBack, TakenBack};
 use troupe_lasers::{SessionSetup, Store, served_calls};
-use troupe_serve::{Game, GmChair, LasersGame, Link, Start, TableFile, TableGame, TableRun};
+use troupe_serve::{Link, TableFile, TableGame, TableRun};
 
 use crate::play::{GmChoice, SeatArgs};
 use crate::sessions::{self, CampaignLock};
@@ -273,14 +274,14 @@ fn lasers_table(
         play::campaign_memory(dir, &campaign, args.memory_url.as_deref())?,
     )?;
     let session = table_file.session;
-    let game = Game::Lasers(Box::new(LasersGame {
+    let game = Box::new(LasersGame {
         start,
         store,
         table: ai,
         gm,
         turns: args.turns.or(table_file.last_turn),
         take_back: take_back(dir, args.memory_url.clone()),
-    }));
+    });
     let run = TableRun {
         dir: dir.to_path_buf(),
         title: campaign.name.clone(),
@@ -315,14 +316,14 @@ fn session_ended(
 
 /// The GM's undo at the table: as `troupe undo` does it (the mirror and the memory in step),
 /// then the session's store reopened to resume on.
-fn take_back(dir: &Path, memory_url: Option<String>) -> troupe_serve::TakeBack {
+fn take_back(dir: &Path, memory_url: Option<String>) -> TakeBack {
     let dir = dir.to_path_buf();
     Box::new(move |number| {
-        let undo = || -> anyhow::Result<troupe_serve::TakenBack> {
+        let undo = || -> anyhow::Result<TakenBack> {
             let mut store = sessions::create_store(&dir)?;
             let undone =
                 sessions::take_back(&dir, &mut store, number, false, memory_url.as_deref())?;
-            Ok(troupe_serve::TakenBack {
+            Ok(TakenBack {
                 undone: undone.map(|u| (u.what, u.marker)),
                 store,
             })

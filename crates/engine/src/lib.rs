@@ -3,7 +3,8 @@
 //! ([`store`]), the crash tests' pause points ([`pause`]), each model call's seed ([`call_seed`])
 //! and its attempts as the log keeps them ([`attempts`]), the faults a person can fix
 //! ([`Fault`]), the guard around a fold ([`guard`]), the replay verdict ([`replay`]) and the one
-//! error of them all ([`Error`]; a game's own error travels inside it as [`Error::Game`]).
+//! error of them all ([`Error`]; a game's own error travels inside it as [`Error::Game`]), and
+//! what a game played online renders into and asks through ([`surface`]).
 //!
 //! A game is a crate on top: `troupe-lasers` (Lasers & Feelings sessions), `troupe-encounter`
 //! and `troupe-scene`, each with its events, its fold, its loop; `troupe-games` lists them.
@@ -16,6 +17,7 @@ pub mod log;
 pub mod pause;
 pub mod replay;
 pub mod store;
+pub mod surface;
 
 pub use call_seed::{CallSeeds, call_seed};
 pub use fault::Fault;

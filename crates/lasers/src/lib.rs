@@ -13,6 +13,7 @@ mod events;
 pub mod lines;
 mod machine;
 pub mod memory;
+pub mod online;
 mod phase;
 pub mod recorded;
 pub mod script;

@@ -1,13 +1,15 @@
 //! A table's live state, shared by the game's thread and the web server: the lines of its
 //! streams, the ask waiting on each seat, who is connected, who holds each seat. The game writes
-//! it (as an observer and through its browser seats); the server reads one seat's part of it
-//! at a time and hands answers back.
+//! it through the engine's [`Surface`], which the hub implements (a game's `online` module knows
+//! the hub by nothing else); the server reads one seat's part of it at a time and hands answers
+//! back.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, oneshot};
 use troupe_engine::store::inbox::{Inbox, Received};
 use troupe_seat::{Answer, Ask, check};
@@ -15,6 +17,8 @@ use troupe_seat::{Answer, Ask, check};
 use crate::feed::{GM, JOIN, Line, WATCH};
 use crate::keys;
 use crate::lobby::{Lobby, MAX_NAME_CHARS, held_ask, join_ask};
+pub use troupe_engine::surface::{Draft, Update};
+use troupe_engine::surface::{HandOvers, Joins, Surface};
 
 /// A seat of the table as the server knows it.
 #[derive(Clone, Debug)]
@@ -24,20 +28,6 @@ pub struct SeatSpec {
     /// "Alex (Zara-7)", "GM", "Watching".
     pub label: String,
     pub key_hash: String,
-}
-
-/// What one committed event changes at a table, in no game's terms: the game renders it.
-#[derive(Debug, Default)]
-pub struct Update {
-    /// The lines it adds to the streams, each with its audience.
-    pub lines: Vec<Line>,
-    /// `Some(Some(why))`: the game ended; `Some(None)`: it goes on again (a resume).
-    pub ended: Option<Option<String>>,
-    /// Who holds each player's seat now (seat, a person?).
-    pub holders: Vec<(String, bool)>,
-    /// What a seat's page shows beside the story (its sheet, the ship, the GM's prep), built
-    /// from that seat's own view.
-    pub sheets: Vec<(String, Value)>,
 }
 
 /// The most text one field of an answer may hold.
@@ -62,17 +52,6 @@ struct Streaming {
     /// seat's view holds every secret the model was given ([`Draft::Shown`]); otherwise never
     /// kept at all.
     draft: Option<String>,
-}
-
-/// Whether a streaming call's unchecked draft may show on the page of the seat it is for. A
-/// game says [`Draft::Shown`] only where that seat's view already holds every secret the model
-/// was given (an AI player's own page; a scene GM's page, which sees everything); an encounter's
-/// AI GM, whose prompt holds the encounter's secrets, streams [`Draft::Unshown`]: every page
-/// counts its tokens and none reads its text, the GM link's person included (a player's peer).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Draft {
-    Shown,
-    Unshown,
 }
 
 struct Pending {
@@ -718,6 +697,51 @@ impl Hub {
             "lines": lines,
             "state": state(&inner, seat, lobby),
         })
+    }
+}
+
+/// The hub is where a game is played online: the game's adapter (its crate's `online` module)
+/// speaks to it through this alone.
+#[async_trait::async_trait]
+impl Surface for Hub {
+    fn publish(&self, update: Update) {
+        Hub::publish(self, update);
+    }
+    fn thinking(&self, who: Option<String>) {
+        Hub::thinking(self, who);
+    }
+    fn progress(&self, seat: &str, progress: &troupe_llm::Progress, draft: Draft) {
+        Hub::progress(self, seat, progress, draft);
+    }
+    async fn ask_and_wait(&self, ask: Ask) -> Option<Answer> {
+        Hub::ask_and_wait(self, ask).await
+    }
+    fn mark_ready(&self) {
+        Hub::mark_ready(self);
+    }
+    fn withdraw_asks(&self) {
+        Hub::withdraw_asks(self);
+    }
+    fn undo_by_table(&self) {
+        Hub::undo_by_table(self);
+    }
+    fn undo_asked(&self) -> Notified<'_> {
+        self.undo.notified()
+    }
+    fn received(&self) -> troupe_engine::store::inbox::Received {
+        self.received.clone()
+    }
+    fn hand_overs(&self) -> HandOvers {
+        self.hand_overs.clone()
+    }
+    fn handed(&self) -> Arc<Notify> {
+        self.handed.clone()
+    }
+    fn joins(&self) -> Joins {
+        self.lobby.queue.clone()
+    }
+    fn ai_failed(&self, seat: &str, failed: bool) {
+        Hub::ai_failed(self, seat, failed);
     }
 }
 

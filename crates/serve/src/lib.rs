@@ -8,20 +8,18 @@
 //! ask ([`troupe_seat::Ask`]). Kill the server at any moment and start it again: the session
 //! resumes from its log and the pages reconnect on their own.
 //!
-//! It hosts Lasers & Feelings sessions (a person or an AI GM, people and AI players), encounter
-//! runs (the AI GM, people and AI players, an invitation link for newcomers) and scenes (one
-//! person speaks; the engine decides), as many tables in one process as it is given, and with
-//! `--host` a page that opens more ([`host`]).
+//! It names no game: a table's game is any [`Playable`] the binary builds (each game's crate
+//! adapts its own table in its `online` module: Lasers & Feelings sessions, encounter runs,
+//! scenes), played on its own thread against the table's [`Hub`], the [`Surface`] every page
+//! and the Discord bot read and answer. It serves as many tables in one process as it is given,
+//! and with `--host` a page that opens more ([`host`]).
 
-pub mod encounter;
 pub mod feed;
-pub mod game;
 pub mod host;
 mod http;
 pub mod hub;
 pub mod keys;
 pub mod lobby;
-pub mod scene;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -31,10 +29,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use encounter::EncounterGame;
-pub use game::{Game, GmChair, LasersGame, Start, TakeBack, TakenBack};
 pub use hub::{Hub, SeatSpec};
-pub use scene::SceneGame;
+pub use troupe_engine::surface::{Playable, Surface};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -215,7 +211,8 @@ pub struct TableRun {
     pub dir: PathBuf,
     pub title: String,
     pub table: TableFile,
-    pub game: Game,
+    /// The game the table plays (the binary builds it: serve knows none by name).
+    pub game: Box<dyn Playable>,
     pub on_end: Box<dyn FnOnce(Result<String, String>) + Send>,
 }
 
@@ -291,7 +288,7 @@ fn seat_specs(table: &TableFile) -> Vec<SeatSpec> {
 /// The game on a thread of its own (its own single-threaded runtime): a model call that blocks
 /// a core stalls its table only, never the pages.
 fn start_game(
-    game: Game,
+    game: Box<dyn Playable>,
     hub: Arc<Hub>,
     on_end: Box<dyn FnOnce(Result<String, String>) + Send>,
 ) -> Result<(), Error> {
@@ -302,7 +299,7 @@ fn start_game(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(game::play(game, hub.clone())),
+                Ok(rt) => rt.block_on(game.play(hub.clone())),
                 Err(e) => Err(e.to_string()),
             };
             match &ended {

@@ -10,10 +10,11 @@ use troupe_campaign::{Campaign, CampaignDir};
 use troupe_encounter::Spec;
 use troupe_encounter::log::{Envelope, SeatKind, fold};
 use troupe_encounter::table::EncounterStore;
+use troupe_encounter::table::online::{EncounterGame, Finish};
 use troupe_encounter::table::start::{Opening, campaign_in, window_of};
 use troupe_engine::Prompts;
 use troupe_llm::{ChatModel, Gateway};
-use troupe_serve::{EncounterGame, Game, Link, TableFile, TableGame, TableRun};
+use troupe_serve::{Link, TableFile, TableGame, TableRun};
 
 use troupe_encounter::table::asks::GM;
 
@@ -118,7 +119,7 @@ fn table_for(
     }
     let title = fold(&events).map_or_else(String::new, |s| s.spec.title.clone());
     let gm = table.seats.iter().any(|s| s.seat == GM);
-    let game = Game::Encounter(Box::new(EncounterGame {
+    let game = Box::new(EncounterGame {
         store,
         run,
         gateway: Gateway::new(model, crate::play::retry_policy(), crate::play::sleeper()),
@@ -126,7 +127,7 @@ fn table_for(
         rounds: args.turns.or(table.last_turn),
         finish: finish(dir, run, args.memory_url.clone()),
         gm,
-    }));
+    });
     let run = TableRun {
         dir: dir.to_path_buf(),
         title,
@@ -196,7 +197,7 @@ fn open_new(
 const GM_LABEL: &str = "Game master's commands (the AI runs the game; take back a round)";
 
 /// The summary and the NPCs' memories, once the run resolves.
-fn finish(dir: &Path, run: u32, memory_url: Option<String>) -> troupe_serve::encounter::Finish {
+fn finish(dir: &Path, run: u32, memory_url: Option<String>) -> Finish {
     let dir = dir.to_path_buf();
     Box::new(move |state, events: &[Envelope]| {
         run::finish(&dir, state, events, run, memory_url.as_deref()).map_err(|e| format!("{e:#}"))

@@ -9,9 +9,10 @@ use std::time::Duration;
 use troupe_campaign::CampaignDir;
 use troupe_discord::{Bot, Config, Token};
 use troupe_encounter::log::fold;
+use troupe_encounter::table::online::EncounterGame;
 use troupe_encounter::table::start::{Opening, SeatSpec, begin, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, TokioSleeper};
-use troupe_serve::{EncounterGame, Game, TableGame, TableRun};
+use troupe_serve::{TableGame, TableRun};
 
 use crate::fake::{CHANNEL, Fake, TOKEN};
 
@@ -92,7 +93,7 @@ fn table_run(
     title: String,
 ) -> TableRun {
     let run = table.session;
-    let game = Game::Encounter(Box::new(EncounterGame {
+    let game = Box::new(EncounterGame {
         store,
         run,
         gateway: Gateway::new(model, RetryPolicy::default(), Arc::new(TokioSleeper)),
@@ -100,7 +101,7 @@ fn table_run(
         rounds: None,
         finish: Box::new(|_, _| Ok(())),
         gm: true,
-    }));
+    });
     TableRun {
         dir: dir.to_path_buf(),
         title,

@@ -1,12 +1,14 @@
 //! The encounter at troupe's table, on the engine: its table loop ([`EncounterTable`]), a person's
 //! decisions as seat-protocol asks ([`asks`]), the lines the players see of its events ([`shown`]),
 //! its replay ([`replay`]), how a run starts ([`start`]), a Lasers & Feelings spec played as a
-//! session ([`lasers`]) and what a run leaves outside its log ([`outcome`]). The game itself (spec,
+//! session ([`lasers`]), what a run leaves outside its log ([`outcome`]) and the run played online
+//! on a surface ([`online`]: the web table, Discord). The game itself (spec,
 //! log and fold, prompts, tools, secret checks) is this crate's pure core.
 
 pub mod asks;
 mod error;
 pub mod lasers;
+pub mod online;
 pub mod outcome;
 mod replay;
 mod run;

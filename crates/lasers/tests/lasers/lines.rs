@@ -2,7 +2,8 @@
 //! The one renderer of a session's events into lines (`troupe_lasers::lines`), driven by a real
 //! party session: who may read each line. A whisper, a player's plan and its directive reach
 //! only their seat and the GM; an event the table may not read (model calls, memories,
-//! verdicts, the GM's decisions) gives no line any player or watcher can read.
+//! verdicts, the GM's decisions) gives no line any player or watcher can read. Online, a page
+//! gets exactly those lines with those readers, less the kinds no page shows.
 
 use crate::support;
 
@@ -266,4 +267,58 @@ fn a_failed_phase_names_whose_decision_it_was() {
     // Priya plays Ambassador Vell: her plan is hers, the character's attempt Vell's.
     assert!(failed(Phase::StrategicIntent).starts_with("Priya could not decide"));
     assert!(failed(Phase::CharacterAction).starts_with("Ambassador Vell could not decide"));
+}
+
+/// The session online (`troupe_lasers::online::update`, what the web table and Discord read):
+/// each event's lines are the renderer's with their audiences untouched, numbered from the
+/// event's sequence number; a kind no page shows (the GM's notices and decisions, checks,
+/// memory, model calls) is left out whoever may read it; a whisper to a seat still reaches only
+/// that seat and the GM; every seat's sheet and the GM's come with each event.
+#[tokio::test]
+async fn online_a_page_gets_the_renderers_lines_with_their_readers() {
+    let events = party_turn().await;
+    let mut session = Session::new("s", 1);
+    let shows = |kind: Kind| {
+        !matches!(
+            kind,
+            Kind::Setup
+                | Kind::Notice
+                | Kind::Check
+                | Kind::Decision
+                | Kind::Memory
+                | Kind::Recalled
+                | Kind::Model
+        )
+    };
+    let (mut left_out, mut secrets, mut seated) = (0, 0, 0);
+    for (env, lines) in &events {
+        session.apply(env);
+        let update = troupe_lasers::online::update(env, &session);
+        let shown: Vec<&Line> = lines.iter().filter(|l| shows(l.kind)).collect();
+        left_out += lines.len() - shown.len();
+        assert_eq!(update.lines.len(), shown.len().min(4), "{env:?}");
+        for (i, (online, line)) in update.lines.iter().zip(&shown).enumerate() {
+            assert_eq!(online.id, env.seq * 4 + i as u64);
+            assert_eq!(
+                (&online.text, &online.audience),
+                (&line.text, &line.audience)
+            );
+            let readers: Vec<&str> = READERS
+                .into_iter()
+                .filter(|r| online.audience.includes(r))
+                .collect();
+            if online.text.contains("sam-secret") {
+                assert_eq!((online.kind, readers), ("whisper", vec![GM, "sam"]));
+                secrets += 1;
+            }
+        }
+        let sheets: Vec<&str> = update.sheets.iter().map(|(s, _)| s.as_str()).collect();
+        if session.seats().len() == SEATS.len() {
+            assert_eq!(sheets, ["alex", "sam", "priya", GM], "{env:?}");
+            seated += 1;
+        }
+    }
+    assert_eq!(secrets, 1);
+    assert!(seated > 10, "{seated}");
+    assert!(left_out >= 3, "the overreach checks at least: {left_out}");
 }

@@ -1,9 +1,11 @@
 //! The scene at troupe's table, on the engine: its table loop ([`SceneTable`]), the speaker's
-//! decision as a seat-protocol ask ([`line_ask`]), and the lines the table sees of its events
-//! ([`shown`]). The game itself (the scene file, state, tools, planner, narrator, log and replay)
-//! is this crate's pure core.
+//! decision as a seat-protocol ask ([`line_ask`]), the lines the table sees of its events
+//! ([`shown`]), and the scene played online on a surface ([`online`]: the web table, Discord). The
+//! game itself (the scene file, state, tools, planner, narrator, log and replay) is this crate's
+//! pure core.
 
 mod error;
+pub mod online;
 mod run;
 mod world;
 

@@ -1,70 +1,67 @@
-//! Running a table's game (a Lasers & Feelings session, an encounter run or a scene) on its own
-//! thread, its browser seats and its observer speaking to the [`Hub`].
+//! A Lasers & Feelings session played online (on a [`Surface`]: the web table, Discord): people's
+//! seats ask the surface, the GM's chair is a person there, the AI GM or any seat the binary
+//! brings, and each committed event goes to the surface as this game's lines ([`crate::lines`])
+//! with their audiences, who holds each seat and each seat's sheet from its own view.
+//!
+//! The rule is a whitelist twice over: the renderer writes for the table only the events the
+//! table may read (the rest, model calls, memories, verdicts and the GM's decisions among them,
+//! only for the GM), a private line (a whisper, a player's plan or directive to their character)
+//! reaches only its seat and the GM's, and only the kinds of line a page has a style for are
+//! published: any other kind reaches no one.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
 use troupe_agents::Purpose;
-use troupe_lasers::asks::AskedGm;
-use troupe_lasers::visibility::{gm_view, player_view};
-use troupe_lasers::{
-    Driver, Envelope, Event, GmSeat, Observer, PlayerQuestion, PlayerSeat, Session, SessionSetup,
-    Store, SystemClock, Table,
+use troupe_engine::surface::{
+    Audience, Draft, GM, Line, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
 };
-use troupe_seat::{Answer, Ask, Seat};
+use troupe_seat::{Answer, Seat};
 
-use crate::encounter::EncounterGame;
-use crate::feed::{Audience, GM, lines, numbered};
-use crate::hub::{Draft, Hub, Update};
+use crate::asks::AskedGm;
+use crate::lines::{self, Kind};
+use crate::visibility::{gm_view, player_view};
+use crate::{
+    AiGm, Driver, Envelope, Event, GmSeat, Observer, PlayerQuestion, PlayerSeat, Session,
+    SessionSetup, Store, SystemClock, Table,
+};
 
-/// A seat whose asks wait in the hub for a browser to answer.
-pub struct BrowserSeat(pub Arc<Hub>);
-
-#[async_trait]
-impl Seat for BrowserSeat {
-    async fn decide(&mut self, ask: &Ask) -> Answer {
-        // The sender goes only when the table closes: then the person has left.
-        self.0
-            .ask_and_wait(ask.clone())
-            .await
-            .unwrap_or(Answer::Leave)
-    }
-}
-
-/// People's seats at a Lasers & Feelings table, each in its own browser: a step's decisions are
+/// People's seats at a Lasers & Feelings table, each on its own page: a step's decisions are
 /// asked of everyone at once (nobody waits for another person's plan to write theirs).
-struct BrowserPlayers {
-    hub: Arc<Hub>,
+struct SurfacePlayers {
+    surface: Arc<dyn Surface>,
 }
 
 #[async_trait]
-impl PlayerSeat for BrowserPlayers {
+impl PlayerSeat for SurfacePlayers {
     async fn decide(&mut self, question: &PlayerQuestion<'_>) -> Answer {
-        BrowserSeat(self.hub.clone()).decide(&question.ask()).await
+        SurfaceSeat(self.surface.clone())
+            .decide(&question.ask())
+            .await
     }
 
     async fn decide_all(&mut self, questions: &[PlayerQuestion<'_>]) -> Vec<Answer> {
         let asks = questions.iter().map(|q| {
-            let hub = self.hub.clone();
+            let surface = self.surface.clone();
             let ask = q.ask();
-            async move { hub.ask_and_wait(ask).await.unwrap_or(Answer::Leave) }
+            async move { surface.ask_and_wait(ask).await.unwrap_or(Answer::Leave) }
         });
         futures_util::future::join_all(asks).await
     }
 
     fn take_hand_overs(&mut self) -> Vec<(String, bool)> {
-        match self.hub.hand_overs.lock() {
+        match self.surface.hand_overs().lock() {
             Ok(mut h) => std::mem::take(&mut *h),
             Err(_) => Vec::new(),
         }
     }
 }
 
-/// Pushes every committed event, and who is thinking, to the hub.
-pub struct HubObserver(pub Arc<Hub>);
+/// Pushes every committed event, and who is thinking, to the surface.
+struct SurfaceObserver(Arc<dyn Surface>);
 
-impl Observer for HubObserver {
+impl Observer for SurfaceObserver {
     fn on_event(&mut self, env: &Envelope, session: &Session) {
         self.0.publish(update(env, session));
     }
@@ -84,7 +81,7 @@ pub enum GmChair {
     /// A person, at the GM's link.
     Person,
     /// The AI GM: its drafts stream to the GM's own page.
-    Ai(Box<troupe_lasers::AiGm>),
+    Ai(Box<AiGm>),
     /// Any other seat the binary brings.
     Seat(Box<dyn GmSeat>),
 }
@@ -99,25 +96,7 @@ pub enum Start {
     },
 }
 
-/// A table's game, built by the binary.
-pub enum Game {
-    Lasers(Box<LasersGame>),
-    Encounter(Box<EncounterGame>),
-    Scene(Box<crate::scene::SceneGame>),
-}
-
-/// Play the game until it ends or stops: why it stopped, or the error that stopped it.
-pub async fn play(game: Game, hub: Arc<Hub>) -> Result<String, String> {
-    match game {
-        Game::Lasers(g) => play_lasers(*g, hub)
-            .await
-            .map_err(troupe_engine::error_chain),
-        Game::Encounter(g) => crate::encounter::play(*g, hub).await,
-        Game::Scene(g) => crate::scene::play(*g, hub).await,
-    }
-}
-
-/// Everything a Lasers & Feelings table needs.
+/// Everything a Lasers & Feelings table needs, built by the binary.
 pub struct LasersGame {
     pub start: Start,
     /// Where the session is written (its store, which mirrors it).
@@ -139,10 +118,19 @@ pub struct TakenBack {
 
 pub type TakeBack = Box<dyn FnMut(u32) -> Result<TakenBack, String> + Send>;
 
+#[async_trait(?Send)]
+impl Playable for LasersGame {
+    async fn play(self: Box<Self>, surface: Arc<dyn Surface>) -> Result<String, String> {
+        play(*self, surface)
+            .await
+            .map_err(troupe_engine::error_chain)
+    }
+}
+
 /// Play the session until it ends or stops. Returns why. When the GM asks to take back their
 /// last decision, the game is stopped where it waits (as a kill would stop it: every committed
 /// step stays), the decision is marked undone, and the session resumes and asks for it again.
-async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_engine::Error> {
+async fn play(game: LasersGame, surface: Arc<dyn Surface>) -> Result<String, troupe_engine::Error> {
     let LasersGame {
         start,
         store,
@@ -151,41 +139,32 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         turns,
         mut take_back,
     } = game;
-    hub.undo_by_table();
-    let mut gm: Box<dyn GmSeat> = match gm {
-        GmChair::Person => Box::new(AskedGm {
-            seat: BrowserSeat(hub.clone()),
-        }),
-        GmChair::Ai(ai) => {
-            let hub = hub.clone();
-            Box::new(ai.on_progress(Arc::new(move |_purpose, p| {
-                hub.progress(GM, p, Draft::Shown)
-            })))
-        }
-        GmChair::Seat(seat) => seat,
+    surface.undo_by_table();
+    let mut gm = gm_seat(gm, &surface);
+    let mut people = SurfacePlayers {
+        surface: surface.clone(),
     };
-    let mut people = BrowserPlayers { hub: hub.clone() };
-    let mut observer = HubObserver(hub.clone());
+    let mut observer = SurfaceObserver(surface.clone());
     let clock = SystemClock;
     let (mut start, mut store) = (Some(start), store);
     let mut number = 0;
     loop {
         // What a person's answer decided and its leaving the inbox are one commit.
-        store.consume_answers(hub.received.clone());
+        store.consume_answers(surface.received());
         let mut driver = match start.take() {
             Some(Start::New(setup)) => {
                 number = setup.session_number;
-                hub.mark_ready();
+                surface.mark_ready();
                 Driver::start(*setup, store, gm.as_mut(), &table, &mut observer, &clock)?
             }
             Some(Start::Resume { number: n, events }) => {
                 number = n;
                 // The streams as they were when the table stopped: the same lines with the
-                // same ids, so a browser that reconnects gets only what it has not seen.
-                troupe_lasers::snapshot::fold_with(number, &events, |env, s| {
-                    hub.publish(update(env, s));
+                // same ids, so a page that reconnects gets only what it has not seen.
+                crate::snapshot::fold_with(number, &events, |env, s| {
+                    surface.publish(update(env, s));
                 })?;
-                hub.mark_ready();
+                surface.mark_ready();
                 Driver::resume(number, store, gm.as_mut(), &table, &mut observer, &clock)?
             }
             // After an undo: the streams hold everything already.
@@ -195,7 +174,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         if let Some(n) = turns {
             driver.stop_after(n);
         }
-        let undo_asked = hub.undo.notified();
+        let undo_asked = surface.undo_asked();
         // A session that stops unended (a spend limit) stays resumable: the next start reopens
         // it.
         let ran = tokio::select! {
@@ -206,7 +185,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
             return r;
         }
         drop(driver);
-        hub.withdraw_asks();
+        surface.withdraw_asks();
         let taken = take_back(number).map_err(|message| troupe_engine::Error::SeatFailed {
             session: number,
             message,
@@ -217,7 +196,7 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
                 "session",
                 format!("The GM took back {what}."),
             );
-            hub.publish(Update {
+            surface.publish(Update {
                 lines: numbered(marker.seq, vec![line]),
                 ..Update::default()
             });
@@ -225,9 +204,27 @@ async fn play_lasers(game: LasersGame, hub: Arc<Hub>) -> Result<String, troupe_e
         store = taken.store;
     }
 }
+
+/// The GM's chair as a seat: a person's asks wait on the surface; the AI GM's drafts stream to
+/// the GM's page.
+fn gm_seat(gm: GmChair, surface: &Arc<dyn Surface>) -> Box<dyn GmSeat> {
+    match gm {
+        GmChair::Person => Box::new(AskedGm {
+            seat: SurfaceSeat(surface.clone()),
+        }),
+        GmChair::Ai(ai) => {
+            let surface = surface.clone();
+            Box::new(ai.on_progress(Arc::new(move |_purpose, p| {
+                surface.progress(GM, p, Draft::Shown)
+            })))
+        }
+        GmChair::Seat(seat) => seat,
+    }
+}
+
 /// What a committed event changes at the table: its lines, who holds each seat, each seat's
 /// sheet from its own view.
-fn update(env: &Envelope, session: &Session) -> Update {
+pub fn update(env: &Envelope, session: &Session) -> Update {
     let ended = match &env.event {
         Event::SessionEnded { reason } => Some(Some(reason.clone())),
         Event::SessionResumed { .. } => Some(None),
@@ -260,9 +257,52 @@ fn update(env: &Envelope, session: &Session) -> Update {
         )
     }));
     Update {
-        lines: lines(env, session),
+        lines: feed_lines(env, session),
         ended,
         holders,
         sheets,
     }
+}
+
+/// The lines an event adds to the table's streams, given the session as it stands after it.
+pub fn feed_lines(env: &Envelope, s: &Session) -> Vec<Line> {
+    numbered(env.seq, rendered(env, s))
+}
+
+/// The renderer's lines of an event, in the pages' kinds; a line of a kind no page shows (how
+/// the session was set up, overreach checks, memory, model calls, the GM's own notices and
+/// decisions) is left out, whoever may read it.
+fn rendered(env: &Envelope, s: &Session) -> Vec<Rendered> {
+    lines::render(env, s)
+        .into_iter()
+        .filter_map(|line| Some((line.audience, page_kind(line.kind)?, line.text)))
+        .collect()
+}
+
+/// The page's style of each kind of line it shows; None for a kind it does not.
+fn page_kind(kind: Kind) -> Option<&'static str> {
+    Some(match kind {
+        Kind::Session => "session",
+        Kind::Turn => "turn",
+        Kind::Gm => "gm",
+        Kind::Question => "question",
+        Kind::Plan | Kind::Directive => "private",
+        Kind::Ooc | Kind::Consensus => "ooc",
+        Kind::Attempt => "action",
+        Kind::Speech => "say",
+        Kind::Ruling => "ruling",
+        Kind::Roll => "dice",
+        Kind::Insight => "insight",
+        Kind::Seat => "seat",
+        Kind::Whisper => "whisper",
+        Kind::Mark => "story",
+        Kind::Problem => "problem",
+        Kind::Setup
+        | Kind::Notice
+        | Kind::Check
+        | Kind::Decision
+        | Kind::Memory
+        | Kind::Recalled
+        | Kind::Model => return None,
+    })
 }

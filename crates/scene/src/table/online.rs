@@ -1,27 +1,26 @@
-//! A scene as a table: the engine's scene loop with its speaker in a browser (or an AI, when the
-//! seat is handed to one: the GM's page hands it over and back, its person claims it from their
-//! own, each hand-over a `seat_handed` event), and the scene's events as every seat sees them
-//! (what the terminal shows its player). The speaker's seat has no GM commands and their sheet
-//! is their character's view only. A table opened with a GM seat gives its person the GM's
-//! commands and the GM's view (hidden entities, every card): that view, and the notes and
-//! truths the GM sets on cards, reach the GM's stream alone. An AI whose model fails gives the
-//! seat back to its person (the engine's doing); every page is told, the GM's page why.
+//! A scene played online (on a [`Surface`]: the web table, Discord): the scene's table loop with
+//! its speaker on a page (or an AI, when the seat is handed to one: the GM's page hands it over
+//! and back, its person claims it from their own, each hand-over a `seat_handed` event), and the
+//! scene's events as every seat sees them (what the terminal shows its player). The speaker's
+//! seat has no GM commands and their sheet is their character's view only. A table opened with a
+//! GM seat gives its person the GM's commands and the GM's view (hidden entities, every card):
+//! that view, and the notes and truths the GM sets on cards, reach the GM's stream alone. An AI
+//! whose model fails gives the seat back to its person (the table's doing); every page is told,
+//! the GM's page why.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::json;
-use troupe_scene::table::SceneStore;
-use troupe_scene::table::{
-    AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneTable, SceneWatch, polished,
-    shown,
-};
-use troupe_scene::tools::Caller;
-use troupe_scene::view::{character_view, gm_view};
-use troupe_scene::{Envelope, Scene, SceneEvent, State, WorldDelta, held_by_person};
+use troupe_engine::surface::{Audience, Draft, Playable, Surface, SurfaceSeat, Update, numbered};
 
-use crate::feed::{Audience, numbered};
-use crate::game::BrowserSeat;
-use crate::hub::{Draft, Hub, Update};
+use super::{
+    AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneStore, SceneTable, SceneWatch,
+    polished, shown,
+};
+use crate::tools::Caller;
+use crate::view::{character_view, gm_view};
+use crate::{Envelope, Scene, SceneEvent, State, WorldDelta, held_by_person};
 
 /// Keeps an ended scene's changes in the world (the binary's: world knowledge and memory).
 pub type KeepWorld = Box<dyn FnMut(&State, &[WorldDelta]) -> Result<(), String> + Send>;
@@ -39,92 +38,101 @@ pub struct SceneGame {
     pub keep_world: KeepWorld,
 }
 
-/// Play the scene until it ends or its speaker stops: why, or the error that stopped it.
-pub async fn play(game: SceneGame, hub: Arc<Hub>) -> Result<String, String> {
-    let SceneGame {
-        store,
-        run,
-        models,
-        ai,
-        gm,
-        keep_world,
-    } = game;
-    let stored = store.run(run).map_err(troupe_engine::error_chain)?;
-    let inputs = stored.map_or(0, |r| r.inputs);
-    let events = store.events(run).map_err(troupe_engine::error_chain)?;
-    let scene = Scene::resume(events).map_err(|e| e.to_string())?;
-    // The streams as they were: the same lines with the same ids.
-    let hidden = polished(&scene.events);
-    let on_call = ai.is_some();
-    for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
-        publish(&hub, env, on_call);
+#[async_trait(?Send)]
+impl Playable for SceneGame {
+    /// Play the scene until it ends or its speaker stops: why, or the error that stopped it.
+    async fn play(self: Box<Self>, surface: Arc<dyn Surface>) -> Result<String, String> {
+        let SceneGame {
+            store,
+            run,
+            models,
+            ai,
+            gm,
+            keep_world,
+        } = *self;
+        let stored = store.run(run).map_err(troupe_engine::error_chain)?;
+        let inputs = stored.map_or(0, |r| r.inputs);
+        let events = store.events(run).map_err(troupe_engine::error_chain)?;
+        let scene = Scene::resume(events).map_err(|e| e.to_string())?;
+        let on_call = ai.is_some();
+        replay_into(surface.as_ref(), &scene, gm, on_call);
+        let watch = Box::new(SurfaceWatch {
+            surface: surface.clone(),
+            keep_world,
+            gm,
+            on_call,
+        });
+        // What the speaker's line decided and its leaving the inbox are one commit.
+        let mut store = store;
+        store.consume_answers(surface.received());
+        let speaker = SurfaceSeat(surface.clone());
+        let mut table = SceneTable::new(store, run, scene, inputs, speaker, watch);
+        table.models(models, None);
+        let hand_overs = HandOvers {
+            queue: surface.hand_overs(),
+            wake: surface.handed(),
+        };
+        table.hand_overs(hand_overs, ai);
+        table.speaker_is_gm(false);
+        if gm {
+            table.gm_seat(Box::new(SurfaceSeat(surface.clone())));
+        }
+        let stop = table.play().await.map_err(troupe_engine::error_chain)?;
+        Ok(match stop {
+            SceneStop::Ended => "the scene has ended".into(),
+            SceneStop::Quit => "the player stopped it here (saved)".into(),
+            SceneStop::OutOfInput => "the speaker left".into(),
+        })
     }
-    hub.publish(sheet(&scene.state, gm));
+}
+
+/// The streams as they were: the same lines with the same ids, the sheets, who holds the
+/// speaker's seat; then the pages may read them.
+fn replay_into(surface: &dyn Surface, scene: &Scene, gm: bool, on_call: bool) {
+    let hidden = polished(&scene.events);
+    for env in scene.events.iter().filter(|e| !hidden.contains(&e.seq)) {
+        publish(surface, env, on_call);
+    }
+    surface.publish(sheet(&scene.state, gm));
     if on_call {
         let person = held_by_person(&scene.events, SPEAKER).unwrap_or(true);
-        hub.publish(holder(person));
+        surface.publish(holder(person));
     }
-    hub.mark_ready();
-    let watch = Box::new(HubWatch {
-        hub: hub.clone(),
-        keep_world,
-        gm,
-        on_call,
-    });
-    // What the speaker's line decided and its leaving the inbox are one commit.
-    let mut store = store;
-    store.consume_answers(hub.received.clone());
-    let mut table = SceneTable::new(store, run, scene, inputs, BrowserSeat(hub.clone()), watch);
-    table.models(models, None);
-    let hand_overs = HandOvers {
-        queue: hub.hand_overs.clone(),
-        wake: hub.handed.clone(),
-    };
-    table.hand_overs(hand_overs, ai);
-    table.speaker_is_gm(false);
-    if gm {
-        table.gm_seat(Box::new(BrowserSeat(hub.clone())));
-    }
-    let stop = table.play().await.map_err(troupe_engine::error_chain)?;
-    Ok(match stop {
-        SceneStop::Ended => "the scene has ended".into(),
-        SceneStop::Quit => "the player stopped it here (saved)".into(),
-        SceneStop::OutOfInput => "the speaker left".into(),
-    })
+    surface.mark_ready();
 }
 
 /// Who the pages say is thinking while the planner or the polish calls the model.
 const NARRATOR: &str = "The narrator";
 
-struct HubWatch {
-    hub: Arc<Hub>,
+struct SurfaceWatch {
+    surface: Arc<dyn Surface>,
     keep_world: KeepWorld,
     gm: bool,
     /// Whether an AI can take the speaker's seat (the pages then offer the hand-over).
     on_call: bool,
 }
 
-impl SceneWatch for HubWatch {
+impl SceneWatch for SurfaceWatch {
     fn on_event(&mut self, _state: &State, env: &Envelope) {
-        publish(&self.hub, env, self.on_call);
+        publish(self.surface.as_ref(), env, self.on_call);
     }
 
     /// The AI speaker thinks at the speaker's seat; the planner and the polish are the
-    /// engine's own calls, shown as the narrator's.
+    /// table's own calls, shown as the narrator's.
     fn thinking(&mut self, seat: Option<&str>) {
         let who = seat.map(|s| if s == GM { NARRATOR } else { s });
-        self.hub.thinking(who.map(str::to_string));
+        self.surface.thinking(who.map(str::to_string));
     }
 
-    /// Every page sees the token count; the draft only the seat it is for (the hub's rule):
-    /// the AI speaker's on the speaker's page, the planner's and the polish's (which may name
-    /// what only the GM's view holds) on the GM's.
+    /// Every page sees the token count; the draft only the seat it is for (the surface's
+    /// rule): the AI speaker's on the speaker's page, the planner's and the polish's (which
+    /// may name what only the GM's view holds) on the GM's.
     fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        self.hub.progress(seat, progress, Draft::Shown);
+        self.surface.progress(seat, progress, Draft::Shown);
     }
 
     fn after_line(&mut self, state: &State) {
-        self.hub.publish(sheet(state, self.gm));
+        self.surface.publish(sheet(state, self.gm));
     }
 
     fn scene_ended(&mut self, state: &State, deltas: &[WorldDelta]) -> Result<(), String> {
@@ -133,23 +141,23 @@ impl SceneWatch for HubWatch {
 }
 
 /// An event to the pages. A seat the AI gave back because its model failed is not given to it
-/// again for being idle until someone hands it over (the hub's rule), after a restart too: the
-/// log says so.
-fn publish(hub: &Hub, env: &Envelope, on_call: bool) {
+/// again for being idle until someone hands it over (the surface's rule), after a restart too:
+/// the log says so.
+fn publish(surface: &dyn Surface, env: &Envelope, on_call: bool) {
     match &env.event {
         SceneEvent::SeatHanded {
             seat,
             reason: Some(_),
             ..
-        } => hub.ai_failed(seat, true),
+        } => surface.ai_failed(seat, true),
         SceneEvent::SeatHanded {
             seat,
             person: false,
             ..
-        } => hub.ai_failed(seat, false),
+        } => surface.ai_failed(seat, false),
         _ => {}
     }
-    hub.publish(update(env, on_call));
+    surface.publish(update(env, on_call));
 }
 
 /// Who holds the speaker's seat, for the pages' hand-over buttons.
@@ -162,7 +170,7 @@ fn holder(person: bool) -> Update {
 
 /// An event's line: every seat reads what the terminal's player reads; a hand-over also says
 /// who holds the seat now (when an AI can hold it).
-fn update(env: &Envelope, on_call: bool) -> Update {
+pub fn update(env: &Envelope, on_call: bool) -> Update {
     let ended = match &env.event {
         SceneEvent::SceneEnded { .. } => Some(shown(&env.event)),
         _ => None,
@@ -174,7 +182,7 @@ fn update(env: &Envelope, on_call: bool) -> Update {
         _ => "session",
     };
     // What the GM writes on the cards is the GM's bookkeeping, not the world's; a GM's call the
-    // engine refused is the GM's to read (its reason may name what only the GM's view holds: a
+    // table refused is the GM's to read (its reason may name what only the GM's view holds: a
     // hidden entity, a card); an applied one is the world's and its narration the table's.
     let audience = match &env.event {
         SceneEvent::Noted { .. } | SceneEvent::TruthChanged { .. } => Audience::Gm,
@@ -216,7 +224,7 @@ fn handed_back(why: &str) -> String {
 
 /// The speaker's sheet: what the character whose turn it is perceives; and, at a table with a
 /// GM seat, the GM's: everything.
-fn sheet(state: &State, gm: bool) -> Update {
+pub fn sheet(state: &State, gm: bool) -> Update {
     let actor = state.current_actor();
     let turn = format!("It is {}'s turn.", state.name_of(actor));
     let info = format!("{turn}\n{}", character_view(state, actor).trim_end());

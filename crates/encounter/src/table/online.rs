@@ -1,23 +1,24 @@
-//! An encounter run as a table: the engine's encounter loop with the people's seats in their
-//! browsers, and the run's events rendered per seat. The rule is the feed's: a whitelist. The
-//! GM's calls, its rejected replies, caught leaks and the encounter's secrets reach no one; a
-//! whisper and an action sent back reach only their seat. A table opened with a GM seat gives
-//! its person (whoever runs the table beside the AI GM) the table's commands: taking back the
-//! last round, and handing seats over; their page reads what a player's does, no more.
+//! An encounter run played online (on a [`Surface`]: the web table, Discord): the encounter's
+//! table loop with the people's seats asking the surface, and the run's events rendered per seat.
+//! The rule is a whitelist. The GM's calls, its rejected replies, caught leaks and the
+//! encounter's secrets reach no one; a whisper and an action sent back reach only their seat. A
+//! table opened with a GM seat gives its person (whoever runs the table beside the AI GM) the
+//! table's commands: taking back the last round, and handing seats over; their page reads what
+//! a player's does, no more.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::json;
-use troupe_encounter::log::{EncounterEvent, Envelope, SeatKind, State, fold};
-use troupe_encounter::table::EncounterStore;
-use troupe_encounter::table::asks::gm_ask;
-use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop, shown};
 use troupe_engine::Prompts;
+use troupe_engine::surface::{
+    Audience, Draft, GM, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
+};
 use troupe_llm::Gateway;
 
-use crate::feed::{Audience, GM, Rendered, numbered};
-use crate::game::BrowserSeat;
-use crate::hub::{Draft, Hub, Update};
+use super::asks::gm_ask;
+use super::{EncounterStore, EncounterTable, EncounterWatch, Stop, shown};
+use crate::log::{EncounterEvent, Envelope, SeatKind, State, fold};
 
 /// Done once a run resolves: the summary file and the NPCs' memories (the binary's: it knows
 /// the campaign's memory). Given the run's state and events; an error is why it failed.
@@ -38,65 +39,72 @@ pub struct EncounterGame {
     pub gm: bool,
 }
 
-/// Play the run until it resolves or stops: why it stopped, or the error that stopped it.
-pub async fn play(game: EncounterGame, hub: Arc<Hub>) -> Result<String, String> {
-    let EncounterGame {
-        store,
-        run,
-        gateway,
-        prompts,
-        rounds,
-        finish,
-        gm,
-    } = game;
-    // The streams as they were: the same lines with the same ids, so a page that reconnects
-    // after a restart gets only what it has not seen.
-    let events = store.events(run).map_err(troupe_engine::error_chain)?;
-    replay_into(&hub, &events);
-    hub.mark_ready();
-    let watch = Box::new(HubWatch(hub.clone()));
-    let seat = BrowserSeat(hub.clone());
-    // What a person's answer decided and its leaving the inbox are one commit.
-    let mut store = store;
-    store.consume_answers(hub.received.clone());
-    let mut table = EncounterTable::open(store, run, gateway, prompts, seat, watch)
-        .map_err(troupe_engine::error_chain)?;
-    table.hand_overs(hub.hand_overs.clone());
-    table.joins(hub.lobby.queue.clone());
-    table.stop_before_round(rounds);
-    if gm {
-        hub.undo_by_table();
-    }
-    let stop = play_until_stopped(&mut table, &hub, gm).await?;
-    Ok(match stop {
-        Stop::Resolved => {
-            finish(table.state(), table.events())?;
-            "the encounter is over".to_string()
+#[async_trait(?Send)]
+impl Playable for EncounterGame {
+    /// Play the run until it resolves or stops: why it stopped, or the error that stopped it.
+    async fn play(self: Box<Self>, surface: Arc<dyn Surface>) -> Result<String, String> {
+        let EncounterGame {
+            store,
+            run,
+            gateway,
+            prompts,
+            rounds,
+            finish,
+            gm,
+        } = *self;
+        // The streams as they were: the same lines with the same ids, so a page that reconnects
+        // after a restart gets only what it has not seen.
+        let events = store.events(run).map_err(troupe_engine::error_chain)?;
+        replay_into(surface.as_ref(), &events);
+        surface.mark_ready();
+        let watch = Box::new(SurfaceWatch(surface.clone()));
+        let seat = SurfaceSeat(surface.clone());
+        // What a person's answer decided and its leaving the inbox are one commit.
+        let mut store = store;
+        store.consume_answers(surface.received());
+        let mut table = EncounterTable::open(store, run, gateway, prompts, seat, watch)
+            .map_err(troupe_engine::error_chain)?;
+        table.hand_overs(surface.hand_overs());
+        table.joins(surface.joins());
+        table.stop_before_round(rounds);
+        if gm {
+            surface.undo_by_table();
         }
-        Stop::Rounds(n) => format!("stopped after round {n} as asked"),
-        Stop::Quit => "everyone left".to_string(),
-    })
+        let stop = play_until_stopped(&mut table, surface.as_ref(), gm).await?;
+        Ok(match stop {
+            Stop::Resolved => {
+                finish(table.state(), table.events())?;
+                "the encounter is over".to_string()
+            }
+            Stop::Rounds(n) => format!("stopped after round {n} as asked"),
+            Stop::Quit => "everyone left".to_string(),
+        })
+    }
 }
 
-type Table = EncounterTable<BrowserSeat>;
+type Table = EncounterTable<SurfaceSeat>;
 
 /// Play until the run resolves or stops. When the GM asks to take back the last round, the game
 /// is stopped where it waits (as a kill would stop it: every committed step stays), the round
 /// is taken back as `troupe encounter undo` does, and the game goes on from it.
-async fn play_until_stopped(table: &mut Table, hub: &Hub, gm: bool) -> Result<Stop, String> {
+async fn play_until_stopped(
+    table: &mut Table,
+    surface: &dyn Surface,
+    gm: bool,
+) -> Result<Stop, String> {
     let mut answered = Vec::new();
     loop {
-        let undo = hub.undo.notified();
+        let undo = surface.undo_asked();
         let stopped = tokio::select! {
             r = table.play() => Some(r),
             () = undo => None,
-            () = gm_commands(hub, gm, answered.clone()) => None,
+            () = gm_commands(surface, gm, answered.clone()) => None,
         };
         if let Some(r) = stopped {
             return r.map_err(troupe_engine::error_chain);
         }
-        hub.withdraw_asks();
-        hub.thinking(None);
+        surface.withdraw_asks();
+        surface.thinking(None);
         answered = match table
             .take_back_round()
             .map_err(troupe_engine::error_chain)?
@@ -108,15 +116,15 @@ async fn play_until_stopped(table: &mut Table, hub: &Hub, gm: bool) -> Result<St
 }
 
 /// The GM's table commands, asked while the game plays; never done: an undo reaches the table
-/// through the hub (which stops the game for it), and any other answer is asked again.
-async fn gm_commands(hub: &Hub, gm: bool, shown: Vec<String>) {
-    while gm && hub.ask_and_wait(gm_ask(shown.clone())).await.is_some() {}
+/// through the surface (which stops the game for it), and any other answer is asked again.
+async fn gm_commands(surface: &dyn Surface, gm: bool, shown: Vec<String>) {
+    while gm && surface.ask_and_wait(gm_ask(shown.clone())).await.is_some() {}
     std::future::pending::<()>().await;
 }
 
 /// Publish a run's events so far as the table showed them: each with the state after it, a
 /// taken-back round's lines too (they were shown before the undo that follows them).
-fn replay_into(hub: &Hub, events: &[Envelope]) {
+fn replay_into(surface: &dyn Surface, events: &[Envelope]) {
     let Some(mut state) = fold(events.get(..1).unwrap_or_default()) else {
         return;
     };
@@ -129,14 +137,14 @@ fn replay_into(hub: &Hub, events: &[Envelope]) {
             },
             _ => state.apply(env),
         }
-        hub.publish(update(&state, env));
+        surface.publish(update(&state, env));
     }
 }
 
-/// Pushes each committed event, and whose model is working, to the hub.
-struct HubWatch(Arc<Hub>);
+/// Pushes each committed event, and whose model is working, to the surface.
+struct SurfaceWatch(Arc<dyn Surface>);
 
-impl EncounterWatch for HubWatch {
+impl EncounterWatch for SurfaceWatch {
     fn on_event(&mut self, state: &State, env: &Envelope) {
         self.0.publish(update(state, env));
     }
@@ -177,7 +185,7 @@ pub fn update(state: &State, env: &Envelope) -> Update {
             .seats
             .iter()
             .filter_map(|s| {
-                let info = troupe_encounter::view::seat_info(state, &s.id)?;
+                let info = crate::view::seat_info(state, &s.id)?;
                 Some((s.id.clone(), json!({ "info": info })))
             })
             .collect(),
