@@ -438,14 +438,18 @@ mod tests {
 
     #[test]
     fn a_scenes_planner_is_its_own_layer_and_its_turns_count_from_zero() {
+        let looked = json!({"tool": "get_info", "args": {"actor": "wren"}});
         let g = run(
             Game::Scene,
             vec![
                 json!({"seq": 0, "event_type": "scene_started"}),
                 json!({"seq": 1, "event_type": "model_called", "agent": "wren",
                     "purpose": "scene_plan", "attempts": [{"attempt": 1, "provider": "p:plan"}]}),
-                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren"}),
-                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren"}),
+                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren",
+                    "caller": "player", "input": "look", "call": looked, "seed": 7,
+                    "effects": [], "facts": [], "narration": "Wren looks."}),
+                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren",
+                    "caller": "player", "input": "look", "call": looked, "reason": "not now"}),
             ],
         );
         let tables = of_game_run(None, &g);
