@@ -275,7 +275,9 @@ fn encounter_summary(events: &[Known<EncounterEnvelope>]) -> Value {
         events
             .iter()
             .filter_map(Known::event)
-            .filter(|e| matches!(e.event, EncounterEvent::SceneActed { applied, .. } if applied == was))
+            .filter(
+                |e| matches!(e.event, EncounterEvent::SceneActed { applied, .. } if applied == was),
+            )
             .count()
     };
     with_fields(
@@ -410,7 +412,10 @@ mod tests {
     fn an_encounters_unknown_kind_is_a_row_and_changes_none_of_its_figures() {
         let plain = of_game_run(None, &run(Game::Encounter, recorded_encounter()));
         let mut events = recorded_encounter();
-        events.insert(5, json!({"seq": 99, "event_type": "weather_changed", "sky": "red"}));
+        events.insert(
+            5,
+            json!({"seq": 99, "event_type": "weather_changed", "sky": "red"}),
+        );
         let newer = of_game_run(None, &run(Game::Encounter, events.clone()));
         let rows_of = |t: &[Table]| rows(t, "events").len();
         assert_eq!(rows_of(&newer), rows_of(&plain) + 1);
@@ -423,7 +428,10 @@ mod tests {
         events[4]["text"] = json!(42);
         let damaged = of_game_run(None, &run(Game::Encounter, events));
         let damaged_card = &rows(&damaged, "game_runs")[0];
-        assert_eq!(damaged_card.get("rounds").unwrap_or(&Value::Null), &Value::Null);
+        assert_eq!(
+            damaged_card.get("rounds").unwrap_or(&Value::Null),
+            &Value::Null
+        );
         assert_eq!(damaged_card["events"], rows_of(&newer));
     }
 

@@ -113,7 +113,12 @@ mod tests {
                     "scene_ended" => json!({"deltas": []}),
                     _ => json!({}),
                 };
-                for (k, v) in fields.as_object().unwrap().iter().chain(e.as_object().unwrap()) {
+                for (k, v) in fields
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .chain(e.as_object().unwrap())
+                {
                     row[k] = v.clone();
                 }
                 row
