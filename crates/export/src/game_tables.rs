@@ -6,7 +6,9 @@
 //! tools) is in `game_runs`, beside the numbers every run has.
 
 use serde_json::{Value, json};
-use troupe_report::{Game, GameRun};
+use troupe_encounter::log::{EncounterEvent, Envelope as EncounterEnvelope};
+use troupe_report::{Game, GameRun, Known};
+use troupe_scene::log::{Envelope as SceneEnvelope, SceneEvent};
 
 use crate::table::Table;
 use crate::tables::{attempt, empty, num, text, with_fields};
@@ -239,12 +241,6 @@ fn summary(g: &GameRun) -> Value {
             .map(|a| num(a, field))
             .fold(0, u64::saturating_add)
     };
-    let count = |ty: &str| {
-        g.events
-            .iter()
-            .filter(|e| text(e, "event_type") == Some(ty))
-            .count()
-    };
     let row = json!({
         "id": g.id,
         "started_at": g.started_at,
@@ -259,62 +255,69 @@ fn summary(g: &GameRun) -> Value {
         "latency_ms": sum("latency_ms"),
     });
     let own = match g.game {
-        Game::Encounter => {
-            let mut card = encounter_scorecard(&g.events);
-            if let Some(o) = card.as_object_mut() {
-                o.insert(
-                    "turns".into(),
-                    o.get("rounds").cloned().unwrap_or(Value::Null),
-                );
-            }
-            with_fields(
-                card,
-                json!({
-                    "tools_applied": applied(&g.events, true),
-                    "tools_rejected": applied(&g.events, false),
-                }),
-            )
-        }
-        Game::Scene => json!({
-            "turns": scene_turns(&g.events),
-            "tools_applied": count("tool_applied"),
-            "tools_rejected": count("rejected"),
-        }),
+        Game::Encounter => encounter_summary(&Known::read_all(&g.events)),
+        Game::Scene => scene_summary(&Known::read_all(&g.events)),
     };
     with_fields(row, own)
 }
 
-/// An encounter's `scene_acted` events the engine applied (or refused).
-fn applied(events: &[Value], was: bool) -> usize {
-    events
-        .iter()
-        .filter(|e| text(e, "event_type") == Some("scene_acted"))
-        .filter(|e| e.get("applied").and_then(Value::as_bool) == Some(was))
-        .count()
-}
-
-/// A scene's turns: its tool calls' highest `turn` plus one (turns count from 0), or none.
-fn scene_turns(events: &[Value]) -> Option<u64> {
-    events
-        .iter()
-        .filter_map(|e| e.get("turn").and_then(Value::as_u64))
-        .max()
-        .map(|t| t + 1)
-}
-
-/// The GM's scorecard, troupe-encounter's (what `troupe stats` shows), as JSON; null when the
-/// events are not this build's encounter events.
-fn encounter_scorecard(events: &[Value]) -> Value {
-    let typed: Result<Vec<troupe_encounter::log::Envelope>, _> = events
-        .iter()
-        .map(|e| serde_json::from_value(e.clone()))
-        .collect();
-    match typed {
-        Ok(typed) => {
-            serde_json::to_value(troupe_encounter::score::scorecard(&typed)).unwrap_or_default()
-        }
-        Err(_) => Value::Null,
+/// An encounter's own columns: the GM's scorecard (its rounds are its turns) and the scene
+/// engine's calls it applied and refused.
+fn encounter_summary(events: &[Known<EncounterEnvelope>]) -> Value {
+    let mut card = encounter_scorecard(events);
+    if let Some(o) = card.as_object_mut() {
+        o.insert(
+            "turns".into(),
+            o.get("rounds").cloned().unwrap_or(Value::Null),
+        );
     }
+    let applied = |was: bool| {
+        events
+            .iter()
+            .filter_map(Known::event)
+            .filter(
+                |e| matches!(e.event, EncounterEvent::SceneActed { applied, .. } if applied == was),
+            )
+            .count()
+    };
+    with_fields(
+        card,
+        json!({
+            "tools_applied": applied(true),
+            "tools_rejected": applied(false),
+        }),
+    )
+}
+
+/// A scene's own columns: its turns (its tool calls' highest `turn` plus one, turns counting
+/// from 0; none before a call) and its calls applied and refused.
+fn scene_summary(events: &[Known<SceneEnvelope>]) -> Value {
+    let scene = || events.iter().filter_map(Known::event).map(|e| &e.event);
+    let turns = scene()
+        .filter_map(|e| match e {
+            SceneEvent::ToolApplied { turn, .. } | SceneEvent::Rejected { turn, .. } => {
+                Some(u64::from(*turn))
+            }
+            _ => None,
+        })
+        .max()
+        .map(|t| t + 1);
+    json!({
+        "turns": turns,
+        "tools_applied": scene().filter(|e| matches!(e, SceneEvent::ToolApplied { .. })).count(),
+        "tools_rejected": scene().filter(|e| matches!(e, SceneEvent::Rejected { .. })).count(),
+    })
+}
+
+/// The GM's scorecard, troupe-encounter's (what `troupe stats` shows), as JSON, over the events
+/// this build knows (a newer troupe's kinds change nothing it counts); null when a known kind
+/// does not read, since the card would count without it.
+fn encounter_scorecard(events: &[Known<EncounterEnvelope>]) -> Value {
+    if events.iter().any(Known::is_malformed) {
+        return Value::Null;
+    }
+    let typed: Vec<EncounterEnvelope> = events.iter().filter_map(Known::event).cloned().collect();
+    serde_json::to_value(troupe_encounter::score::scorecard(&typed)).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -394,6 +397,44 @@ mod tests {
         assert!(rows(&tables, "verdicts").is_empty());
     }
 
+    fn recorded_encounter() -> Vec<Value> {
+        include_str!("../tests/data/encounter-two-ai-rounds.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// A real run with an event a newer troupe wrote in its middle: the event is a row of
+    /// `events` as any other, and the run's own figures (the GM's scorecard, its rounds) are
+    /// those of the run without it; a known kind that does not read leaves the scorecard null
+    /// instead of counting without it.
+    #[test]
+    fn an_encounters_unknown_kind_is_a_row_and_changes_none_of_its_figures() {
+        let plain = of_game_run(None, &run(Game::Encounter, recorded_encounter()));
+        let mut events = recorded_encounter();
+        events.insert(
+            5,
+            json!({"seq": 99, "event_type": "weather_changed", "sky": "red"}),
+        );
+        let newer = of_game_run(None, &run(Game::Encounter, events.clone()));
+        let rows_of = |t: &[Table]| rows(t, "events").len();
+        assert_eq!(rows_of(&newer), rows_of(&plain) + 1);
+        assert_eq!(rows(&newer, "events")[5]["event_type"], "weather_changed");
+        let (card, newer_card) = (&rows(&plain, "game_runs")[0], &rows(&newer, "game_runs")[0]);
+        assert!(card["rounds"].is_u64(), "{card:?}");
+        for column in ["rounds", "turns", "tools_applied", "model_calls"] {
+            assert_eq!(newer_card[column], card[column], "{column}");
+        }
+        events[4]["text"] = json!(42);
+        let damaged = of_game_run(None, &run(Game::Encounter, events));
+        let damaged_card = &rows(&damaged, "game_runs")[0];
+        assert_eq!(
+            damaged_card.get("rounds").unwrap_or(&Value::Null),
+            &Value::Null
+        );
+        assert_eq!(damaged_card["events"], rows_of(&newer));
+    }
+
     #[test]
     fn an_encounters_checks_are_verdicts() {
         let g = run(
@@ -438,14 +479,18 @@ mod tests {
 
     #[test]
     fn a_scenes_planner_is_its_own_layer_and_its_turns_count_from_zero() {
+        let looked = json!({"tool": "get_info", "args": {"actor": "wren"}});
         let g = run(
             Game::Scene,
             vec![
                 json!({"seq": 0, "event_type": "scene_started"}),
                 json!({"seq": 1, "event_type": "model_called", "agent": "wren",
                     "purpose": "scene_plan", "attempts": [{"attempt": 1, "provider": "p:plan"}]}),
-                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren"}),
-                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren"}),
+                json!({"seq": 2, "event_type": "tool_applied", "turn": 0, "actor": "wren",
+                    "caller": "player", "input": "look", "call": looked, "seed": 7,
+                    "effects": [], "facts": [], "narration": "Wren looks."}),
+                json!({"seq": 3, "event_type": "rejected", "turn": 1, "actor": "wren",
+                    "caller": "player", "input": "look", "call": looked, "reason": "not now"}),
             ],
         );
         let tables = of_game_run(None, &g);

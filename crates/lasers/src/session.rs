@@ -568,6 +568,7 @@ impl Session {
     }
 
     /// Where `agent`'s next calls take their seeds.
+    #[cfg(feature = "table")]
     pub fn call_seeds(&self, agent: &str) -> crate::CallSeeds {
         crate::CallSeeds {
             seed: self.seed,

@@ -1,10 +1,11 @@
 //! Research instruments over the session log: metrics, flags for review, a log audit, and a
 //! self-contained HTML report.
 //!
-//! Everything here reads events as JSON values, by `event_type` and field names, never through
-//! the engine's `Event` enum: the log is a published format, new event types appear as the game
-//! grows, and an older analysis must keep reading a newer log (unknown events are skipped,
-//! missing fields count as absent).
+//! The log is a published format: new event types appear as the games grow, and an older
+//! analysis must keep reading a newer log. A reader reads a game's events as that game's own
+//! types through [`Known`], where a kind this build does not know reads as unknown, never as an
+//! error. Readers not yet moved onto it read events as JSON values, by `event_type` and field
+//! names (unknown events are skipped, missing fields count as absent).
 
 mod audit;
 mod calls;
@@ -15,6 +16,7 @@ mod game_score;
 mod games;
 mod games_html;
 mod html;
+mod known;
 mod metrics;
 mod schema;
 mod scorecard;
@@ -30,6 +32,7 @@ pub use flags::{Flag, FlagKind, content_words, flags};
 pub use game_score::{GameModelScore, game_scorecard};
 pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
+pub use known::Known;
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
     metrics,

@@ -83,6 +83,7 @@ pub enum Extraction {
 
 impl Extraction {
     /// The log's word for it, when there was anything to extract from.
+    #[cfg(feature = "table")]
     pub(super) fn status(&self) -> Option<String> {
         match self {
             Extraction::Off => Some("off".into()),
