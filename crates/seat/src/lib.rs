@@ -357,6 +357,8 @@ pub fn schema(fields: &[Field]) -> Value {
 }
 
 /// Building forms, tersely.
+pub mod audience;
+
 pub mod form {
     use super::{Choice, Field, FieldKind};
 

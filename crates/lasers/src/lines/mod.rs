@@ -21,7 +21,7 @@ use crate::{Envelope, Session};
 
 // Who may read a line, and the readers that are no player's seat: the engine's, as every game's
 // lines online are (kept here too, where this game's code and its readers have always found them).
-pub use troupe_engine::surface::{Audience, GM, JOIN, WATCH};
+pub use troupe_seat::audience::{Audience, GM, JOIN, WATCH};
 
 /// What a line tells, so each medium can style it (and leave out kinds it does not show).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
