@@ -70,31 +70,6 @@ pub enum Error {
         seq: u64,
         message: String,
     },
-    #[error(
-        "session {session} cannot go on: {what} could not be processed ({message}). This is a bug \
-         in troupe; please report it with the session's log. {saved} `troupe undo` takes back the \
-         last GM decision and everything after it; then `troupe resume` continues."
-    )]
-    Poisoned {
-        session: u32,
-        /// The event, e.g. "event 1234 (character_action, turn 12)".
-        what: String,
-        message: String,
-        /// Whether the event is in the log already, for the user.
-        saved: &'static str,
-    },
-    #[error(
-        "session {session} stopped: {message}. Everything so far is saved; `troupe resume` \
-         asks again."
-    )]
-    SeatFailed { session: u32, message: String },
-    /// A GM script that cannot be played, with the file and what is wrong.
-    #[error("{0}")]
-    Script(String),
-    #[error("there is no session {0} in this campaign")]
-    NoSuchSession(u32),
-    #[error("no agent {0} at this table")]
-    UnknownAgent(String),
     #[error(transparent)]
     Prompt(#[from] troupe_prompts::Error),
     /// A game's own error (a scene's file, …), from the game's crate.
@@ -104,12 +79,6 @@ pub enum Error {
     Memory(#[source] troupe_memory::Error),
     #[error(transparent)]
     Campaign(#[from] troupe_campaign::Error),
-    #[error("nobody sits at the table: it needs at least one player")]
-    NoPlayers,
-    #[error("the campaign file has no AI player `{0}`")]
-    NoSuchAiPlayer(String),
-    #[error("{player} ({character}) is already at this table")]
-    AlreadySeated { player: String, character: String },
 }
 
 /// An error and every cause under it, joined by ": " the way the binary prints errors

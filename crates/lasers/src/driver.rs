@@ -1,6 +1,7 @@
 //! The driver loop: ask `next` what the turn needs, perform it through a seat, a model or the
 //! rules, append the resulting events to the log, fold them in, repeat.
 
+use crate::SessionError;
 use chrono::{DateTime, Utc};
 use troupe_agents::{ActionDecl, AgentCall, InsightDecision, Intent, PromptSet, Purpose};
 use troupe_campaign::Campaign;
@@ -251,7 +252,7 @@ impl<'a> Driver<'a> {
     ) -> Result<Self, Error> {
         let session = crate::snapshot::fold_stored(&store, number)?;
         if session.id.is_empty() {
-            return Err(Error::NoSuchSession(number));
+            return Err(SessionError::NoSuchSession(number).into());
         }
         let next_seq = store.next_seq(number)?;
         let at = match (session.in_turn, session.phase) {
@@ -337,13 +338,14 @@ impl<'a> Driver<'a> {
                 return Ok(why);
             }
             self.record_hand_overs()?;
-            let step =
-                crate::guard::guard(|| next(&self.session)).map_err(|message| Error::Poisoned {
+            let step = crate::guard::guard(|| next(&self.session)).map_err(|message| {
+                SessionError::Poisoned {
                     session: self.session.number,
                     what: format!("the turn after event {}", self.next_seq.saturating_sub(1)),
                     message,
                     saved: "Every event is saved.",
-                })?;
+                }
+            })?;
             match step {
                 Step::Done => break,
                 Step::Begin => {
@@ -541,11 +543,13 @@ impl<'a> Driver<'a> {
         };
         self.next_seq += 1;
         let number = self.session.number;
-        crate::guard::guard(|| self.session.apply(&env)).map_err(|message| Error::Poisoned {
-            session: number,
-            what: crate::snapshot::describe(&env),
-            message,
-            saved: "It was not saved, and nothing before it was lost.",
+        crate::guard::guard(|| self.session.apply(&env)).map_err(|message| {
+            SessionError::Poisoned {
+                session: number,
+                what: crate::snapshot::describe(&env),
+                message,
+                saved: "It was not saved, and nothing before it was lost.",
+            }
         })?;
         self.pending.push(env);
         Ok(())
@@ -598,7 +602,7 @@ impl<'a> Driver<'a> {
     async fn ask_gm(&mut self, ask: GmAsk) -> Result<Option<String>, Error> {
         loop {
             let mut view =
-                gm_view(&self.session).ok_or(Error::NoSuchSession(self.session.number))?;
+                gm_view(&self.session).ok_or(SessionError::NoSuchSession(self.session.number))?;
             view.last_turn = self.last_turn;
             let reply = self.gm_decision(&ask, &view).await;
             // What the seat did to decide (an AI's calls, its checks) comes before the decision,
@@ -650,10 +654,11 @@ impl<'a> Driver<'a> {
                 GmReply::End(why) => return Ok(Some(why)),
                 GmReply::Fail(message) => {
                     self.flush()?;
-                    return Err(Error::SeatFailed {
+                    return Err(SessionError::SeatFailed {
                         session: self.session.number,
                         message,
-                    });
+                    }
+                    .into());
                 }
             }
         }
@@ -907,7 +912,7 @@ impl<'a> Driver<'a> {
     /// character's for what the character does.
     fn seat_view(&self, spec: &CallSpec) -> Result<SeatView, Error> {
         let agent = spec.agent();
-        let missing = || Error::UnknownAgent(agent.to_string());
+        let missing = || SessionError::UnknownAgent(agent.to_string());
         let layer = match spec {
             CallSpec::Action { .. }
             | CallSpec::InsightQuestion { .. }
@@ -952,20 +957,22 @@ impl<'a> Driver<'a> {
         let agent = spec.agent().to_string();
         match self.person_decision(spec, view, first).await {
             GmReply::Answer(decision) => {
-                let events =
-                    decide(&self.session, spec, decision).map_err(|message| Error::SeatFailed {
+                let events = decide(&self.session, spec, decision).map_err(|message| {
+                    SessionError::SeatFailed {
                         session: self.session.number,
                         message,
-                    })?;
+                    }
+                })?;
                 for e in events {
                     self.append(e)?;
                 }
                 Ok(Asked::Decided)
             }
-            GmReply::Fail(message) => Err(Error::SeatFailed {
+            GmReply::Fail(message) => Err(SessionError::SeatFailed {
                 session: self.session.number,
                 message,
-            }),
+            }
+            .into()),
             GmReply::Handed => {
                 self.record_hand_overs()?;
                 Ok(Asked::Handed)
@@ -1057,7 +1064,7 @@ impl<'a> Driver<'a> {
         let s = &self.session;
         let p = &self.table.prompts;
         let agent = spec.agent();
-        let missing = || Error::UnknownAgent(agent.to_string());
+        let missing = || SessionError::UnknownAgent(agent.to_string());
         let budget = self.table.prompt_budget();
         let built = match spec {
             CallSpec::Questions { .. }

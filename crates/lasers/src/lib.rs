@@ -30,6 +30,8 @@ pub mod asks;
 #[cfg(feature = "table")]
 mod driver;
 #[cfg(feature = "table")]
+mod error;
+#[cfg(feature = "table")]
 pub mod online;
 #[cfg(feature = "table")]
 pub mod recorded;
@@ -51,6 +53,8 @@ pub use decision::{PERSONS_JUSTIFICATION, PlayerDecision};
 pub use driver::{
     Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table, served_calls,
 };
+#[cfg(feature = "table")]
+pub use error::SessionError;
 pub use events::{
     Envelope, Event, FailureChoice, RollOverride, RollPurpose, Ruling, StoryMark, VerdictResult,
     WhisperScope,

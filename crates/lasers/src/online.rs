@@ -9,6 +9,7 @@
 //! reaches only its seat and the GM's, and only the kinds of line a page has a style for are
 //! published: any other kind reaches no one.
 
+use crate::SessionError;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -186,7 +187,7 @@ async fn play(game: LasersGame, surface: Arc<dyn Surface>) -> Result<String, tro
         }
         drop(driver);
         surface.withdraw_asks();
-        let taken = take_back(number).map_err(|message| troupe_engine::Error::SeatFailed {
+        let taken = take_back(number).map_err(|message| SessionError::SeatFailed {
             session: number,
             message,
         })?;

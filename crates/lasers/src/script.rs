@@ -1,6 +1,7 @@
 //! The GM from a YAML script: the same decisions as the terminal, read from a file — for demos,
 //! tests and research runs. The format is documented in `examples/README.md`.
 
+use crate::SessionError;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -165,7 +166,7 @@ impl Script {
 
     /// Read a script's text; `file` names it in every error.
     pub fn parse(text: &str, file: &str) -> Result<Script, Error> {
-        let bad = |message: String| Error::Script(format!("{file}: {message}"));
+        let bad = |message: String| Error::from(SessionError::Script(format!("{file}: {message}")));
         let script: Script =
             serde_saphyr::from_str(text).map_err(|e| bad(format!("not a valid GM script: {e}")))?;
         if script.turns.is_empty() {

@@ -3,6 +3,7 @@
 //! events after it. A snapshot is only ever a cache: one that is missing, of another format or
 //! unreadable is ignored and the whole log is folded instead, with the same result.
 
+use crate::SessionError;
 use crate::{Envelope, Error, Session, Store};
 
 /// The encoding of the snapshots this build writes; others are ignored (never misread).
@@ -57,11 +58,14 @@ pub fn fold_with(
 
 /// Fold one stored event; one that cannot be folded is named, never a crash.
 pub fn apply_stored(session: &mut Session, env: &Envelope) -> Result<(), Error> {
-    crate::guard::guard(|| session.apply(env)).map_err(|message| Error::Poisoned {
-        session: env.session_number,
-        what: describe(env),
-        message,
-        saved: "Everything before it is saved.",
+    crate::guard::guard(|| session.apply(env)).map_err(|message| {
+        SessionError::Poisoned {
+            session: env.session_number,
+            what: describe(env),
+            message,
+            saved: "Everything before it is saved.",
+        }
+        .into()
     })
 }
 

@@ -27,6 +27,14 @@ pub enum EncounterError {
     NoCampaignFile { dir: String },
     #[error("{asked} seats asked for; the campaign has {characters} characters")]
     TooManyPlayers { asked: usize, characters: usize },
+    #[error("nobody sits at the table: it needs at least one player")]
+    NoPlayers,
+    #[error("the campaign file has no AI player `{0}`")]
+    NoSuchAiPlayer(String),
+    #[error("{player} ({character}) is already at this table")]
+    AlreadySeated { player: String, character: String },
+    #[error("no seat {0} at this table")]
+    UnknownSeat(String),
     #[error("{path} is not an encounter's record")]
     NotARecord {
         path: String,

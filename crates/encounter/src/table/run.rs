@@ -418,7 +418,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     async fn act(&mut self, index: usize) -> Result<bool, Error> {
         loop {
             let Some(seat) = self.state.seats.get(index).cloned() else {
-                return Err(Error::UnknownAgent(format!("seat {index}")));
+                return Err(EncounterError::UnknownSeat(format!("seat {index}")).into());
             };
             if seat.kind == SeatKind::Ai {
                 self.ai_action(index, &seat.id).await?;
@@ -510,7 +510,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
     /// False when a person left.
     async fn roll(&mut self, check: CheckCall) -> Result<bool, Error> {
         let Some(seat) = self.state.seat(&check.player).cloned() else {
-            return Err(Error::UnknownAgent(check.player.clone()));
+            return Err(EncounterError::UnknownSeat(check.player.clone()).into());
         };
         if seat.kind == SeatKind::Person {
             let ask = roll_ask(&self.state, &seat, &check);

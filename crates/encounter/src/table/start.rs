@@ -13,7 +13,7 @@ use troupe_memory::MemoryStore;
 use super::{now, outcome};
 use troupe_engine::{Error, StoredRun};
 
-use super::EncounterStore;
+use super::{EncounterError, EncounterStore};
 
 /// The GM model's window when the provider does not say (seed 003's 128,000 tokens).
 pub const DEFAULT_WINDOW: usize = 128_000;
@@ -48,7 +48,7 @@ pub fn window_of(model: &dyn ChatModel) -> usize {
 }
 
 /// Seat the table in turn order, the campaign file's AI players and character profiles first.
-pub fn seats(specs: &[SeatSpec], campaign: Option<&Campaign>) -> Result<Vec<Seat>, Error> {
+pub fn seats(specs: &[SeatSpec], campaign: Option<&Campaign>) -> Result<Vec<Seat>, EncounterError> {
     let mut ai_pool: Vec<Seat> = campaign.map(ai_players).unwrap_or_default();
     let mut out: Vec<Seat> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
@@ -59,7 +59,7 @@ pub fn seats(specs: &[SeatSpec], campaign: Option<&Campaign>) -> Result<Vec<Seat
         out.push(seat);
     }
     if out.is_empty() {
-        return Err(Error::NoPlayers);
+        return Err(EncounterError::NoPlayers);
     }
     if let Some(c) = campaign {
         for seat in &mut out {
@@ -121,10 +121,10 @@ fn ai_seat(
     agent: Option<&str>,
     i: usize,
     taken: &[Seat],
-) -> Result<Seat, Error> {
+) -> Result<Seat, EncounterError> {
     if let Some(agent) = agent.filter(|a| !a.is_empty()) {
         let at = (pool.iter().position(|s| s.id == agent))
-            .ok_or_else(|| Error::NoSuchAiPlayer(agent.to_string()))?;
+            .ok_or_else(|| EncounterError::NoSuchAiPlayer(agent.to_string()))?;
         return Ok(pool.remove(at));
     }
     if !pool.is_empty() {
@@ -151,8 +151,8 @@ pub fn joining(
     join: &[SeatSpec],
     seated: &[Seat],
     campaign: Option<&Campaign>,
-) -> Result<Vec<Seat>, Error> {
-    let already = |seat: &Seat| Error::AlreadySeated {
+) -> Result<Vec<Seat>, EncounterError> {
+    let already = |seat: &Seat| EncounterError::AlreadySeated {
         player: seat.player.clone(),
         character: seat.character.clone(),
     };

@@ -169,7 +169,7 @@ fn an_ai_player_asked_for_by_id_is_seated_once_and_stand_ins_fill_a_table_withou
         Some(&campaign),
     );
     assert!(
-        matches!(again, Err(Error::AlreadySeated { ref player, .. }) if player == "Sam"),
+        matches!(again, Err(EncounterError::AlreadySeated { ref player, .. }) if player == "Sam"),
         "{again:?}"
     );
     let next = joining(&[SeatSpec::Ai { agent: None }], &seated, Some(&campaign)).unwrap();
@@ -180,7 +180,7 @@ fn an_ai_player_asked_for_by_id_is_seated_once_and_stand_ins_fill_a_table_withou
     }];
     let err = seats(&unknown, Some(&campaign)).unwrap_err();
     assert!(
-        matches!(err, Error::NoSuchAiPlayer(ref a) if a == "zed"),
+        matches!(err, EncounterError::NoSuchAiPlayer(ref a) if a == "zed"),
         "{err:?}"
     );
 
@@ -189,7 +189,7 @@ fn an_ai_player_asked_for_by_id_is_seated_once_and_stand_ins_fill_a_table_withou
         (stand_ins[1].id.as_str(), stand_ins[1].character.as_str()),
         ("ai2", "Ash")
     );
-    assert!(matches!(seats(&[], None), Err(Error::NoPlayers)));
+    assert!(matches!(seats(&[], None), Err(EncounterError::NoPlayers)));
 }
 
 #[test]
