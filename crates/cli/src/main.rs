@@ -2,27 +2,18 @@
 
 mod detector;
 mod discord;
-mod display;
 mod encounter;
 mod export;
-mod gm_spinner;
-mod info;
-mod keyboard;
-mod memory;
-mod people;
-mod play;
-mod replay;
 mod scene;
 mod serve;
-mod sessions;
-mod spinner;
 mod tables;
-mod terminal;
 
-// The modules of troupe-host (opening a table) and troupe-batch (a game's runs) keep the names
-// the surfaces in this binary reach them by.
+// The modules of troupe-host (opening a table), troupe-batch (a game's runs) and
+// troupe-terminal (the campaign's sessions, the keyboard, spinners, play) keep the names the
+// surfaces still in this binary (encounters, scenes, the web table, Discord) reach them by.
 use troupe_batch::runs;
 use troupe_host::{graph, models, preflight};
+use troupe_terminal::{keyboard, memory, play, replay, sessions, spinner};
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};

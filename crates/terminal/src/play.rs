@@ -19,8 +19,8 @@ use crate::people::TerminalPlayers;
 use crate::sessions::{self, CampaignLock};
 use crate::{display, gm_spinner, models, terminal};
 
-// What opens a table the same on every surface (troupe-host), named here as the other surfaces
-// of this binary have always reached it (`crate::play::…`).
+// What opens a table the same on every surface (troupe-host), named here too: the binary's
+// encounter, scene and web-table commands reach it as `play::…`.
 pub use troupe_host::{
     GmChoice, SPEND_LIMIT_EXIT, SeatArgs, SpendArgs, ai_gm, campaign_memory, finish_encounter,
     prompts, retry_policy, seat_table, seed_or_now, sleeper, table,
