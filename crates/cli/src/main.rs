@@ -1,33 +1,19 @@
 //! `troupe`: AI players at a Lasers & Feelings table.
 
-mod batch_spend;
-mod bench;
 mod detector;
 mod discord;
-mod display;
 mod encounter;
 mod export;
-mod gm_spinner;
-mod graph;
-mod info;
-mod keyboard;
-mod memory;
-mod model_spec;
-mod models;
-mod people;
-mod play;
-mod preflight;
-mod replay;
-mod research;
-mod runs;
 mod scene;
 mod serve;
-mod sessions;
-mod shard;
-mod simulate;
-mod spinner;
 mod tables;
-mod terminal;
+
+// The modules of troupe-host (opening a table), troupe-batch (a game's runs) and
+// troupe-terminal (the campaign's sessions, the keyboard, spinners, play) keep the names the
+// surfaces still in this binary (encounters, scenes, the web table, Discord) reach them by.
+use troupe_batch::runs;
+use troupe_host::{graph, models, preflight};
+use troupe_terminal::{keyboard, memory, play, replay, sessions, spinner};
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -261,13 +247,13 @@ enum Command {
     ///
     /// Campaign files × models × seeds, each in its own campaign directory under --out;
     /// `troupe stats`/`report --campaign OUT` compare them.
-    Simulate(simulate::SimulateArgs),
+    Simulate(troupe_batch::simulate::SimulateArgs),
     /// Score AI players on the bench suite
     ///
     /// Scripted scenarios of secrets, LASER FEELINGS, a party that disagrees, memory across
     /// sessions and tempting actions, scored from the logs (docs/bench.md); writes bench.md and
     /// bench.json under --out.
-    Bench(bench::BenchArgs),
+    Bench(troupe_batch::bench::BenchArgs),
     /// d20 encounters run by an AI game master from a spec
     ///
     /// Check a spec, run it, resume, undo, replay, see its log and stats, list the specs.
@@ -342,7 +328,7 @@ struct CampaignDir {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     detector::register();
-    simulate::durability_from_env();
+    troupe_batch::simulate::durability_from_env();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -370,13 +356,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(_) => Err(anyhow::anyhow!(
                 "simulate plays each run in its own directory under --out; --campaign does not apply"
             )),
-            None => simulate::simulate(&args),
+            None => troupe_batch::simulate::simulate(&args),
         },
         Command::Bench(args) => match cli.dir.path {
             Some(_) => Err(anyhow::anyhow!(
                 "bench plays each scenario in its own directory under --out; --campaign does not apply"
             )),
-            None => bench::bench(&args),
+            None => troupe_batch::bench::bench(&args),
         },
         Command::Memory { command, dir } => {
             memory::run(&sessions::dir_of(dir.path), command, memory_url)
@@ -391,7 +377,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             types,
             include_undone,
             dir,
-        } => research::log(
+        } => troupe_batch::research::log(
             &sessions::dir_of(dir.path),
             session,
             all,
@@ -403,13 +389,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             all,
             json,
             dir,
-        } => research::stats(&sessions::dir_of(dir.path), session, all, json),
+        } => troupe_batch::research::stats(&sessions::dir_of(dir.path), session, all, json),
         Command::Report {
             session,
             all,
             output,
             dir,
-        } => research::report(&sessions::dir_of(dir.path), session, all, &output),
+        } => troupe_batch::research::report(&sessions::dir_of(dir.path), session, all, &output),
         Command::Export {
             source,
             output,

@@ -8,125 +8,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use troupe_agents::PromptSet;
-use troupe_campaign::{Campaign, CampaignDir, GmSeatKind, Limit, Priced, Scenario, SeatTaker};
-use troupe_engine::Prompts;
+use troupe_campaign::{Campaign, GmSeatKind, Limit, Priced, SeatTaker};
 use troupe_lasers::{
-    AiGm, Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, Table, served_calls,
+    Driver, Envelope, GmSeat, SessionSetup, SpendStop, SystemClock, script, served_calls,
 };
-use troupe_lasers::{CampaignMemory, StoreMemory, script};
-use troupe_llm::{ChatModel, Gateway, RetryPolicy, ScaledSleeper, Sleeper, TokioSleeper};
-use troupe_rules::roll_seed;
+use troupe_llm::ChatModel;
 
 use crate::keyboard::Keyboard;
 use crate::people::TerminalPlayers;
 use crate::sessions::{self, CampaignLock};
 use crate::{display, gm_spinner, models, terminal};
 
-/// Backoff waits are scaled by TROUPE_RETRY_SCALE (tests use a tiny factor; default 1).
-pub fn sleeper() -> Arc<dyn Sleeper> {
-    match std::env::var("TROUPE_RETRY_SCALE")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-    {
-        Some(factor) => Arc::new(ScaledSleeper { factor }),
-        None => Arc::new(TokioSleeper),
-    }
-}
-
-/// The retry policy, with the per-call timeout taken from TROUPE_TEST_CALL_TIMEOUT_MS when set.
-/// Test-only: fault-injection tests hold connections past the timeout and cannot wait the real
-/// 120 s (TROUPE_RETRY_SCALE shortens the backoff waits the same way).
-pub fn retry_policy() -> RetryPolicy {
-    let mut policy = RetryPolicy::default();
-    if let Some(ms) = std::env::var("TROUPE_TEST_CALL_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        policy.call_timeout = Duration::from_millis(ms);
-    }
-    policy
-}
-
-/// The campaign's prompt registry: every game's templates, with the campaign's `prompts/`
-/// files replacing those of the same name. A broken override is an error naming its file.
-pub fn prompts(dir: &Path) -> anyhow::Result<Prompts> {
-    Ok(troupe_games::campaign(dir)?)
-}
-
-/// The AI side of the table for a campaign: its prompts, the model, and its memory.
-pub fn table(
-    dir: &Path,
-    model: Arc<dyn ChatModel>,
-    memory: Box<dyn CampaignMemory>,
-) -> anyhow::Result<Table> {
-    Ok(Table::new(
-        Gateway::new(model, retry_policy(), sleeper()),
-        PromptSet::from(prompts(dir)?),
-        memory,
-    ))
-}
-
-/// The campaign's memory, wherever it lives (`memory_url` is `--memory-url`).
-pub fn campaign_memory(
-    dir: &Path,
-    campaign: &Campaign,
-    memory_url: Option<&str>,
-) -> anyhow::Result<Box<dyn CampaignMemory>> {
-    let store = crate::graph::open_memory(&CampaignDir::new(dir), Some(campaign), memory_url)?;
-    Ok(Box::new(StoreMemory::new(
-        store,
-        campaign.corruption_strength,
-    )))
-}
-
-/// Who sits where, from the command line (over the campaign file's `gm` and `seat` fields).
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct SeatArgs {
-    /// Who runs the game: person (you, at the terminal or with --gm-script) or ai
-    #[arg(long, value_name = "person|ai")]
-    pub gm: Option<GmChoice>,
-    /// Play this character yourself at the terminal (its agent id; repeat for a hot seat)
-    #[arg(long = "human", value_name = "AGENT")]
-    pub humans: Vec<String>,
-    /// End the session once this turn is played
-    #[arg(long)]
-    pub turns: Option<u32>,
-    #[command(flatten)]
-    pub spend: SpendArgs,
-}
-
-/// A session's spend limit from the command line, over the campaign file's
-/// `spend_limit.session`.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct SpendArgs {
-    /// Stop the session, saved, once its model calls have cost this many US dollars (at the
-    /// campaign file's prices, else troupe's list prices); `troupe resume` continues it
-    #[arg(long, value_name = "USD", value_parser = parse_usd)]
-    pub max_spend: Option<f64>,
-    /// Stop the session, saved, once its model calls have used this many tokens (input plus
-    /// output); `troupe resume` continues it
-    #[arg(long, value_name = "TOKENS", value_parser = parse_tokens)]
-    pub max_tokens: Option<u64>,
-}
-
-fn parse_usd(text: &str) -> Result<f64, String> {
-    match text.trim().trim_start_matches('$').parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(format!(
-            "\"{text}\" is not an amount of US dollars above 0 (e.g. 2.50)"
-        )),
-    }
-}
-
-fn parse_tokens(text: &str) -> Result<u64, String> {
-    match text.trim().replace('_', "").parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!(
-            "\"{text}\" is not a number of tokens above 0 (e.g. 200000)"
-        )),
-    }
-}
+// What opens a table the same on every surface (troupe-host), named here too: the binary's
+// encounter, scene and web-table commands reach it as `play::…`.
+pub use troupe_host::{
+    GmChoice, SPEND_LIMIT_EXIT, SeatArgs, SpendArgs, ai_gm, campaign_memory, finish_encounter,
+    prompts, retry_policy, seat_table, seed_or_now, sleeper, table,
+};
 
 /// Sets the session's spend limit (the command line over the campaign file), if any. A dollar
 /// limit on a model troupe has no price for could never be reached: refused, with the way out.
@@ -173,76 +71,6 @@ fn spend_stopped_message(stop: &SpendStop, dir: &Path) -> String {
     )
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum GmChoice {
-    Person,
-    Ai,
-}
-
-/// Seat the table as asked: the GM's seat and the characters people play. An AI GM without a
-/// scenario gets an adventure rolled on the rulebook's threat tables with the session seed (it
-/// is recorded with the campaign in the session's first event).
-pub(crate) fn seat_table(
-    campaign: &mut Campaign,
-    seats: &SeatArgs,
-    gm_script: Option<&Path>,
-    seed: u64,
-) -> anyhow::Result<()> {
-    match seats.gm {
-        Some(GmChoice::Ai) => campaign.gm.seat = GmSeatKind::Ai,
-        Some(GmChoice::Person) => campaign.gm.seat = GmSeatKind::Person,
-        None => {}
-    }
-    if campaign.gm.seat == GmSeatKind::Ai && gm_script.is_some() {
-        bail!(
-            "--gm-script plays a person's GM inputs; with an AI GM (--gm ai or \"gm\": {{\"seat\": \"ai\"}}) leave it out"
-        );
-    }
-    for agent in &seats.humans {
-        let ids: Vec<String> = campaign
-            .seats
-            .iter()
-            .map(|x| x.player.agent_id.clone())
-            .collect();
-        let Some(seat) = campaign
-            .seats
-            .iter_mut()
-            .find(|x| &x.player.agent_id == agent)
-        else {
-            bail!(
-                "--human {agent}: no such agent in the campaign; agents: {}",
-                ids.join(", ")
-            );
-        };
-        seat.taken_by = SeatTaker::Human;
-    }
-    if campaign.gm.seat == GmSeatKind::Ai && campaign.gm.scenario.is_none() {
-        let adventure = troupe_rules::roll_adventure(roll_seed(seed, u64::MAX));
-        // The AI GM's private material: a person in a character's seat does not read it.
-        if campaign
-            .seats
-            .iter()
-            .any(|x| x.taken_by == SeatTaker::Human)
-        {
-            println!(
-                "The AI GM has rolled an adventure on the rulebook's threat tables (its secret: \
-                 the players find it out in play)."
-            );
-        } else {
-            println!(
-                "Adventure (rolled on the rulebook's threat tables, dice {:?}): {}",
-                adventure.faces,
-                adventure.premise()
-            );
-        }
-        campaign.gm.scenario = Some(Scenario {
-            text: adventure.premise(),
-            notes: Vec::new(),
-        });
-    }
-    Ok(())
-}
-
 /// The GM's seat: the AI GM, a script, or the person at the terminal.
 fn gm_seat(
     campaign: &Campaign,
@@ -282,36 +110,6 @@ fn gm_seat(
             Box::new(terminal::TerminalGm::new(keyboard.clone()))
         }
     })
-}
-
-/// The dice seed asked for, else one from the clock.
-pub(crate) fn seed_or_now(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    })
-}
-
-/// The AI GM, on the campaign's GM model (else the players' model).
-pub(crate) fn ai_gm(
-    campaign: &Campaign,
-    players: &Arc<dyn ChatModel>,
-    dir: &Path,
-) -> anyhow::Result<AiGm> {
-    let model = match &campaign.gm.model {
-        Some(settings) => models::fail_fast(models::choose(
-            &models::ModelArgs::default(),
-            Some(settings),
-            dir,
-        )?),
-        None => players.clone(),
-    };
-    Ok(AiGm::new(
-        Gateway::new(model, retry_policy(), sleeper()),
-        PromptSet::from(prompts(dir)?),
-    ))
 }
 
 /// The people's seats, when anyone plays a character at the terminal.
@@ -478,21 +276,6 @@ pub async fn resume(
     finish_encounter(dir, number, memory_url)?;
     Ok(code)
 }
-
-/// After session `session` was played or resumed: when it is a Lasers & Feelings encounter's
-/// and has ended, its summary file and the NPCs' memory of it, once.
-pub fn finish_encounter(dir: &Path, session: u32, memory_url: Option<&str>) -> anyhow::Result<()> {
-    let campaign_dir = CampaignDir::new(dir);
-    if let Some(ended) = troupe_encounter::table::lasers::ended(&campaign_dir, session)? {
-        // Opened only now: most sessions are no encounter's, and memory may be on a server.
-        let mut memory = crate::graph::open_memory(&campaign_dir, None, memory_url)?;
-        ended.record(&campaign_dir, &mut memory)?;
-    }
-    Ok(())
-}
-
-/// The exit status of a session the spend limit stopped (saved, resumable).
-pub const SPEND_LIMIT_EXIT: u8 = 3;
 
 /// Play until the session ends; Ctrl-C ends it cleanly. Every step is committed as it happens,
 /// so an interruption (Ctrl-C, kill -9, power loss) loses at most the step in flight.

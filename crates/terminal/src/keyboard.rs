@@ -10,7 +10,14 @@ use tokio::sync::Mutex;
 #[derive(Clone)]
 pub struct Keyboard(Arc<Mutex<Lines<BufReader<Stdin>>>>);
 
+impl Default for Keyboard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Keyboard {
+    /// The one reader of standard input (make it once; clone it for every seat).
     pub fn new() -> Self {
         Keyboard(Arc::new(Mutex::new(
             BufReader::new(tokio::io::stdin()).lines(),

@@ -14,7 +14,14 @@ pub struct Spinner {
     draws: bool,
 }
 
+impl Default for Spinner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Spinner {
+    /// A spinner that draws only when standard error is a terminal.
     pub fn new() -> Self {
         Spinner {
             bar: None,

@@ -153,7 +153,7 @@ fn games_hint(dir: &Path) -> String {
 /// The campaign's encounter runs and scenes, each encounter run with its GM's scorecard.
 fn games(dir: &Path) -> anyhow::Result<Games> {
     let mut games = troupe_report::load_games(dir)?;
-    for card in crate::encounter::all_scorecards(dir)? {
+    for card in crate::encounters::all_scorecards(dir)? {
         games.attach_scorecard(card);
     }
     Ok(games)
@@ -225,16 +225,16 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
             "game_scorecard": game_scorecard,
             "cost": (!only_games).then(|| troupe_report::costs(&events)),
             "runs": runs,
-            "encounters": crate::encounter::all_scorecards(dir)?,
+            "encounters": crate::encounters::all_scorecards(dir)?,
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
     } else if only_games {
         let mut text = troupe_report::render_games_stats(&title, &audit);
         text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
-        let encounters = crate::encounter::all_scorecards(dir)?;
+        let encounters = crate::encounters::all_scorecards(dir)?;
         if !encounters.is_empty() {
             text.push('\n');
-            text.push_str(&crate::encounter::render_scorecards(&encounters));
+            text.push_str(&crate::encounters::render_scorecards(&encounters));
         }
         emit(&text)?;
     } else {
@@ -244,10 +244,10 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
         text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
         text.push_str(&troupe_report::render_costs(&troupe_report::costs(&events)));
-        let encounters = crate::encounter::all_scorecards(dir)?;
+        let encounters = crate::encounters::all_scorecards(dir)?;
         if !encounters.is_empty() {
             text.push('\n');
-            text.push_str(&crate::encounter::render_scorecards(&encounters));
+            text.push_str(&crate::encounters::render_scorecards(&encounters));
         }
         emit(&text)?;
     }

@@ -50,7 +50,7 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub shard: crate::shard::ShardArgs,
     #[command(flatten)]
-    pub spend: crate::batch_spend::BatchSpendArgs,
+    pub spend: crate::spend::BatchSpendArgs,
     /// Arguments for every `troupe play`, after `--`, passed verbatim: e.g.
     /// `-- --gm-script examples/research.gm.yaml`, `-- --gm ai --turns 20`
     #[arg(last = true, value_name = "PLAY ARGS")]
@@ -438,7 +438,7 @@ fn spawn(
     let out_path = run.dir.join("stdout.log");
     let out = std::fs::File::create(&out_path)
         .with_context(|| format!("could not create {}", out_path.display()))?;
-    let user_threads = std::env::var_os(crate::models::THREADS_VAR).is_some();
+    let user_threads = std::env::var_os(troupe_host::models::THREADS_VAR).is_some();
     let mut cmd = play_command(run, exe, play_args, (!user_threads).then_some(threads));
     if std::env::var_os(DURABILITY_VAR).is_none() {
         cmd.env(DURABILITY_VAR, CHECKPOINTS);
@@ -477,7 +477,7 @@ fn play_command(run: &Run, exe: &Path, play_args: &[String], threads: Option<usi
         .arg("--seed")
         .arg(run.seed.to_string());
     if let Some(threads) = threads {
-        cmd.env(crate::models::THREADS_VAR, threads.to_string());
+        cmd.env(troupe_host::models::THREADS_VAR, threads.to_string());
     }
     if let Some(model) = &run.model {
         cmd.args(model.play_flags());
@@ -790,14 +790,14 @@ fn watch_spend(
     out: &Path,
     stop: &Arc<AtomicBool>,
 ) -> (troupe_campaign::Limit, Arc<AtomicBool>, Arc<AtomicBool>) {
-    let limit = crate::batch_spend::batch_limit(args.spend.limit(), &args.campaigns);
+    let limit = crate::spend::batch_limit(args.spend.limit(), &args.campaigns);
     let (over, done) = (
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
     );
     if !limit.is_none() {
         let (stop, o, d) = (Arc::clone(stop), Arc::clone(&over), Arc::clone(&done));
-        crate::batch_spend::watch(out.to_path_buf(), limit, stop, o, d);
+        crate::spend::watch(out.to_path_buf(), limit, stop, o, d);
     }
     (limit, over, done)
 }
@@ -851,9 +851,9 @@ pub fn simulate(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("could not write {}", json.display()))?;
     print_summary(&summary, &json);
     if over_limit.load(Ordering::SeqCst) {
-        let spent = crate::batch_spend::spent(out);
-        println!("{}", crate::batch_spend::stopped_message(&limit, spent));
-        return Ok(ExitCode::from(crate::play::SPEND_LIMIT_EXIT));
+        let spent = crate::spend::spent(out);
+        println!("{}", crate::spend::stopped_message(&limit, spent));
+        return Ok(ExitCode::from(troupe_host::SPEND_LIMIT_EXIT));
     }
     Ok(if stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
@@ -975,7 +975,7 @@ mod tests {
                 .collect()
         };
         let shared = play_command(run, Path::new("troupe"), &[], Some(1));
-        let var = crate::models::THREADS_VAR.to_string();
+        let var = troupe_host::models::THREADS_VAR.to_string();
         assert_eq!(env(&shared), [(var, Some("1".to_string()))]);
         let inherited = play_command(run, Path::new("troupe"), &[], None);
         assert!(env(&inherited).is_empty());
