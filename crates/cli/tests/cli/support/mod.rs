@@ -4,7 +4,8 @@
 //! re-exported here so each test names it as `support::…`.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use assert_cmd::Command;
 
@@ -21,7 +22,23 @@ pub fn troupe() -> Command {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001");
+    if let Some(dir) = embed_model() {
+        cmd.env("TROUPE_EMBED_MODEL", dir);
+    }
     cmd
+}
+
+/// The overreach check's sentence model, found once for the whole test binary exactly as troupe
+/// finds it (`troupe_embed::find_model_dir`: `TROUPE_EMBED_MODEL`, the data directory, then the
+/// pip package by asking `python3`), and named to every `troupe` the tests start, so each of
+/// those hundreds of processes loads the same model without starting Python (through pyenv's
+/// shims, 0.6-1.9 s of wall time a process on this machine under load; BENCHMARKS.md, issue 48).
+/// The search itself is tested where it is the subject: troupe-embed's tests and `detector.rs`,
+/// whose `troupe` is started without this.
+pub fn embed_model() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| troupe_embed::find_model_dir(None).ok())
+        .as_deref()
 }
 
 /// Run `troupe ARGS` in `dir`; it must succeed. Returns its standard output.
@@ -60,6 +77,7 @@ pub fn spawn_paused(dir: &Path, args: &[&str], pause: &str, n: u64) -> std::proc
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env_remove("TROUPE_PAUSE_BEFORE_COMMIT")
+        .envs(embed_model().map(|dir| ("TROUPE_EMBED_MODEL", dir)))
         .env(pause, n.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
