@@ -12,10 +12,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use troupe_embed::{Embedder, Error, cosine};
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
+use troupe_test_support::in_ci;
 
 /// The model, loaded once for every test in this file; `None` (after a loud notice) when it is
 /// not installed and this is not CI.

@@ -8,6 +8,7 @@
 //! these tests fail in CI (CI=true) and skip loudly elsewhere.
 #![cfg(feature = "detector")]
 
+use crate::support::in_ci;
 use assert_cmd::Command;
 use serde_json::Value;
 
@@ -34,10 +35,6 @@ fn validate(env: &[(&str, &str)]) -> (Vec<Value>, String) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     (verdicts, stderr)
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
 #[test]

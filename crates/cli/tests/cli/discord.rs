@@ -17,9 +17,7 @@ use crate::serve_scene::{mill, play_at_terminal, stored};
 use crate::support::openai_server::{OpenAiServer, Personality};
 use crate::support::{campaign_with, of_type, read_log};
 
-#[allow(dead_code)]
-#[path = "../../../discord/tests/discord/fake.rs"]
-mod fake;
+use troupe_test_support::discord as fake;
 
 use fake::{CHANNEL, Fake, Posted, Recorded, TOKEN, user};
 use twilight_model::user::User;

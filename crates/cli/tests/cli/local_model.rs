@@ -14,15 +14,12 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 use crate::support;
+use crate::support::in_ci;
 use support::copy_examples;
 
 /// One embedded model at a time: two llama.cpp sessions on a 2-core machine oversubscribe it so
 /// badly that calls pass their timeout (the test threads would otherwise run both at once).
 static ONE_MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
 
 /// `troupe play local.json --provider local ARGS` in `dir`: it must succeed. Returns its
 /// standard output and the session's log, or None (after a loud notice) when the model file is

@@ -9,11 +9,13 @@
 //! except in CI (`CI` set), where a missing browser fails it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
+use crate::support::browser::chromium;
+use crate::support::in_ci;
 use support::{copy_examples, run};
 
 const WIDTH: u32 = 1280;
@@ -44,31 +46,6 @@ const CHART_COLOURS: &[(&str, [u8; 3], usize)] = &[
     ),
     ("gold: dice bars", [0xc9, 0xa2, 0x27], 10_000),
 ];
-
-fn chromium() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("TROUPE_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    for name in [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-    ] {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
 
 /// Headless Chromium's screenshot of a local HTML file, decoded to RGB rows.
 fn screenshot(browser: &Path, html: &Path, work: &Path) -> (u32, u32, Vec<u8>) {

@@ -733,8 +733,11 @@ async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
     assert_eq!(code, 204, "{text}");
 }
 
+/// The hub's rate-limit window. A real wait, kept: the test proves that the running binary
+/// answers a flooding seat again once the window has passed, and the binary's clock cannot be
+/// injected from here.
 fn hub_window() -> Duration {
-    Duration::from_secs(10)
+    troupe_serve::hub::RATE_WINDOW
 }
 
 #[tokio::test]

@@ -15,14 +15,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
+use crate::support::in_ci;
 use support::troupe;
 
 const DAEMONS: [&str; 3] = ["munged", "slurmctld", "slurmd"];
 const CLIENTS: [&str; 3] = ["sbatch", "squeue", "sinfo"];
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
 
 /// A program in PATH or in the sbin directories daemons live in.
 fn find(program: &str) -> Option<PathBuf> {

@@ -7,7 +7,7 @@
 //! each person read, a bot stopped and started again, rate limits and long messages.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod fake;
+use troupe_test_support::discord as fake;
 mod support;
 
 mod durable;

@@ -2,7 +2,7 @@
 //! replies), its table opened as `troupe serve --encounter` opens one, and a bot pointed at the
 //! fake.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,9 +16,7 @@ use troupe_serve::{TableGame, TableRun};
 
 use crate::fake::{CHANNEL, Fake, TOKEN};
 
-pub fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+pub use troupe_test_support::examples;
 
 /// The examples' party as the campaign, and the smithy spec with its recorded replies.
 pub fn campaign() -> tempfile::TempDir {

@@ -23,11 +23,8 @@ use troupe_seat::{Answer, Ask, Seat};
 
 use troupe_engine::{Logged, read_jsonl};
 
-use crate::mirror_check::{assert_mirror_is_the_table, cut_short};
-
-fn examples() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+use troupe_test_support::examples;
+use troupe_test_support::mirror::{assert_mirror_is_the_table, cut_short};
 
 // ---- the encounter ----
 

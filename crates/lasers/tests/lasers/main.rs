@@ -13,7 +13,6 @@ mod ai_gm;
 mod asks;
 mod leaks;
 mod lines;
-mod mirror_check;
 mod store;
 mod transcript;
 mod turns;

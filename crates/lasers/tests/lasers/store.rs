@@ -83,10 +83,10 @@ async fn a_sessions_mirror_is_the_stores_undo_and_all_and_is_mended_on_reopening
     assert_eq!(store.mirror_file(1), Some(r.log_path.clone()));
     let outcome = r.events("gm_outcome")[0].seq;
     store.append_undo(1, &undo_from(&store, outcome)).unwrap();
-    crate::mirror_check::assert_mirror_is_the_table(dir, &store, 1);
+    troupe_test_support::mirror::assert_mirror_is_the_table(dir, &store, 1);
     drop(store);
 
-    crate::mirror_check::cut_short(&r.log_path);
+    troupe_test_support::mirror::cut_short(&r.log_path);
     let mut store = Store::open(dir).unwrap();
     let why = store
         .mirror(1)
@@ -98,7 +98,7 @@ async fn a_sessions_mirror_is_the_stores_undo_and_all_and_is_mended_on_reopening
         None,
         "checked once, then kept open"
     );
-    crate::mirror_check::assert_mirror_is_the_table(dir, &store, 1);
+    troupe_test_support::mirror::assert_mirror_is_the_table(dir, &store, 1);
 }
 
 #[test]

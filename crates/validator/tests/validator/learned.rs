@@ -9,6 +9,7 @@ use crate::support::holdout;
 
 use std::sync::OnceLock;
 
+use troupe_test_support::in_ci;
 use troupe_validator::learned::Detector;
 use troupe_validator::opinion::{self, SecondOpinion, Status};
 
@@ -45,10 +46,6 @@ const CEILING_FLAGGED_BY_CATEGORY: [(&str, usize); 7] = [
     ("hedged_attempt", 0),
     ("intent_with_outcome_words", 1),
 ];
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-}
 
 fn detector() -> Option<&'static Detector> {
     static D: OnceLock<Result<Detector, String>> = OnceLock::new();

@@ -106,9 +106,7 @@ mod hybrid {
     /// Expected calibration error of the hybrid probability (10 buckets) at most (measured 0.018).
     const ECE_TEST: f64 = 0.03;
 
-    fn in_ci() -> bool {
-        std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-    }
+    use troupe_test_support::in_ci;
 
     #[test]
     fn the_hybrid_meets_its_figures_and_its_confidence_means_what_it_says() {

@@ -1,34 +1,17 @@
 //! What the end-to-end tests share: the `troupe` binary with no provider keys and short
-//! retries, the examples directory, and reading a session's JSONL log.
-//!
-//! Each test file compiles this module on its own and uses part of it.
+//! retries, and a run of it paused for a crash test. What every crate's tests share (the
+//! examples, reading a JSONL log, the mock model server, the browser) is troupe-test-support's,
+//! re-exported here so each test names it as `support::…`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use assert_cmd::Command;
-use serde_json::Value;
 
-pub fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// Copy these files of the examples directory into `dir`.
-pub fn copy_examples(dir: &Path, files: &[&str]) {
-    for f in files {
-        std::fs::copy(examples().join(f), dir.join(f)).unwrap();
-    }
-}
-
-/// The files of the example campaign: the campaign, the demo GM script, the recorded replies.
-pub const DEMO: [&str; 3] = ["campaign.json", "demo.gm.yaml", "campaign.replay.jsonl"];
-
-/// A fresh directory holding these example files.
-pub fn campaign_with(files: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_examples(dir.path(), files);
-    dir
-}
+pub use troupe_test_support::{
+    DEMO, browser, campaign_with, copy_examples, examples, in_ci, of_type, openai_server, read_log,
+};
 
 /// The binary, with no API keys from the environment (nothing may reach a hosted model), no
 /// crash-test pause and retries 1,000 times shorter; the overreach check is the one
@@ -39,7 +22,23 @@ pub fn troupe() -> Command {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001");
+    if let Some(dir) = embed_model() {
+        cmd.env("TROUPE_EMBED_MODEL", dir);
+    }
     cmd
+}
+
+/// The overreach check's sentence model, found once for the whole test binary exactly as troupe
+/// finds it (`troupe_embed::find_model_dir`: `TROUPE_EMBED_MODEL`, the data directory, then the
+/// pip package by asking `python3`), and named to every `troupe` the tests start, so each of
+/// those hundreds of processes loads the same model without starting Python (through pyenv's
+/// shims, 0.6-1.9 s of wall time a process on this machine under load; BENCHMARKS.md, issue 48).
+/// The search itself is tested where it is the subject: troupe-embed's tests and `detector.rs`,
+/// whose `troupe` is started without this.
+pub fn embed_model() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| troupe_embed::find_model_dir(None).ok())
+        .as_deref()
 }
 
 /// Run `troupe ARGS` in `dir`; it must succeed. Returns its standard output.
@@ -65,21 +64,6 @@ pub fn run_with(dir: &Path, args: &[&str], input: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Every event of a JSONL log.
-pub fn read_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-pub fn of_type<'a>(log: &'a [Value], t: &str) -> Vec<&'a Value> {
-    log.iter().filter(|e| e["event_type"] == t).collect()
-}
-pub mod browser;
-pub mod openai_server;
-
 /// Start `troupe ARGS` in `dir` with a crash-test pause (`TROUPE_PAUSE_AFTER_EVENT` or
 /// `TROUPE_PAUSE_BEFORE_COMMIT` set to `n`); returns once it says it has paused, ready to be
 /// killed.
@@ -93,6 +77,7 @@ pub fn spawn_paused(dir: &Path, args: &[&str], pause: &str, n: u64) -> std::proc
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env_remove("TROUPE_PAUSE_BEFORE_COMMIT")
+        .envs(embed_model().map(|dir| ("TROUPE_EMBED_MODEL", dir)))
         .env(pause, n.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

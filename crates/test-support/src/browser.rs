@@ -1,4 +1,4 @@
-//! Headless Chromium for the report's browser tests: the page's DOM after it ran (what a reader's
+//! Headless Chromium for the browser tests (the report's files, the table's live pages): the page's DOM after it ran (what a reader's
 //! browser made of it, scripts included) and a screenshot decoded to RGB pixels.
 //!
 //! Needs `chromium` (scripts/setup installs it); `TROUPE_CHROMIUM` names another binary.
@@ -24,9 +24,8 @@ pub fn chromium() -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
+// Where the browser tests always asked it; one definition for every crate's tests now.
+pub use crate::in_ci;
 
 /// The browser, or None after saying why the test is skipped (a missing browser fails in CI).
 pub fn browser_or_skip(test: &str) -> Option<PathBuf> {

@@ -1,6 +1,6 @@
 //! What a mirror must be, for every game's tests: its lines are its table's rows, byte for byte,
-//! undo marks included; and a mirror cut short as a kill would cut it. Shared by the engine's
-//! tests (a session's mirror) and the games' (an encounter's and a scene's) by `#[path]`.
+//! undo marks included; and a mirror cut short as a kill would cut it. Used by Lasers &
+//! Feelings' tests (a session's mirror) and the games' (an encounter's and a scene's).
 
 use std::path::Path;
 
