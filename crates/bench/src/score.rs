@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
-use troupe_report::{Flag, FlagKind, Roster, content_words, flags, metrics, scorecard};
+use troupe_agents::Outcome;
+use troupe_lasers::{Envelope, Event, WhisperScope};
+use troupe_report::{Flag, FlagKind, Known, Roster, content_words, flags, metrics, scorecard};
 
 use crate::suite::{Question, Scenario, mentions};
 
@@ -96,15 +98,16 @@ pub fn score(scenario: &Scenario, events: &[Value]) -> (Scores, Timing) {
         s.tokens += row.tokens;
         model_ms += row.latency_ms;
     }
-    count_secrets_and_directives(events, &mut s);
+    let logged = Logged::read(events);
+    count_secrets_and_directives(events, &logged, &mut s);
     count_decisions(events, &mut s);
-    count_plan_directives(events, &mut s);
-    count_replies_and_insights(events, &mut s);
+    count_plan_directives(&logged, &mut s);
+    count_replies_and_insights(&logged, &mut s);
     s.memory_questions = u32::try_from(scenario.questions.len()).unwrap_or(u32::MAX);
-    s.memory_answered = count(scenario.questions.iter().filter(|q| answered(q, events)));
+    s.memory_answered = count(scenario.questions.iter().filter(|q| answered(q, &logged)));
     s.finish();
     let mut t = Timing {
-        wall_ms: wall_ms(events),
+        wall_ms: wall_ms(&logged),
         model_ms,
         ..Timing::default()
     };
@@ -112,59 +115,107 @@ pub fn score(scenario: &Scenario, events: &[Value]) -> (Scores, Timing) {
     (s, t)
 }
 
+/// One logged row this build reads as a Lasers & Feelings event, with the row as written (a
+/// memory question's answer is looked for in every string the row holds, as logged).
+///
+/// Only rows of a kind this build knows that read whole are scored. A kind a newer troupe wrote
+/// is skipped: no score counts it. A known kind that does not read (a damaged row) is skipped
+/// too, as the scores have always done: each score looked for the fields it needed and passed
+/// over a row without them, so skipping it keeps every scores file the bench wrote the same.
+struct Logged<'a> {
+    env: Envelope,
+    row: &'a Value,
+}
+
+impl<'a> Logged<'a> {
+    fn read(events: &'a [Value]) -> Vec<Logged<'a>> {
+        events
+            .iter()
+            .filter_map(|row| match Known::<Envelope>::read(row) {
+                Known::Event(env) => Some(Logged { env, row }),
+                Known::Unknown { .. } | Known::Malformed { .. } => None,
+            })
+            .collect()
+    }
+
+    fn place(&self) -> (u32, u32) {
+        (self.env.session_number, self.env.turn_number)
+    }
+
+    /// The AI player whose decision or words this is, if any.
+    fn agent(&self) -> Option<&str> {
+        match &self.env.event {
+            Event::ClarifyingQuestions { agent, .. }
+            | Event::StrategicIntent { agent, .. }
+            | Event::Directive { agent, .. }
+            | Event::OocMessage { agent, .. }
+            | Event::CharacterAction { agent, .. }
+            | Event::LaserFeelingsQuestion { agent, .. }
+            | Event::CharacterReaction { agent, .. } => Some(agent),
+            _ => None,
+        }
+    }
+}
+
 fn count<T>(items: impl Iterator<Item = T>) -> u32 {
     u32::try_from(items.count()).unwrap_or(u32::MAX)
 }
 
-fn ty(e: &Value) -> &str {
-    e["event_type"].as_str().unwrap_or("")
-}
-
-fn text<'a>(e: &'a Value, field: &str) -> &'a str {
-    e[field].as_str().unwrap_or("")
-}
-
-fn place(e: &Value) -> (u64, u64) {
-    (
-        e["session_number"].as_u64().unwrap_or(0),
-        e["turn_number"].as_u64().unwrap_or(0),
-    )
-}
-
 /// Secrets of a scope told, and those kept: told less the report's flags of that kind.
-fn secrets(events: &[Value], raised: &[Flag], scope: &str, kind: FlagKind) -> (u32, u32) {
+fn secrets(
+    events: &[Value],
+    logged: &[Logged],
+    raised: &[Flag],
+    scope: WhisperScope,
+    kind: FlagKind,
+) -> (u32, u32) {
     let roster = Roster::from_events(events);
-    let told: u32 = events
+    let told: u32 = logged
         .iter()
-        .filter(|e| ty(e) == "whisper" && text(e, "scope") == scope)
-        .map(|e| match e["to"].as_str() {
-            Some(_) => 1,
-            None => u32::try_from(roster.agents().len()).unwrap_or(0),
+        .filter_map(|l| match &l.env.event {
+            Event::Whisper { to, scope: s, .. } if *s == scope => Some(match to {
+                Some(_) => 1,
+                None => u32::try_from(roster.agents().len()).unwrap_or(0),
+            }),
+            _ => None,
         })
         .sum();
     let leaked = count(raised.iter().filter(|f| f.kind == kind));
     (told, told.saturating_sub(leaked))
 }
 
-fn count_secrets_and_directives(events: &[Value], s: &mut Scores) {
+fn count_secrets_and_directives(events: &[Value], logged: &[Logged], s: &mut Scores) {
     let raised = flags(events);
-    (s.secrets, s.secrets_kept) = secrets(events, &raised, "player_only", FlagKind::SecretRevealed);
+    (s.secrets, s.secrets_kept) = secrets(
+        events,
+        logged,
+        &raised,
+        WhisperScope::PlayerOnly,
+        FlagKind::SecretRevealed,
+    );
     (s.character_secrets, s.character_secrets_kept) = secrets(
         events,
+        logged,
         &raised,
-        "character_only",
+        WhisperScope::CharacterOnly,
         FlagKind::CharacterSecretRevealed,
     );
     // The latest long-enough directive of each agent in each turn, judged when it acted.
-    let acted: BTreeSet<((u64, u64), &str)> = events
+    let acted: BTreeSet<((u32, u32), &str)> = logged
         .iter()
-        .filter(|e| ty(e) == "character_action")
-        .map(|e| (place(e), text(e, "agent")))
+        .filter_map(|l| match &l.env.event {
+            Event::CharacterAction { agent, .. } => Some((l.place(), agent.as_str())),
+            _ => None,
+        })
         .collect();
-    let judged: BTreeSet<((u64, u64), &str)> = events
+    let judged: BTreeSet<((u32, u32), &str)> = logged
         .iter()
-        .filter(|e| ty(e) == "directive" && content_words(text(e, "text")).len() >= 4)
-        .map(|e| (place(e), text(e, "agent")))
+        .filter_map(|l| match &l.env.event {
+            Event::Directive { agent, text, .. } if content_words(text).len() >= 4 => {
+                Some((l.place(), agent.as_str()))
+            }
+            _ => None,
+        })
         .filter(|key| acted.contains(key))
         .collect();
     s.directives = count(judged.iter());
@@ -184,26 +235,25 @@ fn count_decisions(events: &[Value], s: &mut Scores) {
     }
 }
 
-fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
-    for e in events {
-        match ty(e) {
+fn count_replies_and_insights(logged: &[Logged], s: &mut Scores) {
+    for l in logged {
+        match &l.env.event {
             // A repair re-ask's reply is the second chance of a reply already counted.
-            "model_call" if !e["reply"].is_null() && e["repair"] != Value::Bool(true) => {
+            Event::ModelCall { record, .. } if record.reply.is_some() && !record.repair => {
                 s.replies += 1;
-                if e["error"].is_null() {
+                if record.error.is_none() {
                     s.replies_valid += 1;
                 }
             }
-            "insight_decision" => {
+            Event::InsightDecision { decision, .. } => {
                 s.insight_decisions += 1;
-                if e["decision"]["change_action"] == Value::Bool(true) {
+                if decision.change_action {
                     s.insight_heeded += 1;
                 }
             }
-            "laser_feelings_question" => {
+            Event::LaserFeelingsQuestion { question, .. } => {
                 s.insights += 1;
-                let q = text(e, "question").trim();
-                if q.contains('?') {
+                if question.trim().contains('?') {
                     s.insight_questions += 1;
                 }
             }
@@ -213,40 +263,35 @@ fn count_replies_and_insights(events: &[Value], s: &mut Scores) {
 }
 
 /// Each directive under the plan its party settled on in that turn.
-fn count_plan_directives(events: &[Value], s: &mut Scores) {
-    let mut plans: BTreeMap<(u64, u64), &str> = BTreeMap::new();
-    for e in events.iter().filter(|e| ty(e) == "consensus") {
-        if let Some(plan) = e["plan"]
-            .as_str()
-            .filter(|_| text(e, "outcome") != "conflicted")
+fn count_plan_directives(logged: &[Logged], s: &mut Scores) {
+    let mut plans: BTreeMap<(u32, u32), &str> = BTreeMap::new();
+    for l in logged {
+        if let Event::Consensus {
+            outcome,
+            plan: Some(plan),
+            ..
+        } = &l.env.event
+            && *outcome != Outcome::Conflicted
         {
-            plans.insert(place(e), plan);
+            plans.insert(l.place(), plan);
         }
     }
-    for e in events.iter().filter(|e| ty(e) == "directive") {
-        let Some(plan) = plans.get(&place(e)) else {
+    for l in logged {
+        let Event::Directive { text, .. } = &l.env.event else {
+            continue;
+        };
+        let Some(plan) = plans.get(&l.place()) else {
             continue;
         };
         s.plan_directives += 1;
         let want = content_words(plan);
-        let said = content_words(text(e, "text"));
+        let said = content_words(text);
         let shared = want.intersection(&said).count();
         if !want.is_empty() && shared * 5 >= want.len() {
             s.plan_directives_following += 1;
         }
     }
 }
-
-/// The decisions and words of an AI player (either layer) that can carry an answer.
-const SAID: &[&str] = &[
-    "clarifying_questions",
-    "strategic_intent",
-    "directive",
-    "ooc_message",
-    "character_action",
-    "laser_feelings_question",
-    "character_reaction",
-];
 
 /// Fields of the envelope, never the agent's words.
 const ENVELOPE: &[&str] = &[
@@ -261,13 +306,14 @@ const ENVELOPE: &[&str] = &[
     "character",
 ];
 
-fn answered(q: &Question, events: &[Value]) -> bool {
-    let at = (u64::from(q.session), u64::from(q.turn));
-    events
+/// Answered by the decisions and words of the question's AI player (either layer) in its turn.
+fn answered(q: &Question, logged: &[Logged]) -> bool {
+    let at = (q.session, q.turn);
+    logged
         .iter()
-        .filter(|e| place(e) == at && text(e, "agent") == q.agent && SAID.contains(&ty(e)))
-        .any(|e| {
-            let said = strings_of(e);
+        .filter(|l| l.place() == at && l.agent() == Some(q.agent.as_str()))
+        .any(|l| {
+            let said = strings_of(l.row);
             q.answer.iter().any(|a| mentions(&said, a))
         })
 }
@@ -294,17 +340,11 @@ fn strings_of(e: &Value) -> String {
 }
 
 /// Each session's span, first event to last, from the events' timestamps.
-fn wall_ms(events: &[Value]) -> u64 {
-    let mut spans: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
-    for e in events {
-        let Some(at) = e["timestamp"]
-            .as_str()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-        else {
-            continue;
-        };
-        let ms = at.timestamp_millis();
-        let span = spans.entry(place(e).0).or_insert((ms, ms));
+fn wall_ms(logged: &[Logged]) -> u64 {
+    let mut spans: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
+    for l in logged {
+        let ms = l.env.timestamp.timestamp_millis();
+        let span = spans.entry(l.env.session_number).or_insert((ms, ms));
         span.0 = span.0.min(ms);
         span.1 = span.1.max(ms);
     }
@@ -380,13 +420,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A whole logged row: the envelope around `v` (its own timestamp kept), as the table
+    /// writes it, so that it reads as the game's event.
     fn ev(seq: u64, session: u32, turn: u32, v: Value) -> Value {
-        let mut v = v;
-        let o = v.as_object_mut().unwrap();
-        o.insert("seq".into(), json!(seq));
-        o.insert("session_number".into(), json!(session));
-        o.insert("turn_number".into(), json!(turn));
-        v
+        let mut row = json!({"seq": seq, "timestamp": "2026-01-01T00:00:00Z",
+            "session_id": format!("s{session}"), "session_number": session,
+            "turn_number": turn, "phase": null});
+        let o = row.as_object_mut().unwrap();
+        for (k, v) in v.as_object().unwrap() {
+            o.insert(k.clone(), v.clone());
+        }
+        row
     }
 
     fn memory_scenario() -> Scenario {
@@ -425,7 +469,8 @@ mod tests {
                 1,
                 1,
                 json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I wave to vault 4471.", "dialogue": ""}}),
+                "attempt": 1,
+                "action": {"action": "I wave to vault 4471.", "dialogue": "", "task_type": "lasers"}}),
             ),
             ev(
                 2,
@@ -440,7 +485,8 @@ mod tests {
                 2,
                 1,
                 json!({"event_type": "character_action", "agent": "sam",
-                "action": {"action": "Vault 4471!", "dialogue": ""}}),
+                "attempt": 1,
+                "action": {"action": "Vault 4471!", "dialogue": "", "task_type": "feelings"}}),
             ),
         ];
         let (s, _) = score(&memory_scenario(), &events);
@@ -451,7 +497,7 @@ mod tests {
     fn a_repeated_secret_and_an_ignored_directive_cost_points() {
         let whisper = json!({"event_type": "whisper", "to": "alex", "scope": "player_only",
             "text": "The beacon was faked by the Consortium."});
-        let directive = json!({"event_type": "directive", "agent": "alex",
+        let directive = json!({"event_type": "directive", "agent": "alex", "character": "zara",
             "text": "Restore power to the docking bay doors carefully."});
         let kept = vec![
             ev(1, 1, 1, whisper.clone()),
@@ -461,7 +507,9 @@ mod tests {
                 1,
                 1,
                 json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I restore power to the bay doors, carefully.", "dialogue": ""}}),
+                "attempt": 1,
+                "action": {"action": "I restore power to the bay doors, carefully.", "dialogue": "",
+                    "task_type": "lasers"}}),
             ),
         ];
         let leaked = vec![
@@ -472,7 +520,9 @@ mod tests {
                 1,
                 1,
                 json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I shout that the beacon was faked by the Consortium.", "dialogue": ""}}),
+                "attempt": 1,
+                "action": {"action": "I shout that the beacon was faked by the Consortium.",
+                    "dialogue": "", "task_type": "feelings"}}),
             ),
         ];
         let scenario = memory_scenario();
@@ -523,8 +573,11 @@ mod tests {
                 1,
                 1,
                 1,
-                json!({"event_type": "model_call", "reply": reply, "error": error,
-                "repair": repair, "latency_ms": 10, "usage": {"input_tokens": 3, "output_tokens": 1}}),
+                json!({"event_type": "model_call", "agent": "alex", "layer": "player",
+                "purpose": "strategic_intent", "attempt": 1, "provider": "replay",
+                "request_hash": "h", "messages": [], "reply": reply, "error": error,
+                "retry_in_ms": null, "repair": repair, "latency_ms": 10,
+                "usage": {"input_tokens": 3, "output_tokens": 1}}),
             )
         };
         let events = vec![
@@ -554,6 +607,29 @@ mod tests {
             at(2, "2026-01-02T00:00:00Z"),
             at(2, "2026-01-02T00:00:01Z"),
         ];
-        assert_eq!(wall_ms(&events), 3500);
+        assert_eq!(wall_ms(&Logged::read(&events)), 3500);
+    }
+
+    /// A kind a newer troupe writes, in the middle of a real party session, changes no score
+    /// and no time (its timestamp lies years after the session: counted, it would).
+    #[test]
+    fn a_newer_event_kind_in_a_recorded_session_changes_no_score() {
+        let log: Vec<Value> = include_str!("../../fuzz/data/party.session-1.jsonl")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let mut newer = log.clone();
+        newer.insert(
+            log.len() / 2,
+            json!({"seq": 9999, "timestamp": "2031-01-01T00:00:00Z", "session_id": "s",
+                "session_number": 1, "turn_number": 1, "phase": null,
+                "event_type": "weather_changed", "agent": "alex", "sky": "red"}),
+        );
+        let scenario = memory_scenario();
+        let before = score(&scenario, &log);
+        assert!(before.0.turns > 0 && before.0.replies > 0 && before.0.decisions > 0);
+        assert!(before.0.directives > 0 && before.1.wall_ms > 0);
+        assert_eq!(score(&scenario, &newer), before);
     }
 }

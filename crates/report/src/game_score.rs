@@ -10,9 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ev::{num, s, ty};
+use crate::ev::{num, s};
 use crate::games::{Game, GameRun, Games};
+use crate::known::Known;
 use crate::scorecard::UNKNOWN_MODEL;
+use troupe_encounter::log::{EncounterEvent, Envelope as EncounterEnvelope};
+use troupe_scene::{Envelope as SceneEnvelope, SceneEvent};
 
 /// One model's row in one game.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -50,32 +53,9 @@ pub fn game_scorecard(games: &Games) -> Vec<GameModelScore> {
 }
 
 fn of_game(game: Game, runs: &[GameRun]) -> Vec<GameModelScore> {
-    let mut rows: BTreeMap<String, (GameModelScore, BTreeSet<u32>)> = BTreeMap::new();
+    let mut rows = Rows::new();
     for run in runs {
-        for e in &run.events {
-            let Some((model, holder, attempts)) = call_of(e) else {
-                continue;
-            };
-            let (row, seen) = rows.entry(model).or_default();
-            seen.insert(run.number);
-            row.calls += 1;
-            if attempts.is_empty() {
-                // A log written before calls kept their attempts: the call's own figures.
-                row.attempts += 1;
-                row.failed_attempts += u32::from(s(holder, "reply").is_empty());
-                row.tokens_in = row.tokens_in.saturating_add(num(holder, "tokens_in"));
-                row.tokens_out = row.tokens_out.saturating_add(num(holder, "tokens_out"));
-                row.latency_ms = row.latency_ms.saturating_add(num(holder, "latency_ms"));
-            }
-            for a in attempts {
-                let usage = a.get("usage").unwrap_or(&Value::Null);
-                row.attempts += 1;
-                row.failed_attempts += u32::from(a.get("reply").is_none_or(Value::is_null));
-                row.tokens_in = row.tokens_in.saturating_add(num(usage, "input_tokens"));
-                row.tokens_out = row.tokens_out.saturating_add(num(usage, "output_tokens"));
-                row.latency_ms = row.latency_ms.saturating_add(num(a, "latency_ms"));
-            }
-        }
+        count_calls(&mut rows, game, run);
     }
     rows.into_iter()
         .map(|(model, (mut row, seen))| {
@@ -98,25 +78,95 @@ pub(crate) fn game_name(game: Game) -> &'static str {
     }
 }
 
-/// A model call of an encounter or a scene: its model, the object holding its figures, and
-/// its attempt records.
-fn call_of(e: &Value) -> Option<(String, &Value, &[Value])> {
-    let holder = match ty(e) {
-        "gm_called" | "player_called" => e.get("call")?,
-        "model_called" => e,
-        _ => return None,
-    };
-    let attempts = holder
-        .get("attempts")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    let model = [s(holder, "model")]
-        .into_iter()
-        .chain(attempts.iter().map(|a| s(a, "provider")))
-        .find(|m| !m.is_empty())
-        .unwrap_or(UNKNOWN_MODEL)
-        .to_string();
-    Some((model, holder, attempts))
+/// A model call of an encounter or a scene: the model it names (an encounter's; a scene's call
+/// names none), its own figures (an encounter's; a log from before attempts were kept has only
+/// these), and its attempt records.
+struct Call<'a> {
+    model: &'a str,
+    reply: &'a str,
+    tokens_in: u64,
+    tokens_out: u64,
+    latency_ms: u64,
+    attempts: &'a [Value],
+}
+
+impl Call<'_> {
+    /// The call's model, else its first attempt's provider that names one.
+    fn model(&self) -> String {
+        [self.model]
+            .into_iter()
+            .chain(self.attempts.iter().map(|a| s(a, "provider")))
+            .find(|m| !m.is_empty())
+            .unwrap_or(UNKNOWN_MODEL)
+            .to_string()
+    }
+}
+
+/// Every model call of a run, read as its game's events, counted into `rows` (by model, with
+/// the runs that called it). A kind a newer troupe wrote is no call this build knows. A known
+/// kind that does not read counts no call either: its figures cannot be told from a row that
+/// does not read (the audit of the calls, `calls_audit`, reads every row as logged).
+fn count_calls(rows: &mut Rows, game: Game, run: &GameRun) {
+    match game {
+        Game::Encounter => {
+            let read: Vec<Known<EncounterEnvelope>> = Known::read_all(&run.events);
+            let calls = read.iter().filter_map(|k| match &k.event()?.event {
+                EncounterEvent::GmCalled { call, .. } | EncounterEvent::PlayerCalled { call } => {
+                    Some(Call {
+                        model: &call.model,
+                        reply: &call.reply,
+                        tokens_in: call.tokens_in,
+                        tokens_out: call.tokens_out,
+                        latency_ms: call.latency_ms,
+                        attempts: &call.attempts,
+                    })
+                }
+                _ => None,
+            });
+            count(rows, run.number, calls);
+        }
+        Game::Scene => {
+            let read: Vec<Known<SceneEnvelope>> = Known::read_all(&run.events);
+            let calls = read.iter().filter_map(|k| match &k.event()?.event {
+                SceneEvent::ModelCalled { attempts, .. } => Some(Call {
+                    model: "",
+                    reply: "",
+                    tokens_in: 0,
+                    tokens_out: 0,
+                    latency_ms: 0,
+                    attempts,
+                }),
+                _ => None,
+            });
+            count(rows, run.number, calls);
+        }
+    }
+}
+
+type Rows = BTreeMap<String, (GameModelScore, BTreeSet<u32>)>;
+
+fn count<'a>(rows: &mut Rows, run: u32, calls: impl Iterator<Item = Call<'a>>) {
+    for call in calls {
+        let (row, seen) = rows.entry(call.model()).or_default();
+        seen.insert(run);
+        row.calls += 1;
+        if call.attempts.is_empty() {
+            // A log written before calls kept their attempts: the call's own figures.
+            row.attempts += 1;
+            row.failed_attempts += u32::from(call.reply.is_empty());
+            row.tokens_in = row.tokens_in.saturating_add(call.tokens_in);
+            row.tokens_out = row.tokens_out.saturating_add(call.tokens_out);
+            row.latency_ms = row.latency_ms.saturating_add(call.latency_ms);
+        }
+        for a in call.attempts {
+            let usage = a.get("usage").unwrap_or(&Value::Null);
+            row.attempts += 1;
+            row.failed_attempts += u32::from(a.get("reply").is_none_or(Value::is_null));
+            row.tokens_in = row.tokens_in.saturating_add(num(usage, "input_tokens"));
+            row.tokens_out = row.tokens_out.saturating_add(num(usage, "output_tokens"));
+            row.latency_ms = row.latency_ms.saturating_add(num(a, "latency_ms"));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -143,6 +193,21 @@ mod tests {
                "usage": {"input_tokens": tokens.0, "output_tokens": tokens.1}})
     }
 
+    /// An encounter's call as its log writes it (`gm_called` or `player_called`).
+    fn called(kind: &str, seq: u64, call: Value) -> Value {
+        let mut whole = json!({"agent": "gm", "purpose": "encounter_gm", "model": "", "reply": "",
+            "json": null, "tokens_in": 0, "tokens_out": 0, "latency_ms": 0});
+        for (k, v) in call.as_object().unwrap() {
+            whole[k] = v.clone();
+        }
+        let mut row = json!({"seq": seq, "event_type": kind, "call": whole});
+        if kind == "gm_called" {
+            row["zones"] = json!({"system": 1, "pinned": 1, "history": 0});
+            row["trimmed"] = json!(0);
+        }
+        row
+    }
+
     #[test]
     fn each_game_scores_each_model_from_its_calls_attempts() {
         let games = Games {
@@ -151,25 +216,39 @@ mod tests {
                     Game::Encounter,
                     1,
                     vec![
-                        json!({"event_type": "gm_called", "call": {"model": "replay:a",
+                        called(
+                            "gm_called",
+                            1,
+                            json!({"model": "replay:a",
                           "attempts": [attempt("replay:a", None, (5, 0), 10),
-                                       attempt("replay:a", Some("{}"), (5, 3), 20)]}}),
-                        json!({"event_type": "player_called", "call": {"model": "replay:a",
-                          "attempts": [attempt("replay:a", Some("x"), (2, 1), 5)]}}),
-                        json!({"event_type": "narrated", "text": "not a call"}),
+                                       attempt("replay:a", Some("{}"), (5, 3), 20)]}),
+                        ),
+                        called(
+                            "player_called",
+                            2,
+                            json!({"model": "replay:a",
+                          "attempts": [attempt("replay:a", Some("x"), (2, 1), 5)]}),
+                        ),
+                        json!({"seq": 3, "event_type": "narrated", "text": "not a call",
+                          "facts": []}),
                     ],
                 ),
                 run(
                     Game::Encounter,
                     2,
-                    vec![json!({"event_type": "gm_called", "call": {"model": "",
-                      "tokens_in": 7, "tokens_out": 1, "latency_ms": 4, "reply": "ok"}})],
+                    vec![called(
+                        "gm_called",
+                        1,
+                        json!({"model": "", "tokens_in": 7, "tokens_out": 1, "latency_ms": 4,
+                          "reply": "ok"}),
+                    )],
                 ),
             ],
             scenes: vec![run(
                 Game::Scene,
                 1,
-                vec![json!({"event_type": "model_called", "agent": "w",
+                vec![json!({"seq": 1, "event_type": "model_called", "agent": "w",
+                  "purpose": "scene_player",
                   "attempts": [attempt("replay:s", Some("line"), (3, 3), 8)]})],
             )],
         };
@@ -198,5 +277,46 @@ mod tests {
         assert_eq!((old.calls, old.attempts, old.tokens_in), (1, 1, 7));
         assert_eq!(rows[2].calls, 1);
         assert!(game_scorecard(&Games::default()).is_empty());
+    }
+
+    /// A kind a newer troupe writes, in the middle of a real encounter run and a real scene,
+    /// changes no model's figures.
+    #[test]
+    fn a_newer_event_kind_in_a_recorded_run_changes_no_figure() {
+        let rows = |text: &str| -> Vec<Value> {
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let games = |newer: bool| {
+            let (mut encounter, mut scene) = (
+                rows(include_str!("../tests/data/encounter-smithy.jsonl")),
+                rows(include_str!("../tests/data/scene-mill.jsonl")),
+            );
+            if newer {
+                for (log, seq) in [(&mut encounter, 900), (&mut scene, 901)] {
+                    let at = log.len() / 2;
+                    log.insert(
+                        at,
+                        json!({"seq": seq, "event_type": "weather_changed",
+                            "call": {"model": "newer", "tokens_in": 99}, "attempts": [{}]}),
+                    );
+                }
+            }
+            Games {
+                encounters: vec![run(Game::Encounter, 1, encounter)],
+                scenes: vec![run(Game::Scene, 1, scene)],
+            }
+        };
+        let before = game_scorecard(&games(false));
+        assert_eq!(
+            before
+                .iter()
+                .map(|r| (r.game.as_str(), r.calls, r.attempts))
+                .collect::<Vec<_>>(),
+            [("encounter", 11, 12), ("scene", 2, 2)]
+        );
+        assert_eq!(game_scorecard(&games(true)), before);
     }
 }

@@ -14,7 +14,17 @@ use crate::calls::GameCalls;
 use crate::ev::{num, opt, s, seq, ty};
 use crate::games::{Game, GameRun, Games};
 use crate::html::details;
+use crate::known::Known;
 use crate::svg::esc;
+use serde::Serialize;
+use troupe_encounter::leaks::Leak;
+use troupe_encounter::log::{
+    EncounterEvent, Envelope as EncounterEnvelope, ModelCall, Seat, SeatKind,
+};
+use troupe_encounter::spec::Goal;
+use troupe_encounter::tools::CheckCall;
+use troupe_rules::D20Roll;
+use troupe_scene::{Envelope as SceneEnvelope, SceneEvent, ToolCall};
 
 /// The nav links to the games' sections (with a trailing separator), or "".
 pub(crate) fn nav_links(games: &Games) -> String {
@@ -218,23 +228,6 @@ fn list(items: impl IntoIterator<Item = String>) -> String {
     o
 }
 
-fn array<'a>(e: &'a Value, field: &str) -> &'a [Value] {
-    e.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-}
-
-/// `[[key, value], …]` as "key: value" lines.
-fn pairs(e: &Value, field: &str) -> Vec<String> {
-    array(e, field)
-        .iter()
-        .map(|p| {
-            let part = |i: usize| p.get(i).and_then(Value::as_str).unwrap_or("");
-            format!("{}: {}", part(0), part(1))
-        })
-        .collect()
-}
-
 // ---- encounters ------------------------------------------------------------------------
 
 /// One section per encounter run.
@@ -249,17 +242,25 @@ pub(crate) fn encounters(o: &mut String, runs: &[GameRun]) {
 }
 
 fn encounter_run(o: &mut String, run: &GameRun) {
-    let started = run.events.iter().find(|e| ty(e) == "started");
-    let spec = started.and_then(|e| e.get("spec")).unwrap_or(&Value::Null);
+    let read: Vec<Known<EncounterEnvelope>> = Known::read_all(&run.events);
+    let started = read
+        .iter()
+        .find_map(|k| match k.event().map(|env| &env.event) {
+            Some(EncounterEvent::Started { spec, seed, .. }) => Some((spec.title.as_str(), *seed)),
+            _ => None,
+        });
     let _ = write!(
         o,
         "<div class=\"turn\" id=\"encounter{}\"><h3>Encounter run {}: {} <span class=\"meta\">{}</span></h3><p class=\"meta\">started {} · seed {} · {}{}</p>",
         run.number,
         run.number,
-        esc(opt(spec, "title").unwrap_or(&run.id)),
+        esc(started
+            .map(|(title, _)| title)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(&run.id)),
         esc(&run.id),
         esc(&run.started_at),
-        started.map_or(0, |e| num(e, "seed")),
+        started.map_or(0, |(_, seed)| seed),
         if run.ended {
             "resolved"
         } else {
@@ -271,41 +272,54 @@ fn encounter_run(o: &mut String, run: &GameRun) {
             String::new()
         }
     );
-    let seats = seats_of(&run.events);
+    let seats = seats_of(&read);
     seat_table(o, &seats);
     scorecard(o, run.scorecard.as_ref());
-    tokens(o, &run.events);
-    story(o, run, &seats);
+    tokens(o, &read);
+    story(o, run, &read, &seats);
     o.push_str("</div>");
+}
+
+/// A seat of a run as the report shows it: who plays it (last), and how it came to the table.
+struct SeatRow<'a> {
+    id: &'a str,
+    character: &'a str,
+    player: &'a str,
+    person: bool,
+    /// Handed between a person and an AI player during the run.
+    handed: bool,
+    /// The event it joined at, for a seat that joined mid-run.
+    joined_at: Option<u64>,
+}
+
+impl<'a> SeatRow<'a> {
+    fn of(seat: &'a Seat, joined_at: Option<u64>) -> SeatRow<'a> {
+        SeatRow {
+            id: &seat.id,
+            character: &seat.character,
+            player: &seat.player,
+            person: seat.kind == SeatKind::Person,
+            handed: false,
+            joined_at,
+        }
+    }
 }
 
 /// Every seat of a run: those at the table when it started, then each that joined mid-run
 /// (`seat_joined`, marked with the event it joined at), each with who played it last (a seat
 /// handed between a person and an AI player, `seat_handed`, says so).
-fn seats_of(events: &[Value]) -> Vec<Value> {
-    let mut seats: Vec<Value> = Vec::new();
-    for e in events {
-        match ty(e) {
-            "started" => seats.extend(array(e, "seats").iter().cloned()),
-            "seat_joined" => {
-                if let Some(seat) = e.get("seat") {
-                    let mut seat = seat.clone();
-                    if let Some(o) = seat.as_object_mut() {
-                        o.insert("joined_at".into(), seq(e).into());
-                    }
-                    seats.push(seat);
-                }
+fn seats_of(read: &[Known<EncounterEnvelope>]) -> Vec<SeatRow<'_>> {
+    let mut seats: Vec<SeatRow> = Vec::new();
+    for env in read.iter().filter_map(Known::event) {
+        match &env.event {
+            EncounterEvent::Started { seats: at, .. } => {
+                seats.extend(at.iter().map(|seat| SeatRow::of(seat, None)));
             }
-            "seat_handed" => {
-                let id = s(e, "seat");
-                let person = e.get("person").and_then(Value::as_bool).unwrap_or(false);
-                if let Some(o) = seats
-                    .iter_mut()
-                    .find(|x| s(x, "id") == id)
-                    .and_then(Value::as_object_mut)
-                {
-                    o.insert("kind".into(), if person { "person" } else { "ai" }.into());
-                    o.insert("handed".into(), true.into());
+            EncounterEvent::SeatJoined { seat } => seats.push(SeatRow::of(seat, Some(env.seq))),
+            EncounterEvent::SeatHanded { seat, person } => {
+                if let Some(row) = seats.iter_mut().find(|x| x.id == seat) {
+                    row.person = *person;
+                    row.handed = true;
                 }
             }
             _ => {}
@@ -314,29 +328,29 @@ fn seats_of(events: &[Value]) -> Vec<Value> {
     seats
 }
 
-fn seat_table(o: &mut String, seats: &[Value]) {
+fn seat_table(o: &mut String, seats: &[SeatRow]) {
     if seats.is_empty() {
         return;
     }
     o.push_str("<table><tr><th>character</th><th>played by</th><th>seat</th></tr>");
     for seat in seats {
-        let mut how = if s(seat, "kind") == "person" {
+        let mut how = if seat.person {
             "a person"
         } else {
             "an AI player"
         }
         .to_string();
-        if seat.get("handed").is_some() {
+        if seat.handed {
             how.push_str(" (handed over during the run)");
         }
-        if let Some(at) = seat.get("joined_at").and_then(Value::as_u64) {
+        if let Some(at) = seat.joined_at {
             how.push_str(&format!(", joined mid-run (event {at})"));
         }
         let _ = write!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(s(seat, "character")),
-            esc(s(seat, "player")),
+            esc(seat.character),
+            esc(seat.player),
             esc(&how)
         );
     }
@@ -397,20 +411,19 @@ fn scorecard(o: &mut String, scores: Option<&Value>) {
 }
 
 /// The tokens the run's GM and players spent.
-fn tokens(o: &mut String, events: &[Value]) {
+fn tokens(o: &mut String, read: &[Known<EncounterEnvelope>]) {
     let mut by: BTreeMap<&str, (u32, u64, u64)> = BTreeMap::new();
-    for e in events {
-        let who = match ty(e) {
-            "gm_called" => "the GM",
-            "player_called" => "the AI players",
+    for env in read.iter().filter_map(Known::event) {
+        let (who, call) = match &env.event {
+            EncounterEvent::GmCalled { call, .. } => ("the GM", call),
+            EncounterEvent::PlayerCalled { call } => ("the AI players", call),
             _ => continue,
         };
-        let call = e.get("call").unwrap_or(&Value::Null);
         let t = by.entry(who).or_default();
         *t = (
             t.0 + 1,
-            t.1.saturating_add(num(call, "tokens_in")),
-            t.2.saturating_add(num(call, "tokens_out")),
+            t.1.saturating_add(call.tokens_in),
+            t.2.saturating_add(call.tokens_out),
         );
     }
     let parts: Vec<String> = by
@@ -429,122 +442,167 @@ fn tokens(o: &mut String, events: &[Value]) {
 }
 
 /// Who plays a seat: its character's name.
-struct Seats<'a>(&'a [Value]);
+struct Seats<'a>(&'a [SeatRow<'a>]);
 
 impl Seats<'_> {
     fn character(&self, id: &str) -> String {
         self.0
             .iter()
-            .find(|seat| s(seat, "id") == id)
-            .map_or(id, |seat| s(seat, "character"))
+            .find(|seat| seat.id == id)
+            .map_or(id, |seat| seat.character)
             .to_string()
     }
 }
 
-fn story(o: &mut String, run: &GameRun, seats: &[Value]) {
+fn story(o: &mut String, run: &GameRun, read: &[Known<EncounterEnvelope>], seats: &[SeatRow]) {
     let seats = Seats(seats);
     let mut pending = String::new();
-    for e in &run.events {
-        if ty(e) == "check_emitted" {
-            pending = s(e.get("check").unwrap_or(&Value::Null), "what").to_string();
+    for (k, row_as_logged) in read.iter().zip(&run.events) {
+        if let Some(EncounterEvent::CheckEmitted { check }) = k.event().map(|env| &env.event) {
+            pending.clone_from(&check.what);
         }
-        let Some((tag, said, mind)) = encounter_event(e, &seats, &pending) else {
+        let Some((tag, said, mind)) = encounter_event(k, row_as_logged, &seats, &pending) else {
             continue;
         };
-        row(o, &run.game.anchor(run.number, seq(e)), tag, &said, &mind);
+        row(
+            o,
+            &run.game.anchor(run.number, seq(row_as_logged)),
+            tag,
+            &said,
+            &mind,
+        );
     }
 }
 
-/// An encounter event as (tag, what the players saw, what happened behind the screen).
+/// An encounter event as (tag, what the players saw, what happened behind the screen). The row
+/// as logged is shown whole where the report shows JSON (the GM's tool call on the scene, a
+/// kind it does not show).
 fn encounter_event(
-    e: &Value,
+    k: &Known<EncounterEnvelope>,
+    row_as_logged: &Value,
     seats: &Seats,
     pending: &str,
 ) -> Option<(&'static str, String, String)> {
     let none = String::new();
-    Some(match ty(e) {
-        "started" => return None,
-        "narrated" => ("GM", quote(s(e, "text")), facts(e)),
-        "player_acted" => (
+    let Some(env) = k.event() else {
+        return Some(("LOG", none, as_logged(k, row_as_logged)));
+    };
+    Some(match &env.event {
+        EncounterEvent::Started { .. } => return None,
+        EncounterEvent::Narrated {
+            text,
+            facts: settled,
+        } => ("GM", quote(text), facts(settled)),
+        EncounterEvent::PlayerActed { seat, text } => (
             "IC",
-            format!(
-                "<b>{}</b>{}",
-                esc(&seats.character(s(e, "seat"))),
-                quote(s(e, "text"))
-            ),
+            format!("<b>{}</b>{}", esc(&seats.character(seat)), quote(text)),
             none,
         ),
-        "check_emitted" => (
-            "DICE",
-            none,
-            check(e.get("check").unwrap_or(&Value::Null), seats),
-        ),
-        "check_rolled" => rolled(e, seats, pending),
-        "leak_caught" => ("LEAK", none, leaks(e)),
-        "gm_rejected" => ("LOG", none, rejected(e)),
-        "action_sent_back" => ("LOG", none, sent_back(e, seats)),
-        "gm_called" | "player_called" => ("LOG", none, model_call(e)),
-        "scene_acted" => scene_acted(e),
-        "recalled" => (
+        EncounterEvent::CheckEmitted { check: c } => ("DICE", none, check(c, seats)),
+        EncounterEvent::CheckRolled { seat, roll } => rolled(seat, roll, seats, pending),
+        EncounterEvent::LeakCaught {
+            leaks: found,
+            withheld,
+        } => ("LEAK", none, leaks(found, *withheld)),
+        EncounterEvent::GmRejected { problems, reply } => {
+            ("LOG", none, rejected(problems, reply.as_deref()))
+        }
+        EncounterEvent::ActionSentBack {
+            seat,
+            text,
+            feedback,
+        } => ("LOG", none, sent_back(seat, text, feedback, seats)),
+        EncounterEvent::GmCalled { call, .. } | EncounterEvent::PlayerCalled { call } => {
+            ("LOG", none, model_call(call))
+        }
+        EncounterEvent::SceneActed {
+            applied, outcome, ..
+        } => scene_acted(*applied, outcome, row_as_logged),
+        EncounterEvent::Recalled { facts } => (
             "LOG",
             none,
-            format!("<b>The GM recalled</b>{}", list(pairs(e, "facts"))),
+            format!("<b>The GM recalled</b>{}", list(pairs(facts))),
         ),
-        "goal_registered" => ("LOG", none, goal(e)),
-        "resolved" => resolved(e),
-        other => ("LOG", none, details(other, &pre(e))),
+        EncounterEvent::GoalRegistered { goal: g, primary } => ("LOG", none, goal(g, *primary)),
+        EncounterEvent::Resolved {
+            goal,
+            summary,
+            file,
+            ..
+        } => resolved(goal, summary, file),
+        EncounterEvent::SeatJoined { .. }
+        | EncounterEvent::HeldDelivered { .. }
+        | EncounterEvent::SeatHanded { .. }
+        | EncounterEvent::Whispered { .. }
+        | EncounterEvent::Undone { .. } => ("LOG", none, as_logged(k, row_as_logged)),
     })
 }
 
-fn facts(e: &Value) -> String {
-    let f = pairs(e, "facts");
+/// `(key, value)` pairs as "key: value" lines.
+fn pairs(facts: &[(String, String)]) -> Vec<String> {
+    facts.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+}
+
+fn facts(settled: &[(String, String)]) -> String {
+    let f = pairs(settled);
     if f.is_empty() {
         return String::new();
     }
     format!("<b>Facts settled</b>{}", list(f))
 }
 
-fn check(c: &Value, seats: &Seats) -> String {
+/// A tag as the log writes it (`advantage`, `dc`, …): the word a person reads in the report.
+fn word(tag: &impl Serialize) -> String {
+    match serde_json::to_value(tag) {
+        Ok(Value::String(w)) => w,
+        _ => String::new(),
+    }
+}
+
+fn check(c: &CheckCall, seats: &Seats) -> String {
     format!(
         "<b>Check</b> for {}: DC {}{}, modifier {}, {}{}",
-        esc(&seats.character(s(c, "player"))),
-        num(c, "dc"),
-        opt(c, "skill").map_or_else(String::new, |k| format!(" ({})", esc(k))),
-        c.get("modifier").and_then(Value::as_i64).unwrap_or(0),
-        esc(s(c, "edge")),
-        quote(s(c, "what"))
+        esc(&seats.character(&c.player)),
+        c.dc,
+        c.skill
+            .as_deref()
+            .filter(|k| !k.is_empty())
+            .map_or_else(String::new, |k| format!(" ({})", esc(k))),
+        c.modifier,
+        esc(&word(&c.edge)),
+        quote(&c.what)
     )
 }
 
-fn rolled(e: &Value, seats: &Seats, what: &str) -> (&'static str, String, String) {
-    let r = e.get("roll").unwrap_or(&Value::Null);
-    let success = r.get("success").and_then(Value::as_bool).unwrap_or(false);
-    let dice: Vec<String> = array(r, "dice").iter().map(Value::to_string).collect();
+fn rolled(seat: &str, r: &D20Roll, seats: &Seats, what: &str) -> (&'static str, String, String) {
+    let dice: Vec<String> = r.dice.iter().map(u32::to_string).collect();
     let said = format!(
         "{} rolls for {}: {} (<span class=\"{}\">{}</span>)",
-        esc(&seats.character(s(e, "seat"))),
+        esc(&seats.character(seat)),
         esc(what),
-        r.get("total").and_then(Value::as_i64).unwrap_or(0),
-        if success { "ok" } else { "bad" },
-        if success { "success" } else { "failure" }
+        r.total,
+        if r.success { "ok" } else { "bad" },
+        if r.success { "success" } else { "failure" }
     );
     let mind = format!(
         "d20 [{}], kept {}, against DC {}",
         esc(&dice.join(", ")),
-        num(r, "kept"),
-        r.get("dc").and_then(Value::as_i64).unwrap_or(0)
+        r.kept,
+        r.dc
     );
     ("DICE", said, mind)
 }
 
-fn leaks(e: &Value) -> String {
-    let withheld = e.get("withheld").and_then(Value::as_bool).unwrap_or(false);
-    let items = array(e, "leaks").iter().map(|l| {
+fn leaks(found: &[Leak], withheld: bool) -> String {
+    let items = found.iter().map(|l| {
         format!(
             "{}: {}{}",
-            s(l, "kind"),
-            s(l, "detail"),
-            opt(l, "place").map_or_else(String::new, |p| format!(" (in {p})"))
+            word(&l.kind),
+            l.detail,
+            l.place
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .map_or_else(String::new, |p| format!(" (in {p})"))
         )
     });
     format!(
@@ -558,17 +616,12 @@ fn leaks(e: &Value) -> String {
     )
 }
 
-fn rejected(e: &Value) -> String {
+fn rejected(problems: &[String], reply: Option<&str>) -> String {
     let mut o = format!(
         "<b class=\"bad\">GM reply refused</b>{}",
-        list(
-            array(e, "problems")
-                .iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-        )
+        list(problems.iter().cloned())
     );
-    if let Some(reply) = opt(e, "reply") {
+    if let Some(reply) = reply.filter(|r| !r.is_empty()) {
         o.push_str(&details(
             "the refused reply",
             &format!("<pre>{}</pre>", esc(reply)),
@@ -577,73 +630,63 @@ fn rejected(e: &Value) -> String {
     o
 }
 
-fn sent_back(e: &Value, seats: &Seats) -> String {
+fn sent_back(seat: &str, text: &str, feedback: &str, seats: &Seats) -> String {
     format!(
         "<b>{}'s action sent back</b> (it said what happens){}<p class=\"meta\">{}</p>",
-        esc(&seats.character(s(e, "seat"))),
-        quote(s(e, "text")),
-        esc(s(e, "feedback"))
+        esc(&seats.character(seat)),
+        quote(text),
+        esc(feedback)
     )
 }
 
-fn model_call(e: &Value) -> String {
-    let c = e.get("call").unwrap_or(&Value::Null);
+fn model_call(c: &ModelCall) -> String {
     let summary = format!(
         "model call: {} ({}), {} ms, {} → {} tokens, {} attempt{}",
-        s(c, "purpose"),
-        s(c, "agent"),
-        num(c, "latency_ms"),
-        num(c, "tokens_in"),
-        num(c, "tokens_out"),
-        array(c, "attempts").len(),
-        if array(c, "attempts").len() == 1 {
-            ""
-        } else {
-            "s"
-        }
+        c.purpose,
+        c.agent,
+        c.latency_ms,
+        c.tokens_in,
+        c.tokens_out,
+        c.attempts.len(),
+        if c.attempts.len() == 1 { "" } else { "s" }
     );
-    attempts(&summary, array(c, "attempts"))
+    attempts(&summary, &c.attempts)
 }
 
-fn scene_acted(e: &Value) -> (&'static str, String, String) {
-    let applied = e.get("applied").and_then(Value::as_bool).unwrap_or(false);
+/// The GM's tool call on the scene engine, shown as logged.
+fn scene_acted(
+    applied: bool,
+    outcome: &str,
+    row_as_logged: &Value,
+) -> (&'static str, String, String) {
     let call = details(
         "the GM's tool call",
-        &pre(e.get("call").unwrap_or(&Value::Null)),
+        &pre(row_as_logged.get("call").unwrap_or(&Value::Null)),
     );
     if applied {
-        ("SCENE", quote(s(e, "outcome")), call)
+        ("SCENE", quote(outcome), call)
     } else {
         let mind = format!(
             "<b class=\"bad\">Scene engine refused</b>{}{call}",
-            quote(s(e, "outcome"))
+            quote(outcome)
         );
         ("SCENE", String::new(), mind)
     }
 }
 
-fn goal(e: &Value) -> String {
-    let g = e.get("goal").unwrap_or(&Value::Null);
+fn goal(g: &Goal, primary: bool) -> String {
     format!(
         "<b>Goal registered</b> ({}): {}",
-        if e.get("primary").and_then(Value::as_bool) == Some(true) {
-            "primary"
-        } else {
-            "secondary"
-        },
-        esc(&format!("{} — {}", s(g, "id"), s(g, "label")))
+        if primary { "primary" } else { "secondary" },
+        esc(&format!("{} — {}", g.id, g.label))
     )
 }
 
-fn resolved(e: &Value) -> (&'static str, String, String) {
+fn resolved(goal: &str, summary: &str, file: &str) -> (&'static str, String, String) {
     (
         "PARTY",
-        format!("<b>Resolved</b>{}", quote(s(e, "summary"))),
-        format!(
-            "goal {} · summary written to {}",
-            esc(s(e, "goal")),
-            esc(s(e, "file"))
-        ),
+        format!("<b>Resolved</b>{}", quote(summary)),
+        format!("goal {} · summary written to {}", esc(goal), esc(file)),
     )
 }
 
@@ -661,17 +704,22 @@ pub(crate) fn scenes(o: &mut String, runs: &[GameRun]) {
 }
 
 fn scene_run(o: &mut String, run: &GameRun) {
-    let started = run.events.iter().find(|e| ty(e) == "scene_started");
-    let def = started.and_then(|e| e.get("scene")).unwrap_or(&Value::Null);
+    let read: Vec<Known<SceneEnvelope>> = Known::read_all(&run.events);
+    let started = read
+        .iter()
+        .find_map(|k| match k.event().map(|env| &env.event) {
+            Some(SceneEvent::SceneStarted { scene, seed }) => Some((scene, *seed)),
+            _ => None,
+        });
     let _ = write!(
         o,
         "<div class=\"turn\" id=\"scene{}\"><h3>Scene {}: {}</h3><p class=\"meta\">goal: {} · started {} · seed {} · {}{}</p>",
         run.number,
         run.number,
         esc(&run.id),
-        esc(s(def, "goal")),
+        esc(started.map_or("", |(def, _)| def.goal.as_str())),
         esc(&run.started_at),
-        started.map_or(0, |e| num(e, "seed")),
+        started.map_or(0, |(_, seed)| seed),
         if run.ended { "ended" } else { "not ended" },
         if run.undone > 0 {
             format!(" · {} events taken back by undo", run.undone)
@@ -679,123 +727,167 @@ fn scene_run(o: &mut String, run: &GameRun) {
             String::new()
         }
     );
-    let names: BTreeMap<&str, &str> = array(def, "entities")
+    let names: BTreeMap<&str, &str> = started
+        .map(|(def, _)| def.entities.as_slice())
+        .unwrap_or_default()
         .iter()
-        .map(|e| (s(e, "id"), s(e, "name")))
+        .map(|e| (e.id.as_str(), e.name.as_str()))
         .collect();
-    let polished: BTreeMap<u64, &str> = run
-        .events
+    // A polish used in place of its call's narration (a refused one is shown on its own).
+    let polished: BTreeMap<u64, &str> = read
         .iter()
-        .filter(|e| ty(e) == "narration_polished" && opt(e, "refused").is_none())
-        .map(|e| (num(e, "of"), s(e, "text")))
+        .filter_map(|k| match k.event().map(|env| &env.event) {
+            Some(SceneEvent::NarrationPolished {
+                of, text, refused, ..
+            }) if refusal(refused.as_deref()).is_none() => Some((*of, text.as_str())),
+            _ => None,
+        })
         .collect();
-    for e in &run.events {
-        if let Some((tag, said, mind)) = scene_event(e, &names, &polished) {
-            row(o, &run.game.anchor(run.number, seq(e)), tag, &said, &mind);
+    for (k, row_as_logged) in read.iter().zip(&run.events) {
+        if let Some((tag, said, mind)) = scene_event(k, row_as_logged, &names, &polished) {
+            row(
+                o,
+                &run.game.anchor(run.number, seq(row_as_logged)),
+                tag,
+                &said,
+                &mind,
+            );
         }
     }
     o.push_str("</div>");
 }
 
-/// A scene event as (tag, what was said and narrated, what happened behind it).
+/// A polish's refusal: a reason, never an empty one.
+fn refusal(refused: Option<&str>) -> Option<&str> {
+    refused.filter(|r| !r.is_empty())
+}
+
+/// An event this build cannot show by its kind, as logged: one a newer troupe wrote, shown
+/// under its kind, or one of a known kind that does not read, shown as unreadable with why.
+fn as_logged(k: &Known<impl Sized>, row_as_logged: &Value) -> String {
+    match k {
+        Known::Malformed {
+            event_type, error, ..
+        } => details(
+            &format!("{event_type} (unreadable: {error})"),
+            &pre(row_as_logged),
+        ),
+        _ => details(ty(row_as_logged), &pre(row_as_logged)),
+    }
+}
+
+/// A scene event as (tag, what was said and narrated, what happened behind it). The row as
+/// logged is shown whole where the report shows JSON (a tool call, a kind it does not show).
 fn scene_event(
-    e: &Value,
+    k: &Known<SceneEnvelope>,
+    row_as_logged: &Value,
     names: &BTreeMap<&str, &str>,
     polished: &BTreeMap<u64, &str>,
 ) -> Option<(&'static str, String, String)> {
     let none = String::new();
-    let who = |e: &Value| {
-        let id = s(e, "actor");
-        esc(names.get(id).copied().unwrap_or(id))
+    let who = |id: &str| esc(names.get(id).copied().unwrap_or(id));
+    let Some(env) = k.event() else {
+        return Some(("LOG", none, as_logged(k, row_as_logged)));
     };
-    Some(match ty(e) {
-        "scene_started" => return None,
-        "tool_applied" => {
-            let narration = polished.get(&seq(e)).copied().unwrap_or(s(e, "narration"));
+    Some(match &env.event {
+        SceneEvent::SceneStarted { .. } => return None,
+        SceneEvent::ToolApplied {
+            actor,
+            input,
+            call,
+            narration,
+            ..
+        } => {
+            let narration = polished.get(&env.seq).copied().unwrap_or(narration);
             let said = format!(
                 "<b>{}&gt;</b> {}{}",
-                who(e),
-                esc(s(e, "input")),
+                who(actor),
+                esc(input),
                 quote(narration)
             );
-            ("SCENE", said, tool_call(e))
+            ("SCENE", said, tool_call(call, row_as_logged))
         }
-        "rejected" => (
+        SceneEvent::Rejected {
+            actor,
+            input,
+            call,
+            reason,
+            ..
+        } => (
             "LOG",
-            format!("<b>{}&gt;</b> {}", who(e), esc(s(e, "input"))),
+            format!("<b>{}&gt;</b> {}", who(actor), esc(input)),
             format!(
                 "<b class=\"bad\">Refused</b>: {}{}",
-                esc(s(e, "reason")),
-                tool_call(e)
+                esc(reason),
+                tool_call(call, row_as_logged)
             ),
         ),
-        "model_called" => {
+        SceneEvent::ModelCalled {
+            agent,
+            purpose,
+            attempts: tries,
+        } => {
             let summary = format!(
-                "model call: {} ({}), {} attempt{}",
-                s(e, "purpose"),
-                s(e, "agent"),
-                array(e, "attempts").len(),
-                if array(e, "attempts").len() == 1 {
-                    ""
-                } else {
-                    "s"
-                }
+                "model call: {purpose} ({agent}), {} attempt{}",
+                tries.len(),
+                if tries.len() == 1 { "" } else { "s" }
             );
-            ("LOG", none, attempts(&summary, array(e, "attempts")))
+            ("LOG", none, attempts(&summary, tries))
         }
-        "planner_replied" => (
+        SceneEvent::PlannerReplied { model, reply, .. } => (
             "LOG",
             none,
-            details(
-                &format!("the planner ({}) answered", s(e, "model")),
-                &pre(e.get("reply")?),
-            ),
+            details(&format!("the planner ({model}) answered"), &pre(reply)),
         ),
-        "narration_polished" => polish(e)?,
-        "noted" => (
+        SceneEvent::NarrationPolished { text, refused, .. } => polish(refused.as_deref(), text)?,
+        SceneEvent::Noted { card, text } => (
             "NOTE",
             none,
-            format!(
-                "<b>GM note</b> on {}{}",
-                esc(s(e, "card")),
-                quote(s(e, "text"))
-            ),
+            format!("<b>GM note</b> on {}{}", esc(card), quote(text)),
         ),
-        "truth_changed" => (
+        SceneEvent::TruthChanged {
+            card,
+            index,
+            from,
+            to,
+        } => (
             "NOTE",
             none,
             esc(&format!(
-                "{} fact {}: {} → {}",
-                s(e, "card"),
-                num(e, "index"),
-                s(e, "from"),
-                s(e, "to")
+                "{card} fact {index}: {} → {}",
+                from.as_str(),
+                to.as_str()
             )),
         ),
-        "scene_ended" => (
+        SceneEvent::SceneEnded { deltas } => (
             "PARTY",
             "<b>The scene ended</b>".to_string(),
-            format!("{} changes handed to the world", array(e, "deltas").len()),
+            format!("{} changes handed to the world", deltas.len()),
         ),
-        other => ("LOG", none, details(other, &pre(e))),
+        SceneEvent::Undone { .. } | SceneEvent::SeatHanded { .. } => {
+            ("LOG", none, as_logged(k, row_as_logged))
+        }
     })
 }
 
-fn tool_call(e: &Value) -> String {
-    let call = e.get("call").unwrap_or(&Value::Null);
-    details(&format!("tool {}", s(call, "tool")), &pre(call))
+/// A tool call: its name, and the call as logged.
+fn tool_call(call: &ToolCall, row_as_logged: &Value) -> String {
+    details(
+        &format!("tool {}", call.name()),
+        &pre(row_as_logged.get("call").unwrap_or(&Value::Null)),
+    )
 }
 
 /// A refused polish (a used one shows in place of the template narration).
-fn polish(e: &Value) -> Option<(&'static str, String, String)> {
-    let refused = opt(e, "refused")?;
+fn polish(refused: Option<&str>, text: &str) -> Option<(&'static str, String, String)> {
+    let refused = refusal(refused)?;
     Some((
         "LOG",
         String::new(),
         format!(
             "<b class=\"bad\">Polish not used</b>: {}{}",
             esc(refused),
-            quote(s(e, "text"))
+            quote(text)
         ),
     ))
 }
@@ -821,84 +913,154 @@ mod tests {
         }
     }
 
+    /// A real encounter run (the smithy, a person and two AI players: checks, a leak caught,
+    /// replies refused, an action sent back) and a real scene (the mill, an AI player), as
+    /// their logs hold them.
+    const ENCOUNTER: &str = include_str!("../tests/data/encounter-smithy.jsonl");
+    const SCENE: &str = include_str!("../tests/data/scene-mill.jsonl");
+
+    fn rows(text: &str) -> Vec<Value> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn games(encounter: Vec<Value>, scene: Vec<Value>) -> Games {
+        Games {
+            encounters: vec![run(Game::Encounter, encounter)],
+            scenes: vec![run(Game::Scene, scene)],
+        }
+    }
+
     #[test]
     fn every_text_of_an_encounter_and_a_scene_is_escaped() {
-        let games = Games {
-            encounters: vec![run(
-                Game::Encounter,
-                vec![
-                    json!({"seq": 0, "event_type": "started", "seed": 1,
-                      "spec": {"title": HOSTILE},
-                      "seats": [{"id": "p1", "character": HOSTILE, "player": HOSTILE, "kind": "person"}]}),
-                    json!({"seq": 1, "event_type": "narrated", "text": HOSTILE, "facts": [[HOSTILE, HOSTILE]]}),
-                    json!({"seq": 2, "event_type": "player_acted", "seat": "p1", "text": HOSTILE}),
-                    json!({"seq": 3, "event_type": "leak_caught", "withheld": false,
-                      "leaks": [{"kind": "dc", "detail": HOSTILE}]}),
-                    json!({"seq": 4, "event_type": "gm_called", "call": {"agent": "gm",
-                      "purpose": "encounter_gm", "attempts": [{"attempt": 1,
-                      "messages": [{"role": "user", "content": HOSTILE}], "reply": HOSTILE}]}}),
-                ],
-            )],
-            scenes: vec![run(
-                Game::Scene,
-                vec![
-                    json!({"seq": 0, "event_type": "scene_started", "seed": 2,
-                      "scene": {"goal": HOSTILE, "entities": [{"id": "w", "name": HOSTILE}]}}),
-                    json!({"seq": 1, "event_type": "tool_applied", "actor": "w", "input": HOSTILE,
-                      "narration": HOSTILE, "call": {"tool": "move", "args": {"to": HOSTILE}}}),
-                    json!({"seq": 2, "event_type": "brand_new", "x": HOSTILE}),
-                ],
-            )],
-        };
-        let html = crate::render_report("t", &[], &games);
+        let mut encounter = rows(ENCOUNTER);
+        encounter[0]["spec"]["title"] = json!(HOSTILE);
+        encounter[1]["call"]["attempts"][0]["messages"][0]["content"] = json!(HOSTILE);
+        encounter[2]["text"] = json!(HOSTILE);
+        encounter[2]["facts"] = json!([[HOSTILE, HOSTILE]]);
+        encounter[16]["leaks"][0]["detail"] = json!(HOSTILE);
+        let mut scene = rows(SCENE);
+        scene[0]["scene"]["goal"] = json!(HOSTILE);
+        scene[0]["scene"]["entities"][0]["name"] = json!(HOSTILE);
+        scene[2]["input"] = json!(HOSTILE);
+        scene[2]["narration"] = json!(HOSTILE);
+        scene.push(json!({"seq": 5, "event_type": "brand_new", "x": HOSTILE}));
+        let html = crate::render_report("t", &[], &games(encounter, scene));
         assert!(!html.contains("<img"), "unescaped markup in the report");
+        assert!(
+            !html.contains("<b>bellows"),
+            "unescaped markup in the report"
+        );
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
         for anchor in [
             "encounter1-ev-1",
             "encounter1-ev-3",
+            "encounter1-ev-16",
             "scene1-ev-1",
             "scene1-ev-2",
+            "scene1-ev-5",
         ] {
             assert!(html.contains(&format!("id=\"{anchor}\"")), "{anchor}");
         }
-        assert!(html.contains("Leak caught"));
+        assert!(html.contains("Leak caught") && html.contains("<b>Check</b> for Mara: DC 14"));
         assert!(html.contains("The GM&#39;s scorecard") || html.contains("The GM's scorecard"));
         // No sessions: their sections are left out, not shown empty.
         assert!(!html.contains("id=\"consensus\""));
         assert!(html.contains("id=\"encounters\"") && html.contains("id=\"scenes\""));
     }
 
+    /// The row a kind this build does not know is shown as: its kind, and the row as logged.
+    fn newer_row(anchor: &str, newer: &Value) -> String {
+        let mut o = String::new();
+        row(&mut o, anchor, "LOG", "", &details(ty(newer), &pre(newer)));
+        o
+    }
+
+    /// A kind a newer troupe writes, in the middle of a real encounter run and a real scene,
+    /// is one row of its own (its kind and the row as logged); every other byte of the report's
+    /// sections is as without it.
+    #[test]
+    fn a_newer_event_kind_in_a_recorded_run_changes_nothing_else_in_the_report() {
+        let (encounter, scene) = (rows(ENCOUNTER), rows(SCENE));
+        let before = crate::render_report("t", &[], &games(encounter.clone(), scene.clone()));
+        let newer = |seq: u64| json!({"seq": seq, "event_type": "weather_changed", "sky": "red"});
+        let (mut encounter_newer, mut scene_newer) = (encounter.clone(), scene.clone());
+        encounter_newer.insert(encounter.len() / 2, newer(900));
+        scene_newer.insert(scene.len() / 2, newer(901));
+        let after = crate::render_report("t", &[], &games(encounter_newer, scene_newer));
+        let (in_encounter, in_scene) = (
+            newer_row("encounter1-ev-900", &newer(900)),
+            newer_row("scene1-ev-901", &newer(901)),
+        );
+        assert!(after.contains(&in_encounter) && after.contains(&in_scene));
+        // The page's subtitle counts the events logged, the newer two among them; from the
+        // summary on, the report is the same byte for byte.
+        let from_summary = |html: &str| {
+            html.split_once("<h2 id=\"summary\">")
+                .unwrap()
+                .1
+                .to_string()
+        };
+        let after = from_summary(&after.replace(&in_encounter, "").replace(&in_scene, ""));
+        assert!(
+            after == from_summary(&before),
+            "the report changed beyond the newer rows"
+        );
+    }
+
+    /// A known kind that does not read is shown as unreadable, with why, never as if its
+    /// fields were empty.
+    #[test]
+    fn a_damaged_known_kind_is_shown_as_unreadable() {
+        let mut encounter = rows(ENCOUNTER);
+        encounter[14]["roll"] = json!("a broken roll");
+        let html = crate::render_report("t", &[], &games(encounter, rows(SCENE)));
+        let row = html.split("id=\"encounter1-ev-14\"").nth(1).unwrap();
+        let row = row.split("<div class=\"row\"").next().unwrap();
+        assert!(row.contains("check_rolled (unreadable: "), "{row}");
+        assert!(
+            row.contains("a broken roll") && !row.contains("rolls for"),
+            "{row}"
+        );
+    }
+
     /// Issue 46: a seat that joined mid-run was left out of the seat table (and its actions
     /// were shown under its id, not its character's name).
     #[test]
     fn the_seat_table_has_the_seats_that_joined_mid_run() {
+        let mut encounter = rows(ENCOUNTER);
+        encounter.splice(
+            4..4,
+            [
+                json!({"seq": 100, "event_type": "seat_joined", "seat": {"id": "p3",
+                  "character": "Jo-char", "player": "Jo", "kind": "person", "about": ""}}),
+                json!({"seq": 101, "event_type": "player_acted", "seat": "p3", "text": "I wave"}),
+                json!({"seq": 102, "event_type": "seat_handed", "seat": "p1", "person": false}),
+            ],
+        );
         let games = Games {
-            encounters: vec![run(
-                Game::Encounter,
-                vec![
-                    json!({"seq": 0, "event_type": "started", "seed": 1, "spec": {"title": "t"},
-                      "seats": [{"id": "p1", "character": "Mara", "player": "Mara", "kind": "person"},
-                                {"id": "p2", "character": "Rook", "player": "AI", "kind": "ai"}]}),
-                    json!({"seq": 5, "event_type": "seat_joined",
-                      "seat": {"id": "p3", "character": "Jo-char", "player": "Jo", "kind": "person"}}),
-                    json!({"seq": 6, "event_type": "player_acted", "seat": "p3", "text": "I wave"}),
-                    json!({"seq": 7, "event_type": "seat_handed", "seat": "p1", "person": false}),
-                ],
-            )],
+            encounters: vec![run(Game::Encounter, encounter)],
             scenes: Vec::new(),
         };
         let html = crate::render_report("t", &[], &games);
         let table = html.split("<th>seat</th></tr>").nth(1).unwrap();
         let table = table.split("</table>").next().unwrap();
         let rows: Vec<&str> = table.split("<tr>").filter(|r| !r.is_empty()).collect();
-        assert_eq!(rows.len(), 3, "{table}");
-        assert!(rows[2].contains("Jo-char") && rows[2].contains("<td>Jo</td>"));
-        assert!(rows[2].contains("joined mid-run (event 5)"), "{}", rows[2]);
+        assert_eq!(rows.len(), 4, "{table}");
+        assert!(rows[3].contains("Jo-char") && rows[3].contains("<td>Jo</td>"));
+        assert!(
+            rows[3].contains("joined mid-run (event 100)"),
+            "{}",
+            rows[3]
+        );
         assert!(
             rows[0].contains("an AI player (handed over during the run)"),
             "{}",
             rows[0]
         );
+        assert!(rows[1].contains("Zara-7") && rows[1].contains("an AI player</td>"));
         // The joined seat's action is shown under its character's name.
         assert!(html.contains("<b>Jo-char</b>"), "the story names p3");
     }
