@@ -517,3 +517,62 @@ fn the_report_seats_a_joined_seat_and_scores_a_persons_flagged_action_as_theirs(
         enc.contains("people&#39;s actions flagged") || enc.contains("people's actions flagged")
     );
 }
+
+/// Issue 48: an encounter run holding an event kind a newer troupe wrote stopped `troupe stats`
+/// and `troupe report` ("unknown variant …"): the GM's scorecard read the run strictly. Every
+/// reader reads it now, the kind left out of the figures: the scorecard is the one the run had
+/// without it, and the report is written. A damaged event of a known kind is still named.
+#[test]
+fn an_encounter_event_from_a_newer_troupe_is_read_as_unknown_by_stats_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    play_encounter(d);
+    let before = stats_json(d, &[])["encounters"].clone();
+    assert_eq!(before.as_array().map(Vec::len), Some(1), "{before}");
+
+    let db = rusqlite::Connection::open(d.join("campaign.db")).unwrap();
+    let middle: u64 = db
+        .query_row(
+            "SELECT seq FROM encounter_events WHERE run = 1 ORDER BY seq LIMIT 1 OFFSET 3",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // The events after the middle move up one seq, in the row and in the body (the key is
+    // (run, seq): through negatives, so no two rows meet).
+    db.execute_batch(
+        &"UPDATE encounter_events SET seq = -(seq + 1), body = json_set(body, '$.seq', seq + 1)
+            WHERE run = 1 AND seq > MIDDLE;
+          UPDATE encounter_events SET seq = -seq WHERE run = 1 AND seq < 0;"
+            .replace("MIDDLE", &middle.to_string()),
+    )
+    .unwrap();
+    let future = serde_json::json!({"seq": middle + 1, "event_type": "weather_changed",
+        "at": "2031-01-01T00:00:00Z", "sky": "violet"});
+    db.execute(
+        "INSERT INTO encounter_events (run, seq, event_type, body) VALUES (1, ?1, ?2, ?3)",
+        rusqlite::params![middle + 1, "weather_changed", future.to_string()],
+    )
+    .unwrap();
+    drop(db);
+
+    assert_eq!(stats_json(d, &[])["encounters"], before);
+    let out = run(d, &["report", "-o", "report.html"]);
+    assert!(d.join("report.html").is_file(), "{out}");
+
+    let db = rusqlite::Connection::open(d.join("campaign.db")).unwrap();
+    db.execute(
+        "UPDATE encounter_events SET body = json_set(body, '$.text', json('[1]')) \
+         WHERE run = 1 AND event_type = 'player_acted'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let err = troupe().current_dir(d).args(["stats"]).output().unwrap();
+    assert!(!err.status.success());
+    let said = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        said.contains("\"player_acted\" event cannot be read"),
+        "{said}"
+    );
+}
