@@ -3,10 +3,13 @@
 
 use std::path::Path;
 
-use anyhow::bail;
-use troupe_encounter::log::Envelope;
 use troupe_encounter::table::EncounterStore;
-use troupe_report::Known;
+
+/// The encounter's runs, as its commands speak of them.
+pub const GAME: crate::runs::Game = crate::runs::Game {
+    name: "encounter",
+    starts: "`troupe encounter run SPEC`",
+};
 
 /// The GM's scorecard of one run.
 pub fn scorecard(events: &[troupe_encounter::log::Envelope]) -> anyhow::Result<serde_json::Value> {
@@ -16,43 +19,15 @@ pub fn scorecard(events: &[troupe_encounter::log::Envelope]) -> anyhow::Result<s
 }
 
 /// Every encounter run's scorecard in a campaign directory (none when it has no runs), for
-/// `troupe stats` and `troupe report`. Each run's rows (every one, as the store holds them) are
-/// read through [`Known`]: a kind a newer troupe wrote is left out of the count (the scorecard
-/// is of what this build knows) instead of stopping the command; an event of a known kind that
-/// does not read is an error that names it.
+/// `troupe stats` and `troupe report`: each run read as every reader reads it
+/// ([`crate::runs::known_events`]), so a run holding an event kind a newer troupe wrote does not
+/// stop either command.
 pub fn all_scorecards(dir: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
     let Some(store) = EncounterStore::open_existing(dir)? else {
         return Ok(Vec::new());
     };
     let last = store.latest()?.map_or(0, |r| r.number);
-    let mut cards = Vec::new();
-    for n in 1..=last {
-        let Some(info) = store.run(n)? else {
-            continue;
-        };
-        let mut card = scorecard(&known_events(&store, n)?)?;
-        card["run"] = n.into();
-        card["spec"] = info.scene_id.into();
-        cards.push(card);
-    }
-    Ok(cards)
-}
-
-/// A run's events this build knows, in order.
-fn known_events(store: &EncounterStore, run: u32) -> anyhow::Result<Vec<Envelope>> {
-    let rows = store
-        .bodies(run)?
-        .iter()
-        .map(|body| serde_json::from_str(body))
-        .collect::<Result<Vec<serde_json::Value>, _>>()?;
-    let read: Vec<Known<Envelope>> = Known::read_all(&rows);
-    if let Some(Known::Malformed {
-        event_type, error, ..
-    }) = read.iter().find(|k| k.is_malformed())
-    {
-        bail!("encounter run {run}: a {event_type:?} event cannot be read ({error})");
-    }
-    Ok(read.iter().filter_map(Known::event).cloned().collect())
+    crate::runs::cards(&store, &(1..=last).collect::<Vec<_>>(), &GAME, scorecard)
 }
 
 /// The scorecards as a table.

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use serde_json::Value;
 use troupe_engine::{GameStore, RunLog};
+use troupe_report::Known;
 
 /// One game's runs, as its commands speak of them.
 pub struct Game {
@@ -39,7 +40,8 @@ pub fn run_number<E: RunLog>(
     }
 }
 
-/// `troupe GAME log`: a run's events (or the latest run's), one JSON object per line.
+/// `troupe GAME log`: a run's events (or the latest run's), one JSON object per line, each as
+/// the store holds it (an event kind a newer troupe wrote is printed as it was written).
 pub fn log<E: RunLog>(
     store: &GameStore<E>,
     dir: &Path,
@@ -47,19 +49,19 @@ pub fn log<E: RunLog>(
     game: &Game,
 ) -> anyhow::Result<ExitCode> {
     let run = run_number(store, dir, run, game)?;
-    let events = store.events(run)?;
-    if events.is_empty() {
+    let bodies = store.bodies(run)?;
+    if bodies.is_empty() {
         bail!("there is no {} run {run} in {}", game.name, dir.display());
     }
-    for env in events {
-        println!("{}", serde_json::to_string(&env)?);
+    for body in bodies {
+        println!("{body}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `troupe GAME stats`: each run's figures (`card` of its events, with `run` and `spec` added),
 /// or run `run`'s alone, as `render` lays them out or as one JSON object per run.
-pub fn stats<E: RunLog>(
+pub fn stats<E: RunLog + Clone>(
     store: &GameStore<E>,
     dir: &Path,
     (run, json): (Option<u32>, bool),
@@ -72,7 +74,7 @@ pub fn stats<E: RunLog>(
         Some(n) => vec![n],
         None => (1..=last).collect(),
     };
-    let cards = cards(store, &runs, card)?;
+    let cards = cards(store, &runs, game, card)?;
     if run.is_some() && cards.is_empty() {
         bail!(
             "there is no {} run {} in {}",
@@ -92,9 +94,10 @@ pub fn stats<E: RunLog>(
 }
 
 /// Each of these runs' figures, as JSON objects with the run's number and what it played.
-pub fn cards<E: RunLog>(
+pub fn cards<E: RunLog + Clone>(
     store: &GameStore<E>,
     runs: &[u32],
+    game: &Game,
     card: impl Fn(&[E]) -> anyhow::Result<Value>,
 ) -> anyhow::Result<Vec<Value>> {
     let mut out = Vec::new();
@@ -102,10 +105,37 @@ pub fn cards<E: RunLog>(
         let Some(info) = store.run(n)? else {
             continue;
         };
-        let mut v = card(&store.events(n)?)?;
+        let mut v = card(&known_events(store, n, game)?)?;
         v["run"] = n.into();
         v["spec"] = info.scene_id.into();
         out.push(v);
     }
     Ok(out)
+}
+
+/// A run's events this build knows, in order: every row the store holds, read through
+/// [`Known`]. A kind a newer troupe wrote is left out (the figures are of what this build
+/// knows) instead of stopping the command; an event of a known kind that does not read is an
+/// error that names it.
+pub fn known_events<E: RunLog + Clone>(
+    store: &GameStore<E>,
+    run: u32,
+    game: &Game,
+) -> anyhow::Result<Vec<E>> {
+    let rows = store
+        .bodies(run)?
+        .iter()
+        .map(|body| serde_json::from_str(body))
+        .collect::<Result<Vec<Value>, _>>()?;
+    let read: Vec<Known<E>> = Known::read_all(&rows);
+    if let Some(Known::Malformed {
+        event_type, error, ..
+    }) = read.iter().find(|k| k.is_malformed())
+    {
+        bail!(
+            "{} run {run}: a {event_type:?} event cannot be read ({error})",
+            game.name
+        );
+    }
+    Ok(read.iter().filter_map(Known::event).cloned().collect())
 }

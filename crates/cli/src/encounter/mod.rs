@@ -204,10 +204,7 @@ pub fn open_store(dir: &Path) -> anyhow::Result<EncounterStore> {
 }
 
 /// The encounter runs, as the commands shared with the scene's speak of them.
-pub const GAME: crate::runs::Game = crate::runs::Game {
-    name: "encounter",
-    starts: "`troupe encounter run SPEC`",
-};
+pub const GAME: crate::runs::Game = troupe_batch::encounters::GAME;
 
 /// The run asked for, or the latest.
 pub fn run_number(store: &EncounterStore, dir: &Path, run: Option<u32>) -> anyhow::Result<u32> {

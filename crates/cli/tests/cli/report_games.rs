@@ -519,9 +519,10 @@ fn the_report_seats_a_joined_seat_and_scores_a_persons_flagged_action_as_theirs(
 }
 
 /// Issue 48: an encounter run holding an event kind a newer troupe wrote stopped `troupe stats`
-/// and `troupe report` ("unknown variant …"): the GM's scorecard read the run strictly. Every
-/// reader reads it now, the kind left out of the figures: the scorecard is the one the run had
-/// without it, and the report is written. A damaged event of a known kind is still named.
+/// and `troupe report` ("unknown variant …"), and `troupe encounter stats` and `log`: each read
+/// the run strictly. Every reader reads it now, the kind left out of the figures (the GM's
+/// scorecard is the one the run had without it), the log printing it as written, the report
+/// written. A damaged event of a known kind is still named.
 #[test]
 fn an_encounter_event_from_a_newer_troupe_is_read_as_unknown_by_stats_and_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -529,6 +530,7 @@ fn an_encounter_event_from_a_newer_troupe_is_read_as_unknown_by_stats_and_report
     play_encounter(d);
     let before = stats_json(d, &[])["encounters"].clone();
     assert_eq!(before.as_array().map(Vec::len), Some(1), "{before}");
+    let card_before = run(d, &["encounter", "stats", "--json"]);
 
     let db = rusqlite::Connection::open(d.join("campaign.db")).unwrap();
     let middle: u64 = db
@@ -557,6 +559,10 @@ fn an_encounter_event_from_a_newer_troupe_is_read_as_unknown_by_stats_and_report
     drop(db);
 
     assert_eq!(stats_json(d, &[])["encounters"], before);
+    assert_eq!(run(d, &["encounter", "stats", "--json"]), card_before);
+    // The log prints the newer event as it was written, in its place.
+    let log = encounter_log(d);
+    assert_eq!(log[middle as usize + 1], future, "{log:?}");
     let out = run(d, &["report", "-o", "report.html"]);
     assert!(d.join("report.html").is_file(), "{out}");
 
