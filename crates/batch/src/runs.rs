@@ -128,14 +128,11 @@ pub fn known_events<E: RunLog + Clone>(
         .map(|body| serde_json::from_str(body))
         .collect::<Result<Vec<Value>, _>>()?;
     let read: Vec<Known<E>> = Known::read_all(&rows);
-    if let Some(Known::Malformed {
-        event_type, error, ..
-    }) = read.iter().find(|k| k.is_malformed())
-    {
-        bail!(
+    match Known::all_known(&read) {
+        Ok(known) => Ok(known),
+        Err((event_type, error)) => bail!(
             "{} run {run}: a {event_type:?} event cannot be read ({error})",
             game.name
-        );
+        ),
     }
-    Ok(read.iter().filter_map(Known::event).cloned().collect())
 }

@@ -313,10 +313,9 @@ fn scene_summary(events: &[Known<SceneEnvelope>]) -> Value {
 /// this build knows (a newer troupe's kinds change nothing it counts); null when a known kind
 /// does not read, since the card would count without it.
 fn encounter_scorecard(events: &[Known<EncounterEnvelope>]) -> Value {
-    if events.iter().any(Known::is_malformed) {
+    let Ok(typed) = Known::all_known(events) else {
         return Value::Null;
-    }
-    let typed: Vec<EncounterEnvelope> = events.iter().filter_map(Known::event).cloned().collect();
+    };
     serde_json::to_value(troupe_encounter::score::scorecard(&typed)).unwrap_or_default()
 }
 

@@ -22,10 +22,9 @@ pub fn of(g: &GameRun) -> Vec<Option<u64>> {
 /// would go on without it and count wrong.
 fn encounter_rounds(events: &[Value]) -> Vec<Option<u64>> {
     let read: Vec<Known<Envelope>> = Known::read_all(events);
-    if read.iter().any(Known::is_malformed) {
+    let Ok(typed) = Known::all_known(&read) else {
         return vec![None; events.len()];
-    }
-    let typed: Vec<Envelope> = read.iter().filter_map(Known::event).cloned().collect();
+    };
     let mut rounds = vec![0];
     let folded = fold_with(&typed, |state, env| {
         rounds.push(u64::from(round_of(state, &env.event)));

@@ -68,9 +68,24 @@ impl<E> Known<E> {
             _ => None,
         }
     }
+}
 
-    pub fn is_malformed(&self) -> bool {
-        matches!(self, Known::Malformed { .. })
+impl<E: Clone> Known<E> {
+    /// Every event this build knows, in order (a newer troupe's kinds left out), for a reader
+    /// whose fold needs every event it knows; `Err` with the first row of a known kind that
+    /// does not read: its kind and why.
+    pub fn all_known(read: &[Known<E>]) -> Result<Vec<E>, (&str, &str)> {
+        let mut known = Vec::with_capacity(read.len());
+        for row in read {
+            match row {
+                Known::Event(e) => known.push(e.clone()),
+                Known::Unknown { .. } => {}
+                Known::Malformed {
+                    event_type, error, ..
+                } => return Err((event_type, error)),
+            }
+        }
+        Ok(known)
     }
 }
 
@@ -90,20 +105,20 @@ mod tests {
     use serde::Deserialize;
     use serde_json::json;
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Clone, Debug, PartialEq, Deserialize)]
     #[serde(tag = "event_type", rename_all = "snake_case")]
     enum Ev {
         Rolled { value: u32 },
         Said { mood: Mood },
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Clone, Debug, PartialEq, Deserialize)]
     #[serde(rename_all = "snake_case")]
     enum Mood {
         Calm,
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Clone, Debug, PartialEq, Deserialize)]
     struct Env {
         seq: u64,
         #[serde(flatten)]
@@ -152,5 +167,32 @@ mod tests {
                 other => panic!("{row}: {other:?}"),
             }
         }
+    }
+
+    /// The events a fold may use: a newer troupe's kind left out, the first damaged known
+    /// kind refused with its kind and why.
+    #[test]
+    fn all_known_leaves_out_the_unknown_and_refuses_the_damaged() {
+        let rows = [
+            json!({"seq": 1, "event_type": "rolled", "value": 5}),
+            json!({"seq": 2, "event_type": "weather_changed", "sky": "red"}),
+            json!({"seq": 3, "event_type": "rolled", "value": 6}),
+        ];
+        let read = Known::<Env>::read_all(&rows);
+        let seqs: Vec<u64> = Known::all_known(&read)
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, [1, 3]);
+
+        let damaged = [
+            rows[0].clone(),
+            json!({"seq": 4, "event_type": "rolled", "value": "x"}),
+        ];
+        let read = Known::<Env>::read_all(&damaged);
+        let (kind, why) = Known::all_known(&read).unwrap_err();
+        assert_eq!(kind, "rolled");
+        assert!(!why.is_empty());
     }
 }
