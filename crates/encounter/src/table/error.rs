@@ -33,7 +33,7 @@ pub enum EncounterError {
     NoSuchAiPlayer(String),
     #[error("{player} ({character}) is already at this table")]
     AlreadySeated { player: String, character: String },
-    #[error("no seat {0} at this table")]
+    #[error("no agent {0} at this table")]
     UnknownSeat(String),
     #[error("{path} is not an encounter's record")]
     NotARecord {
