@@ -16,7 +16,7 @@ use crate::tables::ServeArgs;
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct DiscordArgs {
-    /// Serve every campaign directory under ROOT (each open table; `/encounter start` and the
+    /// Serve every campaign directory under ROOT (each open table; `/start encounter` and the
     /// like open more there, naming the campaign). Without it: the campaign directory
     #[arg(long, value_name = "ROOT")]
     pub root: Option<PathBuf>,
@@ -94,6 +94,7 @@ pub async fn discord(
         },
         campaign: single.clone(),
         hand_over_after: args.hand_over_after.map(Duration::from_secs),
+        offers: troupe_games::OFFERS.to_vec(),
     };
     // A refused token stops here too, before any table starts.
     let bot = troupe_discord::Bot::connect(config, Some(opener)).await?;

@@ -99,7 +99,11 @@ async fn host(
             .push(o.lock);
     }
     let opener = opener(root, args, model_args, locks.clone());
-    let host = troupe_serve::host::Host::new(troupe_serve::keys::hash(&host_key), opener);
+    let host = troupe_serve::host::Host::new(
+        troupe_serve::keys::hash(&host_key),
+        opener,
+        troupe_games::OFFERS,
+    );
     let hand_over = args.hand_over_after.map(Duration::from_secs);
     troupe_serve::run(bound, runs, Some(host), hand_over).await?;
     drop(locks);
@@ -115,7 +119,7 @@ pub(crate) fn opener(
     locks: Arc<Mutex<Vec<CampaignLock>>>,
 ) -> troupe_serve::host::Opener {
     let (root, args, model_args) = (root.to_path_buf(), args.clone(), model_args.clone());
-    Box::new(move |r: &troupe_serve::host::OpenRequest| {
+    Box::new(move |r: &troupe_serve::host::Opening| {
         let dir = root.join(&r.campaign);
         if !dir.is_dir() {
             return Err(format!(
@@ -125,16 +129,18 @@ pub(crate) fn opener(
         }
         let mut args = args.clone();
         args.seed = r.seed;
-        args.persons = r.persons.clone();
-        args.gm = if r.gm == "ai" {
+        // Each game's options, as its offer names them (`troupe_games::OFFERS`).
+        args.persons = r.values.list("persons").to_vec();
+        args.gm = if r.values.text("gm") == "ai" {
             GmChoice::Ai
         } else {
             GmChoice::Person
         };
-        if !r.players.is_empty() {
-            args.players = r.players.clone();
+        let players = r.values.list("players");
+        if !players.is_empty() {
+            args.players = players.to_vec();
         }
-        args.speaker = if r.speaker == "ai" {
+        args.speaker = if r.values.text("speaker") == "ai" {
             crate::tables::SpeakerKind::Ai
         } else {
             crate::tables::SpeakerKind::Person
@@ -144,7 +150,7 @@ pub(crate) fn opener(
         } else {
             &r.file
         });
-        let opened = match r.game.as_str() {
+        let opened = match r.game {
             "encounter" => open_encounter(&dir, &file, &args, &model_args),
             "scene" => crate::scene::serve_open(&dir, &file, &args, &model_args),
             _ => open_lasers(&file, &dir, &args, &model_args, false)

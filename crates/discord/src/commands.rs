@@ -1,7 +1,8 @@
 //! The bot's slash commands (twilight-model's `Command`s), and reading an invoked one's options.
-//! The games' table commands are here by name, each with one optional `args` text: the bot
-//! turns `/whisper args:Hush` into the typed line `/whisper Hush` and the seat protocol reads
-//! it as every surface does ([`troupe_seat::typed`]), so no game's commands are parsed here.
+//! A game's are built from its offer ([`troupe_seat::offer`]): its start command with the
+//! options it takes, and the table commands its asks offer, each with one optional `args` text:
+//! the bot turns `/whisper args:Hush` into the typed line `/whisper Hush` and the seat protocol
+//! reads it as every surface does ([`troupe_seat::typed`]), so no game is named or parsed here.
 
 use twilight_model::application::command::{
     Command, CommandOption, CommandOptionType, CommandType,
@@ -11,29 +12,7 @@ use twilight_model::application::interaction::application_command::{
 };
 use twilight_model::id::Id;
 
-/// The games' table commands, as slash commands (those a seat's ask does not offer are refused
-/// there with the list it does).
-pub const TABLE_COMMANDS: [(&str, &str); 16] = [
-    (
-        "whisper",
-        "Whisper (to the GM, or as the GM: `to scope text`)",
-    ),
-    ("roll", "Roll dice (the GM: e.g. 2d6+1)"),
-    ("success", "The next roll succeeds (the GM)"),
-    ("fail", "The next roll fails (the GM)"),
-    ("scene", "End the scene (the GM)"),
-    ("time", "Let days pass (the GM)"),
-    ("undo", "Take back the last decision or round (the GM)"),
-    ("end", "End the session (the GM)"),
-    ("gm", "The GM's view of a scene (the GM)"),
-    ("effects", "A scene's effects as JSON (the GM)"),
-    ("note", "A note on a scene's card (the GM)"),
-    ("promote", "Promote a scene's card (the GM)"),
-    ("state", "What your character perceives (a scene)"),
-    ("quit", "Stop the scene, saved"),
-    ("hint", "Ask for a hint, where the game offers one"),
-    ("say", "Say something, where the game offers it"),
-];
+use troupe_seat::offer::{Offer, OptionKind, StartOption};
 
 fn option(name: &str, description: &str, kind: CommandOptionType, required: bool) -> CommandOption {
     CommandOption {
@@ -88,13 +67,31 @@ fn command(name: &str, description: &str, options: Vec<CommandOption>) -> Comman
     }
 }
 
-/// Every command the bot offers.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the bot's commands as data, one definition each; split, they would be listed in two places"
-)]
-pub fn all() -> Vec<Command> {
-    let mut out = vec![
+/// Every command the bot offers: its own (seats, characters) and each offered game's.
+pub fn all(offers: &[&Offer]) -> Vec<Command> {
+    let mut out = own();
+    out.push(command(
+        "start",
+        "Open a table in a new thread here",
+        offers.iter().map(|o| start(o)).collect(),
+    ));
+    for (name, description) in troupe_seat::offer::table_commands(offers) {
+        out.push(command(
+            name,
+            description,
+            vec![text(
+                "args",
+                "The command's words, as typed after /name",
+                false,
+            )],
+        ));
+    }
+    out
+}
+
+/// The bot's own commands, the same at every game's table.
+fn own() -> Vec<Command> {
+    vec![
         command(
             "join",
             "Sit down at this thread's table (a seat, or a new one)",
@@ -136,86 +133,36 @@ pub fn all() -> Vec<Command> {
                 ],
             )],
         ),
-        command(
-            "encounter",
-            "Encounters (seed 003)",
-            vec![sub(
-                "start",
-                "Open an encounter table in a new thread",
-                vec![
-                    text(
-                        "spec",
-                        "The encounter spec, a file in the campaign directory",
-                        true,
-                    ),
-                    text(
-                        "players",
-                        "Who sits: human:NAME, ai, ai:AGENT, comma-separated",
-                        false,
-                    ),
-                    text(
-                        "campaign",
-                        "The campaign directory (under the bot's root)",
-                        false,
-                    ),
-                ],
-            )],
-        ),
-        command(
-            "session",
-            "Lasers & Feelings sessions",
-            vec![sub(
-                "start",
-                "Open a session table in a new thread",
-                vec![
-                    text(
-                        "gm",
-                        "Who runs it: ai (the default) or person (who then takes /join seat:gm)",
-                        false,
-                    ),
-                    text(
-                        "persons",
-                        "Characters people play (agent ids, comma-separated)",
-                        false,
-                    ),
-                    text(
-                        "campaign",
-                        "The campaign directory (under the bot's root)",
-                        false,
-                    ),
-                ],
-            )],
-        ),
-        command(
-            "scene",
-            "Scenes (seed 004)",
-            vec![sub(
-                "start",
-                "Open a scene table in a new thread",
-                vec![
-                    text("file", "The scene file, in the campaign directory", true),
-                    text("speaker", "Who speaks first: person or ai", false),
-                    text(
-                        "campaign",
-                        "The campaign directory (under the bot's root)",
-                        false,
-                    ),
-                ],
-            )],
-        ),
-    ];
-    for (name, description) in TABLE_COMMANDS {
-        out.push(command(
-            name,
-            description,
-            vec![text(
-                "args",
-                "The command's words, as typed after /name",
-                false,
-            )],
-        ));
+    ]
+}
+
+/// A game's `/start COMMAND` (one `/start` for every game, so that no game's start can take
+/// the name of another game's table command: Lasers & Feelings' `/scene` ends a scene): its
+/// file (first, when required: Discord lists required options first), its options, and the
+/// campaign directory every start takes.
+fn start(offer: &Offer) -> CommandOption {
+    let mut options = vec![text(offer.file.name, offer.file.help, offer.file.required)];
+    options.extend(offer.options.iter().map(start_option));
+    options.push(text(
+        "campaign",
+        "The campaign directory (under the bot's root)",
+        false,
+    ));
+    options.sort_by_key(|o| !o.required.unwrap_or(false));
+    sub(offer.command, offer.title, options)
+}
+
+/// A start option as text: a choice says its values (a typed value not among them is refused
+/// when the table opens, with the list).
+fn start_option(o: &StartOption) -> CommandOption {
+    match o.kind {
+        OptionKind::Choice(choices) => {
+            let values: Vec<&str> = choices.iter().map(|(v, _)| *v).collect();
+            let help = format!("{} ({})", o.help, values.join(" or "));
+            text(o.name, &help, false)
+        }
+        OptionKind::Text | OptionKind::List => text(o.name, o.help, false),
     }
-    out
 }
 
 /// An invoked command's string options (a subcommand's, when it has one): its subcommand's
@@ -252,10 +199,28 @@ pub fn get<'a>(options: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 #[cfg(test)]
 mod tests {
+    fn descriptions(options: &[super::CommandOption]) -> Vec<(&str, &str)> {
+        options
+            .iter()
+            .flat_map(|o| {
+                let mut all = vec![(o.name.as_str(), o.description.as_str())];
+                all.extend(descriptions(o.options.as_deref().unwrap_or_default()));
+                all
+            })
+            .collect()
+    }
+
+    /// Discord refuses the whole list (and the bot then has no slash commands at all) when a
+    /// name is taken twice or a name or a description is too long.
     #[test]
     fn every_command_fits_discords_rules() {
-        let all = super::all();
+        let all = super::all(troupe_games::OFFERS);
         assert!(all.len() <= 100);
+        let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "a command name taken twice: {names:?}");
         for c in &all {
             assert!(!c.name.is_empty() && c.name.len() <= 32, "{}", c.name);
             assert!(
@@ -268,6 +233,26 @@ mod tests {
                 "{}",
                 c.name
             );
+            for (name, description) in descriptions(&c.options) {
+                assert!(name.len() <= 32, "{name}");
+                assert!(
+                    !description.is_empty() && description.chars().count() <= 100,
+                    "{}: {name}: {description}",
+                    c.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_offered_game_has_its_start_and_every_table_command_its_command() {
+        let all = super::all(troupe_games::OFFERS);
+        let start = all.iter().find(|c| c.name == "start").unwrap();
+        for offer in troupe_games::OFFERS {
+            assert!(start.options.iter().any(|o| o.name == offer.command));
+            for (name, _) in offer.table_commands {
+                assert!(all.iter().any(|c| c.name == *name), "/{name}");
+            }
         }
     }
 }

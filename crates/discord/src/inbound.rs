@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
+use troupe_seat::offer::Offer;
 use troupe_seat::{Answer, Ask, form};
 use troupe_serve::hub::Refused;
 use twilight_model::application::interaction::{Interaction, InteractionData};
@@ -175,7 +176,7 @@ impl Bot {
     ) -> String {
         match (name, sub) {
             ("character", Some("register")) => self.register(ctx, options),
-            ("encounter" | "session" | "scene", Some("start")) => self.start(ctx, name, options),
+            ("start", Some(game)) => self.start(ctx, game, options),
             _ => {
                 let Some(t) = ctx.channel.and_then(|c| self.table_of_channel(c)) else {
                     return "This channel is no table's thread: type it in a table's thread."
@@ -220,7 +221,8 @@ impl Bot {
         }
     }
 
-    fn start(&self, ctx: &Ctx, game: &str, options: &[(String, String)]) -> String {
+    /// `/start COMMAND …`: a table of the offered game whose command it is, in a new thread.
+    fn start(&self, ctx: &Ctx, command: &str, options: &[(String, String)]) -> String {
         let Some(opener) = &self.opener else {
             return "This bot opens no tables (start it with a campaign directory or a root)."
                 .into();
@@ -228,42 +230,31 @@ impl Bot {
         let Some(channel) = ctx.channel else {
             return "Type it in a channel: the table gets a thread there.".into();
         };
-        let list = |name: &str| -> Vec<String> {
-            get(options, name)
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default()
+        let Some(offer) = Offer::by_command(&self.config.offers, command) else {
+            return format!("/start {command} is no game this bot opens.");
         };
         let campaign = get(options, "campaign")
             .map(str::to_string)
             .or_else(|| self.config.campaign.clone())
             .unwrap_or_default();
+        // The rest is the game's own, read against its offer as the host page's request is.
+        let game_options = options
+            .iter()
+            .filter(|(name, _)| name != "campaign" && name != offer.file.name)
+            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+            .collect();
         let request = troupe_serve::host::OpenRequest {
             campaign,
-            game: if game == "session" {
-                "lasers".into()
-            } else {
-                game.into()
-            },
-            file: get(options, "spec")
-                .or(get(options, "file"))
-                .unwrap_or("")
-                .into(),
-            // An AI GM unless a person is asked for (who sits down with `/join seat:gm`).
-            gm: get(options, "gm").unwrap_or("ai").into(),
-            persons: list("persons"),
-            players: list("players"),
-            speaker: get(options, "speaker").unwrap_or("").into(),
+            game: offer.game.into(),
+            file: get(options, offer.file.name).unwrap_or("").into(),
             seed: None,
+            options: game_options,
         };
-        if let Err(e) = troupe_serve::host::check_names(&request) {
-            return e;
-        }
-        let (run, _links) = match opener(&request) {
+        let opening = match troupe_serve::host::read_request(&request, &self.config.offers) {
+            Ok(opening) => opening,
+            Err(e) => return e,
+        };
+        let (run, _links) = match opener(&opening) {
             Ok(opened) => opened,
             Err(e) => return format!("The table could not open: {e}"),
         };

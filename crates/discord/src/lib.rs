@@ -66,7 +66,7 @@ pub struct Config {
     pub api: String,
     /// The gateway's websocket URL (`ws://…` of a test's fake); None: Discord's.
     pub gateway: Option<String>,
-    /// The channel where a table without a thread gets one (tables opened by `/encounter start`
+    /// The channel where a table without a thread gets one (tables opened by `/start encounter`
     /// and the like get theirs where the command was typed).
     pub channel: Option<u64>,
     /// Where the characters people register are kept (the campaign directory, or the root).
@@ -75,6 +75,9 @@ pub struct Config {
     pub campaign: Option<String>,
     /// An idle person's seat goes to an AI after this long.
     pub hand_over_after: Option<Duration>,
+    /// The games the bot opens (`troupe_games::OFFERS`): their start commands and the table
+    /// commands their asks offer are the bot's slash commands.
+    pub offers: Vec<&'static troupe_seat::offer::Offer>,
 }
 
 /// What the bot sends with: the REST client and each person's direct-message channel.
@@ -247,8 +250,9 @@ impl Bot {
                     *self.app.lock().unwrap_or_else(|e| e.into_inner()) = Some(app);
                     *self.me.lock().unwrap_or_else(|e| e.into_inner()) = Some(ready.user.id.get());
                     let out = self.out.clone();
+                    let commands = commands::all(&self.config.offers);
                     sends.spawn(async move {
-                        if let Err(e) = out.rest.commands(app, &commands::all()).await {
+                        if let Err(e) = out.rest.commands(app, &commands).await {
                             eprintln!("troupe discord: could not register the slash commands: {e}");
                         }
                     });

@@ -13,6 +13,7 @@ pub mod lasers;
 pub mod leaks;
 pub mod log;
 pub mod names;
+pub mod offer;
 pub mod prompt;
 pub mod score;
 pub mod spec;

@@ -14,6 +14,7 @@ mod events;
 pub mod lines;
 mod machine;
 pub mod memory;
+pub mod offer;
 mod phase;
 pub mod secrets;
 mod session;

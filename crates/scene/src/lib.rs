@@ -15,6 +15,7 @@ mod file;
 pub mod log;
 pub mod model;
 pub mod narrator;
+pub mod offer;
 pub mod planner;
 pub mod prompts;
 pub mod router;

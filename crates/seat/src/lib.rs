@@ -358,6 +358,7 @@ pub fn schema(fields: &[Field]) -> Value {
 
 /// Building forms, tersely.
 pub mod audience;
+pub mod offer;
 
 pub mod form {
     use super::{Choice, Field, FieldKind};

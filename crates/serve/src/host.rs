@@ -1,46 +1,51 @@
 //! Opening a table from a page (`troupe serve --host ROOT`): the host's link (its own key, like
 //! a seat's) opens a page where a GM opens a table for a campaign directory under ROOT, and gets
 //! its seats' links. The binary does the opening ([`Opener`]): the server checks the host's key,
-//! the request's shape and its names, and starts the table's game beside the others.
+//! the request's names and the game's options against the game's offer, and starts the table's
+//! game beside the others.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
+use troupe_seat::offer::{Offer, StartValues};
 
 use crate::{Link, TableRun};
 
-/// What a GM asks for: a table for the campaign directory `campaign` (a name under ROOT).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What a GM asks for: a table of `game` for the campaign directory `campaign` (a name under
+/// ROOT). What else it says is the game's own ([`Offer::read`] reads it against the game's
+/// offer), so the server names no game and no game's option.
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct OpenRequest {
     pub campaign: String,
-    /// `lasers`, `encounter` or `scene`.
+    /// An offered game's name (`troupe_games::OFFERS`).
     pub game: String,
-    /// The campaign file, encounter spec or scene file, relative to the campaign directory
-    /// (empty: the campaign's `campaign.json`).
+    /// The file its table plays, relative to the campaign directory (empty: the game's own
+    /// default, the campaign's `campaign.json` for Lasers & Feelings).
     #[serde(default)]
     pub file: String,
-    /// Lasers & Feelings: who runs the game, `person` or `ai`.
-    #[serde(default)]
-    pub gm: String,
-    /// Lasers & Feelings: the characters people play (agent ids).
-    #[serde(default)]
-    pub persons: Vec<String>,
-    /// Encounters: who sits at the table (`human:NAME`, `ai`, `ai:AGENT`).
-    #[serde(default)]
-    pub players: Vec<String>,
-    /// Scenes: who speaks for the characters as the table opens, `person` (the default) or
-    /// `ai`.
-    #[serde(default)]
-    pub speaker: String,
     #[serde(default)]
     pub seed: Option<u64>,
+    /// The game's options, by name.
+    #[serde(flatten)]
+    pub options: Map<String, Value>,
 }
 
-/// Opens a table for a request (the binary's): the table's game and its seats' links.
-pub type Opener = Box<dyn Fn(&OpenRequest) -> Result<(TableRun, Vec<Link>), String> + Send + Sync>;
+/// A request read against the games offered: the table the binary opens.
+#[derive(Clone, Debug)]
+pub struct Opening {
+    pub campaign: String,
+    /// The offered game's name.
+    pub game: &'static str,
+    pub file: String,
+    pub seed: Option<u64>,
+    pub values: StartValues,
+}
+
+/// Opens a table (the binary's): the table's game and its seats' links.
+pub type Opener = Box<dyn Fn(&Opening) -> Result<(TableRun, Vec<Link>), String> + Send + Sync>;
 
 /// Tables a host may open in [`OPEN_WINDOW`].
 pub const MAX_OPENS: usize = 10;
@@ -49,14 +54,17 @@ pub const OPEN_WINDOW: Duration = Duration::from_secs(60);
 pub struct Host {
     pub key_hash: String,
     pub opener: Opener,
+    /// The games a host may open, as the host's page lists them.
+    pub offers: Vec<&'static Offer>,
     opened: Mutex<VecDeque<Instant>>,
 }
 
 impl Host {
-    pub fn new(key_hash: String, opener: Opener) -> Host {
+    pub fn new(key_hash: String, opener: Opener, offers: &[&'static Offer]) -> Host {
         Host {
             key_hash,
             opener,
+            offers: offers.to_vec(),
             opened: Mutex::default(),
         }
     }
@@ -81,9 +89,33 @@ impl Host {
     }
 }
 
-/// Why a request names something it may not: a campaign is one plain directory name under
-/// ROOT, a file a relative path that stays inside it.
-pub fn check_names(r: &OpenRequest) -> Result<(), String> {
+/// Read a request against the games offered, or say why it does not fit: a campaign is one
+/// plain directory name under ROOT, a file a relative path that stays inside it, the game one
+/// offered, its options the game's own ([`Offer::read`]).
+pub fn read_request(r: &OpenRequest, offers: &[&'static Offer]) -> Result<Opening, String> {
+    check_names(r)?;
+    let Some(offer) = offers.iter().copied().find(|o| o.game == r.game) else {
+        let games: Vec<&str> = offers.iter().map(|o| o.game).collect();
+        return Err(format!(
+            "\"{}\" is not a game: {}",
+            r.game,
+            games.join(", ")
+        ));
+    };
+    if offer.file.required && r.file.is_empty() {
+        return Err(format!("{} need a file: {}", offer.title, offer.file.help));
+    }
+    Ok(Opening {
+        campaign: r.campaign.clone(),
+        game: offer.game,
+        file: r.file.clone(),
+        seed: r.seed,
+        values: offer.read(&r.options)?,
+    })
+}
+
+/// Why a request names a directory or a file it may not.
+fn check_names(r: &OpenRequest) -> Result<(), String> {
     let plain = |s: &str| {
         !s.is_empty()
             && s.len() <= 64
@@ -102,18 +134,6 @@ pub fn check_names(r: &OpenRequest) -> Result<(), String> {
         return Err(format!(
             "\"{}\" is not a file inside the campaign directory",
             r.file
-        ));
-    }
-    if !matches!(r.speaker.as_str(), "" | "person" | "ai") {
-        return Err(format!(
-            "\"{}\" is not who speaks for a scene: person or ai",
-            r.speaker
-        ));
-    }
-    if !matches!(r.game.as_str(), "lasers" | "encounter" | "scene") {
-        return Err(format!(
-            "\"{}\" is not a game: lasers, encounter or scene",
-            r.game
         ));
     }
     Ok(())

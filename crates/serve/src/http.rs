@@ -24,7 +24,7 @@ use serde_json::json;
 use troupe_seat::Answer;
 
 use crate::feed::{GM, JOIN, WATCH};
-use crate::host::{Host, OpenRequest, check_names};
+use crate::host::{Host, OpenRequest, read_request};
 use crate::hub::{Hub, Refused};
 
 /// How long a stream request waits for news before answering "nothing new".
@@ -102,16 +102,20 @@ async fn page(State(s): State<Served>, Path((table, _seat)): Path<(String, Strin
     html(PAGE)
 }
 
+/// The host's page, with the games it offers as a JSON block its script builds the form from
+/// (data, never run: the page's policy runs only this server's own script).
 async fn host_page(State(s): State<Served>) -> Response {
-    if s.host.is_none() {
+    let Some(host) = &s.host else {
         return refused(Refused::NoSuchSeat);
-    }
-    html(HOST_PAGE)
+    };
+    let games = json!({ "games": host.offers }).to_string();
+    // Nothing in a JSON block may close it: `<` only ever appears escaped.
+    html(HOST_PAGE.replace("{{GAMES}}", &games.replace('<', "\\u003c")))
 }
 
 /// A static page, with nothing but this server's own script and style allowed to run or load.
-fn html(body: &'static str) -> Response {
-    let mut r = body.into_response();
+fn html(body: impl Into<String>) -> Response {
+    let mut r = body.into().into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -158,14 +162,15 @@ async fn open_table(
         Ok(b) => b,
         Err(e) => return error(e.status(), &e.body_text()),
     };
-    if let Err(why) = check_names(&request) {
-        return refused(Refused::Invalid(why));
-    }
+    let opening = match read_request(&request, &host.offers) {
+        Ok(opening) => opening,
+        Err(why) => return refused(Refused::Invalid(why)),
+    };
     if !host.within_rate() {
         return refused(Refused::TooMany);
     }
     let opener = host.clone();
-    let opened = tokio::task::spawn_blocking(move || (opener.opener)(&request)).await;
+    let opened = tokio::task::spawn_blocking(move || (opener.opener)(&opening)).await;
     let (run, links) = match opened {
         Ok(Ok(o)) => o,
         Ok(Err(why)) => return refused(Refused::Invalid(why)),

@@ -373,8 +373,8 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
         fake,
         &host,
         CHANNEL,
-        "session start",
-        &[("persons", "alex")],
+        "start session",
+        &[("gm", "ai"), ("persons", "alex")],
     )
     .await;
     assert!(reply.contains("opens in a thread"), "{reply}");
@@ -449,7 +449,7 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
     let table = lasers_table().await;
     let (fake, dir) = (&table.fake, &table.dir);
     let gm = user(4101, "gm-person", false);
-    let reply = slash(fake, &gm, CHANNEL, "session start", &[("gm", "person")]).await;
+    let reply = slash(fake, &gm, CHANNEL, "start session", &[("gm", "person")]).await;
     assert!(reply.contains("opens in a thread"), "{reply}");
     let thread = thread_in(fake, CHANNEL).await;
     let reply = slash(fake, &gm, thread, "join", &[("seat", "gm")]).await;
@@ -550,7 +550,7 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
         &fake,
         &speaker,
         CHANNEL,
-        "scene start",
+        "start scene",
         &[("file", "mill.scene.yaml")],
     )
     .await;
@@ -622,8 +622,8 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             &fake,
             &host,
             CHANNEL,
-            "session start",
-            &[("persons", "alex")],
+            "start session",
+            &[("gm", "ai"), ("persons", "alex")],
         )
         .await;
         let thread = thread_in(&fake, CHANNEL).await;

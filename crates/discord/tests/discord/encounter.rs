@@ -165,7 +165,7 @@ async fn wait_taken(
     .await
 }
 
-/// `/encounter start` in a channel opens the table in a new thread there, its story posted.
+/// `/start encounter` in a channel opens the table in a new thread there, its story posted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_encounter_started_from_discord_opens_in_a_thread_of_that_channel() {
     let fake = Fake::start().await;
@@ -178,8 +178,8 @@ async fn an_encounter_started_from_discord_opens_in_a_thread_of_that_channel() {
     let i = fake.slash(
         &gm,
         elsewhere,
-        "encounter",
-        Some("start"),
+        "start",
+        Some("encounter"),
         &[
             ("spec", "encounters/smithy.yaml"),
             ("players", "human:Mara,ai,ai"),

@@ -118,10 +118,11 @@ pub fn config(fake: &Fake, home: &Path) -> Config {
         home: home.to_path_buf(),
         campaign: None,
         hand_over_after: None,
+        offers: troupe_games::OFFERS.to_vec(),
     }
 }
 
-/// A bot whose `/encounter start` opens the smithy in `dir` (as the binary's opener does).
+/// A bot whose `/start encounter` opens the smithy in `dir` (as the binary's opener does).
 pub async fn bot_that_opens(fake: &Fake, dir: &Path) -> Arc<Bot> {
     let d = dir.to_path_buf();
     let opener: troupe_serve::host::Opener = Box::new(move |r| {

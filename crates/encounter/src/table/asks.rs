@@ -121,3 +121,25 @@ pub fn who(seat: &Seat) -> String {
         format!("{} ({})", seat.player, seat.character)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// What a chat surface registers up front is the game's offer: the table commands an
+    /// encounter's asks offer (a player's whisper, the GM's undo) are in it.
+    #[test]
+    fn every_command_an_ask_offers_is_in_the_games_offer() {
+        let offered: Vec<String> = std::iter::once(super::whisper())
+            .chain(super::gm_ask(Vec::new()).commands)
+            .map(|c| c.name)
+            .collect();
+        for name in offered {
+            assert!(
+                crate::offer::OFFER
+                    .table_commands
+                    .iter()
+                    .any(|(n, _)| *n == name),
+                "/{name} is offered and not in the encounter's offer"
+            );
+        }
+    }
+}

@@ -149,6 +149,19 @@ async fn a_gm_that_only_answers_asks_plays_the_same_session_as_the_games_own_sea
         assert_eq!(a.seat, "gm");
         assert_eq!(a.view["campaign_name"], "Voyage of the Raptor");
         assert!(a.commands.iter().any(|c| c.name == "whisper"));
+        // What a chat surface registers up front is the game's offer: every command an ask
+        // offers is in it.
+        for c in &a.commands {
+            assert!(
+                troupe_lasers::offer::OFFER
+                    .table_commands
+                    .iter()
+                    .any(|(name, _)| *name == c.name),
+                "/{} is offered at {} and not in the game's offer",
+                c.name,
+                a.decision
+            );
+        }
     }
 }
 

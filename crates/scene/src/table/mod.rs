@@ -246,3 +246,22 @@ mod store_tests {
         assert!(SceneStore::open_existing(dir.path()).unwrap().is_some());
     }
 }
+
+#[cfg(test)]
+mod offer_tests {
+    /// What a chat surface registers up front is the game's offer: every table command a
+    /// scene's asks offer is in it (`/help` is every surface's own).
+    #[test]
+    fn every_command_an_ask_offers_is_in_the_games_offer() {
+        for (name, _, _) in super::COMMANDS {
+            assert!(
+                *name == "help"
+                    || crate::offer::OFFER
+                        .table_commands
+                        .iter()
+                        .any(|(n, _)| n == name),
+                "/{name} is offered and not in the scene's offer"
+            );
+        }
+    }
+}
