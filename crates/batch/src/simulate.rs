@@ -20,6 +20,8 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use troupe_campaign::CampaignDir;
+use troupe_lasers::{Envelope, Event};
+use troupe_report::Known;
 
 use crate::model_spec::{ModelSpec, parse_model, slug};
 use crate::shard::Shard;
@@ -357,8 +359,10 @@ fn status_of(exited_well: bool, phases_failed: u32) -> &'static str {
     }
 }
 
-/// The `phase_failed` events of a session's JSONL log (0 without a log). Read line by line
-/// without parsing every event: a line is one event, its type a top-level field.
+/// The `phase_failed` events of a session's JSONL log (0 without a log). Only the lines that
+/// name the kind are read (a line is one event), each as the game's own event through
+/// [`Known`]. A `phase_failed` row whose fields do not read still says a step failed for good,
+/// so it counts: the run is not `ok` for a row this build could not read.
 fn phases_failed_in(log: Option<&Path>) -> u32 {
     let Some(text) = log.and_then(|l| std::fs::read_to_string(l).ok()) else {
         return 0;
@@ -367,7 +371,11 @@ fn phases_failed_in(log: Option<&Path>) -> u32 {
         .lines()
         .filter(|l| l.contains("\"phase_failed\""))
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e.get("event_type").and_then(serde_json::Value::as_str) == Some("phase_failed"))
+        .filter(|row| match Known::<Envelope>::read(row) {
+            Known::Event(env) => matches!(env.event, Event::PhaseFailed { .. }),
+            Known::Malformed { event_type, .. } => event_type == "phase_failed",
+            Known::Unknown { .. } => false,
+        })
         .count();
     u32::try_from(failed).unwrap_or(u32::MAX)
 }
@@ -937,6 +945,48 @@ mod tests {
         for bad in ["", "x", "5..=2", "3..3", "0..0", "1..=200000", "-1"] {
             assert!(parse_seeds(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    /// A recorded session's log with steps that failed: a `phase_failed` counts, and so does
+    /// one whose fields do not read (it still says a step failed for good); another kind whose
+    /// field holds the word, known or a newer troupe's, does not.
+    #[test]
+    fn the_failed_steps_are_read_from_the_log_as_its_events() {
+        let log: Vec<serde_json::Value> = include_str!("../../fuzz/data/demo.session-1.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let at = |fields: serde_json::Value| {
+            let mut row = log[5].clone();
+            for (k, v) in fields.as_object().unwrap() {
+                row[k] = v.clone();
+            }
+            row
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("session-1.jsonl");
+        let write = |rows: &[serde_json::Value]| {
+            let lines: Vec<String> = rows.iter().map(ToString::to_string).collect();
+            std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        };
+        write(&log);
+        assert_eq!(phases_failed_in(Some(&file)), 0);
+        let mut failed = log.clone();
+        failed.extend([
+            at(
+                serde_json::json!({"event_type": "phase_failed", "agent": "alex",
+                "error": "the model gave up", "failures": 2}),
+            ),
+            at(
+                serde_json::json!({"event_type": "phase_failed", "agent": "alex",
+                "failures": "two"}),
+            ),
+            at(serde_json::json!({"event_type": "session_ended", "reason": "phase_failed"})),
+            at(serde_json::json!({"event_type": "weather_changed", "after": "phase_failed"})),
+        ]);
+        write(&failed);
+        assert_eq!(phases_failed_in(Some(&file)), 2);
+        assert_eq!(phases_failed_in(None), 0);
     }
 
     fn plan_in(a: &SimulateArgs) -> Vec<Run> {

@@ -55,6 +55,16 @@ pub enum Error {
     OutIsFile { path: String },
     #[error(transparent)]
     Read(#[from] troupe_report::Error),
+    /// A row of a kind this build knows that does not read as that kind: exporting the session
+    /// without it would leave its tables quietly short.
+    #[error(
+        "{at}: a {event_type} event cannot be read ({why}); this troupe knows that kind, so the row is damaged, and the tables would count without it"
+    )]
+    Unreadable {
+        at: String,
+        event_type: String,
+        why: String,
+    },
     #[error("{path}")]
     Io {
         path: String,
@@ -99,10 +109,11 @@ pub fn schema() -> Vec<Table> {
 }
 
 /// The tables of one piece of an export, not yet written: a session's or a game run's rows.
-pub fn tables_of(piece: &Piece) -> Vec<Table> {
+/// `Err` when a session's row of a kind this build knows does not read.
+pub fn tables_of(piece: &Piece) -> Result<Vec<Table>, Error> {
     match piece {
         Piece::Session(events) => tables::of_sessions(events),
-        Piece::Game { run, game } => game_tables::of_game_run(run.as_deref(), game),
+        Piece::Game { run, game } => Ok(game_tables::of_game_run(run.as_deref(), game)),
     }
 }
 
@@ -141,7 +152,7 @@ fn write_tables(source: &Source, dir: &Path, done: &mut Exported) -> Result<(), 
                 troupe_report::Game::Scene => done.scenes += 1,
             },
         }
-        for (table, (_, writer)) in tables_of(&piece).into_iter().zip(&mut files) {
+        for (table, (_, writer)) in tables_of(&piece)?.into_iter().zip(&mut files) {
             writer.add(table.rows)?;
         }
         Ok(())

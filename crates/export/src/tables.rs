@@ -3,12 +3,22 @@
 //! keys (run, session, run_session, campaign, model), so the tables join on them and on `turn`.
 //! The numbers come from the report crate where it has them (the turns' tokens and latency, the
 //! scorecard), so the export says what `troupe stats` says.
+//!
+//! A session's rows are read once, as the game's own events ([`troupe_lasers::Envelope`]
+//! through [`Known`]): `events` lists every row as logged, a kind a newer troupe wrote included;
+//! the other tables are built from the events this build knows, a newer kind left out of them;
+//! a row of a known kind that does not read stops the export with its kind and why, rather
+//! than tables that count without it unseen.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use troupe_report::{TurnStats, metrics, scorecard};
+use troupe_lasers::{Envelope, Event};
+use troupe_llm::AttemptRecord;
+use troupe_report::{Known, TurnStats, metrics, scorecard};
+use troupe_validator::Verdict;
 
+use crate::Error;
 use crate::table::{Column, Kind, Table, col};
 
 /// What identifies a session in every table.
@@ -64,25 +74,89 @@ struct SessionKeys {
 
 type Keys = BTreeMap<u64, SessionKeys>;
 
-fn keys_of(events: &[Value]) -> Keys {
+/// The keys: where each session came from (the marks a batch's rows carry, on every row) and
+/// its campaign and model (its `session_started`).
+fn keys_of(logged: &[Logged<'_>]) -> Keys {
     let mut keys = Keys::new();
-    for e in events {
-        let session = num(e, "session_number");
-        let k = keys.entry(session).or_insert_with(|| SessionKeys {
-            run: text(e, "run").map(String::from),
-            run_session: e
+    for l in logged {
+        let k = keys.entry(l.session).or_insert_with(|| SessionKeys {
+            run: text(l.row, "run").map(String::from),
+            run_session: l
+                .row
                 .get("run_session")
                 .and_then(Value::as_u64)
-                .unwrap_or(session),
+                .unwrap_or(l.session),
             ..SessionKeys::default()
         });
-        if text(e, "event_type") == Some("session_started") {
-            let campaign = e.get("campaign").unwrap_or(&Value::Null);
-            k.campaign = text(campaign, "name").map(String::from);
-            k.model = text(e, "model").map(String::from);
+        if let Some(Event::SessionStarted {
+            campaign, model, ..
+        }) = l.event.as_ref().map(|e| &e.event)
+        {
+            k.campaign = Some(campaign.name.clone());
+            k.model = Some(model.clone());
         }
     }
     keys
+}
+
+/// One row of a session's log, read once: as logged, and as the game's own event when this
+/// build knows its kind (None: a kind a newer troupe wrote).
+struct Logged<'a> {
+    row: &'a Value,
+    /// The session's number as the export numbers it (in a batch, across the batch).
+    session: u64,
+    event: Option<Envelope>,
+}
+
+/// Every row of these sessions, read as Lasers & Feelings events; `Err` names the first row
+/// of a known kind that does not read.
+fn read(rows: &[Value]) -> Result<Vec<Logged<'_>>, Error> {
+    rows.iter()
+        .map(|row| {
+            let event = match Known::<Envelope>::read(row) {
+                Known::Event(env) => Some(env),
+                Known::Unknown { .. } => None,
+                Known::Malformed {
+                    event_type, error, ..
+                } => return Err(unreadable(row, &event_type, error)),
+            };
+            Ok(Logged {
+                row,
+                session: num(row, "session_number"),
+                event,
+            })
+        })
+        .collect()
+}
+
+/// The error for a row of a known kind that does not read: where it is (a batch's run and
+/// the session's own number in it), its kind and why.
+fn unreadable(row: &Value, event_type: &str, why: String) -> Error {
+    let session = row
+        .get("run_session")
+        .or_else(|| row.get("session_number"))
+        .map_or_else(|| "?".to_string(), Value::to_string);
+    let seq = row
+        .get("seq")
+        .map_or_else(|| "?".to_string(), Value::to_string);
+    let at = match text(row, "run") {
+        Some(run) => format!("{run}, session {session}, event {seq}"),
+        None => format!("session {session}, event {seq}"),
+    };
+    Error::Unreadable {
+        at,
+        event_type: if event_type.is_empty() {
+            "(no event_type)".into()
+        } else {
+            event_type.into()
+        },
+        why,
+    }
+}
+
+/// The events this build knows, each with its row.
+fn known<'b>(logged: &'b [Logged<'_>]) -> impl Iterator<Item = (&'b Logged<'b>, &'b Envelope)> {
+    logged.iter().filter_map(|l| Some((l, l.event.as_ref()?)))
 }
 
 /// A row of `table` for an event of `session`: the keys, then `fields`.
@@ -135,17 +209,19 @@ pub fn empty() -> Vec<Table> {
 }
 
 /// Every table with the rows of these Lasers & Feelings events (one session's, or several
-/// whole sessions'), in the order they are written.
-pub fn of_sessions(events: &[Value]) -> Vec<Table> {
-    let keys = keys_of(events);
-    vec![
-        events_table(events, &keys),
-        model_calls(events, &keys),
-        turns(events, &keys),
-        verdicts(events, &keys),
+/// whole sessions'), in the order they are written; `Err` when a row of a kind this build
+/// knows does not read (its kind and why).
+pub fn of_sessions(events: &[Value]) -> Result<Vec<Table>, Error> {
+    let logged = read(events)?;
+    let keys = keys_of(&logged);
+    Ok(vec![
+        events_table(&logged, &keys),
+        model_calls(&logged, &keys),
+        turns(events, &logged, &keys),
+        verdicts(&logged, &keys),
         scorecards(events, &keys),
         table("game_runs", GAME_RUN_COLUMNS),
-    ]
+    ])
 }
 
 pub const EVENT_COLUMNS: &[Column] = &[
@@ -183,10 +259,13 @@ pub const EVENT_COLUMNS: &[Column] = &[
     ),
 ];
 
-fn events_table(events: &[Value], keys: &Keys) -> Table {
+/// Every row as logged, of every kind (a newer troupe's included).
+fn events_table(logged: &[Logged<'_>], keys: &Keys) -> Table {
     let mut t = table("events", EVENT_COLUMNS);
-    for e in events {
-        let session = num(e, "session_number");
+    for &Logged {
+        row: e, session, ..
+    } in logged
+    {
         t.push(row(
             keys,
             session,
@@ -301,28 +380,55 @@ pub const MODEL_CALL_COLUMNS: &[Column] = &[
     ),
 ];
 
-fn model_calls(events: &[Value], keys: &Keys) -> Table {
+fn model_calls(logged: &[Logged<'_>], keys: &Keys) -> Table {
     let mut t = table("model_calls", MODEL_CALL_COLUMNS);
-    for e in events
-        .iter()
-        .filter(|e| text(e, "event_type") == Some("model_call"))
-    {
+    for (l, env) in known(logged) {
+        let Event::ModelCall {
+            agent,
+            layer,
+            purpose,
+            record,
+        } = &env.event
+        else {
+            continue;
+        };
         let call = json!({
-            "turn": e.get("turn_number"),
-            "seq": e.get("seq"),
-            "phase": e.get("phase"),
-            "timestamp": e.get("timestamp"),
-            "agent": e.get("agent"),
-            "layer": e.get("layer"),
-            "purpose": e.get("purpose"),
+            "turn": env.turn_number,
+            "seq": env.seq,
+            "phase": env.phase,
+            "timestamp": env.timestamp,
+            "agent": agent,
+            "layer": layer,
+            "purpose": purpose,
         });
         t.push(row(
             keys,
-            num(e, "session_number"),
-            with_fields(call, attempt(e)),
+            l.session,
+            with_fields(call, logged_attempt(record)),
         ));
     }
     t
+}
+
+/// The columns of one attempt of a session's `model_call`, as [`attempt`] gives an encounter's
+/// or a scene's from the same record.
+fn logged_attempt(a: &AttemptRecord) -> Value {
+    json!({
+        "attempt": a.attempt,
+        "repair": a.repair,
+        "provider": a.provider,
+        "request_hash": a.request_hash,
+        "input_tokens": a.usage.input_tokens,
+        "cached_input_tokens": a.usage.cached_input_tokens,
+        "cache_write_tokens": a.usage.cache_write_tokens,
+        "output_tokens": a.usage.output_tokens,
+        "latency_ms": a.latency_ms,
+        // What `troupe stats` counts as answered: a reply in the log.
+        "ok": a.reply.is_some(),
+        "error": a.error,
+        "retry_in_ms": a.retry_in_ms,
+        "seed": a.seed,
+    })
 }
 
 /// The columns of one attempt, from the model gateway's record of it: the same fields in a
@@ -370,21 +476,22 @@ pub const TURN_COLUMNS: &[Column] = &[
     ),
 ];
 
-/// One row per turn started; the counts are `troupe stats`'s per-turn numbers.
-fn turns(events: &[Value], keys: &Keys) -> Table {
+/// One row per turn started; the counts are `troupe stats`'s per-turn numbers (troupe-report's
+/// metrics, of the rows as logged).
+fn turns(events: &[Value], logged: &[Logged<'_>], keys: &Keys) -> Table {
     let stats: BTreeMap<(u32, u32), TurnStats> = metrics(events)
         .per_turn
         .into_iter()
         .map(|t| ((t.session, t.turn), t))
         .collect();
     let mut started: BTreeMap<(u64, u64), bool> = BTreeMap::new();
-    for e in events {
-        let at = (num(e, "session_number"), num(e, "turn_number"));
-        match text(e, "event_type") {
-            Some("turn_started") => {
+    for (l, env) in known(logged) {
+        let at = (l.session, u64::from(env.turn_number));
+        match env.event {
+            Event::TurnStarted => {
                 started.entry(at).or_insert(false);
             }
-            Some("turn_completed") => {
+            Event::TurnCompleted => {
                 started.insert(at, true);
             }
             _ => {}
@@ -472,68 +579,71 @@ pub const VERDICT_COLUMNS: &[Column] = &[
     ),
 ];
 
-fn verdicts(events: &[Value], keys: &Keys) -> Table {
+/// The overreach check's verdicts and the AI GM's output checks that fired.
+fn verdicts(logged: &[Logged<'_>], keys: &Keys) -> Table {
     let mut t = table("verdicts", VERDICT_COLUMNS);
-    for e in events {
-        let fields = match text(e, "event_type") {
-            Some("validation") => validation(e),
-            Some(ty) if ty.starts_with("gm_flag") => gm_flag(e, ty),
+    for (l, env) in known(logged) {
+        let fields = match &env.event {
+            Event::Validation {
+                agent,
+                attempt,
+                verdict,
+                result,
+                corrected,
+            } => with_fields(
+                json!({"agent": agent, "attempt": attempt, "result": result, "text": corrected}),
+                validation(verdict, l.row.get("verdict")),
+            ),
+            Event::GmFlagged {
+                check,
+                detail,
+                text,
+                sent_back,
+                kept,
+            } => json!({
+                "source": "gm_flagged",
+                "check": check,
+                "result": if *kept { Some("kept") } else { sent_back.then_some("sent_back") },
+                "flagged": true,
+                "violations": 1,
+                "violation_kinds": check,
+                "detail": detail,
+                "text": text,
+            }),
             _ => continue,
         };
-        t.push(row(keys, num(e, "session_number"), fields));
+        let at = json!({"turn": env.turn_number, "seq": env.seq});
+        t.push(row(keys, l.session, with_fields(at, fields)));
     }
     t
 }
 
-fn validation(e: &Value) -> Value {
-    let verdict = e.get("verdict").unwrap_or(&Value::Null);
-    let violations: Vec<&Value> = verdict
-        .get("violations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+/// A validation's verdict columns. `as_logged` is the verdict as its log wrote it: the detail
+/// column is that JSON, and its confidence is null where an older log has none (the typed
+/// verdict reads it as 0, which it never was).
+fn validation(verdict: &Verdict, as_logged: Option<&Value>) -> Value {
+    let kinds: Vec<String> = verdict
+        .violations
+        .iter()
+        .filter_map(|v| {
+            serde_json::to_value(v.kind)
+                .ok()?
+                .as_str()
+                .map(String::from)
+        })
         .collect();
-    let kinds: Vec<&str> = violations.iter().filter_map(|v| text(v, "kind")).collect();
+    let as_logged = as_logged.unwrap_or(&Value::Null);
     json!({
-        "turn": e.get("turn_number"),
-        "seq": e.get("seq"),
         "source": "validation",
         "check": "overreach",
-        "agent": e.get("agent"),
-        "attempt": e.get("attempt"),
-        "result": e.get("result"),
-        "flagged": verdict.get("flagged"),
-        // Older logs have no method: they were decided by the rules alone.
-        "method": text(verdict, "method").unwrap_or("pattern"),
-        "confidence": verdict.get("confidence"),
-        "violations": violations.len(),
+        "flagged": verdict.flagged,
+        // Older logs have no method: they were decided by the rules alone (the typed verdict's
+        // default).
+        "method": verdict.method,
+        "confidence": as_logged.get("confidence"),
+        "violations": verdict.violations.len(),
         "violation_kinds": kinds.join(","),
-        "detail": verdict.to_string(),
-        "text": e.get("corrected"),
-    })
-}
-
-fn gm_flag(e: &Value, ty: &str) -> Value {
-    let is = |field: &str| e.get(field).and_then(Value::as_bool) == Some(true);
-    let result = if is("kept") {
-        Some("kept")
-    } else if is("sent_back") {
-        Some("sent_back")
-    } else {
-        None
-    };
-    json!({
-        "turn": e.get("turn_number"),
-        "seq": e.get("seq"),
-        "source": ty,
-        "check": e.get("check"),
-        "agent": e.get("agent"),
-        "result": result,
-        "flagged": true,
-        "violations": 1,
-        "violation_kinds": e.get("check"),
-        "detail": e.get("detail"),
-        "text": e.get("text"),
+        "detail": as_logged.to_string(),
     })
 }
 
@@ -740,42 +850,61 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn batch_events() -> Vec<Value> {
-        let ev = |seq: u64, turn: u64, ty: &str, extra: Value| {
-            let mut e = json!({"event_type": ty, "seq": seq, "turn_number": turn,
-                "session_number": 2, "run": "party-seed3", "run_session": 1});
-            if let (Some(o), Value::Object(x)) = (e.as_object_mut(), extra) {
-                o.extend(x);
-            }
-            e
-        };
-        vec![
-            ev(
-                0,
-                0,
-                "session_started",
-                json!({"model": "m:x", "campaign": {"name": "Raptor"}}),
-            ),
-            ev(1, 1, "turn_started", json!({})),
-            ev(
-                2,
-                1,
-                "gm_flagged",
-                json!({"check": "decides_for_character", "kept": true,
-                "text": "You flee."}),
-            ),
-            ev(3, 1, "turn_completed", json!({})),
-            ev(4, 2, "turn_started", json!({})),
-        ]
+    /// A Lasers & Feelings session as the table logged it (the fuzzer's demo seed: three turns,
+    /// verdicts logged before they kept their method and confidence).
+    fn recorded() -> Vec<Value> {
+        include_str!("../../fuzz/data/demo.session-1.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// An event logged where row `at` of `log` was: its envelope, with `event`'s fields.
+    fn logged_at(log: &[Value], at: usize, event: Value) -> Value {
+        let mut e = json!({});
+        for k in [
+            "seq",
+            "timestamp",
+            "session_id",
+            "session_number",
+            "turn_number",
+            "phase",
+        ] {
+            e[k] = log[at][k].clone();
+        }
+        with_fields(e, event)
+    }
+
+    /// Marked as a batch marks it: session 2 across the batch, its run's session 1.
+    fn in_batch(mut log: Vec<Value>) -> Vec<Value> {
+        for e in &mut log {
+            e["session_number"] = json!(2);
+            e["run"] = json!("party-seed3");
+            e["run_session"] = json!(1);
+        }
+        log
     }
 
     fn find<'a>(tables: &'a [Table], name: &str) -> &'a Table {
         tables.iter().find(|t| t.name == name).unwrap()
     }
 
+    /// The recorded session up to its second turn's start, with a GM check that fired in its
+    /// first turn, in a batch.
+    fn batch_events() -> Vec<Value> {
+        let mut log = recorded();
+        log.truncate(52);
+        let flagged = json!({"event_type": "gm_flagged", "check": "decides_for_character",
+            "detail": "decides what Alex feels", "text": "You flee.", "sent_back": true,
+            "kept": true});
+        log.insert(40, logged_at(&log, 40, flagged));
+        in_batch(log)
+    }
+
     #[test]
     fn every_row_carries_the_keys_and_an_event_keeps_its_own_session_number() {
-        let tables = of_sessions(&batch_events());
+        let log = recorded();
+        let tables = of_sessions(&batch_events()).unwrap();
         let events = find(&tables, "events");
         let first = &events.rows[0];
         assert_eq!(first["run"], "party-seed3");
@@ -784,8 +913,8 @@ mod tests {
             (Some(2), Some(1))
         );
         assert_eq!(
-            (first["campaign"].as_str(), first["model"].as_str()),
-            (Some("Raptor"), Some("m:x"))
+            (&first["campaign"], &first["model"]),
+            (&log[0]["campaign"]["name"], &log[0]["model"])
         );
         let payload: Value = serde_json::from_str(first["payload"].as_str().unwrap()).unwrap();
         assert_eq!(payload["session_number"], 1);
@@ -804,13 +933,94 @@ mod tests {
             .collect();
         assert_eq!(completed, [(1, true), (2, false)]);
 
-        let verdict = &find(&tables, "verdicts").rows[0];
+        let verdicts = &find(&tables, "verdicts").rows;
+        let flagged: Vec<_> = verdicts
+            .iter()
+            .filter(|v| v["source"] == "gm_flagged")
+            .collect();
         assert_eq!(
-            (verdict["source"].as_str(), verdict["result"].as_str()),
-            (Some("gm_flagged"), Some("kept"))
+            (flagged[0]["result"].as_str(), flagged[0]["seq"].as_u64()),
+            (Some("kept"), log[40]["seq"].as_u64())
         );
-        assert_eq!(verdict["check"], "decides_for_character");
+        assert_eq!(flagged[0]["check"], "decides_for_character");
+        assert_eq!(flagged.len(), 1);
         assert_eq!(find(&tables, "scorecards").rows[0]["gm_flags"], 1);
+    }
+
+    /// A verdict logged before verdicts kept their method and confidence: decided by the rules
+    /// (`pattern`), its confidence unknown (null, not the 0 the typed verdict reads), its detail
+    /// the verdict as logged.
+    #[test]
+    fn an_older_verdict_is_exported_as_logged() {
+        let log = recorded();
+        let tables = of_sessions(&log).unwrap();
+        let logged = log
+            .iter()
+            .find(|e| e["event_type"] == "validation")
+            .unwrap();
+        let row = &find(&tables, "verdicts").rows[0];
+        assert_eq!(row["seq"], logged["seq"]);
+        assert_eq!(
+            (&row["method"], &row["confidence"], &row["result"]),
+            (&json!("pattern"), &Value::Null, &logged["result"])
+        );
+        assert_eq!(row["detail"], logged["verdict"].to_string());
+        let flagged = find(&tables, "verdicts")
+            .rows
+            .iter()
+            .find(|r| r["flagged"] == true)
+            .unwrap();
+        assert_eq!(flagged["violation_kinds"], "world_reaction");
+    }
+
+    /// A real session with an event a newer troupe wrote in its middle: `events` has its row
+    /// as logged, and every other table is the session's without it.
+    #[test]
+    fn a_newer_kind_is_a_row_of_events_and_changes_no_other_table() {
+        let plain = of_sessions(&in_batch(recorded())).unwrap();
+        let mut log = recorded();
+        let middle = log.len() / 2;
+        let newer = logged_at(
+            &log,
+            middle,
+            json!({"event_type": "weather_changed", "sky": "red"}),
+        );
+        log.insert(middle, newer.clone());
+        let with_newer = of_sessions(&in_batch(log)).unwrap();
+        for (t, n) in plain.iter().zip(&with_newer) {
+            if t.name == "events" {
+                let mut rows = n.rows.clone();
+                let row = rows.remove(middle);
+                assert_eq!(row["event_type"], "weather_changed");
+                assert_eq!(row["payload"], newer.to_string());
+                assert_eq!(rows, t.rows);
+            } else {
+                assert_eq!(n.rows, t.rows, "{}", t.name);
+            }
+        }
+        assert!(!find(&plain, "model_calls").rows.is_empty());
+        assert!(!find(&plain, "verdicts").rows.is_empty());
+    }
+
+    /// A row of a kind this build knows that does not read is not left out: the export stops,
+    /// naming where it is, its kind and why.
+    #[test]
+    fn a_known_kind_that_does_not_read_stops_the_export_and_is_named() {
+        let mut log = in_batch(recorded());
+        let at = log
+            .iter()
+            .position(|e| e["event_type"] == "model_call")
+            .unwrap();
+        log[at]["usage"] = json!("lots");
+        let seq = &log[at]["seq"];
+        let err = of_sessions(&log).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "party-seed3, session 1, event {seq}: a model_call event cannot be read ("
+            )),
+            "{err}"
+        );
+        assert!(err.contains("lots"), "{err}");
     }
 
     #[test]
@@ -827,10 +1037,11 @@ mod tests {
                 "game_runs"
             ]
         );
-        let built: Vec<&str> = of_sessions(&[]).iter().map(|t| t.name).collect();
-        assert_eq!(built, names);
+        let built = of_sessions(&[]).unwrap();
+        let built_names: Vec<&str> = built.iter().map(|t| t.name).collect();
+        assert_eq!(built_names, names);
         assert!(
-            of_sessions(&[])
+            built
                 .iter()
                 .all(|t| t.rows.is_empty() && t.columns.len() > KEYS.len())
         );
