@@ -238,11 +238,21 @@ impl Pages {
             .await
     }
 
-    /// The speaker says a line, as their page sends it once asked.
+    /// The speaker says a line, as their page sends it once asked. A GM's command may just
+    /// have been played: the speaker's ask is then asked anew (409) and the page sends the line
+    /// again to the new one.
     pub async fn say(&self, line: &str) {
-        let state = self.next_ask(SPEAKER).await;
-        let (status, text) = self.answer(SPEAKER, &state, json!({"line": line})).await;
-        assert_eq!(status, 204, "{line}: {text}");
+        let started = Instant::now();
+        loop {
+            let state = self.next_ask(SPEAKER).await;
+            match self.answer(SPEAKER, &state, json!({"line": line})).await {
+                (204, _) => return,
+                (409, _) if started.elapsed() < PATIENCE => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                (status, text) => panic!("{line}: {status} {text}"),
+            }
+        }
     }
 
     /// A GM's command from the GM's page (answering the GM's standing ask). The speaker's line
