@@ -6,14 +6,14 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use troupe_scene::table::SPEAKER;
-use troupe_serve::host::{Host, OpenRequest};
+use troupe_serve::host::{Host, Opening};
 use troupe_serve::{Link, TableRun};
 
 use crate::support::{Pages, Server, keys_of, open_scene, scene_run};
 
 /// The binary's opener, for scenes only: the mill's scene in the campaign directory the
 /// request names under `root`.
-fn open_under(root: PathBuf) -> impl Fn(&OpenRequest) -> Result<(TableRun, Vec<Link>), String> {
+fn open_under(root: PathBuf) -> impl Fn(&Opening) -> Result<(TableRun, Vec<Link>), String> {
     move |request| {
         let dir = root.join(&request.campaign);
         if !dir.is_dir() {
@@ -30,7 +30,8 @@ async fn a_table_is_opened_from_the_hosts_page_and_plays_behind_its_own_keys() {
     std::fs::create_dir(root.path().join("mill")).unwrap();
     let host_key = troupe_serve::keys::new_key().unwrap();
     let opener = Box::new(open_under(root.path().to_path_buf()));
-    let host = Host::new(troupe_serve::keys::hash(&host_key), opener);
+    let offers = [&troupe_scene::offer::OFFER];
+    let host = Host::new(troupe_serve::keys::hash(&host_key), opener, &offers);
     let server = Server::start(Vec::new(), Some(host)).await;
     let http = reqwest::Client::new();
 
@@ -42,6 +43,15 @@ async fn a_table_is_opened_from_the_hosts_page_and_plays_behind_its_own_keys() {
     assert_eq!(page.status(), 200);
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.contains("script-src 'self'"), "{csp}");
+    // The page's form is built from the games offered (data in the page, not a script).
+    let page = page.text().await.unwrap();
+    let games = page
+        .split_once(r#"<script type="application/json" id="games">"#)
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map(|(json, _)| serde_json::from_str::<Value>(json).unwrap())
+        .expect("the games block");
+    assert_eq!(games["games"][0]["game"], "scene", "{games}");
+    assert_eq!(games["games"].as_array().unwrap().len(), 1, "{games}");
     let open = |key: &str, body: Value, origin: Option<&str>| {
         let mut r = http
             .post(format!("{}/host/open", server.base))
@@ -56,7 +66,7 @@ async fn a_table_is_opened_from_the_hosts_page_and_plays_behind_its_own_keys() {
             (status, r.json::<Value>().await.unwrap_or(Value::Null))
         }
     };
-    let scene = json!({"campaign": "mill", "game": "scene"});
+    let scene = json!({"campaign": "mill", "game": "scene", "file": "mill.scene.yaml"});
     assert_eq!(open("wrong", scene.clone(), None).await.0, 401);
     let evil = Some("https://evil.example");
     assert_eq!(open(&host_key, scene.clone(), evil).await.0, 403);
@@ -64,7 +74,13 @@ async fn a_table_is_opened_from_the_hosts_page_and_plays_behind_its_own_keys() {
         json!({"campaign": "..", "game": "scene"}),
         json!({"campaign": "mill", "game": "scene", "file": "../mill.scene.yaml"}),
         json!({"campaign": "mill", "game": "chess"}),
-        json!({"campaign": "nowhere", "game": "scene"}),
+        json!({"campaign": "nowhere", "game": "scene", "file": "mill.scene.yaml"}),
+        // Lasers & Feelings is not offered here; a scene needs its file; its options are its
+        // offer's.
+        json!({"campaign": "mill", "game": "lasers"}),
+        json!({"campaign": "mill", "game": "scene"}),
+        json!({"campaign": "mill", "game": "scene", "file": "s.yaml", "speaker": "robot"}),
+        json!({"campaign": "mill", "game": "scene", "file": "s.yaml", "gm": "ai"}),
     ] {
         let (status, body) = open(&host_key, bad.clone(), None).await;
         assert_eq!(status, 422, "{bad}: {body}");
