@@ -18,7 +18,6 @@ use troupe_scene::table::{
 };
 use troupe_scene::view::gm_view;
 use troupe_seat::{Answer, Ask, Seat};
-use troupe_serve::TableGame;
 
 use crate::spinner::Spinner;
 use crate::tables::PlannerKind;
@@ -862,7 +861,7 @@ fn open_new(
         (troupe_scene::table::GM.to_string(), GM_LABEL.to_string()),
         ("watch".to_string(), "Watching".to_string()),
     ];
-    let (table, links) = troupe_serve::new_table(TableGame::Scene, run, &labels, None)?;
+    let (table, links) = troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &labels, None)?;
     troupe_serve::save_table(dir, &table)?;
     println!(
         "Table open for scene {} (run {run}, seed {seed}). Goal: {}",
@@ -983,7 +982,7 @@ fn open_table(dir: &Path, args: &crate::tables::ServeArgs) -> anyhow::Result<Fou
     let Some(mut t) = troupe_serve::load_table(dir)? else {
         return Ok(Found::Closed(None));
     };
-    if t.game != TableGame::Scene {
+    if !crate::serve::plays(&t, &troupe_scene::offer::OFFER) {
         return Ok(Found::Closed(None));
     }
     let store = store(dir)?;

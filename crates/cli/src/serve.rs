@@ -12,7 +12,8 @@ use anyhow::{Context, bail};
 use troupe_campaign::{Campaign, GmSeatKind, SeatTaker};
 use troupe_lasers::online::{GmChair, LasersGame, Start, TakeBack, TakenBack};
 use troupe_lasers::{SessionSetup, Store, served_calls};
-use troupe_serve::{Link, TableFile, TableGame, TableRun};
+use troupe_seat::offer::Offer;
+use troupe_serve::{Link, TableFile, TableRun};
 
 use crate::play::{GmChoice, SeatArgs};
 use crate::sessions::{self, CampaignLock};
@@ -176,14 +177,28 @@ pub(crate) fn reopen(
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<Option<Opened>> {
     let table = troupe_serve::load_table(dir)?.context("no table.json")?;
-    match table.game {
-        TableGame::Encounter => crate::encounter::serve::reopen(dir, args, model_args),
-        TableGame::Scene => crate::scene::serve_reopen(dir, args, model_args),
-        TableGame::Lasers => {
-            let (file, dir) = sessions::campaign_file(None, Some(dir))?;
-            open_lasers(&file, &dir, args, model_args, true)
-        }
+    if plays(&table, &troupe_encounter::offer::OFFER) {
+        crate::encounter::serve::reopen(dir, args, model_args)
+    } else if plays(&table, &troupe_scene::offer::OFFER) {
+        crate::scene::serve_reopen(dir, args, model_args)
+    } else if plays(&table, &troupe_lasers::offer::OFFER) {
+        let (file, dir) = sessions::campaign_file(None, Some(dir))?;
+        open_lasers(&file, &dir, args, model_args, true)
+    } else {
+        anyhow::bail!(
+            "{}'s table plays \"{}\", a game this troupe does not have (a newer troupe opened \
+             it): serve it with that troupe",
+            dir.display(),
+            table.game
+        )
     }
+}
+
+/// Whether a table file plays the offered game (a table written before tables named their
+/// game is a Lasers & Feelings session's).
+pub(crate) fn plays(table: &TableFile, offer: &Offer) -> bool {
+    table.game == offer.game
+        || (table.game.is_empty() && offer.game == troupe_lasers::offer::OFFER.game)
 }
 
 /// An encounter's table: a d20 encounter run, or a Lasers & Feelings encounter played as a
@@ -200,7 +215,7 @@ fn open_encounter(
     }
     std::fs::create_dir_all(dir)?;
     // A table of this campaign still playing is reopened as it was, not prepared again.
-    if troupe_serve::load_table(dir)?.is_some_and(|t| t.game == TableGame::Lasers)
+    if troupe_serve::load_table(dir)?.is_some_and(|t| plays(&t, &troupe_lasers::offer::OFFER))
         && let Some(opened) = reopen(dir, args, model_args)?
     {
         return Ok(opened);
@@ -234,7 +249,7 @@ fn open_lasers(
     sessions::repair_last_mirror(dir, &mut store)?;
     let open = match troupe_serve::load_table(dir)? {
         Some(t)
-            if t.game == TableGame::Lasers
+            if plays(&t, &troupe_lasers::offer::OFFER)
                 && store
                     .session(t.session)?
                     .is_some_and(|s| s.ended_reason.is_none()) =>
@@ -412,7 +427,7 @@ fn new_session(
         }
         None => {
             let (table, links) =
-                troupe_serve::new_table(TableGame::Lasers, number, &labels, args.turns)?;
+                troupe_serve::new_table(troupe_lasers::offer::OFFER.game, number, &labels, args.turns)?;
             troupe_serve::save_table(dir, &table)?;
             (table, links)
         }
@@ -463,7 +478,7 @@ fn half_opened(
             .iter()
             .map(|s| (s.seat.clone(), s.label.clone()))
             .collect();
-        t.game == TableGame::Lasers && t.session == number && seats == labels
+        plays(t, &troupe_lasers::offer::OFFER) && t.session == number && seats == labels
     }))
 }
 

@@ -56,23 +56,15 @@ pub enum Error {
     NoSuchSeat { seat: String, seats: String },
 }
 
-/// Which game a table plays.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TableGame {
-    /// A Lasers & Feelings session (tables opened before encounters were served).
-    #[default]
-    Lasers,
-    Encounter,
-    Scene,
-}
-
 /// Which session (or encounter run) a table plays and its seats (keys kept only as hashes).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TableFile {
     pub id: String,
+    /// The game it plays, as its offer names it (`troupe_seat::offer::Offer::game`); empty in a
+    /// table written before tables named their game (a Lasers & Feelings session's). The
+    /// server reads no game from it: the binary reopens the table with that game.
     #[serde(default)]
-    pub game: TableGame,
+    pub game: String,
     /// The session's number, or the encounter run's.
     pub session: u32,
     pub seats: Vec<StoredSeat>,
@@ -114,7 +106,7 @@ pub fn load_table(dir: &Path) -> Result<Option<TableFile>, Error> {
 /// A new table for this session, with a fresh key per seat: (seat, label) pairs in, the table
 /// file and each seat's link out. The keys are in the links only.
 pub fn new_table(
-    game: TableGame,
+    game: &str,
     session: u32,
     seats: &[(String, String)],
     last_turn: Option<u32>,
@@ -138,7 +130,7 @@ pub fn new_table(
     Ok((
         TableFile {
             id,
-            game,
+            game: game.to_string(),
             session,
             seats: stored,
             last_turn,

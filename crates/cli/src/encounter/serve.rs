@@ -14,7 +14,7 @@ use troupe_encounter::table::online::{EncounterGame, Finish};
 use troupe_encounter::table::start::{Opening, campaign_in, window_of};
 use troupe_engine::Prompts;
 use troupe_llm::{ChatModel, Gateway};
-use troupe_serve::{Link, TableFile, TableGame, TableRun};
+use troupe_serve::{Link, TableFile, TableRun};
 
 use troupe_encounter::table::asks::GM;
 
@@ -79,7 +79,7 @@ fn open_table(dir: &Path, args: &ServeArgs) -> anyhow::Result<Option<(TableFile,
             key_sha256: String::new(),
         });
     }
-    if t.game != TableGame::Encounter {
+    if !crate::serve::plays(&t, &troupe_encounter::offer::OFFER) {
         return Ok(None);
     }
     let store = super::open_store(dir)?;
@@ -174,7 +174,7 @@ fn open_new(
         "Invitation (anyone joining)".to_string(),
     ));
     labels.push(("watch".to_string(), "Watching".to_string()));
-    let (table, links) = troupe_serve::new_table(TableGame::Encounter, run, &labels, args.turns)?;
+    let (table, links) = troupe_serve::new_table(troupe_encounter::offer::OFFER.game, run, &labels, args.turns)?;
     troupe_serve::save_table(dir, &table)?;
     let people: Vec<&str> = state
         .seats

@@ -55,6 +55,8 @@ fn start_bot(dir: &Path, fake: &Fake, model: &str, extra: &[&str]) -> Bot {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("TROUPE_PAUSE_AFTER_EVENT")
         .env("TROUPE_RETRY_SCALE", "0.001")
+        // The sentence model found once for the test binary, as every troupe the tests start.
+        .envs(crate::support::embed_model().map(|d| ("TROUPE_EMBED_MODEL", d)))
         .env(troupe_discord::TOKEN_VAR, TOKEN)
         .args(["discord", "--campaign", ".", "--channel", &channel])
         .args(["--api-url", &fake.api, "--gateway-url", &fake.gateway])
@@ -607,6 +609,8 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
     });
     // Some(ms): killed that long after the ✅; None: killed as the plan is sent.
     for kill in [Some(0u64), Some(100), Some(400), None] {
+        // Where an iteration got to, printed with the failure (the test's output is kept).
+        let step = |what: &str| eprintln!("[killed {kill:?}] {what}");
         let fake = Fake::start().await;
         let dir = campaign_with(&["party.json"]);
         std::fs::rename(
@@ -650,6 +654,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             }
             person.respond(&fake, &prompt, &alex_replies).await;
         };
+        step("Alex is asked for the plan");
         let said = match kill {
             Some(ms) => {
                 person.respond(&fake, &prompt, &plan).await;
@@ -671,8 +676,10 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             of_type(&log(dir.path()), "strategic_intent").is_empty(),
             "the kill ({kill:?}) lands before the step's commit"
         );
+        step("killing the bot");
         bot.kill();
         fake.disconnected().await;
+        step("the bot is gone");
         // Discord delivers the acknowledged plan again, and Alex says something while the bot
         // is down: held for their next ask, or taken by it. (Not when the plan itself may have
         // been lost: a held message would answer the plan asked again.)
@@ -682,7 +689,9 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
         });
 
         let bot = start_bot(dir.path(), &fake, &quick.base_url(), &args);
+        step("started again");
         fake.until(|r| (r.resumes >= 1).then_some(())).await;
+        step("resumed");
         if let Some(meanwhile) = meanwhile {
             fake.until(|r| {
                 r.reactions
@@ -699,7 +708,9 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             );
             plan(p)
         };
+        step("the held message was taken or held");
         while person.answer_next(&fake, &after).await.is_some() {}
+        step("the table ended");
         let log = log(dir.path());
         let plans: Vec<&Value> = of_type(&log, "strategic_intent")
             .into_iter()

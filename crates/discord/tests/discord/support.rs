@@ -12,7 +12,7 @@ use troupe_encounter::log::fold;
 use troupe_encounter::table::online::EncounterGame;
 use troupe_encounter::table::start::{Opening, SeatSpec, begin, campaign_in, window_of};
 use troupe_llm::{ChatModel, Gateway, RetryPolicy, TokioSleeper};
-use troupe_serve::{TableGame, TableRun};
+use troupe_serve::TableRun;
 
 use crate::fake::{CHANNEL, Fake, TOKEN};
 
@@ -78,7 +78,7 @@ pub fn open_smithy(dir: &Path) -> TableRun {
     labels.push(("join".into(), "Invitation".into()));
     labels.push(("watch".into(), "Watching".into()));
     let (table, _links) =
-        troupe_serve::new_table(TableGame::Encounter, begun.run, &labels, None).unwrap();
+        troupe_serve::new_table(troupe_encounter::offer::OFFER.game, begun.run, &labels, None).unwrap();
     troupe_serve::save_table(dir, &table).unwrap();
     table_run(dir, table, begun.store, model, state.spec.title.clone())
 }

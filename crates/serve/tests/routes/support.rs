@@ -13,7 +13,7 @@ use troupe_scene::Scene;
 use troupe_scene::table::online::SceneGame;
 use troupe_scene::table::{GM, PlannerKind, SPEAKER, SceneModels, SceneStore};
 use troupe_serve::host::Host;
-use troupe_serve::{Link, Playable, TableFile, TableGame, TableRun};
+use troupe_serve::{Link, Playable, TableFile, TableRun};
 
 /// How long a test waits for the table to get somewhere before it fails.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -43,7 +43,7 @@ pub fn open_scene(dir: &Path) -> (TableFile, Vec<Link>) {
         ("watch", "Watching"),
     ]
     .map(|(seat, label)| (seat.to_string(), label.to_string()));
-    let (table, links) = troupe_serve::new_table(TableGame::Scene, run, &seats, None).unwrap();
+    let (table, links) = troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &seats, None).unwrap();
     troupe_serve::save_table(dir, &table).unwrap();
     (table, links)
 }
