@@ -17,6 +17,7 @@ mod games;
 mod games_html;
 mod html;
 mod known;
+mod lasers;
 mod metrics;
 mod schema;
 mod scorecard;
@@ -33,6 +34,7 @@ pub use game_score::{GameModelScore, game_scorecard};
 pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
 pub use known::Known;
+pub use lasers::Unreadable;
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
     metrics,
