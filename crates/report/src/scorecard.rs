@@ -171,13 +171,14 @@ mod tests {
 
     use super::*;
 
+    /// A row read as the game's event (`crate::lasers::rows::row`).
     fn ev(session: u32, turn: u32, event_type: &str, extra: Value) -> Value {
         let mut e = json!({"event_type": event_type, "session_number": session,
             "turn_number": turn, "seq": 0});
         if let (Some(o), Some(x)) = (e.as_object_mut(), extra.as_object()) {
             o.extend(x.clone());
         }
-        e
+        crate::lasers::rows::row(e)
     }
 
     fn call(session: u32, reply: Value, tokens: (u64, u64), latency: u64) -> Value {
@@ -211,12 +212,23 @@ mod tests {
             verdict(1, 1, "passed"),
             ev(1, 2, "turn_completed", json!({})),
             call(1, Value::Null, (0, 0), 900),
-            ev(1, 2, "phase_failed", json!({"agent": "alex"})),
+            ev(
+                1,
+                2,
+                "phase_failed",
+                json!({"agent": "alex", "error": "HTTP 503", "failures": 1}),
+            ),
             ev(2, 0, "session_started", json!({"model": "b:two"})),
             ev(2, 1, "turn_completed", json!({})),
             call(2, json!("ok"), (50, 10), 200),
             verdict(2, 1, "passed"),
-            ev(2, 1, "gm_flagged", json!({"check": "decided_for_player"})),
+            ev(
+                2,
+                1,
+                "gm_flagged",
+                json!({"check": "decided_for_player", "detail": "d", "text": "t",
+                    "sent_back": true, "kept": false}),
+            ),
             ev(2, 1, "gm_flag_dc_leak", json!({})),
         ];
         events.push(ev(3, 0, "session_started", json!({"model": "a:one"})));
@@ -251,7 +263,12 @@ mod tests {
 
     #[test]
     fn a_session_without_a_start_counts_as_unknown_and_empty_rates_are_absent() {
-        let events = vec![ev(4, 1, "phase_failed", json!({"agent": "sam"}))];
+        let events = vec![ev(
+            4,
+            1,
+            "phase_failed",
+            json!({"agent": "sam", "error": "HTTP 503", "failures": 1}),
+        )];
         let card = scorecard(&events);
         assert_eq!(card.len(), 1);
         assert_eq!(card[0].model, UNKNOWN_MODEL);
