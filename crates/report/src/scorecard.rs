@@ -8,9 +8,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use troupe_lasers::{Envelope, Event, VerdictResult};
+
 use crate::cost::{Spend, costs};
-use crate::ev::{num, s, session, ty};
+use crate::ev::{num, s, session};
 use crate::flags::flags;
+use crate::lasers;
 
 /// What a session with no `session_started` (or one without a `model`) counts under.
 pub const UNKNOWN_MODEL: &str = "unknown";
@@ -28,7 +31,7 @@ pub struct ModelScore {
     /// Verdicts other than `passed`: the character narrated a result.
     pub overreach: u32,
     pub overreach_per_100_actions: Option<f64>,
-    /// Events whose type starts with `gm_flag` (the AI GM's output checks).
+    /// The AI GM's output checks (`gm_flagged`).
     pub gm_flags: u32,
     /// Flags the report raises for review (see `flags`) in this model's sessions.
     pub review_flags: u32,
@@ -52,14 +55,18 @@ pub struct ModelScore {
     pub cached_input_share: Option<f64>,
 }
 
-/// One row per model, sorted by model.
+/// One row per model, sorted by model, from the events this build knows: a newer troupe's
+/// kind counts in no row, nor does a known kind that does not read (`Metrics::unreadable` and
+/// the audit name it).
 pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
-    let models = session_models(events);
+    let read = lasers::read(events);
+    let known: Vec<&Envelope> = lasers::known(&read).collect();
+    let models = session_models(&known);
     let model_of = |sn: u32| models.get(&sn).map_or(UNKNOWN_MODEL, String::as_str);
     let mut rows: BTreeMap<&str, ModelScore> = BTreeMap::new();
-    for e in events {
-        let row = rows.entry(model_of(session(e))).or_default();
-        count(row, e);
+    for env in &known {
+        let row = rows.entry(model_of(env.session_number)).or_default();
+        count(row, &env.event);
     }
     for flag in flags(events) {
         rows.entry(model_of(flag.session)).or_default().review_flags += 1;
@@ -82,13 +89,14 @@ pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
 }
 
 /// The model of each session, from its `session_started`.
-fn session_models(events: &[Value]) -> BTreeMap<u32, String> {
+fn session_models(events: &[&Envelope]) -> BTreeMap<u32, String> {
     events
         .iter()
-        .filter(|e| ty(e) == "session_started")
-        .filter_map(|e| {
-            let model = s(e, "model");
-            (!model.is_empty()).then(|| (session(e), model.to_string()))
+        .filter_map(|env| match &env.event {
+            Event::SessionStarted { model, .. } if !model.is_empty() => {
+                Some((env.session_number, model.clone()))
+            }
+            _ => None,
         })
         .collect()
 }
@@ -105,10 +113,12 @@ pub struct RunRow {
     pub model: String,
 }
 
-/// The runs of a batch, one per session, from the `run` marks `load_batch` puts on events;
-/// empty for a single campaign.
+/// The runs of a batch, one per session, from the `run` marks `load_batch` puts on the rows
+/// (where they were loaded from, not what happened: read from every row as loaded); empty for
+/// a single campaign.
 pub fn runs(events: &[Value]) -> Vec<RunRow> {
-    let models = session_models(events);
+    let read = lasers::read(events);
+    let models = session_models(&lasers::known(&read).collect::<Vec<_>>());
     let mut rows: BTreeMap<u32, RunRow> = BTreeMap::new();
     for e in events.iter().filter(|e| !s(e, "run").is_empty()) {
         let sn = session(e);
@@ -125,30 +135,32 @@ pub fn runs(events: &[Value]) -> Vec<RunRow> {
     rows.into_values().collect()
 }
 
-fn count(row: &mut ModelScore, e: &Value) {
-    match ty(e) {
-        "session_started" => row.sessions += 1,
-        "turn_completed" => row.turns += 1,
-        "validation" => {
-            if num(e, "attempt") <= 1 {
+fn count(row: &mut ModelScore, event: &Event) {
+    match event {
+        Event::SessionStarted { .. } => row.sessions += 1,
+        Event::TurnCompleted => row.turns += 1,
+        Event::Validation {
+            attempt, result, ..
+        } => {
+            if *attempt <= 1 {
                 row.actions += 1;
             }
-            if s(e, "result") != "passed" {
+            if *result != VerdictResult::Passed {
                 row.overreach += 1;
             }
         }
-        "model_call" => {
+        Event::ModelCall { record, .. } => {
             row.calls += 1;
-            if !e.get("reply").is_some_and(Value::is_string) {
+            if record.reply.is_none() {
                 row.failed_calls += 1;
             }
-            let usage = e.get("usage").unwrap_or(&Value::Null);
-            let tokens = num(usage, "input_tokens").saturating_add(num(usage, "output_tokens"));
+            let usage = &record.usage;
+            let tokens = u64::from(usage.input_tokens) + u64::from(usage.output_tokens);
             row.tokens = row.tokens.saturating_add(tokens);
-            row.latency_ms = row.latency_ms.saturating_add(num(e, "latency_ms"));
+            row.latency_ms = row.latency_ms.saturating_add(record.latency_ms);
         }
-        "phase_failed" => row.phases_failed += 1,
-        t if t.starts_with("gm_flag") => row.gm_flags += 1,
+        Event::PhaseFailed { .. } => row.phases_failed += 1,
+        Event::GmFlagged { .. } => row.gm_flags += 1,
         _ => {}
     }
 }
@@ -229,6 +241,7 @@ mod tests {
                 json!({"check": "decided_for_player", "detail": "d", "text": "t",
                     "sent_back": true, "kept": false}),
             ),
+            // A kind a newer troupe writes: no check this build knows, counted in no figure.
             ev(2, 1, "gm_flag_dc_leak", json!({})),
         ];
         events.push(ev(3, 0, "session_started", json!({"model": "a:one"})));
@@ -257,7 +270,7 @@ mod tests {
         assert_eq!(b.model, "b:two");
         assert_eq!((b.sessions, b.turns, b.actions, b.overreach), (1, 1, 1, 0));
         assert_eq!(b.overreach_per_100_actions, Some(0.0));
-        assert_eq!(b.gm_flags, 2);
+        assert_eq!(b.gm_flags, 1);
         assert_eq!((b.tokens, b.latency_ms_per_turn), (60, Some(200.0)));
     }
 
