@@ -16,10 +16,6 @@ pub fn session(e: &Value) -> u32 {
     u32::try_from(num(e, "session_number")).unwrap_or(u32::MAX)
 }
 
-pub fn turn(e: &Value) -> u32 {
-    u32::try_from(num(e, "turn_number")).unwrap_or(u32::MAX)
-}
-
 pub fn seq(e: &Value) -> u64 {
     num(e, "seq")
 }
