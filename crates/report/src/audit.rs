@@ -145,8 +145,13 @@ impl Audit {
 
 /// The audit of the sessions' events and of the encounter runs' and scenes' model calls.
 pub fn audit_with_games(events: &[Value], games: &Games) -> Audit {
-    let mut a = audit(events);
-    (a.games, a.run_gaps) = audit_calls(events, games);
+    audit_with_games_of(events, &lasers::read(events), games)
+}
+
+/// The audit with the games' calls, of rows as loaded (`events`) and as read.
+pub(crate) fn audit_with_games_of(events: &[Value], read: &[Row], games: &Games) -> Audit {
+    let mut a = audit_of(events, read);
+    (a.games, a.run_gaps) = audit_calls(events, read, games);
     a
 }
 
@@ -156,13 +161,17 @@ pub fn audit_with_games(events: &[Value], games: &Games) -> Audit {
 /// a known kind that does not read is a gap of its own (what follows may then show gaps that
 /// are its consequence, never a silent miscount).
 pub fn audit(events: &[Value]) -> Audit {
-    let read = lasers::read(events);
+    audit_of(events, &lasers::read(events))
+}
+
+/// The audit of rows as loaded (`events`) and as read (`read`, one per row).
+fn audit_of(events: &[Value], read: &[Row]) -> Audit {
     let mut a = Audit {
         events: events.len(),
         ..Audit::default()
     };
     let mut by_session: BTreeMap<u32, Vec<(&Value, &Row)>> = BTreeMap::new();
-    for (e, k) in events.iter().zip(&read) {
+    for (e, k) in events.iter().zip(read) {
         by_session.entry(session(e)).or_default().push((e, k));
     }
     for (sn, rows) in by_session {

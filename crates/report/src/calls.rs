@@ -45,10 +45,14 @@ pub struct RunGap {
 
 /// The Lasers & Feelings sessions' calls (when there are sessions), then each game's that has
 /// runs, and the attempts that lack their request.
-pub fn audit_calls(events: &[Value], games: &Games) -> (Vec<GameCalls>, Vec<RunGap>) {
+pub fn audit_calls(
+    events: &[Value],
+    read: &[lasers::Row],
+    games: &Games,
+) -> (Vec<GameCalls>, Vec<RunGap>) {
     let mut out = Vec::new();
     if !events.is_empty() {
-        out.push(sessions(events));
+        out.push(sessions(events, read));
     }
     let mut gaps = Vec::new();
     for (game, runs) in [
@@ -65,14 +69,13 @@ pub fn audit_calls(events: &[Value], games: &Games) -> (Vec<GameCalls>, Vec<RunG
 /// The sessions' calls, read as Lasers & Feelings' events: one `model_call` per attempt. A
 /// newer troupe's kind is no call; a known kind that does not read is none either (the audit
 /// names it as a gap).
-fn sessions(events: &[Value]) -> GameCalls {
-    let read = lasers::read(events);
+fn sessions(events: &[Value], read: &[lasers::Row]) -> GameCalls {
     let mut c = GameCalls {
         game: "lasers_and_feelings".into(),
         runs: events.iter().map(session).collect::<BTreeSet<_>>().len(),
         ..GameCalls::default()
     };
-    for env in lasers::known(&read) {
+    for env in lasers::known(read) {
         if let Event::ModelCall { record, .. } = &env.event {
             c.calls += u32::from(record.attempt <= 1);
             c.attempts += 1;
@@ -215,7 +218,8 @@ mod tests {
                 ],
             )],
         };
-        let (calls, gaps) = audit_calls(&sessions, &games);
+        let read = crate::lasers::read(&sessions);
+        let (calls, gaps) = audit_calls(&sessions, &read, &games);
         let games: Vec<&str> = calls.iter().map(|c| c.game.as_str()).collect();
         assert_eq!(games, ["lasers_and_feelings", "encounter", "scene"]);
         assert_eq!(

@@ -160,8 +160,12 @@ fn price_tables<'a>(events: &[&'a Envelope]) -> BTreeMap<u32, &'a PriceTable> {
 /// kind costs nothing here, and a known kind that does not read is no call counted
 /// (`Metrics::unreadable` and the audit name it).
 pub fn costs(events: &[Value]) -> Costs {
-    let read = lasers::read(events);
-    let known: Vec<&Envelope> = lasers::known(&read).collect();
+    costs_of(&lasers::read(events))
+}
+
+/// The costs of rows already read.
+pub(crate) fn costs_of(read: &[lasers::Row]) -> Costs {
+    let known: Vec<&Envelope> = lasers::known(read).collect();
     let tables = price_tables(&known);
     let default_table = PriceTable::default();
     let mut out = Costs {

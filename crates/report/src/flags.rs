@@ -132,9 +132,13 @@ fn at(kind: FlagKind, env: &Envelope, agent: Option<&str>, detail: String) -> Fl
 /// troupe's kind raises none, nor does a known kind that does not read (`Metrics::unreadable`
 /// and the audit name it).
 pub fn flags(events: &[Value]) -> Vec<Flag> {
-    let roster = Roster::from_events(events);
-    let read = lasers::read(events);
-    let known: Vec<&Envelope> = lasers::known(&read).collect();
+    flags_of(&lasers::read(events))
+}
+
+/// The flags of rows already read.
+pub(crate) fn flags_of(read: &[lasers::Row]) -> Vec<Flag> {
+    let roster = Roster::from_read(read);
+    let known: Vec<&Envelope> = lasers::known(read).collect();
     let mut out = Vec::new();
     validation_flags(&known, &mut out);
     directive_flags(&known, &mut out);

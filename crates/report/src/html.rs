@@ -9,16 +9,20 @@ use serde_json::Value;
 use troupe_lasers::Event;
 use troupe_llm::AttemptRecord;
 
+use crate::audit::audit_with_games_of;
+use crate::cost::costs_of;
 use crate::ev::{Roster, event_anchor, seq, session, turn_anchor};
 use crate::flags::FlagKind;
+use crate::flags::flags_of;
 use crate::games::Games;
 use crate::games_html;
 use crate::lasers::{self, logged_word};
+use crate::metrics::metrics_of;
 use crate::metrics::{PairCounts, leader};
-use crate::scorecard::{runs, scorecard};
+use crate::scorecard::{runs_of, scorecard_of};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
-use crate::{Audit, Flag, Metrics, audit_with_games, flags, metrics};
+use crate::{Audit, Flag, Metrics};
 
 mod describe;
 
@@ -58,14 +62,17 @@ pub fn render_html(title: &str, events: &[Value]) -> String {
 /// The report on the sessions' events and on the campaign's encounter runs and scenes. With
 /// no sessions' events, the Lasers & Feelings sections are left out.
 pub fn render_report(title: &str, events: &[Value], games: &Games) -> String {
-    let roster = Roster::from_events(events);
-    let m = metrics(events);
-    let fl = flags(events);
-    let au = audit_with_games(events, games);
+    // Read once, as Lasers & Feelings' events, for every section.
+    let read = lasers::read(events);
+    let roster = Roster::from_read(&read);
+    let m = metrics_of(&read);
+    let fl = flags_of(&read);
+    let au = audit_with_games_of(events, &read, games);
     let mut r = Report {
         o: String::new(),
         roster: &roster,
         multi: m.sessions.len() > 1,
+        read: &read,
     };
     r.page(title, events, games, &m, &fl, &au);
     r.o
@@ -75,6 +82,8 @@ struct Report<'a> {
     o: String,
     roster: &'a Roster,
     multi: bool,
+    /// The sessions' rows read as Lasers & Feelings' events, one per row.
+    read: &'a [lasers::Row],
 }
 
 fn color(i: usize) -> &'static str {
@@ -178,7 +187,7 @@ impl Report<'_> {
         self.relationships(m);
         self.dice(m);
         self.scorecard(events);
-        self.cost(events);
+        self.cost();
         self.flags(fl);
         self.latency(m);
     }
@@ -660,7 +669,7 @@ impl Report<'_> {
 
     /// The scorecard per model, and for a batch which run each session was.
     fn scorecard(&mut self, events: &[Value]) {
-        let card = scorecard(events);
+        let card = scorecard_of(self.read);
         if card.is_empty() {
             return;
         }
@@ -690,8 +699,8 @@ impl Report<'_> {
     }
 
     /// Tokens and money per session, per model and per turn.
-    fn cost(&mut self, events: &[Value]) {
-        let c = crate::cost::costs(events);
+    fn cost(&mut self) {
+        let c = costs_of(self.read);
         if c.total.calls == 0 {
             return;
         }
@@ -731,7 +740,7 @@ impl Report<'_> {
     }
 
     fn runs(&mut self, events: &[Value]) {
-        let rows = runs(events);
+        let rows = runs_of(events, self.read);
         if rows.is_empty() {
             return;
         }
@@ -777,9 +786,9 @@ impl Report<'_> {
                 acc.entry((f.session, f.seq)).or_default().push(f);
                 acc
             });
-        let read = lasers::read(events);
+        let read = self.read;
         let mut t = Transcript::default();
-        for (row, k) in events.iter().zip(&read) {
+        for (row, k) in events.iter().zip(read) {
             // Every row has its place (and its anchor), whatever its kind: the envelope's.
             let (sn, sq) = (session(row), seq(row));
             t.session(&mut self.o, sn);

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use troupe_lasers::Envelope;
+use troupe_lasers::{Envelope, Event};
 
 use crate::ev::{seq, session, ty};
 use crate::known::Known;
@@ -67,6 +67,39 @@ pub(crate) fn logged_word(value: &impl Serialize) -> String {
         Ok(Value::String(word)) => word,
         _ => String::new(),
     }
+}
+
+/// The agent at the table an event names: the player (and its character) whose decision,
+/// roll, call or seat it is. A model call outside the two seat layers (the memory's fact
+/// extraction, the AI GM's) names no one at the table.
+pub(crate) fn seat_agent(event: &Event) -> Option<&str> {
+    Some(match event {
+        Event::ModelCall { agent, layer, .. } => {
+            let word = logged_word(layer);
+            return (word == "player" || word == "character").then_some(agent.as_str());
+        }
+        Event::PhaseFailed { agent, .. }
+        | Event::MemoryRetrieved { agent, .. }
+        | Event::ClarifyingQuestions { agent, .. }
+        | Event::StrategicIntent { agent, .. }
+        | Event::Directive { agent, .. }
+        | Event::CharacterAction { agent, .. }
+        | Event::Validation { agent, .. }
+        | Event::GmReviewedAction { agent, .. }
+        | Event::GmAdjudication { agent, .. }
+        | Event::DiceRolled { agent, .. }
+        | Event::GmRollOverride { agent, .. }
+        | Event::LaserFeelingsQuestion { agent, .. }
+        | Event::LaserFeelingsAnswer { agent, .. }
+        | Event::InsightDecision { agent, .. }
+        | Event::CharacterReaction { agent, .. }
+        | Event::GmFailureDecision { agent, .. }
+        | Event::ContextTrimmed { agent, .. }
+        | Event::SeatHanded { agent, .. }
+        | Event::OocMessage { agent, .. }
+        | Event::VoteCast { agent, .. } => agent,
+        _ => return None,
+    })
 }
 
 /// Text a reader treats as absent when it is empty, as it did reading the JSON.

@@ -241,14 +241,18 @@ fn usage(record: &AttemptRecord) -> Tokens {
 /// Every figure from the events this build knows. A newer troupe's kind counts in none; a
 /// known kind that does not read counts in none either, and is named in `unreadable`.
 pub fn metrics(events: &[Value]) -> Metrics {
-    let roster = Roster::from_events(events);
-    let read = lasers::read(events);
+    metrics_of(&lasers::read(events))
+}
+
+/// The metrics of rows already read.
+pub(crate) fn metrics_of(read: &[lasers::Row]) -> Metrics {
+    let roster = Roster::from_read(read);
     let mut tally = Tally::new(&roster);
-    for env in lasers::known(&read) {
+    for env in lasers::known(read) {
         tally.event(env);
     }
     let mut m = tally.finish();
-    m.unreadable = lasers::unreadable(&read);
+    m.unreadable = lasers::unreadable(read);
     m
 }
 

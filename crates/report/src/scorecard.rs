@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use troupe_lasers::{Envelope, Event, VerdictResult};
 
-use crate::cost::{Spend, costs};
+use crate::cost::{Spend, costs_of};
 use crate::ev::{num, s, session};
-use crate::flags::flags;
+use crate::flags::flags_of;
 use crate::lasers;
 
 /// What a session with no `session_started` (or one without a `model`) counts under.
@@ -59,8 +59,12 @@ pub struct ModelScore {
 /// kind counts in no row, nor does a known kind that does not read (`Metrics::unreadable` and
 /// the audit name it).
 pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
-    let read = lasers::read(events);
-    let known: Vec<&Envelope> = lasers::known(&read).collect();
+    scorecard_of(&lasers::read(events))
+}
+
+/// The scorecard of rows already read.
+pub(crate) fn scorecard_of(read: &[lasers::Row]) -> Vec<ModelScore> {
+    let known: Vec<&Envelope> = lasers::known(read).collect();
     let models = session_models(&known);
     let model_of = |sn: u32| models.get(&sn).map_or(UNKNOWN_MODEL, String::as_str);
     let mut rows: BTreeMap<&str, ModelScore> = BTreeMap::new();
@@ -68,11 +72,11 @@ pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
         let row = rows.entry(model_of(env.session_number)).or_default();
         count(row, &env.event);
     }
-    for flag in flags(events) {
+    for flag in flags_of(read) {
         rows.entry(model_of(flag.session)).or_default().review_flags += 1;
     }
     let mut spend: BTreeMap<&str, Spend> = BTreeMap::new();
-    for (sn, s) in costs(events).per_session {
+    for (sn, s) in costs_of(read).per_session {
         spend.entry(model_of(sn)).or_default().merge(&s);
     }
     rows.into_iter()
@@ -117,8 +121,12 @@ pub struct RunRow {
 /// (where they were loaded from, not what happened: read from every row as loaded); empty for
 /// a single campaign.
 pub fn runs(events: &[Value]) -> Vec<RunRow> {
-    let read = lasers::read(events);
-    let models = session_models(&lasers::known(&read).collect::<Vec<_>>());
+    runs_of(events, &lasers::read(events))
+}
+
+/// The runs of rows as loaded (`events`) and as read.
+pub(crate) fn runs_of(events: &[Value], read: &[lasers::Row]) -> Vec<RunRow> {
+    let models = session_models(&lasers::known(read).collect::<Vec<_>>());
     let mut rows: BTreeMap<u32, RunRow> = BTreeMap::new();
     for e in events.iter().filter(|e| !s(e, "run").is_empty()) {
         let sn = session(e);
@@ -296,7 +304,7 @@ mod tests {
         // A phase_failed raises the report's "model call gave up" flag.
         let card = scorecard(&two_models());
         let flagged: u32 = card.iter().map(|r| r.review_flags).sum();
-        let expected = flags(&two_models()).len() as u32;
+        let expected = crate::flags(&two_models()).len() as u32;
         assert_eq!(flagged, expected);
         assert!(card[0].review_flags >= 1, "{card:?}");
     }
