@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use troupe_lasers::{Envelope, Event};
 
-use crate::ev::{seq, session, ty};
+use crate::ev::{seq, session};
 use crate::known::Known;
 
 /// One row of a session's log, read as Lasers & Feelings' event.
@@ -48,11 +48,7 @@ pub(crate) fn unreadable(read: &[Row]) -> Vec<Unreadable> {
             } => Some(Unreadable {
                 session: session(body),
                 seq: seq(body),
-                event_type: if event_type.is_empty() {
-                    ty(body).to_string()
-                } else {
-                    event_type.clone()
-                },
+                event_type: event_type.clone(),
                 error: error.clone(),
             }),
             _ => None,
