@@ -10,8 +10,11 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use troupe_lasers::Event;
+
 use crate::ev::{num, s, session, ty};
 use crate::games::{Game, GameRun, Games};
+use crate::lasers;
 
 /// The model calls of one game.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -42,10 +45,14 @@ pub struct RunGap {
 
 /// The Lasers & Feelings sessions' calls (when there are sessions), then each game's that has
 /// runs, and the attempts that lack their request.
-pub fn audit_calls(events: &[Value], games: &Games) -> (Vec<GameCalls>, Vec<RunGap>) {
+pub fn audit_calls(
+    events: &[Value],
+    read: &[lasers::Row],
+    games: &Games,
+) -> (Vec<GameCalls>, Vec<RunGap>) {
     let mut out = Vec::new();
     if !events.is_empty() {
-        out.push(sessions(events));
+        out.push(sessions(events, read));
     }
     let mut gaps = Vec::new();
     for (game, runs) in [
@@ -59,20 +66,30 @@ pub fn audit_calls(events: &[Value], games: &Games) -> (Vec<GameCalls>, Vec<RunG
     (out, gaps)
 }
 
-fn sessions(events: &[Value]) -> GameCalls {
+/// The sessions' calls, read as Lasers & Feelings' events: one `model_call` per attempt. A
+/// newer troupe's kind is no call; a known kind that does not read is none either (the audit
+/// names it as a gap).
+fn sessions(events: &[Value], read: &[lasers::Row]) -> GameCalls {
     let mut c = GameCalls {
         game: "lasers_and_feelings".into(),
         runs: events.iter().map(session).collect::<BTreeSet<_>>().len(),
         ..GameCalls::default()
     };
-    for e in events.iter().filter(|e| ty(e) == "model_call") {
-        c.calls += u32::from(num(e, "attempt") <= 1);
-        attempt(&mut c, e);
+    for env in lasers::known(read) {
+        if let Event::ModelCall { record, .. } = &env.event {
+            c.calls += u32::from(record.attempt <= 1);
+            c.attempts += 1;
+            c.answered += u32::from(record.reply.is_some());
+            let u = &record.usage;
+            c.tokens_in = c.tokens_in.saturating_add(u64::from(u.input_tokens));
+            c.tokens_out = c.tokens_out.saturating_add(u64::from(u.output_tokens));
+            c.with_request += u32::from(!record.messages.is_empty());
+        }
     }
     c
 }
 
-/// Count one attempt record (the gateway's fields, the same in every game).
+/// Count one attempt record of an encounter or a scene, as logged (the gateway's fields).
 fn attempt(c: &mut GameCalls, a: &Value) -> bool {
     let u = a.get("usage").unwrap_or(&Value::Null);
     c.attempts += 1;
@@ -174,10 +191,14 @@ mod tests {
     #[test]
     fn every_game_counts_its_calls_and_attempts_and_names_a_missing_request() {
         let sessions = vec![
-            json!({"event_type": "model_call", "session_number": 1, "attempt": 1, "reply": null,
-                   "messages": [{"role": "user", "content": "a"}]}),
-            json!({"event_type": "model_call", "session_number": 1, "attempt": 2, "reply": "ok",
-                   "messages": [{"role": "user", "content": "a"}]}),
+            crate::lasers::rows::row(
+                json!({"event_type": "model_call", "session_number": 1, "attempt": 1,
+                   "reply": null, "messages": [{"role": "user", "content": "a"}]}),
+            ),
+            crate::lasers::rows::row(
+                json!({"event_type": "model_call", "session_number": 1, "attempt": 2,
+                   "reply": "ok", "messages": [{"role": "user", "content": "a"}]}),
+            ),
         ];
         let games = Games {
             encounters: vec![run(
@@ -197,7 +218,8 @@ mod tests {
                 ],
             )],
         };
-        let (calls, gaps) = audit_calls(&sessions, &games);
+        let read = crate::lasers::read(&sessions);
+        let (calls, gaps) = audit_calls(&sessions, &read, &games);
         let games: Vec<&str> = calls.iter().map(|c| c.game.as_str()).collect();
         assert_eq!(games, ["lasers_and_feelings", "encounter", "scene"]);
         assert_eq!(

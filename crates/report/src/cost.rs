@@ -9,7 +9,11 @@ use serde_json::Value;
 use troupe_campaign::prices::{PRICES_TAKEN, split_gateway_name};
 use troupe_campaign::{PriceTable, Priced, TokenCounts};
 
-use crate::ev::{num, s, session, turn, ty};
+use troupe_lasers::{Envelope, Event};
+use troupe_llm::AttemptRecord;
+
+use crate::ev::num;
+use crate::lasers;
 
 /// Tokens and money over some model calls.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -118,7 +122,8 @@ pub struct Costs {
     pub prices_taken: &'static str,
 }
 
-/// The token counts a `model_call` event records (0 where an older log has none).
+/// The token counts an attempt record as logged holds (0 where an older log has none): for the
+/// readers of the other games' logs, whose calls keep their attempts as logged.
 pub fn token_counts(e: &Value) -> TokenCounts {
     let u = e.get("usage").unwrap_or(&Value::Null);
     TokenCounts {
@@ -129,39 +134,60 @@ pub fn token_counts(e: &Value) -> TokenCounts {
     }
 }
 
+/// The token counts a model call's attempt records.
+fn attempt_counts(record: &AttemptRecord) -> TokenCounts {
+    let u = &record.usage;
+    TokenCounts {
+        input: u64::from(u.input_tokens),
+        cached_input: u64::from(u.cached_input_tokens),
+        cache_write: u64::from(u.cache_write_tokens),
+        output: u64::from(u.output_tokens),
+    }
+}
+
 /// Each session's price table, from the campaign its `session_started` recorded.
-fn price_tables(events: &[Value]) -> BTreeMap<u32, PriceTable> {
+fn price_tables<'a>(events: &[&'a Envelope]) -> BTreeMap<u32, &'a PriceTable> {
     events
         .iter()
-        .filter(|e| ty(e) == "session_started")
-        .map(|e| {
-            let table = e
-                .get("campaign")
-                .and_then(|c| c.get("prices"))
-                .and_then(|p| serde_json::from_value(p.clone()).ok())
-                .unwrap_or_default();
-            (session(e), table)
+        .filter_map(|env| match &env.event {
+            Event::SessionStarted { campaign, .. } => Some((env.session_number, &campaign.prices)),
+            _ => None,
         })
         .collect()
 }
 
+/// What the sessions' model calls cost, from the events this build knows: a newer troupe's
+/// kind costs nothing here, and a known kind that does not read is no call counted
+/// (`Metrics::unreadable` and the audit name it).
 pub fn costs(events: &[Value]) -> Costs {
-    let tables = price_tables(events);
+    costs_of(&lasers::read(events))
+}
+
+/// The costs of rows already read.
+pub(crate) fn costs_of(read: &[lasers::Row]) -> Costs {
+    let known: Vec<&Envelope> = lasers::known(read).collect();
+    let tables = price_tables(&known);
     let default_table = PriceTable::default();
     let mut out = Costs {
         prices_taken: PRICES_TAKEN,
         ..Costs::default()
     };
     let mut turns: BTreeMap<(u32, u32), Spend> = BTreeMap::new();
-    for e in events.iter().filter(|e| ty(e) == "model_call") {
-        let sn = session(e);
-        let provider = s(e, "provider");
-        let table = tables.get(&sn).unwrap_or(&default_table);
+    for env in known {
+        let Event::ModelCall { record, .. } = &env.event else {
+            continue;
+        };
+        let sn = env.session_number;
+        let provider = record.provider.as_str();
+        let table = tables.get(&sn).copied().unwrap_or(&default_table);
         let priced = table.lookup_named(provider);
-        let t = token_counts(e);
+        let t = attempt_counts(record);
         out.total.add(&t, priced);
         out.per_session.entry(sn).or_default().add(&t, priced);
-        turns.entry((sn, turn(e))).or_default().add(&t, priced);
+        turns
+            .entry((sn, env.turn_number))
+            .or_default()
+            .add(&t, priced);
         let (label, model) = split_gateway_name(provider);
         let key = if label.is_empty() {
             model.to_string()
@@ -245,17 +271,23 @@ mod tests {
 
     use super::*;
 
+    /// (Read as the game's event: `crate::lasers::rows::row` fills in its other fields.)
     fn call(session: u32, turn: u32, provider: &str, usage: Value) -> Value {
-        json!({"event_type": "model_call", "session_number": session, "turn_number": turn,
-               "provider": provider, "usage": usage, "attempt": 1})
+        crate::lasers::rows::row(
+            json!({"event_type": "model_call", "session_number": session, "turn_number": turn,
+               "provider": provider, "usage": usage, "attempt": 1}),
+        )
     }
 
     #[test]
     fn calls_are_priced_per_model_with_the_cache_discount() {
         let events = vec![
-            json!({"event_type": "session_started", "session_number": 1, "turn_number": 0,
-                   "campaign": {"prices": {"my-model": {"input": 1.0, "cached_input": 0.5,
-                                 "cache_write": 1.0, "output": 2.0}}}}),
+            {
+                let mut start = crate::lasers::rows::row(json!({"event_type": "session_started"}));
+                start["campaign"]["prices"] = json!({"my-model": {"input": 1.0,
+                    "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}});
+                start
+            },
             call(
                 1,
                 1,

@@ -1,8 +1,17 @@
-//! Reading one logged event (a JSON object) by field name, and who sits at the table.
+//! Reading one logged row (a JSON object) by field name, for what every row has whatever its
+//! kind (its place in the log) and for the logs read as logged; and who sits at the table.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use troupe_lasers::Event;
+
+use crate::lasers;
+
+/// Text that says something, owned.
+fn nonempty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_string())
+}
 
 pub fn ty(e: &Value) -> &str {
     e.get("event_type").and_then(Value::as_str).unwrap_or("")
@@ -14,10 +23,6 @@ pub fn num(e: &Value, field: &str) -> u64 {
 
 pub fn session(e: &Value) -> u32 {
     u32::try_from(num(e, "session_number")).unwrap_or(u32::MAX)
-}
-
-pub fn turn(e: &Value) -> u32 {
-    u32::try_from(num(e, "turn_number")).unwrap_or(u32::MAX)
 }
 
 pub fn seq(e: &Value) -> u64 {
@@ -34,10 +39,6 @@ pub fn opt<'a>(e: &'a Value, field: &str) -> Option<&'a str> {
     e.get(field)
         .and_then(Value::as_str)
         .filter(|v| !v.is_empty())
-}
-
-pub fn agent(e: &Value) -> &str {
-    s(e, "agent")
 }
 
 /// The anchor of a turn in the report's transcript.
@@ -74,23 +75,26 @@ pub struct Roster {
 }
 
 impl Roster {
+    /// The roster of these rows, read as Lasers & Feelings' events (a newer troupe's kinds and
+    /// rows that do not read name no one).
     pub fn from_events(events: &[Value]) -> Roster {
+        Roster::from_read(&lasers::read(events))
+    }
+
+    /// The roster of rows already read.
+    pub(crate) fn from_read(read: &[lasers::Row]) -> Roster {
         let mut by_agent: BTreeMap<String, SeatInfo> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         let mut roster = Roster::default();
-        for e in events.iter().filter(|e| ty(e) == "session_started") {
-            let Some(c) = e.get("campaign") else { continue };
-            roster.campaign = opt(c, "name").map(String::from).or(roster.campaign);
-            roster.gm = opt(c, "gm_name").map(String::from).or(roster.gm);
-            for seat in c
-                .get("seats")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let p = seat.get("player").unwrap_or(&Value::Null);
-                let ch = seat.get("character").unwrap_or(&Value::Null);
-                let id = s(p, "agent_id").to_string();
+        for env in lasers::known(read) {
+            let Event::SessionStarted { campaign: c, .. } = &env.event else {
+                continue;
+            };
+            roster.campaign = nonempty(&c.name).or(roster.campaign);
+            roster.gm = nonempty(&c.gm_name).or(roster.gm);
+            for seat in &c.seats {
+                let (p, ch) = (&seat.player, &seat.character);
+                let id = p.agent_id.clone();
                 if id.is_empty() {
                     continue;
                 }
@@ -101,20 +105,15 @@ impl Roster {
                     id.clone(),
                     SeatInfo {
                         agent: id.clone(),
-                        player: opt(p, "name").unwrap_or(&id).to_string(),
-                        character_id: s(ch, "character_id").to_string(),
-                        character: opt(ch, "name").unwrap_or(&id).to_string(),
+                        player: nonempty(&p.name).unwrap_or_else(|| id.clone()),
+                        character_id: ch.character_id.clone(),
+                        character: nonempty(&ch.name).unwrap_or_else(|| id.clone()),
                     },
                 );
             }
         }
-        for e in events {
-            let a = agent(e);
-            // A model call outside the two seat layers (the memory's fact extraction) is not
-            // someone at the table.
-            let seat_layer =
-                ty(e) != "model_call" || matches!(s(e, "layer"), "player" | "character");
-            if !a.is_empty() && seat_layer && !by_agent.contains_key(a) {
+        for a in lasers::known(read).filter_map(|env| lasers::seat_agent(&env.event)) {
+            if !a.is_empty() && !by_agent.contains_key(a) {
                 order.push(a.to_string());
                 by_agent.insert(
                     a.to_string(),
@@ -166,17 +165,23 @@ impl Roster {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::lasers::rows::row;
     use serde_json::json;
 
     #[test]
     fn the_roster_comes_from_session_started_and_fills_in_strangers() {
+        let mut start = row(json!({"event_type": "session_started"}));
+        start["campaign"]["name"] = json!("V");
+        start["campaign"]["gm_name"] = json!("Ryan");
+        start["campaign"]["seats"] = json!([start["campaign"]["seats"][0]]);
         let events = vec![
-            json!({"event_type": "session_started", "campaign": {"name": "V", "gm_name": "Ryan",
-                "seats": [{"player": {"agent_id": "alex", "name": "Alex"},
-                           "character": {"character_id": "zara", "name": "Zara-7"}}]}}),
-            json!({"event_type": "directive", "agent": "sam"}),
-            json!({"event_type": "model_call", "agent": "memory", "layer": "memory"}),
+            start,
+            row(json!({"event_type": "directive", "agent": "sam"})),
+            row(json!({"event_type": "model_call", "agent": "memory", "layer": "memory"})),
+            // A newer troupe's kind names no one.
+            json!({"seq": 9, "event_type": "weather_changed", "agent": "jo"}),
         ];
         let r = Roster::from_events(&events);
         assert_eq!(r.agents(), ["alex", "sam"]);

@@ -6,7 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ev::{Roster, agent, num, opt, s, seq, session, turn, ty};
+use troupe_agents::ActionDecl;
+use troupe_lasers::{Envelope, Event, Phase, RollOverride, VerdictResult, WhisperScope};
+
+use crate::ev::Roster;
+use crate::lasers;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -108,100 +112,138 @@ fn covered(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 }
 
 /// The text an AI put into the world through its character or the table.
-fn action_text(e: &Value) -> String {
-    let a = e.get("action").unwrap_or(&Value::Null);
-    format!("{} {}", s(a, "action"), s(a, "dialogue"))
+fn action_text(action: &ActionDecl) -> String {
+    format!("{} {}", action.action, action.dialogue)
 }
 
+/// Where a flag points: the event's session, turn and seq.
+fn at(kind: FlagKind, env: &Envelope, agent: Option<&str>, detail: String) -> Flag {
+    Flag {
+        kind,
+        session: env.session_number,
+        turn: env.turn_number,
+        seq: env.seq,
+        agent: agent.filter(|a| !a.is_empty()).map(String::from),
+        detail,
+    }
+}
+
+/// Every flag of these events, in log order. Read as Lasers & Feelings' events: a newer
+/// troupe's kind raises none, nor does a known kind that does not read (`Metrics::unreadable`
+/// and the audit name it).
 pub fn flags(events: &[Value]) -> Vec<Flag> {
-    let roster = Roster::from_events(events);
+    flags_of(&lasers::read(events))
+}
+
+/// The flags of rows already read.
+pub(crate) fn flags_of(read: &[lasers::Row]) -> Vec<Flag> {
+    let roster = Roster::from_read(read);
+    let known: Vec<&Envelope> = lasers::known(read).collect();
     let mut out = Vec::new();
-    validation_flags(events, &mut out);
-    directive_flags(events, &mut out);
-    leader_flags(events, &roster, &mut out);
-    secret_flags(events, &roster, &mut out);
-    for e in events {
-        let flag = |detail: String| Flag {
-            kind: FlagKind::GmOverride,
-            session: session(e),
-            turn: turn(e),
-            seq: seq(e),
-            agent: opt(e, "agent").map(String::from),
-            detail,
-        };
-        match ty(e) {
-            "gm_roll_override" if s(e, "override") != "keep" => out.push(flag(format!(
-                "the GM overrode {}'s roll ({})",
-                roster.character(agent(e)),
-                s(e, "override")
-            ))),
-            "gm_forced_result" => out.push(flag(
-                if e.get("success").and_then(Value::as_bool) == Some(true) {
-                    "the GM forced the next roll to succeed (/success)".into()
-                } else {
-                    "the GM forced the next roll to fail (/fail)".into()
-                },
-            )),
-            "gm_reviewed_action" => out.push(flag(format!(
-                "the GM set {}'s action after the validator gave up",
-                roster.character(agent(e))
-            ))),
-            "gm_flagged" => out.push(Flag {
-                kind: FlagKind::GmCheck,
-                session: session(e),
-                turn: turn(e),
-                seq: seq(e),
-                agent: None,
-                detail: format!(
-                    "{} ({}): {}",
-                    s(e, "check"),
-                    if e.get("kept").and_then(Value::as_bool) == Some(true) {
-                        "the rewrite was flagged too and reached the table"
-                    } else {
-                        "sent back for a rewrite"
-                    },
-                    s(e, "detail")
-                ),
-            }),
-            "phase_failed" => out.push(Flag {
-                kind: FlagKind::ModelFailure,
-                session: session(e),
-                turn: turn(e),
-                seq: seq(e),
-                agent: opt(e, "agent").map(String::from),
-                detail: format!(
-                    "{} failed in {} (failure {}): {}",
-                    roster.player(agent(e)),
-                    s(e, "phase"),
-                    num(e, "failures"),
-                    s(e, "error")
-                ),
-            }),
-            _ => {}
-        }
+    validation_flags(&known, &mut out);
+    directive_flags(&known, &mut out);
+    leader_flags(&known, &roster, &mut out);
+    secret_flags(&known, &roster, &mut out);
+    for env in &known {
+        out.extend(gm_flag(env, &roster));
     }
     out.sort_by_key(|f| (f.session, f.seq, f.kind));
     out
 }
 
-fn validation_flags(events: &[Value], out: &mut Vec<Flag>) {
+/// The word a GM's change to a roll is logged as.
+fn override_word(change: &RollOverride) -> &'static str {
+    match change {
+        RollOverride::Keep => "keep",
+        RollOverride::Faces { .. } => "faces",
+        RollOverride::Success => "success",
+        RollOverride::Failure => "failure",
+    }
+}
+
+/// A GM's hand on the game (an override, a forced result, an action set), a check of the AI
+/// GM's words, or a model call that gave up.
+fn gm_flag(env: &Envelope, roster: &Roster) -> Option<Flag> {
+    let over = |agent: Option<&str>, detail: String| at(FlagKind::GmOverride, env, agent, detail);
+    Some(match &env.event {
+        Event::GmRollOverride { agent, change, .. } if *change != RollOverride::Keep => over(
+            Some(agent),
+            format!(
+                "the GM overrode {}'s roll ({})",
+                roster.character(agent),
+                override_word(change)
+            ),
+        ),
+        Event::GmForcedResult { success } => over(
+            None,
+            if *success {
+                "the GM forced the next roll to succeed (/success)".into()
+            } else {
+                "the GM forced the next roll to fail (/fail)".into()
+            },
+        ),
+        Event::GmReviewedAction { agent, .. } => over(
+            Some(agent),
+            format!(
+                "the GM set {}'s action after the validator gave up",
+                roster.character(agent)
+            ),
+        ),
+        Event::GmFlagged {
+            check,
+            detail,
+            kept,
+            ..
+        } => at(
+            FlagKind::GmCheck,
+            env,
+            None,
+            format!(
+                "{check} ({}): {detail}",
+                if *kept {
+                    "the rewrite was flagged too and reached the table"
+                } else {
+                    "sent back for a rewrite"
+                }
+            ),
+        ),
+        Event::PhaseFailed {
+            agent,
+            error,
+            failures,
+        } => at(
+            FlagKind::ModelFailure,
+            env,
+            Some(agent),
+            format!(
+                "{} failed in {} (failure {failures}): {error}",
+                roster.player(agent),
+                env.phase.map_or("", Phase::as_str),
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+fn validation_flags(events: &[&Envelope], out: &mut Vec<Flag>) {
     // Rejected attempts per (session, turn, agent) and per (session, agent).
     let mut per_turn: BTreeMap<(u32, u32, String), (u32, u64)> = BTreeMap::new();
     let mut per_session: BTreeMap<(u32, String), (u32, u64, u32)> = BTreeMap::new();
-    for e in events.iter().filter(|e| ty(e) == "validation") {
-        if s(e, "result") == "passed" {
+    for env in events {
+        let Event::Validation { agent, result, .. } = &env.event else {
+            continue;
+        };
+        if *result == VerdictResult::Passed {
             continue;
         }
-        let a = agent(e).to_string();
-        let t = per_turn
-            .entry((session(e), turn(e), a.clone()))
-            .or_default();
+        let (sn, tn) = (env.session_number, env.turn_number);
+        let t = per_turn.entry((sn, tn, agent.clone())).or_default();
         t.0 += 1;
-        t.1 = seq(e);
-        let p = per_session.entry((session(e), a)).or_default();
+        t.1 = env.seq;
+        let p = per_session.entry((sn, agent.clone())).or_default();
         p.0 += 1;
-        p.1 = seq(e);
-        p.2 = turn(e);
+        p.1 = env.seq;
+        p.2 = tn;
     }
     let mut flagged_turns = BTreeSet::new();
     for ((sn, tn, a), (n, sq)) in per_turn {
@@ -231,24 +273,27 @@ fn validation_flags(events: &[Value], out: &mut Vec<Flag>) {
     }
 }
 
-fn directive_flags(events: &[Value], out: &mut Vec<Flag>) {
+/// A character's final action of a turn: the event, whose it is and what it did.
+type Acted<'a> = (&'a Envelope, &'a str, &'a ActionDecl);
+
+fn directive_flags(events: &[&Envelope], out: &mut Vec<Flag>) {
     // The latest directive per agent, then that agent's final action of the same turn.
     let mut directive: BTreeMap<String, (u32, u32, String)> = BTreeMap::new();
-    let mut last_action: BTreeMap<String, &Value> = BTreeMap::new();
-    let check = |d: &(u32, u32, String), act: &Value, out: &mut Vec<Flag>| {
+    let mut last_action: BTreeMap<String, Acted> = BTreeMap::new();
+    let check = |d: &(u32, u32, String), (env, agent, action): Acted, out: &mut Vec<Flag>| {
         let want = content_words(&d.2);
         if want.len() < 4 {
             return;
         }
-        let got = content_words(&action_text(act));
+        let got = content_words(&action_text(action));
         let share = covered(&want, &got);
         if share < 0.2 {
             out.push(Flag {
                 kind: FlagKind::DirectiveIgnored,
-                session: session(act),
-                turn: turn(act),
-                seq: seq(act),
-                agent: Some(agent(act).to_string()),
+                session: env.session_number,
+                turn: env.turn_number,
+                seq: env.seq,
+                agent: Some(agent.to_string()),
                 detail: format!(
                     "{:.0}% of the directive's content words appear in the action (directive: \"{}\")",
                     share * 100.0,
@@ -257,23 +302,25 @@ fn directive_flags(events: &[Value], out: &mut Vec<Flag>) {
             });
         }
     };
-    for e in events {
-        match ty(e) {
-            "directive" => {
-                let a = agent(e).to_string();
-                if let (Some(d), Some(act)) = (directive.get(&a), last_action.remove(&a)) {
+    for env in events {
+        match &env.event {
+            Event::Directive { agent, text, .. } => {
+                if let (Some(d), Some(act)) = (directive.get(agent), last_action.remove(agent)) {
                     check(d, act, out);
                 }
-                directive.insert(a, (session(e), turn(e), s(e, "text").to_string()));
+                directive.insert(
+                    agent.clone(),
+                    (env.session_number, env.turn_number, text.clone()),
+                );
             }
-            "character_action" => {
-                last_action.insert(agent(e).to_string(), e);
+            Event::CharacterAction { agent, action, .. } => {
+                last_action.insert(agent.clone(), (env, agent, action));
             }
-            "turn_completed" | "session_ended" => {
+            Event::TurnCompleted | Event::SessionEnded { .. } => {
                 for (a, act) in std::mem::take(&mut last_action) {
                     if let Some(d) = directive.get(&a)
-                        && d.0 == session(act)
-                        && d.1 == turn(act)
+                        && d.0 == act.0.session_number
+                        && d.1 == act.0.turn_number
                     {
                         check(d, act, out);
                     }
@@ -289,36 +336,43 @@ fn directive_flags(events: &[Value], out: &mut Vec<Flag>) {
     }
 }
 
-fn leader_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
+/// A plan the party adopted: its proposer (none when the round was conflicted or no plan led).
+fn adopted_from(event: &Event) -> Option<&str> {
+    let Event::Consensus {
+        outcome,
+        plan,
+        proposer,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    lasers::given(proposer.as_ref())
+        .filter(|_| lasers::given(plan.as_ref()).is_some() && outcome.as_str() != "conflicted")
+}
+
+fn leader_flags(events: &[&Envelope], roster: &Roster, out: &mut Vec<Flag>) {
     let mut per_session: BTreeMap<u32, (BTreeMap<String, u32>, u64, u32)> = BTreeMap::new();
     let mut streak: Option<(String, u32)> = None;
-    for e in events.iter().filter(|e| ty(e) == "consensus") {
-        let Some(p) = opt(e, "proposer")
-            .filter(|_| opt(e, "plan").is_some() && s(e, "outcome") != "conflicted")
-        else {
+    for env in events {
+        let Some(p) = adopted_from(&env.event) else {
             continue;
         };
         let p = roster.agent_of(p);
         let entry = per_session
-            .entry(session(e))
-            .or_insert_with(|| (BTreeMap::new(), seq(e), turn(e)));
+            .entry(env.session_number)
+            .or_insert_with(|| (BTreeMap::new(), env.seq, env.turn_number));
         *entry.0.entry(p.clone()).or_default() += 1;
         match &mut streak {
             Some((who, n)) if *who == p => *n += 1,
             Some((who, n)) => {
                 if *n >= 3 {
-                    out.push(Flag {
-                        kind: FlagKind::LeaderChange,
-                        session: session(e),
-                        turn: turn(e),
-                        seq: seq(e),
-                        agent: Some(p.clone()),
-                        detail: format!(
-                            "{} had {n} plans adopted in a row; now the party follows {}",
-                            roster.player(who),
-                            roster.player(&p)
-                        ),
-                    });
+                    let detail = format!(
+                        "{} had {n} plans adopted in a row; now the party follows {}",
+                        roster.player(who),
+                        roster.player(&p)
+                    );
+                    out.push(at(FlagKind::LeaderChange, env, Some(&p), detail));
                 }
                 streak = Some((p, 1));
             }
@@ -362,31 +416,29 @@ struct Secret {
 /// The scope's flag, for the whispers that are one agent's secret: player-only (its character
 /// must not know) and character-only (its player must not know, so its character must not say
 /// it where the table, its player included, hears it).
-fn secret_kind(scope: &str) -> Option<FlagKind> {
+fn secret_kind(scope: WhisperScope) -> Option<FlagKind> {
     match scope {
-        "player_only" => Some(FlagKind::SecretRevealed),
-        "character_only" => Some(FlagKind::CharacterSecretRevealed),
-        _ => None,
+        WhisperScope::PlayerOnly => Some(FlagKind::SecretRevealed),
+        WhisperScope::CharacterOnly => Some(FlagKind::CharacterSecretRevealed),
+        WhisperScope::Both => None,
     }
 }
 
-fn secret_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
+fn secret_flags(events: &[&Envelope], roster: &Roster, out: &mut Vec<Flag>) {
     let mut public: BTreeSet<String> = BTreeSet::new();
     let mut secrets: Vec<Secret> = Vec::new();
-    for e in events {
-        if let Some(t) = said_in_public(e) {
+    for env in events {
+        if let Some(t) = said_in_public(&env.event) {
             public.extend(content_words(&t));
-        } else if ty(e) == "whisper" {
-            if let Some(kind) = secret_kind(s(e, "scope")) {
-                secrets.extend(whispered(e, kind, &public, roster));
+        } else if let Event::Whisper { to, scope, text } = &env.event {
+            if let Some(kind) = secret_kind(*scope) {
+                let to = lasers::given(to.as_ref());
+                secrets.extend(whispered(env.seq, to, text, kind, &public, roster));
             }
-        } else if let Some((text, channel)) = agents_words(e) {
+        } else if let Some((agent, text, channel)) = agents_words(&env.event) {
             let said = content_words(&text);
-            for secret in secrets
-                .iter_mut()
-                .filter(|x| !x.leaked && x.agent == agent(e))
-            {
-                if let Some(flag) = leak(secret, &said, channel, e, roster) {
+            for secret in secrets.iter_mut().filter(|x| !x.leaked && x.agent == agent) {
+                if let Some(flag) = leak(secret, &said, channel, env, roster) {
                     secret.leaked = true;
                     out.push(flag);
                 }
@@ -396,40 +448,37 @@ fn secret_flags(events: &[Value], roster: &Roster, out: &mut Vec<Flag>) {
 }
 
 /// What the GM said in front of everyone.
-fn said_in_public(e: &Value) -> Option<String> {
-    match ty(e) {
-        "gm_narration" | "gm_outcome" => Some(s(e, "text").to_string()),
-        "gm_answers" => Some(
-            e.get("answers")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        "laser_feelings_answer" => Some(s(e, "answer").to_string()),
+fn said_in_public(event: &Event) -> Option<String> {
+    match event {
+        Event::GmNarration { text } | Event::GmOutcome { text } => Some(text.clone()),
+        Event::GmAnswers { answers, .. } => Some(answers.join(" ")),
+        Event::LaserFeelingsAnswer { answer, .. } => Some(answer.clone()),
         _ => None,
     }
 }
 
-/// A whisper's secret for each agent it reached, by its words the table has not heard yet.
-fn whispered(e: &Value, kind: FlagKind, public: &BTreeSet<String>, roster: &Roster) -> Vec<Secret> {
-    let words: BTreeSet<String> = content_words(s(e, "text"))
-        .difference(public)
-        .cloned()
-        .collect();
+/// A whisper's secret for each agent it reached (`to`, or the whole table), by its words the
+/// table has not heard yet.
+fn whispered(
+    seq: u64,
+    to: Option<&str>,
+    text: &str,
+    kind: FlagKind,
+    public: &BTreeSet<String>,
+    roster: &Roster,
+) -> Vec<Secret> {
+    let words: BTreeSet<String> = content_words(text).difference(public).cloned().collect();
     if words.is_empty() {
         return Vec::new();
     }
-    let to: Vec<String> = match opt(e, "to") {
+    let to: Vec<String> = match to {
         Some(t) => vec![roster.agent_of(t)],
         None => roster.agents(),
     };
     to.into_iter()
         .map(|agent| Secret {
             agent,
-            whisper: seq(e),
+            whisper: seq,
             kind,
             words: words.clone(),
             leaked: false,
@@ -437,14 +486,27 @@ fn whispered(e: &Value, kind: FlagKind, public: &BTreeSet<String>, roster: &Rost
         .collect()
 }
 
-/// An AI's words that reach someone else (another layer, the table), and where they went.
-fn agents_words(e: &Value) -> Option<(String, &'static str)> {
-    Some(match ty(e) {
-        "directive" => (s(e, "text").to_string(), "its directive to its character"),
-        "character_action" => (action_text(e), "its character's action"),
-        "character_reaction" => (s(e, "text").to_string(), "its character's reaction"),
-        "ooc_message" => (
-            format!("{} {}", s(e, "message"), s(e, "proposal")),
+/// An AI's words that reach someone else (another layer, the table): whose, what, and where
+/// they went.
+fn agents_words(event: &Event) -> Option<(&str, String, &'static str)> {
+    Some(match event {
+        Event::Directive { agent, text, .. } => {
+            (agent, text.clone(), "its directive to its character")
+        }
+        Event::CharacterAction { agent, action, .. } => {
+            (agent, action_text(action), "its character's action")
+        }
+        Event::CharacterReaction { agent, text } => {
+            (agent, text.clone(), "its character's reaction")
+        }
+        Event::OocMessage {
+            agent,
+            message,
+            proposal,
+            ..
+        } => (
+            agent,
+            format!("{message} {}", proposal.as_deref().unwrap_or("")),
             "an OOC message to the party",
         ),
         _ => return None,
@@ -456,7 +518,7 @@ fn leak(
     secret: &Secret,
     said: &BTreeSet<String>,
     channel: &str,
-    e: &Value,
+    env: &Envelope,
     roster: &Roster,
 ) -> Option<Flag> {
     let hit: Vec<&str> = secret
@@ -471,19 +533,13 @@ fn leak(
         FlagKind::CharacterSecretRevealed => "character-only",
         _ => "player-only",
     };
-    Some(Flag {
-        kind: secret.kind,
-        session: session(e),
-        turn: turn(e),
-        seq: seq(e),
-        agent: Some(secret.agent.clone()),
-        detail: format!(
-            "{} repeats words of the {scope} whisper (event {}) in {channel}: {}",
-            roster.player(&secret.agent),
-            secret.whisper,
-            hit.join(", ")
-        ),
-    })
+    let detail = format!(
+        "{} repeats words of the {scope} whisper (event {}) in {channel}: {}",
+        roster.player(&secret.agent),
+        secret.whisper,
+        hit.join(", ")
+    );
+    Some(at(secret.kind, env, Some(&secret.agent), detail))
 }
 
 fn clip(text: &str, n: usize) -> String {
@@ -501,8 +557,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A row read as the game's event (`crate::lasers::rows::row`), at `seq` in `turn`.
     fn ev(seq: u64, turn: u32, v: Value) -> Value {
-        let mut v = v;
+        let mut v = crate::lasers::rows::row(v);
         let o = v.as_object_mut().unwrap();
         o.insert("seq".into(), json!(seq));
         o.insert("session_number".into(), json!(1));
@@ -535,13 +592,13 @@ mod tests {
             2,
             1,
             json!({"event_type": "character_action", "agent": "alex",
-            "action": {"action": "I ease the Raptor into the docking bay, eyes on the heat signature.", "dialogue": ""}}),
+            "action": {"action": "I ease the Raptor into the docking bay, eyes on the heat signature.", "dialogue": "", "task_type": "lasers"}}),
         );
         let stray = ev(
             2,
             1,
             json!({"event_type": "character_action", "agent": "alex",
-            "action": {"action": "I start singing to the crew about my home planet.", "dialogue": "La la la!"}}),
+            "action": {"action": "I start singing to the crew about my home planet.", "dialogue": "La la la!", "task_type": "lasers"}}),
         );
         let done = ev(3, 1, json!({"event_type": "turn_completed"}));
         assert!(flags(&[directive.clone(), faithful, done.clone()]).is_empty());
@@ -588,13 +645,13 @@ mod tests {
                 3,
                 1,
                 json!({"event_type": "character_action", "agent": "sam",
-                "action": {"action": "I hail the captain; the Consortium informant must answer.", "dialogue": ""}}),
+                "action": {"action": "I hail the captain; the Consortium informant must answer.", "dialogue": "", "task_type": "lasers"}}),
             ),
             ev(
                 4,
                 1,
                 json!({"event_type": "character_action", "agent": "alex",
-                "action": {"action": "I confront the captain: you are a Consortium informant!", "dialogue": ""}}),
+                "action": {"action": "I confront the captain: you are a Consortium informant!", "dialogue": "", "task_type": "lasers"}}),
             ),
         ];
         let f: Vec<Flag> = flags(&events)
@@ -620,7 +677,7 @@ mod tests {
             2,
             1,
             json!({"event_type": "character_action", "agent": "sam",
-            "action": {"action": "I study the pirate ship's hull in silence.", "dialogue": ""}}),
+            "action": {"action": "I study the pirate ship's hull in silence.", "dialogue": "", "task_type": "lasers"}}),
         );
         let told = ev(
             3,
@@ -664,7 +721,7 @@ mod tests {
             ev(
                 6,
                 1,
-                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "faces"}),
+                json!({"event_type": "gm_roll_override", "agent": "alex", "override": "faces", "faces": [6]}),
             ),
         ];
         let f = flags(&events);
@@ -690,7 +747,7 @@ mod tests {
                 3,
                 1,
                 json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
-                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!"}}),
+                "action": {"action": "I raise the shields and plot a course into the asteroid belt.", "dialogue": "Hold on!", "task_type": "lasers"}}),
             ),
             ev(
                 4,
@@ -808,5 +865,29 @@ mod tests {
         for k in got {
             assert!(!k.rule().is_empty() && !k.title().is_empty());
         }
+    }
+
+    /// A newer troupe's kind in the middle of a recorded session raises no flag and changes
+    /// none; a known kind that does not read raises none either (the metrics name it).
+    #[test]
+    fn a_newer_kind_in_a_recorded_session_changes_no_flag() {
+        let party = crate::lasers::rows::party();
+        let json = |events: &[Value]| serde_json::to_string(&flags(events)).unwrap();
+        let before = json(&party);
+        let mut newer = party.clone();
+        newer.insert(
+            party.len() / 2,
+            json!({"seq": 900, "timestamp": "2026-11-24T02:00:00Z", "session_id": "s",
+                "session_number": 1, "turn_number": 2, "phase": null,
+                "event_type": "gm_forced_result_v2", "success": true}),
+        );
+        assert_eq!(json(&newer), before);
+        let mut forced = party;
+        forced.push(ev(
+            900,
+            2,
+            json!({"event_type": "gm_forced_result", "success": "yes"}),
+        ));
+        assert_eq!(json(&forced), before, "a damaged row is no override");
     }
 }

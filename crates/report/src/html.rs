@@ -6,15 +6,23 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::ev::{Roster, agent, event_anchor, num, opt, s, seq, session, turn, turn_anchor, ty};
+use troupe_lasers::Event;
+use troupe_llm::AttemptRecord;
+
+use crate::audit::audit_with_games_of;
+use crate::cost::costs_of;
+use crate::ev::{Roster, event_anchor, seq, session, turn_anchor};
 use crate::flags::FlagKind;
+use crate::flags::flags_of;
 use crate::games::Games;
 use crate::games_html;
+use crate::lasers::{self, logged_word};
+use crate::metrics::metrics_of;
 use crate::metrics::{PairCounts, leader};
-use crate::scorecard::{runs, scorecard};
+use crate::scorecard::{runs_of, scorecard_of};
 use crate::svg::{self, Edge, Kind, Node, PALETTE, Series, esc};
 use crate::text::pct;
-use crate::{Audit, Flag, Metrics, audit_with_games, flags, metrics};
+use crate::{Audit, Flag, Metrics};
 
 mod describe;
 
@@ -54,14 +62,17 @@ pub fn render_html(title: &str, events: &[Value]) -> String {
 /// The report on the sessions' events and on the campaign's encounter runs and scenes. With
 /// no sessions' events, the Lasers & Feelings sections are left out.
 pub fn render_report(title: &str, events: &[Value], games: &Games) -> String {
-    let roster = Roster::from_events(events);
-    let m = metrics(events);
-    let fl = flags(events);
-    let au = audit_with_games(events, games);
+    // Read once, as Lasers & Feelings' events, for every section.
+    let read = lasers::read(events);
+    let roster = Roster::from_read(&read);
+    let m = metrics_of(&read);
+    let fl = flags_of(&read);
+    let au = audit_with_games_of(events, &read, games);
     let mut r = Report {
         o: String::new(),
         roster: &roster,
         multi: m.sessions.len() > 1,
+        read: &read,
     };
     r.page(title, events, games, &m, &fl, &au);
     r.o
@@ -71,6 +82,8 @@ struct Report<'a> {
     o: String,
     roster: &'a Roster,
     multi: bool,
+    /// The sessions' rows read as Lasers & Feelings' events, one per row.
+    read: &'a [lasers::Row],
 }
 
 fn color(i: usize) -> &'static str {
@@ -174,7 +187,7 @@ impl Report<'_> {
         self.relationships(m);
         self.dice(m);
         self.scorecard(events);
-        self.cost(events);
+        self.cost();
         self.flags(fl);
         self.latency(m);
     }
@@ -656,7 +669,7 @@ impl Report<'_> {
 
     /// The scorecard per model, and for a batch which run each session was.
     fn scorecard(&mut self, events: &[Value]) {
-        let card = scorecard(events);
+        let card = scorecard_of(self.read);
         if card.is_empty() {
             return;
         }
@@ -686,8 +699,8 @@ impl Report<'_> {
     }
 
     /// Tokens and money per session, per model and per turn.
-    fn cost(&mut self, events: &[Value]) {
-        let c = crate::cost::costs(events);
+    fn cost(&mut self) {
+        let c = costs_of(self.read);
         if c.total.calls == 0 {
             return;
         }
@@ -727,7 +740,7 @@ impl Report<'_> {
     }
 
     fn runs(&mut self, events: &[Value]) {
-        let rows = runs(events);
+        let rows = runs_of(events, self.read);
         if rows.is_empty() {
             return;
         }
@@ -773,57 +786,46 @@ impl Report<'_> {
                 acc.entry((f.session, f.seq)).or_default().push(f);
                 acc
             });
-        let mut calls: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-        let mut seen: BTreeMap<String, (u32, u64)> = BTreeMap::new();
-        let mut open_turn = false;
-        let mut current_session = None;
-        for e in events {
-            let (sn, sq) = (session(e), seq(e));
-            if current_session != Some(sn) {
-                if open_turn {
-                    self.w("</div>");
-                    open_turn = false;
-                }
-                current_session = Some(sn);
-                let _ = write!(self.o, "<h3 id=\"s{sn}\">Session {sn}</h3>");
-            }
-            match ty(e) {
-                "turn_started" => {
-                    if open_turn {
-                        self.w("</div>");
+        let read = self.read;
+        let mut t = Transcript::default();
+        for (row, k) in events.iter().zip(read) {
+            // Every row has its place (and its anchor), whatever its kind: the envelope's.
+            let (sn, sq) = (session(row), seq(row));
+            t.session(&mut self.o, sn);
+            if let Some(env) = k.event() {
+                match &env.event {
+                    Event::TurnStarted => {
+                        t.turn(&mut self.o, sn, env.turn_number, sq);
+                        continue;
                     }
-                    open_turn = true;
-                    let _ = write!(
-                        self.o,
-                        "<div class=\"turn\" id=\"{}\"><h3>Turn {}</h3><span id=\"{}\"></span>",
-                        turn_anchor(sn, turn(e)),
-                        turn(e),
-                        event_anchor(sn, sq)
-                    );
-                    continue;
+                    Event::ModelCall {
+                        agent,
+                        layer,
+                        purpose,
+                        record,
+                    } => {
+                        t.calls.entry(agent.clone()).or_default().push(Call {
+                            at: (sn, sq),
+                            layer: logged_word(layer),
+                            purpose,
+                            record,
+                        });
+                        let _ = write!(self.o, "<span id=\"{}\"></span>", event_anchor(sn, sq));
+                        continue;
+                    }
+                    _ => {}
                 }
-                "model_call" => {
-                    calls.entry(agent(e).to_string()).or_default().push(e);
-                    let _ = write!(self.o, "<span id=\"{}\"></span>", event_anchor(sn, sq));
-                    continue;
-                }
-                _ => {}
             }
-            let Some((tag, said, mind)) = self.describe(e) else {
+            let Some((tag, said, mind)) = self.describe(row, k) else {
                 let _ = write!(self.o, "<span id=\"{}\"></span>", event_anchor(sn, sq));
                 continue;
             };
             // The model calls behind an AI decision go beside it.
             let mut mind = mind;
-            let caller = if ty(e) == "memory_storage" {
-                "memory"
-            } else {
-                agent(e)
-            };
-            if AI_DECISIONS.contains(&ty(e))
-                && let Some(cs) = calls.remove(caller)
+            if let Some(caller) = k.event().and_then(|env| decision_caller(&env.event))
+                && let Some(cs) = t.calls.remove(caller)
             {
-                mind.push_str(&model_calls(&cs, &mut seen));
+                mind.push_str(&model_calls(&cs, &mut t.seen));
             }
             let marks = flagged.get(&(sn, sq));
             let mut badges = String::new();
@@ -842,8 +844,55 @@ impl Report<'_> {
                 event_anchor(sn, sq)
             );
         }
-        if open_turn {
-            self.w("</div>");
+        t.close(&mut self.o);
+    }
+}
+
+/// One `model_call` attempt waiting for the decision it led to: where it was logged and what
+/// it says.
+struct Call<'a> {
+    at: (u32, u64),
+    layer: String,
+    purpose: &'a str,
+    record: &'a AttemptRecord,
+}
+
+/// Where the transcript stands: the session and turn open, the calls not yet shown beside a
+/// decision (by agent), and the system prompts already shown in full.
+#[derive(Default)]
+struct Transcript<'a> {
+    session: Option<u32>,
+    open_turn: bool,
+    calls: BTreeMap<String, Vec<Call<'a>>>,
+    seen: BTreeMap<String, (u32, u64)>,
+}
+
+impl Transcript<'_> {
+    /// A row of session `sn`: a heading when the session changes (closing its last turn).
+    fn session(&mut self, o: &mut String, sn: u32) {
+        if self.session != Some(sn) {
+            self.close(o);
+            self.session = Some(sn);
+            let _ = write!(o, "<h3 id=\"s{sn}\">Session {sn}</h3>");
+        }
+    }
+
+    /// A turn begins (closing the one before).
+    fn turn(&mut self, o: &mut String, sn: u32, turn: u32, sq: u64) {
+        self.close(o);
+        self.open_turn = true;
+        let _ = write!(
+            o,
+            "<div class=\"turn\" id=\"{}\"><h3>Turn {turn}</h3><span id=\"{}\"></span>",
+            turn_anchor(sn, turn),
+            event_anchor(sn, sq)
+        );
+    }
+
+    fn close(&mut self, o: &mut String) {
+        if self.open_turn {
+            o.push_str("</div>");
+            self.open_turn = false;
         }
     }
 }
@@ -908,20 +957,24 @@ fn turn_views(m: &Metrics) -> Vec<(String, Vec<PairView>)> {
 }
 
 /// The events the model calls logged before them are shown beside (the decisions, and what a
-/// failed or extraction call led to).
-const AI_DECISIONS: &[&str] = &[
-    "phase_failed",
-    "directive",
-    "memory_storage",
-    "clarifying_questions",
-    "strategic_intent",
-    "character_action",
-    "laser_feelings_question",
-    "insight_decision",
-    "character_reaction",
-    "ooc_message",
-    "vote_cast",
-];
+/// failed or extraction call led to), with whose calls those are.
+fn decision_caller(event: &Event) -> Option<&str> {
+    Some(match event {
+        Event::PhaseFailed { agent, .. }
+        | Event::Directive { agent, .. }
+        | Event::ClarifyingQuestions { agent, .. }
+        | Event::StrategicIntent { agent, .. }
+        | Event::CharacterAction { agent, .. }
+        | Event::LaserFeelingsQuestion { agent, .. }
+        | Event::InsightDecision { agent, .. }
+        | Event::CharacterReaction { agent, .. }
+        | Event::OocMessage { agent, .. }
+        | Event::VoteCast { agent, .. } => agent,
+        // The memory's fact extraction.
+        Event::MemoryStorage { .. } => "memory",
+        _ => return None,
+    })
+}
 
 pub(crate) fn details(summary: &str, body: &str) -> String {
     format!(
@@ -932,28 +985,23 @@ pub(crate) fn details(summary: &str, body: &str) -> String {
 
 /// The model calls behind a decision: each attempt's figures, prompt and raw reply. A system
 /// prompt already shown in full is named, not repeated (`seen`: prompt → where it was shown).
-fn model_calls(calls: &[&Value], seen: &mut BTreeMap<String, (u32, u64)>) -> String {
+fn model_calls(calls: &[Call], seen: &mut BTreeMap<String, (u32, u64)>) -> String {
     let mut o = String::new();
     for c in calls {
-        let u = c.get("usage").unwrap_or(&Value::Null);
+        let r = c.record;
         let summary = format!(
             "model call: {} ({} layer), attempt {}, {} ms, {} → {} tokens{}",
-            s(c, "purpose"),
-            s(c, "layer"),
-            num(c, "attempt"),
-            num(c, "latency_ms"),
-            num(u, "input_tokens"),
-            num(u, "output_tokens"),
-            opt(c, "error").map_or_else(String::new, |e| format!(", error: {e}"))
+            c.purpose,
+            c.layer,
+            r.attempt,
+            r.latency_ms,
+            r.usage.input_tokens,
+            r.usage.output_tokens,
+            lasers::given(r.error.as_ref()).map_or_else(String::new, |e| format!(", error: {e}"))
         );
-        let mut body = format!("<p class=\"meta\">provider {}</p>", esc(s(c, "provider")));
-        for m in c
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let (role, content) = (s(m, "role"), s(m, "content"));
+        let mut body = format!("<p class=\"meta\">provider {}</p>", esc(&r.provider));
+        for m in &r.messages {
+            let (role, content) = (m.role.as_str(), m.content.as_str());
             if role == "system"
                 && let Some((sn, sq)) = seen.get(content)
             {
@@ -966,7 +1014,7 @@ fn model_calls(calls: &[&Value], seen: &mut BTreeMap<String, (u32, u64)>) -> Str
                 continue;
             }
             if role == "system" {
-                seen.insert(content.to_string(), (session(c), seq(c)));
+                seen.insert(content.to_string(), c.at);
             }
             let _ = write!(
                 body,
@@ -978,7 +1026,7 @@ fn model_calls(calls: &[&Value], seen: &mut BTreeMap<String, (u32, u64)>) -> Str
         let _ = write!(
             body,
             "<p class=\"meta\">reply</p><pre>{}</pre>",
-            esc(opt(c, "reply").unwrap_or("(none)"))
+            esc(lasers::given(r.reply.as_ref()).unwrap_or("(none)"))
         );
         o.push_str(&details(&summary, &body));
     }
@@ -991,8 +1039,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A row read as the game's event (`crate::lasers::rows::row`), at `seq` in `turn`.
     fn ev(seq: u64, turn: u32, v: Value) -> Value {
-        let mut v = v;
+        let mut v = crate::lasers::rows::row(v);
         let o = v.as_object_mut().unwrap();
         o.insert("seq".into(), json!(seq));
         o.insert("session_number".into(), json!(1));
@@ -1017,7 +1066,7 @@ mod tests {
                 1,
                 json!({"event_type": "character_action", "agent": "alex", "attempt": 1,
                 "action": {"action": "I wave <script>alert(2)</script>", "dialogue": "",
-                           "justification": "because & so"}}),
+                           "task_type": "lasers", "justification": "because & so"}}),
             ),
             ev(
                 3,

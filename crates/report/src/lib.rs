@@ -2,10 +2,14 @@
 //! self-contained HTML report.
 //!
 //! The log is a published format: new event types appear as the games grow, and an older
-//! analysis must keep reading a newer log. A reader reads a game's events as that game's own
-//! types through [`Known`], where a kind this build does not know reads as unknown, never as an
-//! error. Readers not yet moved onto it read events as JSON values, by `event_type` and field
-//! names (unknown events are skipped, missing fields count as absent).
+//! analysis must keep reading a newer log. The rows are loaded as JSON values (`source`, the
+//! games' runs), and every reader reads a game's events as that game's own types through
+//! [`Known`]: a kind this build does not know reads as unknown, never as an error, and counts
+//! in no figure (the report lists it as logged); a known kind that does not read is named with
+//! why (the metrics' `unreadable`, an audit gap, an unreadable row in the report), never
+//! counted half-read. Only what every row has whatever its kind (its seq and session, the
+//! envelope the audit checks) and the other games' call attempts the call audit counts are
+//! read by field name.
 
 mod audit;
 mod calls;
@@ -17,6 +21,7 @@ mod games;
 mod games_html;
 mod html;
 mod known;
+mod lasers;
 mod metrics;
 mod schema;
 mod scorecard;
@@ -33,6 +38,7 @@ pub use game_score::{GameModelScore, game_scorecard};
 pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
 pub use known::Known;
+pub use lasers::Unreadable;
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
     metrics,

@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ev::{Roster, agent, num, opt, s, session, turn, ty};
+use troupe_lasers::{Envelope, Event, RollOverride, RollPurpose};
+use troupe_llm::AttemptRecord;
+use troupe_rules::RollResult;
+
+use crate::ev::Roster;
+use crate::lasers::{self, Unreadable};
 
 /// Every metric of a set of events (one session or a whole campaign).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -36,6 +41,9 @@ pub struct Metrics {
     /// Party discussion events (`ooc_message`, `consensus`, `vote_cast`) are present.
     pub has_party_discussion: bool,
     pub whispers: u32,
+    /// Rows of a kind this build knows that do not read as it: counted in no figure above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<Unreadable>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -223,21 +231,29 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn usage(e: &Value) -> Tokens {
-    let u = e.get("usage").unwrap_or(&Value::Null);
+fn usage(record: &AttemptRecord) -> Tokens {
     Tokens {
-        input: num(u, "input_tokens"),
-        output: num(u, "output_tokens"),
+        input: u64::from(record.usage.input_tokens),
+        output: u64::from(record.usage.output_tokens),
     }
 }
 
+/// Every figure from the events this build knows. A newer troupe's kind counts in none; a
+/// known kind that does not read counts in none either, and is named in `unreadable`.
 pub fn metrics(events: &[Value]) -> Metrics {
-    let roster = Roster::from_events(events);
+    metrics_of(&lasers::read(events))
+}
+
+/// The metrics of rows already read.
+pub(crate) fn metrics_of(read: &[lasers::Row]) -> Metrics {
+    let roster = Roster::from_read(read);
     let mut tally = Tally::new(&roster);
-    for e in events {
-        tally.event(e);
+    for env in lasers::known(read) {
+        tally.event(env);
     }
-    tally.finish()
+    let mut m = tally.finish();
+    m.unreadable = lasers::unreadable(read);
+    m
 }
 
 /// The running counts while the events are read once, in log order; `finish` turns what is
@@ -249,7 +265,7 @@ struct Tally<'a> {
     by_layer: BTreeMap<String, Vec<u64>>,
     by_purpose: BTreeMap<String, Vec<u64>>,
     /// The latest `consensus` event of each discussion, by (session, turn), and its rounds.
-    discussions: BTreeMap<(u32, u32), (&'a Value, u32)>,
+    discussions: BTreeMap<(u32, u32), (&'a Envelope, u32)>,
     conflicted_rounds: BTreeMap<u32, u32>,
     pairs: PairsByTurn,
     /// The action being checked per (session, turn, agent): (first attempt passed, latest passed).
@@ -271,9 +287,9 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn event(&mut self, e: &'a Value) {
-        let (sn, tn) = (session(e), turn(e));
-        if !self.m.sessions.contains(&sn) && !ty(e).is_empty() {
+    fn event(&mut self, env: &'a Envelope) {
+        let (sn, tn) = (env.session_number, env.turn_number);
+        if !self.m.sessions.contains(&sn) {
             self.m.sessions.push(sn);
         }
         self.turns.entry((sn, tn)).or_insert_with(|| TurnStats {
@@ -282,64 +298,89 @@ impl<'a> Tally<'a> {
             ..TurnStats::default()
         });
         let m = &mut self.m;
-        match ty(e) {
-            "turn_started" => m.turns_started += 1,
-            "turn_completed" => m.turns += 1,
-            "model_call" => self.model_call(e),
-            "phase_failed" => m.model.failed_phases += 1,
-            "validation" => self.validation(e),
-            "gm_roll_override" if s(e, "override") != "keep" => m.gm_overrides += 1,
-            "gm_forced_result" => m.gm_overrides += 1,
-            "dice_rolled" => self.dice_rolled(e),
-            "ooc_message" | "vote_cast" | "consensus" => self.party(e),
-            "whisper" => m.whispers += 1,
+        match &env.event {
+            Event::TurnStarted => m.turns_started += 1,
+            Event::TurnCompleted => m.turns += 1,
+            Event::ModelCall {
+                agent,
+                layer,
+                purpose,
+                record,
+            } => self.model_call(env, agent, &lasers::logged_word(layer), purpose, record),
+            Event::PhaseFailed { .. } => m.model.failed_phases += 1,
+            Event::Validation {
+                agent,
+                attempt,
+                result,
+                ..
+            } => self.validation(env, agent, *attempt, &lasers::logged_word(result)),
+            Event::GmRollOverride { change, .. } if *change != RollOverride::Keep => {
+                m.gm_overrides += 1;
+            }
+            Event::GmForcedResult { .. } => m.gm_overrides += 1,
+            Event::DiceRolled {
+                agent,
+                purpose,
+                helping,
+                result,
+                ..
+            } => self.dice_rolled(env, agent, *purpose, helping.as_ref(), result),
+            Event::OocMessage { .. } | Event::VoteCast { .. } | Event::Consensus { .. } => {
+                self.party(env);
+            }
+            Event::Whisper { .. } => m.whispers += 1,
             _ => {}
         }
     }
 
     /// The turn's entry for an event (made for every event before it is counted).
-    fn turn_of(&mut self, e: &Value) -> &mut TurnStats {
-        self.turns.entry((session(e), turn(e))).or_default()
+    fn turn_of(&mut self, env: &Envelope) -> &mut TurnStats {
+        self.turns
+            .entry((env.session_number, env.turn_number))
+            .or_default()
     }
 
     /// One attempt of a model call: calls, retries, repairs, errors, tokens and response times.
-    fn model_call(&mut self, e: &Value) {
-        let u = usage(e);
+    fn model_call(
+        &mut self,
+        env: &Envelope,
+        agent: &str,
+        layer: &str,
+        purpose: &str,
+        record: &AttemptRecord,
+    ) {
+        let u = usage(record);
         let model = &mut self.m.model;
         model.attempts += 1;
-        if num(e, "attempt") <= 1 {
+        if record.attempt <= 1 {
             model.calls += 1;
         } else {
             model.retries += 1;
         }
-        if e.get("repair").and_then(Value::as_bool) == Some(true) {
+        if record.repair {
             model.repairs += 1;
         }
-        if opt(e, "error").is_some() {
+        if lasers::given(record.error.as_ref()).is_some() {
             model.errors += 1;
         }
-        // Counts from a log are whatever it says: a damaged one may say u64::MAX, so
+        // Counts from a log are whatever it says: a damaged one may say u32::MAX, so
         // the sums saturate instead of overflowing.
         model.tokens.add(&u);
-        let lat = num(e, "latency_ms");
-        let t = self.turn_of(e);
+        let lat = record.latency_ms;
+        let t = self.turn_of(env);
         t.tokens.add(&u);
         t.calls += 1;
         t.latency_ms = t.latency_ms.saturating_add(lat);
-        let tok = self
-            .m
-            .tokens_by_agent
-            .entry(agent(e).to_string())
-            .or_default();
+        let tok = self.m.tokens_by_agent.entry(agent.to_string()).or_default();
         tok.add(&u);
         // Response time: attempts that got an answer.
-        if e.get("reply").is_some_and(Value::is_string) {
+        if record.reply.is_some() {
             self.by_layer
-                .entry(s(e, "layer").to_string())
+                .entry(layer.to_string())
                 .or_default()
                 .push(lat);
             self.by_purpose
-                .entry(s(e, "purpose").to_string())
+                .entry(purpose.to_string())
                 .or_default()
                 .push(lat);
         }
@@ -347,9 +388,8 @@ impl<'a> Tally<'a> {
 
     /// An overreach verdict: counted by result, and each action's first and latest verdicts
     /// kept until its next first attempt closes it.
-    fn validation(&mut self, e: &Value) {
-        let result = s(e, "result");
-        let t = self.turn_of(e);
+    fn validation(&mut self, env: &Envelope, agent: &str, attempt: u32, result: &str) {
+        let t = self.turn_of(env);
         t.validations += 1;
         if result != "passed" {
             t.validation_failures += 1;
@@ -362,9 +402,9 @@ impl<'a> Tally<'a> {
             "flagged_for_gm" => v.flagged_for_gm += 1,
             _ => {}
         }
-        let key = (session(e), turn(e), agent(e).to_string());
+        let key = (env.session_number, env.turn_number, agent.to_string());
         let passed = result == "passed";
-        if num(e, "attempt") <= 1 || !self.last_action.contains_key(&key) {
+        if attempt <= 1 || !self.last_action.contains_key(&key) {
             close_action(v, self.last_action.remove(&key));
             self.last_action.insert(key, (passed, passed));
         } else if let Some(a) = self.last_action.get_mut(&key) {
@@ -373,34 +413,35 @@ impl<'a> Tally<'a> {
     }
 
     /// A roll: its faces, successes and outcome, and a helper's roll as help given.
-    fn dice_rolled(&mut self, e: &Value) {
-        let r = e.get("result").unwrap_or(&Value::Null);
+    fn dice_rolled(
+        &mut self,
+        env: &Envelope,
+        agent: &str,
+        purpose: RollPurpose,
+        helping: Option<&String>,
+        r: &RollResult,
+    ) {
         let dice = &mut self.m.dice;
         dice.rolls += 1;
-        for d in r
-            .get("dice")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let face = num(d, "face");
-            if (1..=6).contains(&face) {
-                dice.faces[(face - 1) as usize] += 1;
+        for d in &r.dice {
+            if (1..=6).contains(&d.face) {
+                dice.faces[usize::from(d.face - 1)] += 1;
             }
-            if d.get("laser_feelings").and_then(Value::as_bool) == Some(true) {
+            if d.laser_feelings {
                 dice.laser_feelings += 1;
             }
         }
-        let succ = u32::try_from(num(r, "successes")).unwrap_or(0).min(3);
-        *dice.successes.entry(succ).or_default() += 1;
-        if let Some(o) = opt(r, "outcome") {
-            *dice.outcomes.entry(o.to_string()).or_default() += 1;
-        }
-        if s(e, "purpose") == "helper"
-            && let Some(target) = opt(e, "helping")
+        *dice.successes.entry(r.successes.min(3)).or_default() += 1;
+        *dice
+            .outcomes
+            .entry(r.outcome.as_str().to_string())
+            .or_default() += 1;
+        if purpose == RollPurpose::Helper
+            && let Some(target) = lasers::given(helping)
         {
             let to = self.roster.agent_of(target);
-            if let Some(c) = pair(&mut self.pairs, agent(e), &to, (session(e), turn(e))) {
+            let at = (env.session_number, env.turn_number);
+            if let Some(c) = pair(&mut self.pairs, agent, &to, at) {
                 c.helps += 1;
             }
         }
@@ -408,16 +449,18 @@ impl<'a> Tally<'a> {
 
     /// The party's discussion: stances on a proposal and votes (between pairs of players), and
     /// each discussion's latest consensus.
-    fn party(&mut self, e: &'a Value) {
-        let (sn, tn) = (session(e), turn(e));
+    fn party(&mut self, env: &'a Envelope) {
+        let at = (env.session_number, env.turn_number);
         self.m.has_party_discussion = true;
-        let toward = |field| opt(e, field).map(|c| self.roster.agent_of(c));
-        match ty(e) {
-            "ooc_message" => {
-                let stance = s(e, "stance");
-                if let Some(on) = toward("on")
+        let toward = |id: Option<&String>| lasers::given(id).map(|c| self.roster.agent_of(c));
+        match &env.event {
+            Event::OocMessage {
+                agent, stance, on, ..
+            } => {
+                let stance = stance.as_str();
+                if let Some(on) = toward(on.as_ref())
                     && matches!(stance, "agree" | "disagree")
-                    && let Some(c) = pair(&mut self.pairs, agent(e), &on, (sn, tn))
+                    && let Some(c) = pair(&mut self.pairs, agent, &on, at)
                 {
                     if stance == "agree" {
                         c.agree += 1;
@@ -426,21 +469,22 @@ impl<'a> Tally<'a> {
                     }
                 }
             }
-            "vote_cast" => {
-                if let Some(v) = toward("vote")
-                    && let Some(c) = pair(&mut self.pairs, agent(e), &v, (sn, tn))
+            Event::VoteCast { agent, vote, .. } => {
+                if let Some(v) = toward(Some(vote))
+                    && let Some(c) = pair(&mut self.pairs, agent, &v, at)
                 {
                     c.votes += 1;
                 }
             }
-            _ => {
-                if s(e, "outcome") == "conflicted" {
-                    *self.conflicted_rounds.entry(sn).or_default() += 1;
+            Event::Consensus { outcome, .. } => {
+                if outcome.as_str() == "conflicted" {
+                    *self.conflicted_rounds.entry(at.0).or_default() += 1;
                 }
                 // A later round of the same discussion replaces the earlier one.
-                let d = self.discussions.entry((sn, tn)).or_insert((e, 0));
-                *d = (e, d.1 + 1);
+                let d = self.discussions.entry(at).or_insert((env, 0));
+                *d = (env, d.1 + 1);
             }
+            _ => {}
         }
     }
 
@@ -481,11 +525,21 @@ impl<'a> Tally<'a> {
 fn discussions(
     m: &mut Metrics,
     roster: &Roster,
-    latest: BTreeMap<(u32, u32), (&Value, u32)>,
+    latest: BTreeMap<(u32, u32), (&Envelope, u32)>,
     conflicted_rounds: &BTreeMap<u32, u32>,
 ) {
     let mut consensus: BTreeMap<u32, ConsensusCount> = BTreeMap::new();
-    for ((sn, tn), (e, rounds)) in latest {
+    for ((sn, tn), (env, rounds)) in latest {
+        let Event::Consensus {
+            outcome,
+            plan,
+            proposer,
+            dissent,
+            ..
+        } = &env.event
+        else {
+            continue;
+        };
         let c = consensus.entry(sn).or_insert_with(|| ConsensusCount {
             session: sn,
             outcomes: BTreeMap::new(),
@@ -493,28 +547,25 @@ fn discussions(
             conflicted_rounds: conflicted_rounds.get(&sn).copied().unwrap_or(0),
         });
         c.discussions += 1;
-        let outcome = opt(e, "outcome").unwrap_or("unknown");
+        let outcome = outcome.as_str();
         *c.outcomes.entry(outcome.to_string()).or_default() += 1;
+        let (plan, proposer) = (
+            lasers::given(plan.as_ref()),
+            lasers::given(proposer.as_ref()),
+        );
         m.discussions.push(Discussion {
             session: sn,
             turn: tn,
-            seq: crate::ev::seq(e),
+            seq: env.seq,
             rounds,
             outcome: outcome.to_string(),
-            plan: opt(e, "plan").map(String::from),
-            proposer: opt(e, "proposer").map(|p| roster.agent_of(p)),
-            dissent: e
-                .get("dissent")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(|a| roster.agent_of(a))
-                .collect(),
+            plan: plan.map(String::from),
+            proposer: proposer.map(|p| roster.agent_of(p)),
+            dissent: dissent.iter().map(|a| roster.agent_of(a)).collect(),
         });
         if outcome != "conflicted"
-            && opt(e, "plan").is_some()
-            && let Some(p) = opt(e, "proposer")
+            && plan.is_some()
+            && let Some(p) = proposer
         {
             let p = roster.agent_of(p);
             *m.adopted_by.entry(p.clone()).or_default() += 1;
@@ -598,19 +649,24 @@ pub fn leader(adopted: &BTreeMap<String, u32>) -> Option<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::lasers::rows::row;
     use serde_json::json;
 
     fn call(turn: u32, layer: &str, purpose: &str, attempt: u32, lat: u64, ok: bool) -> Value {
-        json!({"event_type": "model_call", "session_number": 1, "turn_number": turn,
+        row(
+            json!({"event_type": "model_call", "session_number": 1, "turn_number": turn,
                "agent": "alex", "layer": layer, "purpose": purpose, "attempt": attempt,
                "latency_ms": lat, "usage": {"input_tokens": 100, "output_tokens": 10},
                "reply": if ok { json!("{}") } else { Value::Null },
-               "error": if ok { Value::Null } else { json!("HTTP 429") }})
+               "error": if ok { Value::Null } else { json!("HTTP 429") }}),
+        )
     }
 
     fn verdict(turn: u32, agent: &str, attempt: u32, result: &str) -> Value {
-        json!({"event_type": "validation", "session_number": 1, "turn_number": turn,
-               "agent": agent, "attempt": attempt, "result": result})
+        row(
+            json!({"event_type": "validation", "session_number": 1, "turn_number": turn,
+               "agent": agent, "attempt": attempt, "result": result}),
+        )
     }
 
     #[test]
@@ -675,23 +731,32 @@ mod tests {
 
     #[test]
     fn party_events_feed_consensus_leadership_and_relationships() {
-        let start = json!({"event_type": "session_started", "session_number": 1, "turn_number": 0,
-            "campaign": {"seats": [
-                {"player": {"agent_id": "alex", "name": "Alex"}, "character": {"character_id": "zara", "name": "Zara"}},
-                {"player": {"agent_id": "sam", "name": "Sam"}, "character": {"character_id": "rex", "name": "Rex"}}]}});
+        // The recorded party's start: alex plays zara, sam plays rex.
+        let start = row(json!({"event_type": "session_started"}));
         let events = vec![
             start,
-            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "sam",
+            row(
+                json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "sam",
                    "stance": "agree", "on": "alex", "message": "good plan"}),
-            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "alex",
+            ),
+            row(
+                json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 1, "agent": "alex",
                    "stance": "disagree", "on": "sam", "message": "no"}),
-            json!({"event_type": "consensus", "session_number": 1, "turn_number": 1, "outcome": "majority",
+            ),
+            row(
+                json!({"event_type": "consensus", "session_number": 1, "turn_number": 1, "outcome": "majority",
                    "plan": "sneak in", "proposer": "alex"}),
-            json!({"event_type": "consensus", "session_number": 1, "turn_number": 2, "outcome": "conflicted",
+            ),
+            row(
+                json!({"event_type": "consensus", "session_number": 1, "turn_number": 2, "outcome": "conflicted",
                    "plan": null, "proposer": null}),
-            json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 2, "agent": "sam",
+            ),
+            row(
+                json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 2, "agent": "sam",
                    "purpose": "helper", "helping": "zara",
-                   "result": {"dice": [{"face": 6}], "successes": 1, "outcome": "mixed"}}),
+                   "result": {"number": 5, "task": "feelings", "dice": [{"face": 6, "success": true,
+                   "laser_feelings": false}], "successes": 1, "outcome": "complication"}}),
+            ),
         ];
         let m = metrics(&events);
         assert!(m.has_party_discussion);
@@ -734,9 +799,11 @@ mod tests {
     #[test]
     fn a_discussion_counts_once_by_how_it_ended_and_the_proposer_leads() {
         let c = |turn: u32, round: u32, outcome: &str, proposer: Option<&str>| {
-            json!({"event_type": "consensus", "session_number": 1, "turn_number": turn,
+            row(
+                json!({"event_type": "consensus", "session_number": 1, "turn_number": turn,
                 "round": round, "outcome": outcome, "plan": proposer.map(|p| format!("plan of {p}")),
-                "proposer": proposer, "dissent": ["jo"]})
+                "proposer": proposer, "dissent": ["jo"]}),
+            )
         };
         let events = vec![
             c(1, 1, "unanimous", Some("alex")),
@@ -746,12 +813,18 @@ mod tests {
             c(3, 1, "conflicted", Some("sam")),
             c(3, 2, "vote", Some("sam")),
             // Backing one's own plan is not a relationship.
-            json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 3,
+            row(
+                json!({"event_type": "ooc_message", "session_number": 1, "turn_number": 3,
                 "agent": "sam", "stance": "agree", "on": "sam"}),
-            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+            ),
+            row(
+                json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
                 "agent": "sam", "override": "keep"}),
-            json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
+            ),
+            row(
+                json!({"event_type": "gm_roll_override", "session_number": 1, "turn_number": 3,
                 "agent": "sam", "override": "success"}),
+            ),
         ];
         let m = metrics(&events);
         let c = &m.consensus[0];
@@ -781,8 +854,10 @@ mod tests {
     #[test]
     fn relationships_are_kept_turn_by_turn_and_summed_per_session() {
         let ooc = |turn: u32, session: u32, stance: &str| {
-            json!({"event_type": "ooc_message", "session_number": session, "turn_number": turn,
-                "agent": "sam", "stance": stance, "on": "alex"})
+            row(
+                json!({"event_type": "ooc_message", "session_number": session, "turn_number": turn,
+                "agent": "sam", "stance": stance, "on": "alex"}),
+            )
         };
         let m = metrics(&[
             ooc(1, 1, "agree"),
@@ -814,9 +889,12 @@ mod tests {
                 .collect();
             let successes = faces.iter().filter(|f| **f <= number).count();
             let outcome = ["failure", "complication", "success", "critical"][successes.min(3)];
-            json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 1, "agent": "alex",
-                "purpose": "action", "result": {"dice": dice, "successes": successes,
-                "outcome": outcome}})
+            row(
+                json!({"event_type": "dice_rolled", "session_number": 1, "turn_number": 1, "agent": "alex",
+                "purpose": "action", "result": {"number": number, "task": "lasers", "dice": dice,
+                "successes": successes,
+                "outcome": outcome}}),
+            )
         };
         let m = metrics(&[roll(&[1, 4], 3), roll(&[3, 6, 2], 3), roll(&[5], 3)]);
         assert_eq!(m.dice.faces, [1, 1, 1, 1, 1, 1]);
@@ -832,5 +910,41 @@ mod tests {
         // 12 dice, all sixes: chi-square = 5 × 2 + (12 − 2)² / 2 = 60.
         let m = metrics(&[roll(&[6; 12], 3)]);
         assert!((m.dice.chi_square().unwrap() - 60.0).abs() < 1e-9);
+    }
+
+    /// A newer troupe's kind in the middle of a recorded session counts in no figure, and
+    /// every figure is as without it; a known kind that does not read counts in none either
+    /// and is named, with why.
+    #[test]
+    fn a_newer_kind_changes_no_figure_and_a_damaged_one_is_named() {
+        let party = crate::lasers::rows::party();
+        let json = |events: &[Value]| serde_json::to_string(&metrics(events)).unwrap();
+        let before = json(&party);
+        let mut newer = party.clone();
+        newer.insert(
+            party.len() / 2,
+            json!({"seq": 900, "timestamp": "2026-11-24T02:00:00Z", "session_id": "s",
+                "session_number": 1, "turn_number": 2, "phase": null,
+                "event_type": "weather_changed", "sky": "red"}),
+        );
+        assert_eq!(json(&newer), before);
+
+        let mut damaged = party;
+        let i = damaged
+            .iter()
+            .position(|r| r["event_type"] == "model_call")
+            .unwrap();
+        damaged[i]["usage"] = json!("a lot");
+        let m = metrics(&damaged);
+        assert_eq!(m.unreadable.len(), 1, "{:?}", m.unreadable);
+        let u = &m.unreadable[0];
+        assert_eq!(
+            (u.event_type.as_str(), u.seq),
+            ("model_call", damaged[i]["seq"].as_u64().unwrap())
+        );
+        assert!(!u.error.is_empty());
+        // The damaged call is no attempt counted: the figures say what was read.
+        let recorded = metrics(&crate::lasers::rows::party()).model.attempts;
+        assert_eq!(m.model.attempts + 1, recorded);
     }
 }

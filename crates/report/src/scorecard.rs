@@ -8,9 +8,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cost::{Spend, costs};
-use crate::ev::{num, s, session, ty};
-use crate::flags::flags;
+use troupe_lasers::{Envelope, Event, VerdictResult};
+
+use crate::cost::{Spend, costs_of};
+use crate::ev::{num, s, session};
+use crate::flags::flags_of;
+use crate::lasers;
 
 /// What a session with no `session_started` (or one without a `model`) counts under.
 pub const UNKNOWN_MODEL: &str = "unknown";
@@ -28,7 +31,7 @@ pub struct ModelScore {
     /// Verdicts other than `passed`: the character narrated a result.
     pub overreach: u32,
     pub overreach_per_100_actions: Option<f64>,
-    /// Events whose type starts with `gm_flag` (the AI GM's output checks).
+    /// The AI GM's output checks (`gm_flagged`).
     pub gm_flags: u32,
     /// Flags the report raises for review (see `flags`) in this model's sessions.
     pub review_flags: u32,
@@ -52,20 +55,28 @@ pub struct ModelScore {
     pub cached_input_share: Option<f64>,
 }
 
-/// One row per model, sorted by model.
+/// One row per model, sorted by model, from the events this build knows: a newer troupe's
+/// kind counts in no row, nor does a known kind that does not read (`Metrics::unreadable` and
+/// the audit name it).
 pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
-    let models = session_models(events);
+    scorecard_of(&lasers::read(events))
+}
+
+/// The scorecard of rows already read.
+pub(crate) fn scorecard_of(read: &[lasers::Row]) -> Vec<ModelScore> {
+    let known: Vec<&Envelope> = lasers::known(read).collect();
+    let models = session_models(&known);
     let model_of = |sn: u32| models.get(&sn).map_or(UNKNOWN_MODEL, String::as_str);
     let mut rows: BTreeMap<&str, ModelScore> = BTreeMap::new();
-    for e in events {
-        let row = rows.entry(model_of(session(e))).or_default();
-        count(row, e);
+    for env in &known {
+        let row = rows.entry(model_of(env.session_number)).or_default();
+        count(row, &env.event);
     }
-    for flag in flags(events) {
+    for flag in flags_of(read) {
         rows.entry(model_of(flag.session)).or_default().review_flags += 1;
     }
     let mut spend: BTreeMap<&str, Spend> = BTreeMap::new();
-    for (sn, s) in costs(events).per_session {
+    for (sn, s) in costs_of(read).per_session {
         spend.entry(model_of(sn)).or_default().merge(&s);
     }
     rows.into_iter()
@@ -82,13 +93,14 @@ pub fn scorecard(events: &[Value]) -> Vec<ModelScore> {
 }
 
 /// The model of each session, from its `session_started`.
-fn session_models(events: &[Value]) -> BTreeMap<u32, String> {
+fn session_models(events: &[&Envelope]) -> BTreeMap<u32, String> {
     events
         .iter()
-        .filter(|e| ty(e) == "session_started")
-        .filter_map(|e| {
-            let model = s(e, "model");
-            (!model.is_empty()).then(|| (session(e), model.to_string()))
+        .filter_map(|env| match &env.event {
+            Event::SessionStarted { model, .. } if !model.is_empty() => {
+                Some((env.session_number, model.clone()))
+            }
+            _ => None,
         })
         .collect()
 }
@@ -105,10 +117,16 @@ pub struct RunRow {
     pub model: String,
 }
 
-/// The runs of a batch, one per session, from the `run` marks `load_batch` puts on events;
-/// empty for a single campaign.
+/// The runs of a batch, one per session, from the `run` marks `load_batch` puts on the rows
+/// (where they were loaded from, not what happened: read from every row as loaded); empty for
+/// a single campaign.
 pub fn runs(events: &[Value]) -> Vec<RunRow> {
-    let models = session_models(events);
+    runs_of(events, &lasers::read(events))
+}
+
+/// The runs of rows as loaded (`events`) and as read.
+pub(crate) fn runs_of(events: &[Value], read: &[lasers::Row]) -> Vec<RunRow> {
+    let models = session_models(&lasers::known(read).collect::<Vec<_>>());
     let mut rows: BTreeMap<u32, RunRow> = BTreeMap::new();
     for e in events.iter().filter(|e| !s(e, "run").is_empty()) {
         let sn = session(e);
@@ -125,30 +143,32 @@ pub fn runs(events: &[Value]) -> Vec<RunRow> {
     rows.into_values().collect()
 }
 
-fn count(row: &mut ModelScore, e: &Value) {
-    match ty(e) {
-        "session_started" => row.sessions += 1,
-        "turn_completed" => row.turns += 1,
-        "validation" => {
-            if num(e, "attempt") <= 1 {
+fn count(row: &mut ModelScore, event: &Event) {
+    match event {
+        Event::SessionStarted { .. } => row.sessions += 1,
+        Event::TurnCompleted => row.turns += 1,
+        Event::Validation {
+            attempt, result, ..
+        } => {
+            if *attempt <= 1 {
                 row.actions += 1;
             }
-            if s(e, "result") != "passed" {
+            if *result != VerdictResult::Passed {
                 row.overreach += 1;
             }
         }
-        "model_call" => {
+        Event::ModelCall { record, .. } => {
             row.calls += 1;
-            if !e.get("reply").is_some_and(Value::is_string) {
+            if record.reply.is_none() {
                 row.failed_calls += 1;
             }
-            let usage = e.get("usage").unwrap_or(&Value::Null);
-            let tokens = num(usage, "input_tokens").saturating_add(num(usage, "output_tokens"));
+            let usage = &record.usage;
+            let tokens = u64::from(usage.input_tokens) + u64::from(usage.output_tokens);
             row.tokens = row.tokens.saturating_add(tokens);
-            row.latency_ms = row.latency_ms.saturating_add(num(e, "latency_ms"));
+            row.latency_ms = row.latency_ms.saturating_add(record.latency_ms);
         }
-        "phase_failed" => row.phases_failed += 1,
-        t if t.starts_with("gm_flag") => row.gm_flags += 1,
+        Event::PhaseFailed { .. } => row.phases_failed += 1,
+        Event::GmFlagged { .. } => row.gm_flags += 1,
         _ => {}
     }
 }
@@ -171,13 +191,14 @@ mod tests {
 
     use super::*;
 
+    /// A row read as the game's event (`crate::lasers::rows::row`).
     fn ev(session: u32, turn: u32, event_type: &str, extra: Value) -> Value {
         let mut e = json!({"event_type": event_type, "session_number": session,
             "turn_number": turn, "seq": 0});
         if let (Some(o), Some(x)) = (e.as_object_mut(), extra.as_object()) {
             o.extend(x.clone());
         }
-        e
+        crate::lasers::rows::row(e)
     }
 
     fn call(session: u32, reply: Value, tokens: (u64, u64), latency: u64) -> Value {
@@ -211,12 +232,24 @@ mod tests {
             verdict(1, 1, "passed"),
             ev(1, 2, "turn_completed", json!({})),
             call(1, Value::Null, (0, 0), 900),
-            ev(1, 2, "phase_failed", json!({"agent": "alex"})),
+            ev(
+                1,
+                2,
+                "phase_failed",
+                json!({"agent": "alex", "error": "HTTP 503", "failures": 1}),
+            ),
             ev(2, 0, "session_started", json!({"model": "b:two"})),
             ev(2, 1, "turn_completed", json!({})),
             call(2, json!("ok"), (50, 10), 200),
             verdict(2, 1, "passed"),
-            ev(2, 1, "gm_flagged", json!({"check": "decided_for_player"})),
+            ev(
+                2,
+                1,
+                "gm_flagged",
+                json!({"check": "decided_for_player", "detail": "d", "text": "t",
+                    "sent_back": true, "kept": false}),
+            ),
+            // A kind a newer troupe writes: no check this build knows, counted in no figure.
             ev(2, 1, "gm_flag_dc_leak", json!({})),
         ];
         events.push(ev(3, 0, "session_started", json!({"model": "a:one"})));
@@ -245,13 +278,18 @@ mod tests {
         assert_eq!(b.model, "b:two");
         assert_eq!((b.sessions, b.turns, b.actions, b.overreach), (1, 1, 1, 0));
         assert_eq!(b.overreach_per_100_actions, Some(0.0));
-        assert_eq!(b.gm_flags, 2);
+        assert_eq!(b.gm_flags, 1);
         assert_eq!((b.tokens, b.latency_ms_per_turn), (60, Some(200.0)));
     }
 
     #[test]
     fn a_session_without_a_start_counts_as_unknown_and_empty_rates_are_absent() {
-        let events = vec![ev(4, 1, "phase_failed", json!({"agent": "sam"}))];
+        let events = vec![ev(
+            4,
+            1,
+            "phase_failed",
+            json!({"agent": "sam", "error": "HTTP 503", "failures": 1}),
+        )];
         let card = scorecard(&events);
         assert_eq!(card.len(), 1);
         assert_eq!(card[0].model, UNKNOWN_MODEL);
@@ -266,7 +304,7 @@ mod tests {
         // A phase_failed raises the report's "model call gave up" flag.
         let card = scorecard(&two_models());
         let flagged: u32 = card.iter().map(|r| r.review_flags).sum();
-        let expected = flags(&two_models()).len() as u32;
+        let expected = crate::flags(&two_models()).len() as u32;
         assert_eq!(flagged, expected);
         assert!(card[0].review_flags >= 1, "{card:?}");
     }

@@ -23,6 +23,7 @@ pub fn render_stats(
     let mut o = String::new();
     let _ = writeln!(o, "troupe stats — {title}");
     let _ = writeln!(o);
+    unreadable(&mut o, m);
     turns(&mut o, m);
     validation(&mut o, m);
     model_calls(&mut o, m);
@@ -33,6 +34,25 @@ pub fn render_stats(
     completeness(&mut o, audit);
     flagged(&mut o, flags);
     o
+}
+
+/// Rows of a known kind that did not read: said first, since no figure below counts them.
+fn unreadable(o: &mut String, m: &Metrics) {
+    if m.unreadable.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Unreadable events (counted in no figure below; the log is damaged there)"
+    );
+    for u in &m.unreadable {
+        let _ = writeln!(
+            o,
+            "  session {}, event {}: {} (unreadable: {})",
+            u.session, u.seq, u.event_type, u.error
+        );
+    }
+    let _ = writeln!(o);
 }
 
 /// One figure: its label in a column, its value after.

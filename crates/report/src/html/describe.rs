@@ -1,36 +1,54 @@
 //! One transcript row per event: (channel, what was said or done, the reasoning behind it).
 //!
-//! `describe` asks each family of events in turn (notes, the GM, the players, the characters,
-//! the party); the first that knows the event's kind renders it, and a kind none of them knows
-//! (one a newer troupe wrote) is shown raw so nothing is hidden.
+//! The events are read as Lasers & Feelings' own (`crate::lasers`). `describe` asks each family
+//! of events in turn (notes, the GM, the players, the characters, the party); the first that
+//! knows the event's kind renders it. A kind the transcript has no words for (a GM check, a
+//! seat handed over), one a newer troupe wrote, or a known kind that does not read is shown as
+//! logged, so nothing is hidden.
 
 use std::fmt::Write;
 
 use serde_json::Value;
+use troupe_agents::{ActionDecl, Intent};
+use troupe_lasers::{
+    Envelope, Event, FailureChoice, Phase, Recalled, RollOverride, RollPurpose, Ruling,
+};
+use troupe_rules::RollResult;
+use troupe_validator::Verdict;
 
 use super::{Report, details};
-use crate::ev::{agent, num, opt, s, ty};
+use crate::ev::ty;
+use crate::known::Known;
+use crate::lasers::{self, given, logged_word};
 use crate::svg::esc;
 
 /// A transcript row: the channel tag, what was said or done, the reasoning beside it.
 pub(super) type Row = (&'static str, String, String);
 
 impl Report<'_> {
-    /// An event as (channel, what was said or done, the reasoning), or None to leave it out.
-    pub(super) fn describe(&self, e: &Value) -> Option<Row> {
+    /// A row of the log (`row`, as logged; `k`, as read) as (channel, what was said or done,
+    /// the reasoning), or None to leave it out.
+    pub(super) fn describe(&self, row: &Value, k: &lasers::Row) -> Option<Row> {
+        let env = match k {
+            Known::Event(env) => env,
+            Known::Unknown { .. } => return Some(as_logged(row)),
+            Known::Malformed {
+                event_type, error, ..
+            } => return Some(unreadable(row, event_type, error)),
+        };
         if matches!(
-            ty(e),
-            "turn_completed" | "phase_started" | "phase_completed"
+            env.event,
+            Event::TurnCompleted | Event::PhaseStarted | Event::PhaseCompleted
         ) {
             return None;
         }
         Some(
-            self.note(e)
-                .or_else(|| self.gm(e))
-                .or_else(|| self.player(e))
-                .or_else(|| self.character(e))
-                .or_else(|| self.party(e))
-                .unwrap_or_else(|| unknown(e)),
+            self.note(env)
+                .or_else(|| self.gm(&env.event))
+                .or_else(|| self.player(&env.event))
+                .or_else(|| self.character(&env.event))
+                .or_else(|| self.party(&env.event))
+                .unwrap_or_else(|| as_logged(row)),
         )
     }
 
@@ -50,33 +68,42 @@ impl Report<'_> {
     }
 
     /// The session's bookkeeping: start and end, undo, memory, failures, trimmed prompts.
-    fn note(&self, e: &Value) -> Option<Row> {
-        let a = agent(e);
-        let said = match ty(e) {
-            "session_started" => format!(
-                "Session started · seed {} · model {}",
-                num(e, "seed"),
-                esc(s(e, "model"))
+    fn note(&self, env: &Envelope) -> Option<Row> {
+        let said = match &env.event {
+            Event::SessionStarted { seed, model, .. } => {
+                format!("Session started · seed {seed} · model {}", esc(model))
+            }
+            Event::SessionEnded { reason } => format!("Session ended: {}", esc(reason)),
+            Event::SessionResumed { at, .. } => format!("Session resumed at {}", esc(at)),
+            Event::EventsUndone { what, .. } => format!("The GM undid {}", esc(what)),
+            Event::MemoryRetrieved {
+                agent,
+                recalled,
+                status,
+                ..
+            } => return Some(self.memory_retrieved(agent, recalled, status)),
+            Event::ClarificationEnded { reason } => format!("Questions over: {}", esc(reason)),
+            Event::PhaseFailed {
+                agent,
+                error,
+                failures,
+            } => format!(
+                "<span class=\"bad\">{} failed for {} (failure {failures})</span>: {}",
+                esc(env.phase.map_or("", Phase::as_str)),
+                self.who(agent),
+                esc(error)
             ),
-            "session_ended" => format!("Session ended: {}", esc(s(e, "reason"))),
-            "session_resumed" => format!("Session resumed at {}", esc(s(e, "at"))),
-            "events_undone" => format!("The GM undid {}", esc(s(e, "what"))),
-            "memory_retrieved" => return Some(self.memory_retrieved(e)),
-            "clarification_ended" => format!("Questions over: {}", esc(s(e, "reason"))),
-            "phase_failed" => format!(
-                "<span class=\"bad\">{} failed for {} (failure {})</span>: {}",
-                esc(s(e, "phase")),
-                self.who(a),
-                num(e, "failures"),
-                esc(s(e, "error"))
-            ),
-            "memory_storage" => format!("Memory: {}", esc(s(e, "status"))),
-            "context_trimmed" => format!(
-                "{}'s {} prompt trimmed to fit ({} tokens, budget {})",
-                self.who(a),
-                esc(s(e, "purpose")),
-                num(e, "prompt_tokens"),
-                num(e, "budget")
+            Event::MemoryStorage { status, .. } => format!("Memory: {}", esc(status)),
+            Event::ContextTrimmed {
+                agent,
+                purpose,
+                prompt_tokens,
+                budget,
+                ..
+            } => format!(
+                "{}'s {} prompt trimmed to fit ({prompt_tokens} tokens, budget {budget})",
+                self.who(agent),
+                esc(purpose),
             ),
             _ => return None,
         };
@@ -84,211 +111,177 @@ impl Report<'_> {
     }
 
     /// What memory recalled for a player, each memory with its score beside the line.
-    fn memory_retrieved(&self, e: &Value) -> Row {
-        let rec = e
-            .get("recalled")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+    fn memory_retrieved(&self, agent: &str, recalled: &[Recalled], status: &str) -> Row {
         let mut mind = String::new();
-        if !rec.is_empty() {
+        if !recalled.is_empty() {
             let mut list = String::from("<ul>");
-            for r in &rec {
+            for r in recalled {
                 let _ = write!(
                     list,
-                    "<li>({}) {} <span class=\"meta\">score {}, confidence {}, from {}</span></li>",
-                    esc(s(r, "layer")),
-                    esc(s(r, "text")),
-                    two_places(r, "score"),
-                    two_places(r, "confidence"),
-                    esc(s(r, "source"))
+                    "<li>({}) {} <span class=\"meta\">score {:.2}, confidence {:.2}, from {}</span></li>",
+                    esc(&logged_word(&r.layer)),
+                    esc(&r.text),
+                    r.score,
+                    r.confidence,
+                    esc(&r.source)
                 );
             }
             list.push_str("</ul>");
-            mind = details(&format!("{} memories recalled", rec.len()), &list);
+            mind = details(&format!("{} memories recalled", recalled.len()), &list);
         }
         (
             "NOTE",
-            format!("Memory for {}: {}", self.who(agent(e)), esc(s(e, "status"))),
+            format!("Memory for {}: {}", self.who(agent), esc(status)),
             mind,
         )
     }
 
     /// What the GM says and rules: narration, answers, rulings, rolls, whispers, scene ends.
-    fn gm(&self, e: &Value) -> Option<Row> {
-        let a = agent(e);
-        let said = match ty(e) {
-            "gm_narration" => format!("<b>Narration</b>{}", quote(s(e, "text"))),
-            "gm_outcome" => format!("<b>Outcome</b>{}", quote(s(e, "text"))),
-            "gm_answers" => {
-                let ans = strs(e, "answers");
-                if ans.is_empty() {
+    fn gm(&self, event: &Event) -> Option<Row> {
+        let said = match event {
+            Event::GmNarration { text } => format!("<b>Narration</b>{}", quote(text)),
+            Event::GmOutcome { text } => format!("<b>Outcome</b>{}", quote(text)),
+            Event::GmAnswers { answers, .. } => {
+                if answers.is_empty() {
                     "No more questions.".into()
                 } else {
-                    format!("<b>Answers</b>{}", list(&ans))
+                    format!("<b>Answers</b>{}", list(answers))
                 }
             }
-            "gm_ooc" => {
+            Event::GmOoc { round, text } => {
                 let said = format!(
-                    "<b>GM</b> <span class=\"meta\">(out of character, round {})</span>{}",
-                    num(e, "round"),
-                    quote(s(e, "text"))
+                    "<b>GM</b> <span class=\"meta\">(out of character, round {round})</span>{}",
+                    quote(text)
                 );
                 // Out of character: tagged with the players' talk, not the GM's rulings.
                 return Some(("OOC", said, String::new()));
             }
-            "gm_reviewed_action" => format!(
-                "<b>Sets {}'s action</b>{}",
-                self.ch(a),
-                quote(s(e, "action"))
-            ),
-            "gm_adjudication" => self.ruling(e),
-            "gm_forced_result" => {
-                if flag(e, "success") {
-                    "/success: the next roll succeeds".into()
-                } else {
-                    "/fail: the next roll fails".into()
-                }
+            Event::GmReviewedAction { agent, action } => {
+                format!("<b>Sets {}'s action</b>{}", self.ch(agent), quote(action))
             }
-            "gm_roll" => format!(
-                "/roll {} = {}",
-                esc(s(e, "expression")),
-                e.get("total").map_or_else(String::new, Value::to_string)
-            ),
-            "laser_feelings_answer" => {
-                format!("<b>Answers {}</b>{}", self.ch(a), quote(s(e, "answer")))
+            Event::GmAdjudication { agent, ruling } => self.ruling(agent, ruling),
+            Event::GmForcedResult { success: true } => "/success: the next roll succeeds".into(),
+            Event::GmForcedResult { success: false } => "/fail: the next roll fails".into(),
+            Event::GmRoll {
+                expression, total, ..
+            } => format!("/roll {} = {total}", esc(expression)),
+            Event::LaserFeelingsAnswer { agent, answer } => {
+                format!("<b>Answers {}</b>{}", self.ch(agent), quote(answer))
             }
-            "gm_failure_decision" => format!(
+            Event::GmFailureDecision { agent, choice } => format!(
                 "After the failure, for {}: {}",
-                self.who(a),
-                esc(s(e, "choice"))
+                self.who(agent),
+                esc(choice_word(choice))
             ),
-            "whisper" => format!(
+            Event::Whisper { to, scope, text } => format!(
                 "<b>Whisper to {}</b> <span class=\"meta\">({})</span>{}",
-                opt(e, "to").map_or_else(|| "the whole table".to_string(), |t| self.player_of(t)),
-                esc(s(e, "scope")),
-                quote(s(e, "text"))
+                given(to.as_ref())
+                    .map_or_else(|| "the whole table".to_string(), |t| self.player_of(t)),
+                esc(scope.as_str()),
+                quote(text)
             ),
-            "scene_ended" => match opt(e, "title") {
+            Event::SceneEnded { title } => match given(title.as_ref()) {
                 Some(t) => format!("<b>The scene ends:</b> {}", esc(t)),
                 None => "<b>The scene ends.</b>".to_string(),
             },
-            "time_passed" => match num(e, "days") {
-                1 => "<b>A day passes.</b>".to_string(),
-                n => format!("<b>{n} days pass.</b>"),
-            },
-            "dice_rolled" | "gm_roll_override" => return Some(self.dice_roll(e)),
+            Event::TimePassed { days: 1 } => "<b>A day passes.</b>".to_string(),
+            Event::TimePassed { days } => format!("<b>{days} days pass.</b>"),
+            Event::DiceRolled {
+                agent,
+                purpose,
+                helping,
+                result,
+                ..
+            } => {
+                let what = if *purpose == RollPurpose::Helper {
+                    let helped = helping.as_deref().unwrap_or("");
+                    format!(
+                        "{} helps {}",
+                        self.ch(agent),
+                        esc(&self.roster.character(&self.roster.agent_of(helped)))
+                    )
+                } else {
+                    format!(
+                        "{} rolls {}",
+                        self.ch(agent),
+                        esc(&logged_word(&result.task))
+                    )
+                };
+                return Some(("DICE", dice_roll(&what, result), String::new()));
+            }
+            Event::GmRollOverride {
+                agent,
+                change,
+                result,
+            } => {
+                let what = match change {
+                    RollOverride::Keep => format!("The GM keeps {}'s roll", self.ch(agent)),
+                    _ => format!(
+                        "<b>The GM overrides {}'s roll</b> ({})",
+                        self.ch(agent),
+                        esc(override_word(change))
+                    ),
+                };
+                dice_roll(&what, result)
+            }
             _ => return None,
         };
         Some(("GM", said, String::new()))
     }
 
     /// The GM's ruling on an action: a roll (with its bonuses) or another ruling and its note.
-    fn ruling(&self, e: &Value) -> String {
-        let text = match s(e, "ruling") {
-            "roll" => format!(
+    fn ruling(&self, agent: &str, ruling: &Ruling) -> String {
+        let text = match ruling {
+            Ruling::Roll {
+                task,
+                prepared,
+                expert,
+            } => format!(
                 "roll {}{}{}",
-                esc(s(e, "task")),
-                if flag(e, "prepared") {
-                    ", prepared"
-                } else {
-                    ""
-                },
-                if flag(e, "expert") { ", expert" } else { "" }
+                esc(&logged_word(task)),
+                if *prepared { ", prepared" } else { "" },
+                if *expert { ", expert" } else { "" }
             ),
-            other => format!("{}: {}", esc(other), esc(s(e, "note"))),
+            Ruling::Revise { note } => format!("revise: {}", esc(note)),
+            Ruling::NoRoll { note } => format!("no_roll: {}", esc(note)),
         };
-        format!("<b>Ruling for {}</b>: {text}", self.ch(agent(e)))
-    }
-
-    /// A roll (the character's, a helper's) or the GM's override of one, with every die's face.
-    fn dice_roll(&self, e: &Value) -> Row {
-        let a = agent(e);
-        let r = e.get("result").unwrap_or(&Value::Null);
-        let faces: Vec<String> = r
-            .get("dice")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|d| {
-                let mark = if flag(d, "laser_feelings") {
-                    "!"
-                } else if flag(d, "success") {
-                    "✓"
-                } else {
-                    "✗"
-                };
-                format!("{}{mark}", num(d, "face"))
-            })
-            .collect();
-        let what = if ty(e) == "gm_roll_override" {
-            if s(e, "override") == "keep" {
-                format!("The GM keeps {}'s roll", self.ch(a))
-            } else {
-                format!(
-                    "<b>The GM overrides {}'s roll</b> ({})",
-                    self.ch(a),
-                    esc(s(e, "override"))
-                )
-            }
-        } else if s(e, "purpose") == "helper" {
-            format!(
-                "{} helps {}",
-                self.ch(a),
-                esc(&self
-                    .roster
-                    .character(&self.roster.agent_of(s(e, "helping"))))
-            )
-        } else {
-            format!("{} rolls {}", self.ch(a), esc(s(r, "task")))
-        };
-        (
-            if ty(e) == "dice_rolled" { "DICE" } else { "GM" },
-            format!(
-                "{what}: {} → {} success(es), <b>{}</b>",
-                esc(&faces.join(" ")),
-                num(r, "successes"),
-                esc(s(r, "outcome"))
-            ),
-            String::new(),
-        )
+        format!("<b>Ruling for {}</b>: {text}", self.ch(agent))
     }
 
     /// What a player decides out of character: questions, a private plan, a directive, insight.
-    fn player(&self, e: &Value) -> Option<Row> {
-        let a = agent(e);
-        Some(match ty(e) {
-            "clarifying_questions" => {
-                let qs: Vec<String> = strs(e, "questions");
-                let said = if qs.is_empty() {
-                    format!("{} has no questions for the GM", self.who(a))
+    fn player(&self, event: &Event) -> Option<Row> {
+        Some(match event {
+            Event::ClarifyingQuestions {
+                agent, questions, ..
+            } => {
+                let said = if questions.is_empty() {
+                    format!("{} has no questions for the GM", self.who(agent))
                 } else {
-                    format!("<b>{} asks the GM</b>{}", self.who(a), list(&qs))
+                    format!("<b>{} asks the GM</b>{}", self.who(agent), list(questions))
                 };
                 ("OOC", said, String::new())
             }
-            "strategic_intent" => self.strategic_intent(e),
-            "directive" => (
+            Event::StrategicIntent { agent, intent } => self.strategic_intent(agent, intent),
+            Event::Directive { agent, text, .. } => (
                 "P2C",
                 format!(
                     "<b>{} → {}</b> (directive){}",
-                    self.who(a),
-                    self.ch(a),
-                    quote(s(e, "text"))
+                    self.who(agent),
+                    self.ch(agent),
+                    quote(text)
                 ),
                 String::new(),
             ),
-            "insight_decision" => {
-                let d = e.get("decision").unwrap_or(&Value::Null);
-                let keep = if flag(d, "change_action") {
+            Event::InsightDecision { agent, decision } => {
+                let keep = if decision.change_action {
                     "change the action"
                 } else {
                     "keep the action"
                 };
                 (
                     "OOC",
-                    format!("{} decides to {keep}", self.who(a)),
-                    details("why", &format!("<p>{}</p>", esc(s(d, "reason")))),
+                    format!("{} decides to {keep}", self.who(agent)),
+                    details("why", &format!("<p>{}</p>", esc(&decision.reason))),
                 )
             }
             _ => return None,
@@ -296,21 +289,20 @@ impl Report<'_> {
     }
 
     /// A player's plan: only that it was made is said; the strategy itself sits in the reasoning.
-    fn strategic_intent(&self, e: &Value) -> Row {
-        let i = e.get("intent").unwrap_or(&Value::Null);
+    fn strategic_intent(&self, agent: &str, i: &Intent) -> Row {
         (
             "OOC",
             format!(
                 "<b>{}</b> decides on a plan (private to the player)",
-                self.who(agent(e))
+                self.who(agent)
             ),
             details(
                 "strategy (player only)",
                 &format!(
                     "<p>{}</p><p class=\"meta\">directive in mind</p><p>{}</p>{}",
-                    esc(s(i, "strategy")),
-                    esc(s(i, "directive")),
-                    opt(i, "proposal").map_or_else(String::new, |p| format!(
+                    esc(&i.strategy),
+                    esc(&i.directive),
+                    given(i.proposal.as_ref()).map_or_else(String::new, |p| format!(
                         "<p class=\"meta\">proposal to the party</p><p>{}</p>",
                         esc(p)
                     ))
@@ -321,23 +313,38 @@ impl Report<'_> {
 
     /// What a character does in the fiction: attempts, the overreach check on them, questions
     /// to the GM in a LASER FEELINGS moment, reactions.
-    fn character(&self, e: &Value) -> Option<Row> {
-        let a = agent(e);
-        Some(match ty(e) {
-            "character_action" => self.character_action(e),
-            "validation" => self.overreach_check(e),
-            "laser_feelings_question" => (
+    fn character(&self, event: &Event) -> Option<Row> {
+        Some(match event {
+            Event::CharacterAction {
+                agent,
+                attempt,
+                action,
+            } => self.character_action(agent, *attempt, action),
+            Event::Validation {
+                agent,
+                attempt,
+                verdict,
+                result,
+                corrected,
+            } => self.overreach_check(
+                agent,
+                *attempt,
+                verdict,
+                &logged_word(result),
+                corrected.as_ref(),
+            ),
+            Event::LaserFeelingsQuestion { agent, question } => (
                 "IC",
                 format!(
                     "<b>{} asks (LASER FEELINGS)</b>{}",
-                    self.ch(a),
-                    quote(s(e, "question"))
+                    self.ch(agent),
+                    quote(question)
                 ),
                 String::new(),
             ),
-            "character_reaction" => (
+            Event::CharacterReaction { agent, text } => (
                 "IC",
-                format!("<b>{} reacts</b>{}", self.ch(a), quote(s(e, "text"))),
+                format!("<b>{} reacts</b>{}", self.ch(agent), quote(text)),
                 String::new(),
             ),
             _ => return None,
@@ -345,26 +352,23 @@ impl Report<'_> {
     }
 
     /// An attempt: the action, what is said, the dice pool it suggests; the justification beside.
-    fn character_action(&self, e: &Value) -> Row {
-        let a = agent(e);
-        let act = e.get("action").unwrap_or(&Value::Null);
+    fn character_action(&self, agent: &str, attempt: u32, act: &ActionDecl) -> Row {
         let mut said = format!(
-            "<b>{} attempts</b> <span class=\"meta\">(attempt {})</span>{}",
-            self.ch(a),
-            num(e, "attempt"),
-            quote(s(act, "action"))
+            "<b>{} attempts</b> <span class=\"meta\">(attempt {attempt})</span>{}",
+            self.ch(agent),
+            quote(&act.action)
         );
-        if let Some(d) = opt(act, "dialogue") {
-            let _ = write!(said, "<i>Says:</i>{}", quote(d));
+        if !act.dialogue.is_empty() {
+            let _ = write!(said, "<i>Says:</i>{}", quote(&act.dialogue));
         }
-        let mut pool = vec![s(act, "task_type").to_string()];
-        if flag(act, "prepared") {
+        let mut pool = vec![logged_word(&act.task_type)];
+        if act.prepared {
             pool.push("prepared".into());
         }
-        if flag(act, "expert") {
+        if act.expert {
             pool.push("expert".into());
         }
-        if let Some(h) = opt(act, "helping") {
+        if let Some(h) = given(act.helping.as_ref()) {
             pool.push(format!(
                 "helping {}",
                 self.roster.character(&self.roster.agent_of(h))
@@ -380,30 +384,32 @@ impl Report<'_> {
             said,
             details(
                 "justification",
-                &format!("<p>{}</p>", esc(s(act, "justification"))),
+                &format!("<p>{}</p>", esc(&act.justification)),
             ),
         )
     }
 
     /// The overreach check's verdict on an attempt, its correction, and why it was flagged.
-    fn overreach_check(&self, e: &Value) -> Row {
-        let result = s(e, "result");
-        let v = e.get("verdict").unwrap_or(&Value::Null);
-        let violations: Vec<String> = v
-            .get("violations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|x| format!("\"{}\" — {}", s(x, "excerpt"), s(x, "reason")))
+    fn overreach_check(
+        &self,
+        agent: &str,
+        attempt: u32,
+        verdict: &Verdict,
+        result: &str,
+        corrected: Option<&String>,
+    ) -> Row {
+        let violations: Vec<String> = verdict
+            .violations
+            .iter()
+            .map(|x| format!("\"{}\" — {}", x.excerpt, x.reason))
             .collect();
         let cls = if result == "passed" { "ok" } else { "bad" };
         let mut said = format!(
-            "Overreach check on {}'s attempt {}: <b class=\"{cls}\">{}</b>",
-            self.ch(agent(e)),
-            num(e, "attempt"),
+            "Overreach check on {}'s attempt {attempt}: <b class=\"{cls}\">{}</b>",
+            self.ch(agent),
             esc(&result.replace('_', " "))
         );
-        if let Some(c) = opt(e, "corrected") {
+        if let Some(c) = given(corrected) {
             let _ = write!(said, "<i>Corrected:</i>{}", quote(c));
         }
         let why = if violations.is_empty() {
@@ -415,23 +421,29 @@ impl Report<'_> {
     }
 
     /// The party's discussion: messages, the consensus, votes, and why talk stopped.
-    fn party(&self, e: &Value) -> Option<Row> {
-        let said = match ty(e) {
-            "ooc_message" => return Some(("OOC", self.ooc_message(e), String::new())),
-            "consensus" => self.consensus_reached(e),
-            "vote_cast" => format!(
+    fn party(&self, event: &Event) -> Option<Row> {
+        let said = match event {
+            Event::OocMessage { .. } => {
+                return Some(("OOC", self.ooc_message(event), String::new()));
+            }
+            Event::Consensus { .. } => self.consensus_reached(event),
+            Event::VoteCast {
+                agent,
+                vote,
+                remark,
+            } => format!(
                 "{} votes for {}{}",
-                self.who(agent(e)),
-                self.player_of(s(e, "vote")),
-                opt(e, "remark").map_or_else(String::new, |r| format!(": {}", esc(r)))
+                self.who(agent),
+                self.player_of(vote),
+                given(remark.as_ref()).map_or_else(String::new, |r| format!(": {}", esc(r)))
             ),
-            "discussion_timed_out" => format!(
+            Event::DiscussionTimedOut { elapsed_ms, .. } => format!(
                 "The discussion ran out of time after {} s: the party votes",
-                num(e, "elapsed_ms") / 1000
+                elapsed_ms / 1000
             ),
-            "discussion_stalled" => format!(
+            Event::DiscussionStalled { round } => format!(
                 "Round {} changed no one's stance: the party votes",
-                num(e, "round").saturating_sub(1)
+                round.saturating_sub(1)
             ),
             _ => return None,
         };
@@ -439,35 +451,53 @@ impl Report<'_> {
     }
 
     /// One message of the party's talk: stance, whose proposal it answers, a proposal of its own.
-    fn ooc_message(&self, e: &Value) -> String {
-        let on = opt(e, "on").map_or_else(String::new, |o| {
+    fn ooc_message(&self, event: &Event) -> String {
+        let Event::OocMessage {
+            agent,
+            round,
+            message,
+            stance,
+            on,
+            proposal,
+            ..
+        } = event
+        else {
+            return String::new();
+        };
+        let on = given(on.as_ref()).map_or_else(String::new, |o| {
             format!(" on {}'s proposal", self.player_of(o))
         });
         let mut said = format!(
-            "<b>{}</b> <span class=\"meta\">({}{on}, round {})</span>{}",
-            self.who(agent(e)),
-            esc(s(e, "stance")),
-            num(e, "round"),
-            quote(s(e, "message"))
+            "<b>{}</b> <span class=\"meta\">({}{on}, round {round})</span>{}",
+            self.who(agent),
+            esc(stance.as_str()),
+            quote(message)
         );
-        if let Some(p) = opt(e, "proposal") {
+        if let Some(p) = given(proposal.as_ref()) {
             let _ = write!(said, "<i>Proposes:</i>{}", quote(p));
         }
         said
     }
 
     /// The party's consensus: the outcome, the plan and who proposed it, everyone's position.
-    fn consensus_reached(&self, e: &Value) -> String {
-        let positions: Vec<String> = e
-            .get("positions")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| format!("{}: {}", self.roster.player(k), v.as_str().unwrap_or("")))
+    fn consensus_reached(&self, event: &Event) -> String {
+        let Event::Consensus {
+            outcome,
+            plan,
+            proposer,
+            positions,
+            ..
+        } = event
+        else {
+            return String::new();
+        };
+        let positions: Vec<String> = positions
+            .iter()
+            .map(|(k, v)| format!("{}: {}", self.roster.player(k), v.as_str()))
             .collect();
-        let mut said = format!("<b>Consensus: {}</b>", esc(s(e, "outcome")));
-        if let Some(p) = opt(e, "plan") {
-            let by = opt(e, "proposer").map_or_else(String::new, |p| {
+        let mut said = format!("<b>Consensus: {}</b>", esc(outcome.as_str()));
+        if let Some(p) = given(plan.as_ref()) {
+            let by = given(proposer.as_ref()).map_or_else(String::new, |p| {
                 format!(" (proposed by {})", self.player_of(p))
             });
             let _ = write!(said, "{by}{}", quote(p));
@@ -483,10 +513,77 @@ impl Report<'_> {
     }
 }
 
-/// An event kind newer than this report: shown raw (its fields without the envelope's), so
-/// nothing is hidden.
-fn unknown(e: &Value) -> Row {
-    let mut body = e.clone();
+/// A roll (the character's, a helper's) or the GM's override of one, with every die's face:
+/// `what` happened, then the dice.
+fn dice_roll(what: &str, r: &RollResult) -> String {
+    let faces: Vec<String> = r
+        .dice
+        .iter()
+        .map(|d| {
+            let mark = if d.laser_feelings {
+                "!"
+            } else if d.success {
+                "✓"
+            } else {
+                "✗"
+            };
+            format!("{}{mark}", d.face)
+        })
+        .collect();
+    format!(
+        "{what}: {} → {} success(es), <b>{}</b>",
+        esc(&faces.join(" ")),
+        r.successes,
+        esc(r.outcome.as_str())
+    )
+}
+
+/// The word a GM's change to a roll is logged as.
+fn override_word(change: &RollOverride) -> &'static str {
+    match change {
+        RollOverride::Keep => "keep",
+        RollOverride::Faces { .. } => "faces",
+        RollOverride::Success => "success",
+        RollOverride::Failure => "failure",
+    }
+}
+
+/// The word the GM's choice after a failure is logged as.
+fn choice_word(choice: &FailureChoice) -> &'static str {
+    match choice {
+        FailureChoice::Retry => "retry",
+        FailureChoice::Skip => "skip",
+        FailureChoice::TakeOver { .. } => "take_over",
+    }
+}
+
+/// A row the transcript has no words for, shown as logged: its kind, and its fields without
+/// the envelope's (a newer troupe's kind among them, so nothing is hidden).
+fn as_logged(row: &Value) -> Row {
+    (
+        "LOG",
+        format!("<code>{}</code>", esc(ty(row))),
+        details("fields", &fields(row)),
+    )
+}
+
+/// A row of a kind this build knows that does not read as it: its kind, that it is
+/// unreadable and why, and its fields as logged (never shown as if they were empty).
+fn unreadable(row: &Value, kind: &str, error: &str) -> Row {
+    (
+        "LOG",
+        format!(
+            "<code>{}</code> <span class=\"bad\">(unreadable: {})</span>",
+            esc(kind),
+            esc(error)
+        ),
+        details("fields", &fields(row)),
+    )
+}
+
+/// A row's fields without the envelope's, as JSON.
+fn fields(row: &Value) -> String {
+    let mut body = row.clone();
     if let Some(o) = body.as_object_mut() {
         for k in [
             "seq",
@@ -499,38 +596,12 @@ fn unknown(e: &Value) -> Row {
             o.remove(k);
         }
     }
-    (
-        "LOG",
-        format!("<code>{}</code>", esc(ty(e))),
-        details("fields", &format!("<pre>{}</pre>", esc(&body.to_string()))),
-    )
+    format!("<pre>{}</pre>", esc(&body.to_string()))
 }
 
 /// Text from the log as a quotation (escaped).
 fn quote(t: &str) -> String {
     format!("<blockquote>{}</blockquote>", esc(t))
-}
-
-/// Whether a boolean field is present and true.
-fn flag(e: &Value, field: &str) -> bool {
-    e.get(field).and_then(Value::as_bool) == Some(true)
-}
-
-/// A number to two places, or "?" when the field is missing.
-fn two_places(e: &Value, field: &str) -> String {
-    e.get(field)
-        .and_then(Value::as_f64)
-        .map_or_else(|| "?".into(), |v| format!("{v:.2}"))
-}
-
-fn strs(e: &Value, field: &str) -> Vec<String> {
-    e.get(field)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(String::from)
-        .collect()
 }
 
 fn list(items: &[String]) -> String {
