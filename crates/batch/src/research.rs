@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use troupe_lasers::Envelope;
-use troupe_report::{Games, Known, Roster, Scope};
+use troupe_report::{Games, Known, Scope};
 
 /// What a command looks at: a session (the latest by default) or, with --all, every session.
 pub fn scope(dir: &Path, session: Option<u32>, all: bool) -> anyhow::Result<Scope> {
@@ -232,21 +232,23 @@ fn read(
 /// JSON then).
 pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow::Result<ExitCode> {
     let (title, events, games) = read(dir, session, all)?;
-    let audit = troupe_report::audit_with_games(&events, &games);
-    let flags = troupe_report::flags(&events);
-    let scorecard = troupe_report::scorecard(&events);
+    // Every row read as its event once, for every figure.
+    let log = troupe_report::ReadLog::new(&events);
+    let audit = log.audit_with_games(&games);
+    let flags = log.flags();
+    let scorecard = log.scorecard();
     let game_scorecard = troupe_report::game_scorecard(&games);
-    let runs = troupe_report::runs(&events);
+    let runs = log.runs();
     let only_games = events.is_empty() && !games.is_empty();
     if json {
         let value = serde_json::json!({
             "scope": title,
-            "metrics": (!only_games).then(|| troupe_report::metrics(&events)),
+            "metrics": (!only_games).then(|| log.metrics()),
             "audit": audit,
             "flags": flags,
             "scorecard": scorecard,
             "game_scorecard": game_scorecard,
-            "cost": (!only_games).then(|| troupe_report::costs(&events)),
+            "cost": (!only_games).then(|| log.costs()),
             "runs": runs,
             "encounters": crate::encounters::all_scorecards(dir)?,
         });
@@ -261,12 +263,12 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
         }
         emit(&text)?;
     } else {
-        let roster = Roster::from_events(&events);
-        let metrics = troupe_report::metrics(&events);
+        let roster = log.roster();
+        let metrics = log.metrics();
         let mut text = troupe_report::render_stats(&title, &metrics, &audit, &flags, &roster);
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
         text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
-        text.push_str(&troupe_report::render_costs(&troupe_report::costs(&events)));
+        text.push_str(&troupe_report::render_costs(&log.costs()));
         let encounters = crate::encounters::all_scorecards(dir)?;
         if !encounters.is_empty() {
             text.push('\n');

@@ -140,3 +140,46 @@ pub(crate) mod rows {
         row
     }
 }
+
+/// A log's rows read once for every reader (`troupe stats` asks them all of the same rows).
+pub struct ReadLog<'a> {
+    events: &'a [Value],
+    read: Vec<Row>,
+}
+
+impl<'a> ReadLog<'a> {
+    pub fn new(events: &'a [Value]) -> ReadLog<'a> {
+        ReadLog {
+            events,
+            read: read(events),
+        }
+    }
+
+    pub fn metrics(&self) -> crate::Metrics {
+        crate::metrics::metrics_of(&self.read)
+    }
+
+    pub fn flags(&self) -> Vec<crate::Flag> {
+        crate::flags::flags_of(&self.read)
+    }
+
+    pub fn scorecard(&self) -> Vec<crate::ModelScore> {
+        crate::scorecard::scorecard_of(&self.read)
+    }
+
+    pub fn runs(&self) -> Vec<crate::RunRow> {
+        crate::scorecard::runs_of(self.events, &self.read)
+    }
+
+    pub fn costs(&self) -> crate::Costs {
+        crate::cost::costs_of(&self.read)
+    }
+
+    pub fn roster(&self) -> crate::Roster {
+        crate::Roster::from_read(&self.read)
+    }
+
+    pub fn audit_with_games(&self, games: &crate::Games) -> crate::Audit {
+        crate::audit::audit_with_games_of(self.events, &self.read, games)
+    }
+}

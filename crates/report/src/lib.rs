@@ -38,7 +38,7 @@ pub use game_score::{GameModelScore, game_scorecard};
 pub use games::{Game, GameRun, Games, for_each_game_run, load_games};
 pub use html::{render_html, render_report};
 pub use known::Known;
-pub use lasers::Unreadable;
+pub use lasers::{ReadLog, Unreadable};
 pub use metrics::{
     ConsensusCount, DiceStats, Discussion, Latency, Metrics, PairStats, TurnStats, ValidationStats,
     metrics,
