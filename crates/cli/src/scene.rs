@@ -861,7 +861,8 @@ fn open_new(
         (troupe_scene::table::GM.to_string(), GM_LABEL.to_string()),
         ("watch".to_string(), "Watching".to_string()),
     ];
-    let (table, links) = troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &labels, None)?;
+    let (table, links) =
+        troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &labels, None)?;
     troupe_serve::save_table(dir, &table)?;
     println!(
         "Table open for scene {} (run {run}, seed {seed}). Goal: {}",

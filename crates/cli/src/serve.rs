@@ -426,8 +426,12 @@ fn new_session(
             (table, Vec::new())
         }
         None => {
-            let (table, links) =
-                troupe_serve::new_table(troupe_lasers::offer::OFFER.game, number, &labels, args.turns)?;
+            let (table, links) = troupe_serve::new_table(
+                troupe_lasers::offer::OFFER.game,
+                number,
+                &labels,
+                args.turns,
+            )?;
             troupe_serve::save_table(dir, &table)?;
             (table, links)
         }

@@ -103,44 +103,6 @@ pub(crate) fn given(text: Option<&String>) -> Option<&str> {
     text.map(String::as_str).filter(|t| !t.is_empty())
 }
 
-#[cfg(test)]
-pub(crate) mod rows {
-    //! Rows for the readers' tests, built on a recorded session's rows (the fuzzer's party
-    //! seed) so that they read as the game's events: the first row of a kind with the test's
-    //! fields laid over it.
-    #![allow(clippy::unwrap_used)]
-
-    use serde_json::{Value, json};
-
-    const PARTY: &str = include_str!("../../fuzz/data/party.session-1.jsonl");
-
-    /// The recorded party session, row by row.
-    pub fn party() -> Vec<Value> {
-        PARTY
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    /// A row of `fields["event_type"]`: the recorded session's first of that kind (or an
-    /// envelope alone for a kind it lacks) with `fields` laid over it.
-    pub fn row(fields: Value) -> Value {
-        let kind = fields["event_type"].as_str().unwrap().to_string();
-        let mut row = party()
-            .into_iter()
-            .find(|r| r["event_type"] == kind.as_str())
-            .unwrap_or_else(|| {
-                json!({"seq": 0, "timestamp": "2026-11-24T01:59:28Z", "session_id": "s",
-                    "session_number": 1, "turn_number": 1, "phase": null})
-            });
-        for (k, v) in fields.as_object().unwrap() {
-            row[k] = v.clone();
-        }
-        row
-    }
-}
-
 /// A log's rows read once for every reader (`troupe stats` asks them all of the same rows).
 pub struct ReadLog<'a> {
     events: &'a [Value],
@@ -181,5 +143,43 @@ impl<'a> ReadLog<'a> {
 
     pub fn audit_with_games(&self, games: &crate::Games) -> crate::Audit {
         crate::audit::audit_with_games_of(self.events, &self.read, games)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod rows {
+    //! Rows for the readers' tests, built on a recorded session's rows (the fuzzer's party
+    //! seed) so that they read as the game's events: the first row of a kind with the test's
+    //! fields laid over it.
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::{Value, json};
+
+    const PARTY: &str = include_str!("../../fuzz/data/party.session-1.jsonl");
+
+    /// The recorded party session, row by row.
+    pub fn party() -> Vec<Value> {
+        PARTY
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// A row of `fields["event_type"]`: the recorded session's first of that kind (or an
+    /// envelope alone for a kind it lacks) with `fields` laid over it.
+    pub fn row(fields: Value) -> Value {
+        let kind = fields["event_type"].as_str().unwrap().to_string();
+        let mut row = party()
+            .into_iter()
+            .find(|r| r["event_type"] == kind.as_str())
+            .unwrap_or_else(|| {
+                json!({"seq": 0, "timestamp": "2026-11-24T01:59:28Z", "session_id": "s",
+                    "session_number": 1, "turn_number": 1, "phase": null})
+            });
+        for (k, v) in fields.as_object().unwrap() {
+            row[k] = v.clone();
+        }
+        row
     }
 }

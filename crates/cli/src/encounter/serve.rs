@@ -174,7 +174,12 @@ fn open_new(
         "Invitation (anyone joining)".to_string(),
     ));
     labels.push(("watch".to_string(), "Watching".to_string()));
-    let (table, links) = troupe_serve::new_table(troupe_encounter::offer::OFFER.game, run, &labels, args.turns)?;
+    let (table, links) = troupe_serve::new_table(
+        troupe_encounter::offer::OFFER.game,
+        run,
+        &labels,
+        args.turns,
+    )?;
     troupe_serve::save_table(dir, &table)?;
     let people: Vec<&str> = state
         .seats

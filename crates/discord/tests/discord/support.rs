@@ -77,8 +77,13 @@ pub fn open_smithy(dir: &Path) -> TableRun {
     labels.push(("gm".into(), "Game master's commands".into()));
     labels.push(("join".into(), "Invitation".into()));
     labels.push(("watch".into(), "Watching".into()));
-    let (table, _links) =
-        troupe_serve::new_table(troupe_encounter::offer::OFFER.game, begun.run, &labels, None).unwrap();
+    let (table, _links) = troupe_serve::new_table(
+        troupe_encounter::offer::OFFER.game,
+        begun.run,
+        &labels,
+        None,
+    )
+    .unwrap();
     troupe_serve::save_table(dir, &table).unwrap();
     table_run(dir, table, begun.store, model, state.spec.title.clone())
 }

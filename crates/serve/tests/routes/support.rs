@@ -43,7 +43,8 @@ pub fn open_scene(dir: &Path) -> (TableFile, Vec<Link>) {
         ("watch", "Watching"),
     ]
     .map(|(seat, label)| (seat.to_string(), label.to_string()));
-    let (table, links) = troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &seats, None).unwrap();
+    let (table, links) =
+        troupe_serve::new_table(troupe_scene::offer::OFFER.game, run, &seats, None).unwrap();
     troupe_serve::save_table(dir, &table).unwrap();
     (table, links)
 }
