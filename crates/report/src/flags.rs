@@ -874,13 +874,8 @@ mod tests {
         let party = crate::lasers::rows::party();
         let json = |events: &[Value]| serde_json::to_string(&flags(events)).unwrap();
         let before = json(&party);
-        let mut newer = party.clone();
-        newer.insert(
-            party.len() / 2,
-            json!({"seq": 900, "timestamp": "2026-11-24T02:00:00Z", "session_id": "s",
-                "session_number": 1, "turn_number": 2, "phase": null,
-                "event_type": "gm_forced_result_v2", "success": true}),
-        );
+        let newer =
+            crate::lasers::rows::party_with_newer("gm_forced_result_v2", json!({"success": true}));
         assert_eq!(json(&newer), before);
         let mut forced = party;
         forced.push(ev(

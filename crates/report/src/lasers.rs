@@ -166,6 +166,20 @@ pub(crate) mod rows {
             .collect()
     }
 
+    /// The recorded party session with a row of `kind` from a newer troupe (with `fields`)
+    /// in its middle.
+    pub fn party_with_newer(kind: &str, fields: Value) -> Vec<Value> {
+        let mut rows = party();
+        let mut newer = json!({"seq": 900, "timestamp": "2026-11-24T02:00:00Z",
+            "session_id": "s", "session_number": 1, "turn_number": 2, "phase": null,
+            "event_type": kind});
+        if let (Some(row), Some(extra)) = (newer.as_object_mut(), fields.as_object()) {
+            row.extend(extra.clone());
+        }
+        rows.insert(rows.len() / 2, newer);
+        rows
+    }
+
     /// A row of `fields["event_type"]`: the recorded session's first of that kind (or an
     /// envelope alone for a kind it lacks) with `fields` laid over it.
     pub fn row(fields: Value) -> Value {
