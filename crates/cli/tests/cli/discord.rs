@@ -45,8 +45,11 @@ impl Bot {
 
 /// `troupe discord` for the campaign in `dir`, its tables' threads in the fake's channel, its
 /// AI seats played by the model at `model` (an OpenAI-compatible base URL); once it says it is
-/// connected.
-fn start_bot(dir: &Path, fake: &Fake, model: &str, extra: &[&str]) -> Bot {
+/// connected. Its output is read on a thread of its own and waited for without blocking: the
+/// fake Discord it talks to runs on this test's runtime, and a worker blocked on the bot's
+/// output could hold the very task (in its slot no other worker takes from) that would answer
+/// the bot.
+async fn start_bot(dir: &Path, fake: &Fake, model: &str, extra: &[&str]) -> Bot {
     let bin = assert_cmd::cargo::cargo_bin("troupe");
     let channel = CHANNEL.to_string();
     let mut child = std::process::Command::new(bin)
@@ -68,29 +71,26 @@ fn start_bot(dir: &Path, fake: &Fake, model: &str, extra: &[&str]) -> Bot {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let out = BufReader::new(child.stdout.take().unwrap());
     let stdout = Arc::new(Mutex::new(String::new()));
-    let mut line = String::new();
-    let started = Instant::now();
-    loop {
-        line.clear();
-        assert!(
-            started.elapsed() < Duration::from_secs(60)
-                && out.read_line(&mut line).unwrap_or(0) > 0,
-            "troupe discord never said it was connected:\n{}",
-            stdout.lock().unwrap()
-        );
-        stdout.lock().unwrap().push_str(&line);
-        if line.contains("The Discord bot is connected") {
-            break;
-        }
-    }
+    let (connected, said_connected) = tokio::sync::oneshot::channel();
     let kept = stdout.clone();
     std::thread::spawn(move || {
+        let mut connected = Some(connected);
         for l in out.lines().map_while(Result::ok) {
+            let now = l.contains("The Discord bot is connected");
             kept.lock().unwrap().push_str(&(l + "\n"));
+            if now && let Some(tx) = connected.take() {
+                let _ = tx.send(());
+            }
         }
     });
+    let said = tokio::time::timeout(Duration::from_secs(60), said_connected).await;
+    assert!(
+        matches!(said, Ok(Ok(()))),
+        "troupe discord never said it was connected:\n{}",
+        stdout.lock().unwrap()
+    );
     Bot { child, stdout }
 }
 
@@ -339,7 +339,8 @@ async fn lasers_table() -> LasersTable {
         &fake,
         &model.base_url(),
         &["--seed", "3", "--turns", "1"],
-    );
+    )
+    .await;
     connected(&fake, 1).await;
     LasersTable {
         _model: model,
@@ -545,7 +546,7 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
     });
     let fake = Fake::start().await;
     let dir = mill();
-    let _bot = start_bot(dir.path(), &fake, &model.base_url(), &["--seed", "7"]);
+    let _bot = start_bot(dir.path(), &fake, &model.base_url(), &["--seed", "7"]).await;
     connected(&fake, 1).await;
     let speaker = user(4201, "speaker", false);
     let reply = slash(
@@ -619,7 +620,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
         )
         .unwrap();
         let args = ["--seed", "3", "--turns", "1"];
-        let bot = start_bot(dir.path(), &fake, &slow.base_url(), &args);
+        let bot = start_bot(dir.path(), &fake, &slow.base_url(), &args).await;
         connected(&fake, 1).await;
         let host = user(4301, "host", false);
         slash(
@@ -688,7 +689,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             fake.say(&alex, thread, "Let's stay together.", true)
         });
 
-        let bot = start_bot(dir.path(), &fake, &quick.base_url(), &args);
+        let bot = start_bot(dir.path(), &fake, &quick.base_url(), &args).await;
         step("started again");
         fake.until(|r| (r.resumes >= 1).then_some(())).await;
         step("resumed");
