@@ -15,7 +15,7 @@ use serde_json::Value;
 pub struct Offer {
     /// The game's name in a table's `table.json` and in a host page's request (`lasers`).
     pub game: &'static str,
-    /// The word a chat surface opens it with (`/session start`).
+    /// The word a chat surface opens it with (`/start session`).
     pub command: &'static str,
     /// What it is, in a few words ("Lasers & Feelings sessions").
     pub title: &'static str,

@@ -364,7 +364,7 @@ fn assert_feelings_prepared_expert(e: &Value, task: &str, whole: &Value) {
     );
 }
 
-/// `/session start` with the AI as GM: Alex's person plays their seat from a thread, every
+/// `/start session gm:ai`: the AI as GM: Alex's person plays their seat from a thread, every
 /// form (the action's text, roll, prepared and expert) by messages, then leaves it to an AI
 /// with `/leave` (a `seat_handed` event), and the session plays on to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -443,7 +443,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
     assert!(authors.iter().any(|a| a == "GM"), "{authors:?}");
 }
 
-/// `/session start gm:person`: the GM's person runs the session from their direct messages with
+/// `/start session gm:person`: the GM's person runs the session from their direct messages with
 /// the bot, every ruling a multi-field form answered by one message (`ruling: feelings`,
 /// `prepared: yes`, …), and hands
 /// an AI player's seat over and back with `/handover` (two `seat_handed` events).
@@ -534,7 +534,7 @@ const SCENE_LINES: [&str; 6] = [
     "listen",
 ];
 
-/// `/scene start`: the speaker's person speaks every line by a message in the thread; the
+/// `/start scene`: the speaker's person speaks every line by a message in the thread; the
 /// scene's log is the one the terminal writes for the same lines, event for event.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scene_is_played_from_discord_as_at_the_terminal() {
