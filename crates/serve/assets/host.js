@@ -16,17 +16,21 @@ function make(tag, props) {
   return el;
 }
 
+// An option's field, by an id no other element of the page has.
+const optionId = (name) => "option-" + name;
+
 // One option of a game's start: a choice is a select (its default chosen), the rest a line.
 function field(option) {
-  const label = make("label", { htmlFor: option.name, textContent: option.help });
+  const id = optionId(option.name);
+  const label = make("label", { htmlFor: id, textContent: option.help });
   let input;
   if (option.kind === "choice") {
-    input = make("select", { id: option.name });
+    input = make("select", { id });
     for (const [value, text] of option.choices) {
       input.appendChild(make("option", { value, textContent: text, selected: value === option.default }));
     }
   } else {
-    input = make("input", { type: "text", id: option.name, value: option.default });
+    input = make("input", { type: "text", id, value: option.default });
   }
   return [label, input];
 }
@@ -55,7 +59,7 @@ $("open").addEventListener("submit", async (ev) => {
   const game = chosen();
   const body = { campaign: $("campaign").value.trim(), game: game.game, file: $("file").value.trim() };
   for (const o of game.options) {
-    const value = $(o.name).value;
+    const value = $(optionId(o.name)).value;
     body[o.name] = o.kind === "list" ? list(value) : value;
   }
   const r = await fetch("/host/open", {

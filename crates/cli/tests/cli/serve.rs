@@ -1716,9 +1716,18 @@ async fn the_hosts_page_opens_a_table_in_a_browser() {
         .unwrap()
         .to_string();
     page.open(&host).await;
+    // The form is built from the games' offers: every game, a session's GM a person by default.
+    let games = page
+        .eval("return [...document.getElementById('game').options].map(o => o.value).join(',')")
+        .await;
+    assert_eq!(games, "lasers,encounter,scene");
+    let gm = page
+        .eval("return document.getElementById('option-gm').value")
+        .await;
+    assert_eq!(gm, "person");
     let fill = r#"
         document.getElementById('campaign').value = 'my-table';
-        document.getElementById('persons').value = 'alex';
+        document.getElementById('option-persons').value = 'alex';
         document.querySelector('#open button').click();
         return true;
     "#;
