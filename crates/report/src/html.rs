@@ -694,7 +694,7 @@ impl Report<'_> {
                     .map_or_else(|| "n/a".into(), |v| format!("{v:.0} ms")),
             );
         }
-        self.w("</table><p class=\"meta\">Overreach: the overreach check's verdicts other than passed, per 100 declared actions. GM flags: events whose type starts with gm_flag (the AI GM's output checks). Turns: turns completed (a turn cut short still counts its tokens and latency).</p>");
+        self.w("</table><p class=\"meta\">Overreach: the overreach check's verdicts other than passed, per 100 declared actions. GM flags: the AI GM's output checks that flagged its words (gm_flagged events). Turns: turns completed (a turn cut short still counts its tokens and latency).</p>");
         self.runs(events);
     }
 
