@@ -199,7 +199,7 @@ fn read(
             );
         }
         let events = troupe_report::load_batch(dir)?;
-        let runs = troupe_report::runs(&events).len();
+        let runs = troupe_report::run_count(&events);
         let title = format!(
             "batch {}, {runs} session{}",
             dir.display(),
@@ -287,11 +287,13 @@ pub fn report(
     output: &Path,
 ) -> anyhow::Result<ExitCode> {
     let (title, events, games) = read(dir, session, all)?;
-    let html = troupe_report::render_report(&title, &events, &games);
+    // Every row read as its event once, for the report and the summary printed after it.
+    let log = troupe_report::ReadLog::new(&events);
+    let html = log.report(&title, &games);
     std::fs::write(output, &html)
         .with_context(|| format!("could not write the report to {}", output.display()))?;
-    let flags = troupe_report::flags(&events);
-    let audit = troupe_report::audit_with_games(&events, &games);
+    let flags = log.flags();
+    let audit = log.audit_with_games(&games);
     let run_events: usize = games
         .encounters
         .iter()

@@ -63,16 +63,25 @@ pub fn render_html(title: &str, events: &[Value]) -> String {
 /// no sessions' events, the Lasers & Feelings sections are left out.
 pub fn render_report(title: &str, events: &[Value], games: &Games) -> String {
     // Read once, as Lasers & Feelings' events, for every section.
-    let read = lasers::read(events);
-    let roster = Roster::from_read(&read);
-    let m = metrics_of(&read);
-    let fl = flags_of(&read);
-    let au = audit_with_games_of(events, &read, games);
+    render_read(title, events, &lasers::read(events), games)
+}
+
+/// The report on these events, already read as Lasers & Feelings' (`read`, one per event).
+pub(crate) fn render_read(
+    title: &str,
+    events: &[Value],
+    read: &[lasers::Row],
+    games: &Games,
+) -> String {
+    let roster = Roster::from_read(read);
+    let m = metrics_of(read);
+    let fl = flags_of(read);
+    let au = audit_with_games_of(events, read, games);
     let mut r = Report {
         o: String::new(),
         roster: &roster,
         multi: m.sessions.len() > 1,
-        read: &read,
+        read,
     };
     r.page(title, events, games, &m, &fl, &au);
     r.o

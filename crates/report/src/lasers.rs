@@ -103,7 +103,8 @@ pub(crate) fn given(text: Option<&String>) -> Option<&str> {
     text.map(String::as_str).filter(|t| !t.is_empty())
 }
 
-/// A log's rows read once for every reader (`troupe stats` asks them all of the same rows).
+/// A log's rows read once for every reader (`troupe stats` and `troupe report` ask several of
+/// the same rows).
 pub struct ReadLog<'a> {
     events: &'a [Value],
     read: Vec<Row>,
@@ -143,6 +144,11 @@ impl<'a> ReadLog<'a> {
 
     pub fn audit_with_games(&self, games: &crate::Games) -> crate::Audit {
         crate::audit::audit_with_games_of(self.events, &self.read, games)
+    }
+
+    /// The HTML report (`render_report`) on these rows.
+    pub fn report(&self, title: &str, games: &crate::Games) -> String {
+        crate::html::render_read(title, self.events, &self.read, games)
     }
 }
 

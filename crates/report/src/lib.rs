@@ -44,7 +44,7 @@ pub use metrics::{
     metrics,
 };
 pub use schema::{EVENT_TYPES, describe};
-pub use scorecard::{ModelScore, RunRow, UNKNOWN_MODEL, runs, scorecard};
+pub use scorecard::{ModelScore, RunRow, UNKNOWN_MODEL, run_count, runs, scorecard};
 pub use source::{
     BatchRun, Scope, batch_runs, is_batch, load_batch, load_campaign, load_session, session_numbers,
 };

@@ -124,6 +124,17 @@ pub fn runs(events: &[Value]) -> Vec<RunRow> {
     runs_of(events, &lasers::read(events))
 }
 
+/// How many runs a batch's rows come from: the sessions `load_batch` marked with their run's
+/// directory (no row read as its event: a count needs only the loader's marks).
+pub fn run_count(events: &[Value]) -> usize {
+    let runs: std::collections::BTreeSet<u32> = events
+        .iter()
+        .filter(|e| !s(e, "run").is_empty())
+        .map(session)
+        .collect();
+    runs.len()
+}
+
 /// The runs of rows as loaded (`events`) and as read.
 pub(crate) fn runs_of(events: &[Value], read: &[lasers::Row]) -> Vec<RunRow> {
     let models = session_models(&lasers::known(read).collect::<Vec<_>>());
@@ -313,6 +324,7 @@ mod tests {
     fn runs_name_each_batch_session_with_its_model() {
         let mut events = two_models();
         assert!(runs(&events).is_empty(), "a single campaign has no runs");
+        assert_eq!(run_count(&events), 0);
         for e in &mut events {
             let sn = session(e);
             e["run"] = json!(format!("party-seed{sn}"));
@@ -320,6 +332,7 @@ mod tests {
         }
         let rows = runs(&events);
         assert_eq!(rows.len(), 3);
+        assert_eq!(run_count(&events), 3);
         assert_eq!(rows[1].run, "party-seed2");
         assert_eq!(rows[1].model, "b:two");
         assert_eq!(rows[2].session, 3);
