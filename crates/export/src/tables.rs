@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use troupe_lasers::{Envelope, Event};
 use troupe_llm::AttemptRecord;
-use troupe_report::{Known, TurnStats, metrics, scorecard};
+use troupe_report::{Known, ReadLog, TurnStats};
 use troupe_validator::Verdict;
 
 use crate::Error;
@@ -90,7 +90,7 @@ fn keys_of(logged: &[Logged<'_>]) -> Keys {
         });
         if let Some(Event::SessionStarted {
             campaign, model, ..
-        }) = l.event.as_ref().map(|e| &e.event)
+        }) = l.event.map(|e| &e.event)
         {
             k.campaign = Some(campaign.name.clone());
             k.model = Some(model.clone());
@@ -105,20 +105,21 @@ struct Logged<'a> {
     row: &'a Value,
     /// The session's number as the export numbers it (in a batch, across the batch).
     session: u64,
-    event: Option<Envelope>,
+    event: Option<&'a Envelope>,
 }
 
-/// Every row of these sessions, read as Lasers & Feelings events; `Err` names the first row
-/// of a known kind that does not read.
-fn read(rows: &[Value]) -> Result<Vec<Logged<'_>>, Error> {
+/// Every row of these sessions with its reading as a Lasers & Feelings event (`read`, one per
+/// row); `Err` names the first row of a known kind that does not read.
+fn read<'a>(rows: &'a [Value], read: &'a [Known<Envelope>]) -> Result<Vec<Logged<'a>>, Error> {
     rows.iter()
-        .map(|row| {
-            let event = match Known::<Envelope>::read(row) {
+        .zip(read)
+        .map(|(row, known)| {
+            let event = match known {
                 Known::Event(env) => Some(env),
                 Known::Unknown { .. } => None,
                 Known::Malformed {
                     event_type, error, ..
-                } => return Err(unreadable(row, &event_type, error)),
+                } => return Err(unreadable(row, event_type, error.clone())),
             };
             Ok(Logged {
                 row,
@@ -156,7 +157,7 @@ fn unreadable(row: &Value, event_type: &str, why: String) -> Error {
 
 /// The events this build knows, each with its row.
 fn known<'b>(logged: &'b [Logged<'_>]) -> impl Iterator<Item = (&'b Logged<'b>, &'b Envelope)> {
-    logged.iter().filter_map(|l| Some((l, l.event.as_ref()?)))
+    logged.iter().filter_map(|l| Some((l, l.event?)))
 }
 
 /// A row of `table` for an event of `session`: the keys, then `fields`.
@@ -212,14 +213,16 @@ pub fn empty() -> Vec<Table> {
 /// whole sessions'), in the order they are written; `Err` when a row of a kind this build
 /// knows does not read (its kind and why).
 pub fn of_sessions(events: &[Value]) -> Result<Vec<Table>, Error> {
-    let logged = read(events)?;
+    // Every row read as its event once, for every table and figure.
+    let log = ReadLog::new(events);
+    let logged = read(events, log.rows())?;
     let keys = keys_of(&logged);
     Ok(vec![
         events_table(&logged, &keys),
         model_calls(&logged, &keys),
-        turns(events, &logged, &keys),
+        turns(&log, &logged, &keys),
         verdicts(&logged, &keys),
-        scorecards(events, &keys),
+        scorecards(events, &log, &keys),
         table("game_runs", GAME_RUN_COLUMNS),
     ])
 }
@@ -478,8 +481,9 @@ pub const TURN_COLUMNS: &[Column] = &[
 
 /// One row per turn started; the counts are `troupe stats`'s per-turn numbers (troupe-report's
 /// metrics, of the rows as logged).
-fn turns(events: &[Value], logged: &[Logged<'_>], keys: &Keys) -> Table {
-    let stats: BTreeMap<(u32, u32), TurnStats> = metrics(events)
+fn turns(log: &ReadLog<'_>, logged: &[Logged<'_>], keys: &Keys) -> Table {
+    let stats: BTreeMap<(u32, u32), TurnStats> = log
+        .metrics()
         .per_turn
         .into_iter()
         .map(|t| ((t.session, t.turn), t))
@@ -709,11 +713,14 @@ pub const SCORECARD_COLUMNS: &[Column] = &[
 
 /// One row per session: the scorecard `troupe stats` gives per model, of that session alone
 /// (per model is a group-by away; the ratios are then recomputed from the sums).
-fn scorecards(events: &[Value], keys: &Keys) -> Table {
+fn scorecards(events: &[Value], log: &ReadLog<'_>, keys: &Keys) -> Table {
     let mut t = table("scorecards", SCORECARD_COLUMNS);
+    let mut start = 0;
     for session in events.chunk_by(|a, b| num(a, "session_number") == num(b, "session_number")) {
         let number = session.first().map_or(0, |e| num(e, "session_number"));
-        for score in scorecard(session) {
+        let rows = start..start + session.len();
+        start = rows.end;
+        for score in log.scorecard_of(rows) {
             let fields = serde_json::to_value(score).unwrap_or(Value::Null);
             t.push(row(keys, number, without(fields, "model")));
         }

@@ -118,6 +118,11 @@ impl<'a> ReadLog<'a> {
         }
     }
 
+    /// Every row as read, one per row of the log (for a reader of its own, the export's).
+    pub fn rows(&self) -> &[Known<Envelope>] {
+        &self.read
+    }
+
     pub fn metrics(&self) -> crate::Metrics {
         crate::metrics::metrics_of(&self.read)
     }
@@ -128,6 +133,11 @@ impl<'a> ReadLog<'a> {
 
     pub fn scorecard(&self) -> Vec<crate::ModelScore> {
         crate::scorecard::scorecard_of(&self.read)
+    }
+
+    /// The scorecard of some of the rows (`rows()[range]`: one session's, say).
+    pub fn scorecard_of(&self, range: std::ops::Range<usize>) -> Vec<crate::ModelScore> {
+        crate::scorecard::scorecard_of(self.read.get(range).unwrap_or_default())
     }
 
     pub fn runs(&self) -> Vec<crate::RunRow> {
