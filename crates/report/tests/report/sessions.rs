@@ -2,24 +2,10 @@
 //! the middle: every figure, flag, cost and audit count is as without it, and the report is the
 //! same byte for byte but for that row, listed under its kind; a known kind that does not read
 //! is shown as unreadable, with why, and named by the metrics.
-#![allow(clippy::unwrap_used)]
 
 use serde_json::{Value, json};
 
-fn rows(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Lasers & Feelings sessions as the table logged them (the fuzzer's seeds and the stalled
-/// party the terminal's tests resume).
-const LASERS_LOGS: &[&str] = &[
-    include_str!("../../fuzz/data/party.session-1.jsonl"),
-    include_str!("../../fuzz/data/demo.session-1.jsonl"),
-    include_str!("../../cli/tests/data/party-before-stall.session-1.jsonl"),
-];
+use crate::support::{LASERS_LOGS, rows};
 
 /// A recorded log with a hole in its seqs in the middle (as an undone event leaves), and the
 /// same log with a newer troupe's kind in that hole, stamped like its neighbour.

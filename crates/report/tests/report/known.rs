@@ -1,27 +1,14 @@
 //! Every game's recorded logs read through `Known` as their own typed events, from the games'
 //! pure cores alone; a kind a newer troupe writes in the middle reads as unknown and the rows
 //! around it read as before.
-#![allow(clippy::unwrap_used)]
 
 use serde_json::{Value, json};
+
+use crate::support::{LASERS_LOGS, rows};
 use troupe_report::Known;
 
-fn rows(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Lasers & Feelings sessions as the table logged them (the fuzzer's seeds and the stalled
-/// party the terminal's tests resume).
-const LASERS_LOGS: &[&str] = &[
-    include_str!("../../fuzz/data/party.session-1.jsonl"),
-    include_str!("../../fuzz/data/demo.session-1.jsonl"),
-    include_str!("../../cli/tests/data/party-before-stall.session-1.jsonl"),
-];
-
-const ENCOUNTER_LOG: &str = include_str!("../../export/tests/data/encounter-two-ai-rounds.jsonl");
+const ENCOUNTER_LOG: &str =
+    include_str!("../../../export/tests/data/encounter-two-ai-rounds.jsonl");
 
 fn newer_kind() -> Value {
     json!({"seq": 999, "timestamp": "2026-11-24T02:00:00Z", "session_id": "s", "session_number": 1,
