@@ -14,3 +14,18 @@ pub mod runs;
 pub mod shard;
 pub mod simulate;
 pub mod spend;
+
+/// Copy a directory tree (a shard's run into the merged batch, a campaign's prompts into a
+/// run's directory).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}

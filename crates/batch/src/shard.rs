@@ -346,21 +346,8 @@ fn copy_run(from: &Path, to: &Path) -> anyhow::Result<()> {
             to.display()
         );
     }
-    copy_dir(from, to)
+    crate::copy_dir(from, to)
         .with_context(|| format!("could not copy {} to {}", from.display(), to.display()))
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
 }
 
 /// What is missing from the merged batch, one line each: shards with no summary, runs a

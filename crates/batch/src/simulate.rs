@@ -245,7 +245,7 @@ fn prepare(run: &Run) -> std::io::Result<()> {
     }
     let prompts = CampaignDir::new(from).prompts();
     if prompts.is_dir() {
-        copy_dir(&prompts, &CampaignDir::new(&run.dir).prompts())?;
+        crate::copy_dir(&prompts, &CampaignDir::new(&run.dir).prompts())?;
     }
     if let Some(file) = replay_file(&run.campaign) {
         let to = run.dir.join(&file);
@@ -266,19 +266,6 @@ fn replay_file(campaign: &Path) -> Option<PathBuf> {
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     let exists = campaign.parent()?.join(&file).is_file();
     (inside && exists).then_some(file)
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
 }
 
 /// How one run ended.
