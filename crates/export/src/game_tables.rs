@@ -396,21 +396,14 @@ mod tests {
         assert!(rows(&tables, "verdicts").is_empty());
     }
 
-    fn recorded_encounter() -> Vec<Value> {
-        include_str!("../tests/data/encounter-two-ai-rounds.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
     /// A real run with an event a newer troupe wrote in its middle: the event is a row of
     /// `events` as any other, and the run's own figures (the GM's scorecard, its rounds) are
     /// those of the run without it; a known kind that does not read leaves the scorecard null
     /// instead of counting without it.
     #[test]
     fn an_encounters_unknown_kind_is_a_row_and_changes_none_of_its_figures() {
-        let plain = of_game_run(None, &run(Game::Encounter, recorded_encounter()));
-        let mut events = recorded_encounter();
+        let plain = of_game_run(None, &run(Game::Encounter, crate::recorded_encounter()));
+        let mut events = crate::recorded_encounter();
         events.insert(
             5,
             json!({"seq": 99, "event_type": "weather_changed", "sky": "red"}),

@@ -172,18 +172,11 @@ mod tests {
         assert_eq!(scene_turns(&events), [Some(0), Some(1), Some(1), None]);
     }
 
-    fn recorded_encounter() -> Vec<Value> {
-        include_str!("../tests/data/encounter-two-ai-rounds.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
     /// A real run's opening and first round of two AI seats, the round played again: each
     /// AI player's call is in the round its action opens or joins.
     #[test]
     fn an_encounters_round_begins_with_its_first_seats_call() {
-        let rounds: Vec<u64> = encounter_rounds(&recorded_encounter())
+        let rounds: Vec<u64> = encounter_rounds(&crate::recorded_encounter())
             .into_iter()
             .map(Option::unwrap)
             .collect();
@@ -194,7 +187,7 @@ mod tests {
     /// it is in that round, and every other event keeps its round.
     #[test]
     fn an_encounters_unknown_kind_is_in_the_round_of_the_event_before_it() {
-        let mut events = recorded_encounter();
+        let mut events = crate::recorded_encounter();
         events.insert(
             5,
             json!({"seq": 99, "event_type": "weather_changed", "sky": "red"}),
@@ -208,7 +201,7 @@ mod tests {
 
     #[test]
     fn an_encounter_that_cannot_be_read_has_no_turns() {
-        let mut events = recorded_encounter();
+        let mut events = crate::recorded_encounter();
         events[4]["text"] = json!(42);
         assert_eq!(encounter_rounds(&events), vec![None; events.len()]);
         let events = [

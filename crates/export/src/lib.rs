@@ -196,6 +196,15 @@ fn column_table(heading: &str, columns: &[Column]) -> String {
     md
 }
 
+/// A real encounter run of two AI seats, as logged (the unit tests' recording).
+#[cfg(test)]
+fn recorded_encounter() -> Vec<serde_json::Value> {
+    include_str!("../tests/data/encounter-two-ai-rounds.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
