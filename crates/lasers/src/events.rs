@@ -88,6 +88,18 @@ pub enum RollOverride {
     Failure,
 }
 
+impl RollOverride {
+    /// The word it is logged as (its `override` tag).
+    pub fn word(&self) -> &'static str {
+        match self {
+            RollOverride::Keep => "keep",
+            RollOverride::Faces { .. } => "faces",
+            RollOverride::Success => "success",
+            RollOverride::Failure => "failure",
+        }
+    }
+}
+
 /// How a validation attempt ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -385,6 +397,24 @@ impl Event {
         }
     }
 
+    /// The player seat whose decision this event records (a player's questions, plan,
+    /// directive, insight, vote or words out of character; its character's action, reaction
+    /// or question to the GM). None for the GM's and the table's events.
+    pub fn decision_agent(&self) -> Option<&str> {
+        match self {
+            Event::ClarifyingQuestions { agent, .. }
+            | Event::StrategicIntent { agent, .. }
+            | Event::CharacterAction { agent, .. }
+            | Event::LaserFeelingsQuestion { agent, .. }
+            | Event::InsightDecision { agent, .. }
+            | Event::CharacterReaction { agent, .. }
+            | Event::OocMessage { agent, .. }
+            | Event::VoteCast { agent, .. }
+            | Event::Directive { agent, .. } => Some(agent),
+            _ => None,
+        }
+    }
+
     /// The `event_type` tag, as written in the log.
     pub fn event_type(&self) -> String {
         serde_json::to_value(self)
@@ -469,6 +499,26 @@ impl StoryMark {
             }),
             Event::TimePassed { days } => Some(StoryMark::TimePassed { days: *days }),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RollOverride;
+
+    #[test]
+    fn a_roll_overrides_word_is_its_logged_tag() {
+        for change in [
+            RollOverride::Keep,
+            RollOverride::Faces { faces: vec![1, 6] },
+            RollOverride::Success,
+            RollOverride::Failure,
+        ] {
+            assert_eq!(
+                serde_json::to_value(&change).unwrap()["override"],
+                change.word()
+            );
         }
     }
 }

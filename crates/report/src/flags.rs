@@ -151,16 +151,6 @@ pub(crate) fn flags_of(read: &[lasers::Row]) -> Vec<Flag> {
     out
 }
 
-/// The word a GM's change to a roll is logged as.
-fn override_word(change: &RollOverride) -> &'static str {
-    match change {
-        RollOverride::Keep => "keep",
-        RollOverride::Faces { .. } => "faces",
-        RollOverride::Success => "success",
-        RollOverride::Failure => "failure",
-    }
-}
-
 /// A GM's hand on the game (an override, a forced result, an action set), a check of the AI
 /// GM's words, or a model call that gave up.
 fn gm_flag(env: &Envelope, roster: &Roster) -> Option<Flag> {
@@ -171,7 +161,7 @@ fn gm_flag(env: &Envelope, roster: &Roster) -> Option<Flag> {
             format!(
                 "the GM overrode {}'s roll ({})",
                 roster.character(agent),
-                override_word(change)
+                change.word()
             ),
         ),
         Event::GmForcedResult { success } => over(

@@ -969,19 +969,10 @@ fn turn_views(m: &Metrics) -> Vec<(String, Vec<PairView>)> {
 /// failed or extraction call led to), with whose calls those are.
 fn decision_caller(event: &Event) -> Option<&str> {
     Some(match event {
-        Event::PhaseFailed { agent, .. }
-        | Event::Directive { agent, .. }
-        | Event::ClarifyingQuestions { agent, .. }
-        | Event::StrategicIntent { agent, .. }
-        | Event::CharacterAction { agent, .. }
-        | Event::LaserFeelingsQuestion { agent, .. }
-        | Event::InsightDecision { agent, .. }
-        | Event::CharacterReaction { agent, .. }
-        | Event::OocMessage { agent, .. }
-        | Event::VoteCast { agent, .. } => agent,
+        Event::PhaseFailed { agent, .. } => agent,
         // The memory's fact extraction.
         Event::MemoryStorage { .. } => "memory",
-        _ => return None,
+        _ => return event.decision_agent(),
     })
 }
 

@@ -74,27 +74,20 @@ pub(crate) fn seat_agent(event: &Event) -> Option<&str> {
             let word = logged_word(layer);
             return (word == "player" || word == "character").then_some(agent.as_str());
         }
+        // What happened to a seat's decision, and to the seat.
         Event::PhaseFailed { agent, .. }
         | Event::MemoryRetrieved { agent, .. }
-        | Event::ClarifyingQuestions { agent, .. }
-        | Event::StrategicIntent { agent, .. }
-        | Event::Directive { agent, .. }
-        | Event::CharacterAction { agent, .. }
         | Event::Validation { agent, .. }
         | Event::GmReviewedAction { agent, .. }
         | Event::GmAdjudication { agent, .. }
         | Event::DiceRolled { agent, .. }
         | Event::GmRollOverride { agent, .. }
-        | Event::LaserFeelingsQuestion { agent, .. }
         | Event::LaserFeelingsAnswer { agent, .. }
-        | Event::InsightDecision { agent, .. }
-        | Event::CharacterReaction { agent, .. }
         | Event::GmFailureDecision { agent, .. }
         | Event::ContextTrimmed { agent, .. }
-        | Event::SeatHanded { agent, .. }
-        | Event::OocMessage { agent, .. }
-        | Event::VoteCast { agent, .. } => agent,
-        _ => return None,
+        | Event::SeatHanded { agent, .. } => agent,
+        // The seat's own decisions.
+        _ => return event.decision_agent(),
     })
 }
 

@@ -62,21 +62,6 @@ fn decision(event: &Event) -> Option<(&'static str, Value)> {
     })
 }
 
-fn agent_of(event: &Event) -> Option<&str> {
-    match event {
-        Event::ClarifyingQuestions { agent, .. }
-        | Event::StrategicIntent { agent, .. }
-        | Event::CharacterAction { agent, .. }
-        | Event::LaserFeelingsQuestion { agent, .. }
-        | Event::InsightDecision { agent, .. }
-        | Event::CharacterReaction { agent, .. }
-        | Event::OocMessage { agent, .. }
-        | Event::VoteCast { agent, .. }
-        | Event::Directive { agent, .. } => Some(agent),
-        _ => None,
-    }
-}
-
 /// The recorded decisions of the people at the table, by (turn, agent, kind), in order.
 pub struct RecordedPeople {
     decisions: BTreeMap<(u32, String, &'static str), VecDeque<Value>>,
@@ -101,7 +86,11 @@ impl RecordedPeople {
         }
         let mut decisions: BTreeMap<(u32, String, &'static str), VecDeque<Value>> = BTreeMap::new();
         for env in events {
-            let Some(agent) = agent_of(&env.event).filter(|a| people.iter().any(|p| p == a)) else {
+            let Some(agent) = env
+                .event
+                .decision_agent()
+                .filter(|a| people.iter().any(|p| p == a))
+            else {
                 continue;
             };
             if let Some((kind, value)) = decision(&env.event) {

@@ -219,7 +219,7 @@ impl Report<'_> {
                     _ => format!(
                         "<b>The GM overrides {}'s roll</b> ({})",
                         self.ch(agent),
-                        esc(override_word(change))
+                        esc(change.word())
                     ),
                 };
                 dice_roll(&what, result)
@@ -536,16 +536,6 @@ fn dice_roll(what: &str, r: &RollResult) -> String {
         r.successes,
         esc(r.outcome.as_str())
     )
-}
-
-/// The word a GM's change to a roll is logged as.
-fn override_word(change: &RollOverride) -> &'static str {
-    match change {
-        RollOverride::Keep => "keep",
-        RollOverride::Faces { .. } => "faces",
-        RollOverride::Success => "success",
-        RollOverride::Failure => "failure",
-    }
 }
 
 /// The word the GM's choice after a failure is logged as.
