@@ -109,11 +109,11 @@ pub fn schema() -> Vec<Table> {
 }
 
 /// The tables of one piece of an export, not yet written: a session's or a game run's rows.
-/// `Err` when a session's row of a kind this build knows does not read.
+/// `Err` when a session's or a game run's row of a kind this build knows does not read.
 pub fn tables_of(piece: &Piece) -> Result<Vec<Table>, Error> {
     match piece {
         Piece::Session(events) => tables::of_sessions(events),
-        Piece::Game { run, game } => Ok(game_tables::of_game_run(run.as_deref(), game)),
+        Piece::Game { run, game } => game_tables::of_game_run(run.as_deref(), game),
     }
 }
 
