@@ -4,16 +4,25 @@
 //! encounter keeps a call's attempts in its `gm_called`/`player_called` event (`call.attempts`);
 //! a scene in its `model_called` event (`attempts`). An attempt without its request is a gap:
 //! a researcher cannot tell what that model saw.
+//!
+//! Every game's rows are read as the game's own events (through [`Known`]): a kind a newer
+//! troupe wrote is no call; a known kind that does not read is no call either, and a gap that
+//! names it with why (its calls cannot be told from a row that does not read). The attempts are
+//! the model gateway's records as the encounter and the scene keep them: JSON, with the same
+//! fields in every game, read by [`attempt`].
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use troupe_encounter::log::{EncounterEvent, Envelope as EncounterEnvelope};
 use troupe_lasers::Event;
+use troupe_scene::{Envelope as SceneEnvelope, SceneEvent};
 
-use crate::ev::{num, s, session, ty};
+use crate::ev::{num, session};
 use crate::games::{Game, GameRun, Games};
+use crate::known::Known;
 use crate::lasers;
 
 /// The model calls of one game.
@@ -116,58 +125,111 @@ fn of_runs(game: Game, runs: &[GameRun], gaps: &mut Vec<RunGap>) -> GameCalls {
         ..GameCalls::default()
     };
     for run in runs {
-        for e in &run.events {
-            let Some((who, attempts)) = call_of(e) else {
-                continue;
-            };
-            c.calls += 1;
-            let mut gap = |what: String| {
-                gaps.push(RunGap {
-                    game,
-                    run: run.number,
-                    seq: num(e, "seq"),
-                    what,
-                });
-            };
-            if attempts.is_empty() {
-                gap(format!(
-                    "{who}: the call keeps no attempt records, so what the model was shown is not in the log (written before troupe kept requests)"
-                ));
-            }
-            for a in attempts {
-                if !attempt(&mut c, a) {
-                    gap(format!(
-                        "{who}: attempt {} has no request messages",
-                        num(a, "attempt")
-                    ));
-                }
-            }
+        let mut gap = |seq: u64, what: String| {
+            gaps.push(RunGap {
+                game,
+                run: run.number,
+                seq,
+                what,
+            });
+        };
+        match game {
+            Game::Encounter => count_run(
+                &mut c,
+                &Known::read_all(&run.events),
+                encounter_call,
+                &mut gap,
+            ),
+            Game::Scene => count_run(&mut c, &Known::read_all(&run.events), scene_call, &mut gap),
         }
     }
     c
 }
 
-/// A model call of an encounter or a scene: who made it for what, and its attempt records.
-fn call_of(e: &Value) -> Option<(String, &[Value])> {
-    let (holder, agent) = match ty(e) {
-        "gm_called" | "player_called" => (e.get("call")?, s(e.get("call")?, "agent")),
-        "model_called" => (e, s(e, "agent")),
-        _ => return None,
-    };
-    let attempts = holder
-        .get("attempts")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    Some((
-        format!("{}'s {} call", agent, s(holder, "purpose")),
-        attempts,
-    ))
+/// A model call of an encounter or a scene: its seq, who made it for what, and its attempt
+/// records.
+type Call<'a> = (u64, String, &'a [Value]);
+
+fn encounter_call(env: &EncounterEnvelope) -> Option<Call<'_>> {
+    match &env.event {
+        EncounterEvent::GmCalled { call, .. } | EncounterEvent::PlayerCalled { call } => {
+            Some((env.seq, who(&call.agent, &call.purpose), &call.attempts))
+        }
+        _ => None,
+    }
+}
+
+fn scene_call(env: &SceneEnvelope) -> Option<Call<'_>> {
+    match &env.event {
+        SceneEvent::ModelCalled {
+            agent,
+            purpose,
+            attempts,
+        } => Some((env.seq, who(agent, purpose), attempts)),
+        _ => None,
+    }
+}
+
+fn who(agent: &str, purpose: &str) -> String {
+    format!("{agent}'s {purpose} call")
+}
+
+/// Count the calls of one run (its rows read as its game's events, `call_of` telling which are
+/// calls) into `c`, and `gap` what the log lacks: a known kind that does not read, a call
+/// without attempt records, an attempt without its request.
+fn count_run<E>(
+    c: &mut GameCalls,
+    read: &[Known<E>],
+    call_of: fn(&E) -> Option<Call<'_>>,
+    gap: &mut impl FnMut(u64, String),
+) {
+    for row in read {
+        let (seq, who, attempts) = match row {
+            Known::Event(e) => match call_of(e) {
+                Some(call) => call,
+                None => continue,
+            },
+            Known::Unknown { .. } => continue,
+            Known::Malformed {
+                event_type,
+                body,
+                error,
+            } => {
+                gap(
+                    num(body, "seq"),
+                    format!("{event_type} (unreadable: {error})"),
+                );
+                continue;
+            }
+        };
+        c.calls += 1;
+        if attempts.is_empty() {
+            gap(
+                seq,
+                format!(
+                    "{who}: the call keeps no attempt records, so what the model was shown is not in the log (written before troupe kept requests)"
+                ),
+            );
+        }
+        for a in attempts {
+            if !attempt(c, a) {
+                gap(
+                    seq,
+                    format!(
+                        "{who}: attempt {} has no request messages",
+                        num(a, "attempt")
+                    ),
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::game_score::recorded;
     use serde_json::json;
 
     fn run(game: Game, events: Vec<Value>) -> GameRun {
@@ -188,6 +250,20 @@ mod tests {
                "reply": reply, "usage": {"input_tokens": 10, "output_tokens": 2}})
     }
 
+    /// An encounter's call as its log writes it (`gm_called` or `player_called`): the recorded
+    /// run's first of that kind, with `call`'s fields laid over its call's.
+    fn called(kind: &str, seq: u64, call: Value) -> Value {
+        let mut row = recorded::encounter()
+            .into_iter()
+            .find(|r| r["event_type"] == kind)
+            .unwrap();
+        row["seq"] = json!(seq);
+        for (k, v) in call.as_object().unwrap() {
+            row["call"][k] = v.clone();
+        }
+        row
+    }
+
     #[test]
     fn every_game_counts_its_calls_and_attempts_and_names_a_missing_request() {
         let sessions = vec![
@@ -204,10 +280,17 @@ mod tests {
             encounters: vec![run(
                 Game::Encounter,
                 vec![
-                    json!({"seq": 1, "event_type": "gm_called", "call": {"agent": "gm",
-                      "purpose": "encounter_gm", "attempts": [shown(1, Some("{}"))]}}),
-                    json!({"seq": 2, "event_type": "player_called", "call": {"agent": "ai1",
-                      "purpose": "encounter_action"}}),
+                    called(
+                        "gm_called",
+                        1,
+                        json!({"agent": "gm", "purpose": "encounter_gm",
+                            "attempts": [shown(1, Some("{}"))]}),
+                    ),
+                    called(
+                        "player_called",
+                        2,
+                        json!({"agent": "ai1", "purpose": "encounter_action", "attempts": []}),
+                    ),
                 ],
             )],
             scenes: vec![run(
@@ -241,5 +324,76 @@ mod tests {
             gaps[0].what.contains("ai1's encounter_action call"),
             "{gaps:?}"
         );
+    }
+
+    fn audit_of(encounter: Vec<Value>, scene: Vec<Value>) -> (Vec<GameCalls>, Vec<RunGap>) {
+        let games = Games {
+            encounters: vec![run(Game::Encounter, encounter)],
+            scenes: vec![run(Game::Scene, scene)],
+        };
+        audit_calls(&[], &[], &games)
+    }
+
+    /// A real encounter run and a real scene with a kind a newer troupe wrote in the middle of
+    /// each, shaped like a call (a `call` and `attempts` without their request): it is no call
+    /// and no gap.
+    #[test]
+    fn a_newer_kind_in_a_recorded_run_is_no_call() {
+        let (mut encounter, mut scene) = (recorded::encounter(), recorded::scene());
+        let before = audit_of(encounter.clone(), scene.clone());
+        assert_eq!(
+            before
+                .0
+                .iter()
+                .map(|c| (c.game.as_str(), c.calls, c.attempts, c.with_request))
+                .collect::<Vec<_>>(),
+            [("encounter", 11, 12, 12), ("scene", 2, 2, 2)]
+        );
+        assert!(before.1.is_empty(), "{:?}", before.1);
+        for (log, seq) in [(&mut encounter, 900), (&mut scene, 901)] {
+            let newer = json!({"seq": seq, "event_type": "model_streamed", "agent": "gm",
+                "purpose": "stream", "call": {"agent": "gm", "purpose": "stream",
+                "attempts": [{"attempt": 1}]}, "attempts": [{"attempt": 1}]});
+            log.insert(log.len() / 2, newer);
+        }
+        assert_eq!(audit_of(encounter, scene), before);
+    }
+
+    /// A known kind with a field that does not read is a gap naming its seq, its kind and why,
+    /// and is counted in no figure (a damaged call is not half-read).
+    #[test]
+    fn a_known_kind_that_does_not_read_is_named_as_unreadable() {
+        let (mut encounter, mut scene) = (recorded::encounter(), recorded::scene());
+        assert_eq!(encounter[9]["event_type"], "gm_called");
+        encounter[9]["call"]["tokens_in"] = json!("many");
+        encounter[19]["text"] = json!(7);
+        assert_eq!(scene[3]["event_type"], "model_called");
+        scene[3]["purpose"] = json!(null);
+        let (calls, gaps) = audit_of(encounter, scene);
+        assert_eq!(
+            calls
+                .iter()
+                .map(|c| (c.game.as_str(), c.calls, c.attempts))
+                .collect::<Vec<_>>(),
+            [("encounter", 10, 10), ("scene", 1, 1)]
+        );
+        let named: Vec<(Game, u64, &str)> = gaps
+            .iter()
+            .map(|g| (g.game, g.seq, g.what.split(" (").next().unwrap()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Game::Encounter, 9, "gm_called"),
+                (Game::Encounter, 19, "player_acted"),
+                (Game::Scene, 3, "model_called"),
+            ]
+        );
+        assert!(
+            gaps.iter().all(|g| g.what.contains(" (unreadable: ")),
+            "{gaps:?}"
+        );
+        // Why: serde's words for the damaged field's value.
+        assert!(gaps[0].what.contains("\"many\""), "{gaps:?}");
     }
 }

@@ -105,7 +105,7 @@ impl Call<'_> {
 /// Every model call of a run, read as its game's events, counted into `rows` (by model, with
 /// the runs that called it). A kind a newer troupe wrote is no call this build knows. A known
 /// kind that does not read counts no call either: its figures cannot be told from a row that
-/// does not read (the audit of the calls, `calls_audit`, reads every row as logged).
+/// does not read (the audit of the calls, `audit_calls`, names it as a gap of its run).
 fn count_calls(rows: &mut Rows, game: Game, run: &GameRun) {
     match game {
         Game::Encounter => {
@@ -166,6 +166,30 @@ fn count<'a>(rows: &mut Rows, run: u32, calls: impl Iterator<Item = Call<'a>>) {
             row.tokens_out = row.tokens_out.saturating_add(num(usage, "output_tokens"));
             row.latency_ms = row.latency_ms.saturating_add(num(a, "latency_ms"));
         }
+    }
+}
+
+/// Real logs for the readers' tests: a recorded encounter run (the smithy, two AI players and a
+/// person) and a recorded scene (the mill), row by row.
+#[cfg(test)]
+pub(crate) mod recorded {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::Value;
+
+    fn rows(text: &str) -> Vec<Value> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub fn encounter() -> Vec<Value> {
+        rows(include_str!("../tests/data/encounter-smithy.jsonl"))
+    }
+
+    pub fn scene() -> Vec<Value> {
+        rows(include_str!("../tests/data/scene-mill.jsonl"))
     }
 }
 
@@ -283,17 +307,8 @@ mod tests {
     /// changes no model's figures.
     #[test]
     fn a_newer_event_kind_in_a_recorded_run_changes_no_figure() {
-        let rows = |text: &str| -> Vec<Value> {
-            text.lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect()
-        };
         let games = |newer: bool| {
-            let (mut encounter, mut scene) = (
-                rows(include_str!("../tests/data/encounter-smithy.jsonl")),
-                rows(include_str!("../tests/data/scene-mill.jsonl")),
-            );
+            let (mut encounter, mut scene) = (recorded::encounter(), recorded::scene());
             if newer {
                 for (log, seq) in [(&mut encounter, 900), (&mut scene, 901)] {
                     let at = log.len() / 2;
@@ -318,5 +333,20 @@ mod tests {
             [("encounter", 11, 12), ("scene", 2, 2)]
         );
         assert_eq!(game_scorecard(&games(true)), before);
+    }
+
+    /// A call of a known kind that does not read counts no call: none of its figures can be
+    /// told (the audit of the calls names it).
+    #[test]
+    fn a_damaged_call_in_a_recorded_run_counts_nothing() {
+        let mut encounter = recorded::encounter();
+        assert_eq!(encounter[9]["event_type"], "gm_called");
+        encounter[9]["call"]["tokens_in"] = json!("many");
+        let games = Games {
+            encounters: vec![run(Game::Encounter, 1, encounter)],
+            scenes: Vec::new(),
+        };
+        let rows = game_scorecard(&games);
+        assert_eq!((rows[0].calls, rows[0].attempts), (10, 10), "{rows:?}");
     }
 }
