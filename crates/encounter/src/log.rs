@@ -118,8 +118,8 @@ pub enum EncounterEvent {
     PlayerCalled {
         call: ModelCall,
     },
-    /// An AI player's action that said what happens, sent back once with the validator's
-    /// feedback (the rewrite, whatever it says, is the action: the GM decides the outcome).
+    /// A player's action that said what happens, sent back once with the validator's feedback
+    /// (the rewrite, whatever it says, is the action: the GM decides the outcome).
     ActionSentBack {
         seat: String,
         text: String,
@@ -192,6 +192,15 @@ pub struct Envelope {
     pub event: EncounterEvent,
 }
 
+/// A player's action the overreach check sent back once, with the validator's feedback: the
+/// rewrite (or, from a person, nothing: the action as it was) is the action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SentBack {
+    pub seat: String,
+    pub text: String,
+    pub feedback: String,
+}
+
 /// What the fold knows: the encounter as it stands.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -222,8 +231,8 @@ pub struct State {
     pub rewriting: bool,
     /// Why the GM's last reply was sent back, for the re-ask.
     pub sent_back: Option<String>,
-    /// An AI player's action sent back this turn: (seat, the validator's feedback).
-    pub action_feedback: Option<(String, String)>,
+    /// A player's action the overreach check sent back this turn, its rewrite awaited.
+    pub action_sent_back: Option<SentBack>,
     /// Dice rolled so far (the next roll's seed index).
     pub rolls: u64,
     /// The prepared checks rolled with success: their notes may now reach the players.
@@ -283,7 +292,7 @@ impl State {
             rejected: 0,
             rewriting: false,
             sent_back: None,
-            action_feedback: None,
+            action_sent_back: None,
             rolls: 0,
             succeeded: std::collections::BTreeSet::new(),
             outcome: None,
@@ -330,6 +339,11 @@ impl State {
 
     pub fn seat(&self, id: &str) -> Option<&Seat> {
         self.seats.iter().find(|s| s.id == id)
+    }
+
+    /// This seat's action sent back this turn, while its rewrite is awaited.
+    pub fn sent_back_to(&self, seat: &str) -> Option<&SentBack> {
+        self.action_sent_back.as_ref().filter(|s| s.seat == seat)
     }
 
     /// Apply one event.
@@ -388,8 +402,16 @@ impl State {
                 let text = format!("(whispered to you alone by {who}'s player: {text})");
                 self.history.push(Entry::new(Role::User, text, false));
             }
-            EncounterEvent::ActionSentBack { seat, feedback, .. } => {
-                self.action_feedback = Some((seat.clone(), feedback.clone()));
+            EncounterEvent::ActionSentBack {
+                seat,
+                text,
+                feedback,
+            } => {
+                self.action_sent_back = Some(SentBack {
+                    seat: seat.clone(),
+                    text: text.clone(),
+                    feedback: feedback.clone(),
+                });
             }
             EncounterEvent::CheckEmitted { check } => self.pending = Some(check.clone()),
             EncounterEvent::CheckRolled { seat, roll } => self.rolled(seat, roll),
@@ -437,7 +459,7 @@ impl State {
     }
 
     fn acted_by(&mut self, seat: &str, text: &str) {
-        self.action_feedback = None;
+        self.action_sent_back = None;
         if self.acted >= self.seats.len() {
             self.acted = 0;
         }

@@ -14,9 +14,7 @@ use crate::log::State;
 use crate::names::npc_name;
 use crate::spec::RulesKind;
 use crate::tools::{Table, describe, reply_schema};
-
-/// How many lines of the table's story an AI player's prompt carries (newest last).
-pub const PLAYER_STORY_LINES: usize = 30;
+use crate::view::PlayerView;
 
 /// The embedded templates, by file name (`encounter_` first: one folder overrides every game's).
 pub const TEMPLATES: &[Template] = &[
@@ -159,43 +157,30 @@ pub fn gm_schema(state: &State) -> serde_json::Value {
     })
 }
 
-/// An AI player's system prompt and its turn: only what the table knows.
+/// An AI player's system prompt and its turn, made of its seat's view alone.
 pub fn player_messages(
     prompts: &Prompts,
-    state: &State,
-    seat: usize,
+    view: &PlayerView,
 ) -> Result<Vec<(Role, String)>, troupe_prompts::Error> {
-    let Some(s) = state.seats.get(seat) else {
-        return Ok(Vec::new());
-    };
-    let spec = &state.spec;
-    let public_npcs: Vec<_> = npcs(state)
-        .into_iter()
+    let npcs: Vec<_> = view
+        .npcs
+        .iter()
         .map(|n| context! { name => n.name, role => n.role })
         .collect();
-    let goals: Vec<&str> = if spec.goals.hidden {
-        Vec::new()
-    } else {
-        spec.goals().map(|g| g.label.as_str()).collect()
-    };
     let system = prompts.render(
         "encounter_player_system.md",
         context! {
-            player => s.player, character => s.character, about => s.about,
-            title => spec.title, location => spec.setting.location, mood => spec.setting.mood,
-            npcs => public_npcs, goals, sportsmanship => spec.sportsmanship,
+            player => view.player, character => view.character, about => view.about,
+            title => view.title, location => view.location, mood => view.mood,
+            npcs, goals => view.goals, sportsmanship => view.sportsmanship,
         },
     )?;
-    let start = state.public.len().saturating_sub(PLAYER_STORY_LINES);
-    let story = state.public.get(start..).unwrap_or_default().join("\n");
-    let feedback = state
-        .action_feedback
-        .as_ref()
-        .filter(|(seat_id, _)| *seat_id == s.id)
-        .map(|(_, f)| f.clone());
     let turn = prompts.render(
         "encounter_player_turn.md",
-        context! { story, character => s.character, feedback },
+        context! {
+            story => view.story.join("\n"), character => view.character,
+            feedback => view.feedback,
+        },
     )?;
     Ok(vec![(Role::System, system), (Role::User, turn)])
 }

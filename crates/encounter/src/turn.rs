@@ -263,24 +263,31 @@ pub fn action_text(json: &Value) -> String {
     }
 }
 
-/// What an AI player's reply does: its action, or, when it says what happens and has not been
-/// sent back yet this turn, the validator's feedback for one rewrite.
+/// What an AI player's reply does: the action its words make ([`action_text`]), taken as a
+/// person's is ([`action_taken`]).
 pub fn player_reply(state: &State, seat: &str, json: &Value) -> EncounterEvent {
-    let text = action_text(json);
-    let verdict = troupe_validator::check(&text);
-    let sent_back = state
-        .action_feedback
-        .as_ref()
-        .is_some_and(|(s, _)| s == seat);
-    if verdict.flagged && !sent_back {
-        return EncounterEvent::ActionSentBack {
-            seat: seat.to_string(),
-            text,
-            feedback: troupe_validator::feedback(&verdict),
-        };
-    }
-    EncounterEvent::PlayerActed {
+    action_taken(state, seat, &action_text(json))
+}
+
+/// What a player's action does, whoever gave it, a person or an AI: an action that says what
+/// happens is sent back once with the validator's feedback; the rewrite is the action, whatever
+/// it says (the GM decides the outcome), and an empty rewrite sends the action as it was. An
+/// empty action is waiting.
+pub fn action_taken(state: &State, seat: &str, line: &str) -> EncounterEvent {
+    let acted = |text: &str| EncounterEvent::PlayerActed {
         seat: seat.to_string(),
-        text,
+        text: if text.is_empty() { "(waits)" } else { text }.to_string(),
+    };
+    if let Some(sent) = state.sent_back_to(seat) {
+        return acted(if line.is_empty() { &sent.text } else { line });
+    }
+    let verdict = troupe_validator::check(line);
+    if line.is_empty() || !verdict.flagged {
+        return acted(line);
+    }
+    EncounterEvent::ActionSentBack {
+        seat: seat.to_string(),
+        text: line.to_string(),
+        feedback: troupe_validator::feedback(&verdict),
     }
 }

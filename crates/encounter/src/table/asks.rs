@@ -15,12 +15,23 @@ pub const ROLL: &str = "roll";
 /// The table command that sends the GM a private word.
 pub const WHISPER: &str = "whisper";
 
-/// What the seat may see when asked.
+/// What the seat may see when asked: what `/info` shows, and the view an AI at the seat makes
+/// its prompt of (a person's page gets the same).
 fn view(state: &State, seat: &Seat) -> serde_json::Value {
     json!({
         "info": crate::view::seat_info(state, &seat.id),
         "round": state.round.max(1),
+        "player": crate::view::player_view(state, &seat.id),
     })
+}
+
+/// The seat's turn to act: what does its character attempt, or, its action sent back this turn,
+/// the rewrite. Asked alike of a person and of an AI.
+pub fn turn_ask(state: &State, seat: &Seat) -> Ask {
+    match state.sent_back_to(&seat.id) {
+        Some(sent) => action_again_ask(state, seat, &sent.text, &sent.feedback),
+        None => action_ask(state, seat),
+    }
 }
 
 fn whisper() -> Command {

@@ -33,6 +33,10 @@ pub enum EncounterError {
     NoSuchAiPlayer(String),
     #[error("{player} ({character}) is already at this table")]
     AlreadySeated { player: String, character: String },
+    /// An ask the AI at a player's seat cannot answer (a decision it is not given, a view that
+    /// does not read): a defect of the table's, never the model's.
+    #[error("the AI at seat {seat} cannot answer: {why}")]
+    AiCannotAnswer { seat: String, why: String },
     #[error("no agent {0} at this table")]
     UnknownSeat(String),
     #[error("{path} is not an encounter's record")]

@@ -5,7 +5,9 @@
 //! on a surface ([`online`]: the web table, Discord). The game itself (spec,
 //! log and fold, prompts, tools, secret checks) is this crate's pure core.
 
+mod ai_player;
 pub mod asks;
+mod call;
 mod error;
 pub mod lasers;
 pub mod online;

@@ -4,21 +4,20 @@
 //! the run's log before anyone is shown them. A killed run resumes where its log stops.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use crate::budget::Role;
 use crate::log::{
     EncounterEvent, Envelope, GM_ATTEMPTS, ModelCall, Next, Seat, SeatKind, State, fold,
 };
-use crate::prompt::{gm_messages, gm_schema, player_messages, player_schema};
+use crate::prompt::{gm_messages, gm_schema};
 use crate::tools::CheckCall;
-use crate::turn::{GmStep, gm_reply, player_reply};
-use serde_json::Value;
-use troupe_llm::{CallTag, ChatRequest, Gateway, Message, ResponseSchema};
+use crate::turn::{GmStep, action_taken, gm_reply};
+use troupe_llm::{CallTag, ChatRequest, Gateway, ResponseSchema};
 use troupe_rules::d20::{D20Check, roll_d20};
-use troupe_seat::{Answer, JoinRequest, Seat as ProtocolSeat, Values, check};
+use troupe_seat::{Answer, Ask, JoinRequest, Seat as ProtocolSeat, Values, check};
 
-use super::asks::{WHISPER, action_again_ask, action_ask, roll_ask};
+use super::ai_player::{AiPlayer, message};
+use super::asks::{WHISPER, roll_ask, turn_ask};
+use super::call::Caller;
 use troupe_engine::{Error, Prompts};
 
 use super::{EncounterError, EncounterStore};
@@ -46,14 +45,6 @@ pub enum Stop {
     Rounds(u32),
     /// A person left (`/quit`, the input ended, the table closed).
     Quit,
-}
-
-/// What a person answered to "what do you attempt?".
-enum Reply {
-    Action(String),
-    Leave,
-    /// The seat went to an AI while it was asked.
-    Handed,
 }
 
 /// One encounter run at its table.
@@ -299,7 +290,8 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             schema: gm_schema(&self.state),
         });
         req.max_tokens = 700;
-        let (called, refused) = self.call(req, "gm").await;
+        let mut caller = Caller::at(&self.gateway, &mut self.watch, &self.state);
+        let (called, refused) = caller.call(req, "gm").await;
         let mut events: Vec<EncounterEvent> = refused
             .into_iter()
             .map(|(reply, problems)| EncounterEvent::GmRejected {
@@ -347,180 +339,88 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         }
     }
 
-    /// One model call through the gateway: the call as the log keeps it (or why it failed),
-    /// and each reply the gateway refused for its shape, with the problems, in order.
-    async fn call(
-        &mut self,
-        mut req: ChatRequest,
-        agent: &str,
-    ) -> (
-        Result<(ModelCall, Value), EncounterError>,
-        Vec<(String, Vec<String>)>,
-    ) {
-        // Every call records an event before the next is made: the log's position numbers it.
-        let identity = format!("{agent} at {}", self.state.seq);
-        troupe_engine::call_seed::seed_request(&mut req, self.state.seed, &identity);
-        self.watch.thinking(Some(agent));
-        let started = Instant::now();
-        let mut refused = Vec::new();
-        let mut attempts = Vec::new();
-        let watch = std::sync::Mutex::new(&mut self.watch);
-        let progress = |p: troupe_llm::Progress| {
-            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
-            watch.progress(agent, &p);
-        };
-        let result = self
-            .gateway
-            .call_with_progress(
-                &req,
-                &mut |a| {
-                    if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
-                        refused.push((reply.clone(), vec![error.clone()]));
-                    }
-                    attempts.push(troupe_engine::attempts::logged(&a));
-                },
-                &progress,
-            )
-            .await;
-        self.watch.thinking(None);
-        let reply = match result {
-            Ok(r) => r,
-            Err(e) => {
-                let e = EncounterError::Model {
-                    agent: agent.to_string(),
-                    message: e.to_string(),
-                    refused: String::new(),
-                };
-                return (Err(e), refused);
-            }
-        };
-        let json = reply
-            .json
-            .clone()
-            .or_else(|| serde_json::from_str(&reply.content).ok())
-            .unwrap_or(Value::Null);
-        let call = ModelCall {
-            agent: agent.to_string(),
-            purpose: req.tag.purpose.clone(),
-            model: self.gateway.model_name(),
-            reply: reply.content,
-            json: json.clone(),
-            tokens_in: u64::from(reply.usage.input_tokens),
-            tokens_out: u64::from(reply.usage.output_tokens),
-            latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            attempts,
-        };
-        (Ok((call, json)), refused)
-    }
-
-    /// One seat's action; false when a person left. A seat handed over while it was asked is
-    /// asked again of whoever holds it now.
+    /// One seat's action, asked of whoever holds the seat (a person or an AI: the same ask) and
+    /// taken by one rule ([`action_taken`]); false when a person left. A whisper is recorded
+    /// and the seat asked again; a seat handed over while it was asked is asked again of whoever
+    /// holds it now. After [`PERSON_ANSWERS`] answers that were not an action, the seat waits
+    /// (or its action sent back goes as it was).
     async fn act(&mut self, index: usize) -> Result<bool, Error> {
-        loop {
+        let mut error: Option<String> = None;
+        let mut answers = 0;
+        while answers < PERSON_ANSWERS {
             let Some(seat) = self.state.seats.get(index).cloned() else {
                 return Err(EncounterError::UnknownSeat(format!("seat {index}")).into());
             };
-            if seat.kind == SeatKind::Ai {
-                self.ai_action(index, &seat.id).await?;
-                return Ok(true);
+            let mut ask = turn_ask(&self.state, &seat);
+            if error.is_some() {
+                ask.error = error.take();
             }
-            match self.person_action(&seat).await? {
-                Reply::Action(text) => {
-                    let text = if text.is_empty() {
-                        "(waits)".to_string()
-                    } else {
-                        text
-                    };
-                    self.record(vec![EncounterEvent::PlayerActed {
-                        seat: seat.id,
-                        text,
-                    }])?;
-                    return Ok(true);
-                }
-                Reply::Leave => return Ok(false),
-                Reply::Handed => self.record_hand_overs()?,
+            let (answer, call) = self.ask_seat(&seat, &ask).await?;
+            if !matches!(answer, Answer::Handed) {
+                answers += 1;
             }
-        }
-    }
-
-    async fn ai_action(&mut self, index: usize, seat: &str) -> Result<(), Error> {
-        let messages = player_messages(&self.prompts, &self.state, index)?
-            .iter()
-            .map(|(role, text)| message(*role, text))
-            .collect();
-        let mut req = ChatRequest::new(CallTag::new(seat, "encounter_action"), messages);
-        req.schema = Some(ResponseSchema {
-            name: "encounter_action".to_string(),
-            schema: player_schema(),
-        });
-        req.max_tokens = 200;
-        // A player's reply refused for its shape is repaired by the gateway; only the final one
-        // is the player's action.
-        let (call, json) = self.call(req, seat).await.0?;
-        let reply = player_reply(&self.state, seat, &json);
-        self.record(vec![EncounterEvent::PlayerCalled { call }, reply])
-    }
-
-    /// A person's action: a whisper is recorded and the question asked again; an action that
-    /// says what happens is explained, and the person rephrases it or sends it as it is for the
-    /// GM to rule on (never rewritten for them).
-    async fn person_action(&mut self, seat: &Seat) -> Result<Reply, Error> {
-        let mut ask = action_ask(&self.state, seat);
-        let mut sent_back: Option<String> = None;
-        for _ in 0..PERSON_ANSWERS {
-            let answer = self.people.decide(&ask).await;
             if let Err(e) = check(&ask, &answer) {
-                ask.error = Some(e.to_string());
+                error = Some(e.to_string());
                 continue;
             }
-            let values = match answer {
-                Answer::Leave | Answer::Fail { .. } => return Ok(Reply::Leave),
-                Answer::Handed => return Ok(Reply::Handed),
+            match answer {
+                Answer::Leave | Answer::Fail { .. } => return Ok(false),
+                Answer::Handed => self.record_hand_overs()?,
                 Answer::Command { name, values } if name == WHISPER => {
                     self.record(vec![EncounterEvent::Whispered {
-                        seat: seat.id.clone(),
+                        seat: seat.id,
                         text: values.text("text"),
                     }])?;
-                    continue;
                 }
-                Answer::Command { .. } => continue,
-                Answer::Decide { values } => values,
-            };
-            let line = values.text("action");
-            if let Some(original) = sent_back {
-                return Ok(Reply::Action(if line.is_empty() { original } else { line }));
+                Answer::Command { .. } => {}
+                Answer::Decide { values } => {
+                    let taken = action_taken(&self.state, &seat.id, &values.text("action"));
+                    let acted = matches!(taken, EncounterEvent::PlayerActed { .. });
+                    let called = call.map(|call| EncounterEvent::PlayerCalled { call });
+                    self.record(called.into_iter().chain([taken]).collect())?;
+                    if acted {
+                        return Ok(true);
+                    }
+                }
             }
-            let verdict = troupe_validator::check(&line);
-            if line.is_empty() || !verdict.flagged {
-                return Ok(Reply::Action(line));
-            }
-            let feedback = troupe_validator::feedback(&verdict);
-            self.record(vec![EncounterEvent::ActionSentBack {
-                seat: seat.id.clone(),
-                text: line.clone(),
-                feedback: feedback.clone(),
-            }])?;
-            ask = action_again_ask(&self.state, seat, &line, &feedback);
-            sent_back = Some(line);
         }
-        Ok(Reply::Action(sent_back.unwrap_or_default()))
+        let seat = self.state.seats.get(index).map(|s| s.id.clone());
+        let seat = seat.unwrap_or_default();
+        self.record(vec![action_taken(&self.state, &seat, "")])?;
+        Ok(true)
     }
 
-    /// Roll the pending check: a person rolls when asked; an AI player's is rolled for it.
+    /// Ask whoever holds the seat: the people's seat, or the AI at it, whose answer comes with
+    /// the model call it made (the table stops, saved, when that model failed).
+    async fn ask_seat(
+        &mut self,
+        seat: &Seat,
+        ask: &Ask,
+    ) -> Result<(Answer, Option<ModelCall>), Error> {
+        if seat.kind == SeatKind::Person {
+            return Ok((self.people.decide(ask).await, None));
+        }
+        let caller = Caller::at(&self.gateway, &mut self.watch, &self.state);
+        let mut ai = AiPlayer::new(caller, &self.prompts);
+        let answer = ai.decide(ask).await;
+        match ai.failure {
+            Some(e) => Err(e),
+            None => Ok((answer, ai.call)),
+        }
+    }
+
+    /// Roll the pending check: whoever holds the seat is asked to roll (an AI's dice are rolled
+    /// for it at once).
     /// False when a person left.
     async fn roll(&mut self, check: CheckCall) -> Result<bool, Error> {
         let Some(seat) = self.state.seat(&check.player).cloned() else {
             return Err(EncounterError::UnknownSeat(check.player.clone()).into());
         };
-        if seat.kind == SeatKind::Person {
-            let ask = roll_ask(&self.state, &seat, &check);
-            // Whatever else comes (a hand-over), the dice are rolled: a roll has no choices.
-            if matches!(
-                self.people.decide(&ask).await,
-                Answer::Leave | Answer::Fail { .. }
-            ) {
-                return Ok(false);
-            }
+        let ask = roll_ask(&self.state, &seat, &check);
+        // Whatever else comes (a hand-over), the dice are rolled: a roll has no choices.
+        let (answer, _) = self.ask_seat(&seat, &ask).await?;
+        if matches!(answer, Answer::Leave | Answer::Fail { .. }) {
+            return Ok(false);
         }
         let d20 = D20Check {
             dc: check.dc,
@@ -536,13 +436,5 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             roll,
         }])?;
         Ok(true)
-    }
-}
-
-fn message(role: Role, text: &str) -> Message {
-    match role {
-        Role::System => Message::system(text),
-        Role::User => Message::user(text),
-        Role::Assistant => Message::assistant(text),
     }
 }

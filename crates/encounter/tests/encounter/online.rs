@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use troupe_campaign::CampaignDir;
+use troupe_encounter::log::EncounterEvent;
 use troupe_encounter::table::online::EncounterGame;
 use troupe_encounter::table::start::{Opening, SeatSpec, begin, campaign_in, window_of};
 use troupe_engine::surface::{Audience, Draft, GM, Playable, ScriptedSurface, Surface, WATCH};
@@ -137,6 +138,82 @@ async fn a_whisper_reaches_its_seat_alone_and_no_secret_reaches_a_line() {
         "{sheet}"
     );
     drop(updates);
+    // Every ask a page got, whole as it goes on the wire (the seat's view an AI at that seat
+    // makes its prompt of): no GM note and none of the hidden goals.
+    for asked in surface.asked() {
+        let wire = serde_json::to_string(&asked.ask).unwrap();
+        for secret in [
+            "SECRET",
+            "two inks",
+            "The forge burns again",
+            "crow on the chimney",
+        ] {
+            assert!(!wire.contains(secret), "{secret} in {wire}");
+        }
+    }
     let gm_drafts = surface.drafts().into_iter().filter(|(s, _, _)| s == GM);
     assert!(gm_drafts.into_iter().all(|(_, _, d)| d == Draft::Unshown));
+}
+
+/// The smithy's run in `dir` reopened as a new game (a restarted server), on the recorded
+/// replies from their start.
+fn reopened(dir: &Path, run: u32) -> Box<EncounterGame> {
+    let replies = examples().join("encounters/smithy.replay.jsonl");
+    let model: Arc<dyn ChatModel> = Arc::new(ReplayModel::from_file(replies).unwrap());
+    Box::new(EncounterGame {
+        store: troupe_encounter::table::EncounterStore::open(dir).unwrap(),
+        run,
+        gateway: Gateway::new(model, RetryPolicy::default(), Arc::new(TokioSleeper)),
+        prompts: troupe_encounter::prompt::embedded().clone(),
+        rounds: None,
+        finish: Box::new(|_, _| Ok(())),
+        gm: true,
+    })
+}
+
+/// A person's action that says what happens is sent back once, by the rule an AI player's is
+/// (the same event, the same ask): kept in the log, so a table reopened after it asks for the
+/// rewrite, and an empty rewrite sends the action as it was, unchecked.
+#[tokio::test]
+async fn a_persons_sent_back_action_is_asked_again_after_the_table_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = smithy(dir.path());
+    let run = game.run;
+    let overreach = "I punch the factor and he falls to the floor, unconscious";
+    let first = Arc::new(ScriptedSurface::new([mara(&[("action", overreach)])]));
+    let on: Arc<dyn Surface> = first.clone();
+    let _ = game.play(on).await;
+    let again = Arc::new(ScriptedSurface::new([mara(&[("action", "")])]));
+    let on: Arc<dyn Surface> = again.clone();
+    let _ = reopened(dir.path(), run).play(on).await;
+
+    let asked = again.asked();
+    let rewrite = &asked
+        .iter()
+        .find(|a| a.ask.seat == "p1")
+        .expect("Mara is asked")
+        .ask;
+    assert_eq!(rewrite.decision, "action_again");
+    assert_eq!(rewrite.shown, vec![format!("You wrote: {overreach}")]);
+    assert!(rewrite.error.as_deref().is_some_and(|e| !e.is_empty()));
+    let store = troupe_encounter::table::EncounterStore::open(dir.path()).unwrap();
+    let maras: Vec<_> = store
+        .events(run)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            EncounterEvent::ActionSentBack { seat, text, .. } if seat == "p1" => {
+                Some(("sent back", text))
+            }
+            EncounterEvent::PlayerActed { seat, text } if seat == "p1" => Some(("acted", text)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        maras,
+        [
+            ("sent back", overreach.to_string()),
+            ("acted", overreach.to_string())
+        ]
+    );
 }

@@ -10,6 +10,7 @@ use troupe_encounter::log::{
 use troupe_encounter::names::{Drawn, Origin};
 use troupe_encounter::prompt::{embedded, gm_messages, player_messages};
 use troupe_encounter::turn::{GmStep, gm_reply};
+use troupe_encounter::view::player_view;
 
 const SMITHY: &str = include_str!("../../../../examples/encounters/smithy.yaml");
 
@@ -106,7 +107,7 @@ fn an_ai_players_prompt_holds_only_what_the_table_knows() {
             facts: vec![],
         }],
     );
-    insta::assert_snapshot!(shown(&player_messages(embedded(), &state, 1).unwrap()));
+    insta::assert_snapshot!(shown(&player_prompt(&state, 1)));
 }
 
 /// The turn's instructions past the opening, the templates' other branches: the GM's after a
@@ -177,7 +178,7 @@ fn the_prompts_mid_run_after_a_roll_a_leak_and_an_action_sent_back() {
     );
     insta::assert_snapshot!(
         "player_turn_sent_back",
-        shown(&player_messages(embedded(), &state, 1).unwrap()[1..])
+        shown(&player_prompt(&state, 1)[1..])
     );
 }
 
@@ -503,7 +504,7 @@ proptest! {
         let gm = shown(&gm_messages(embedded(), &state).unwrap().messages);
         prop_assert!(gm.contains(&memory) && gm.contains(note.trim()));
         for seat in 0..state.seats.len() {
-            let prompt = shown(&player_messages(embedded(), &state, seat).unwrap());
+            let prompt = shown(&player_prompt(&state, seat));
             prop_assert!(!prompt.contains(&memory));
             prop_assert!(!prompt.contains(note.trim()));
             for goal in state.spec.goals() {
@@ -513,4 +514,10 @@ proptest! {
             prop_assert!(!prompt.contains("persona"));
         }
     }
+}
+
+/// The AI player's prompt at seat `index`, made of its seat's view as the table makes it.
+fn player_prompt(state: &State, index: usize) -> Vec<(troupe_encounter::budget::Role, String)> {
+    let view = player_view(state, &state.seats[index].id).expect("a seat");
+    player_messages(embedded(), &view).expect("the prompt renders")
 }
