@@ -4,6 +4,7 @@
 //! game itself (the scene file, state, tools, planner, narrator, log and replay) is this crate's
 //! pure core.
 
+mod ai_speaker;
 mod error;
 pub mod online;
 mod run;
@@ -14,7 +15,7 @@ pub use run::{AiSpeaker, HandOvers, PlannerKind, SceneModels, SceneStop, SceneTa
 pub use world::{Kept, keep_world};
 
 use crate::view::character_view;
-use crate::{SceneEvent, State};
+use crate::{Scene, SceneEvent, State};
 use serde_json::json;
 use troupe_seat::{Ask, Command, form};
 
@@ -66,8 +67,11 @@ fn command(name: &str, label: &str) -> Command {
 }
 
 /// What does the character whose turn it is do? `shown` carries what the last command
-/// answered; `gm` allows the GM's commands.
-pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
+/// answered; `gm` allows the GM's commands. The view is what the speaker knows, whoever holds
+/// the seat (an AI at it makes its prompt of it alone): the character's name and what they see,
+/// the scene's goal, and the last narration.
+pub fn line_ask(scene: &Scene, shown: Vec<String>, gm: bool) -> Ask {
+    let state = &scene.state;
     let actor = state.current_actor();
     let commands = COMMANDS
         .iter()
@@ -79,12 +83,31 @@ pub fn line_ask(state: &State, shown: Vec<String>, gm: bool) -> Ask {
         decision: LINE.into(),
         prompt: format!("{}> ", state.name_of(actor)),
         shown,
-        view: json!({ "character": character_view(state, actor), "actor": actor }),
+        view: json!({
+            "character": character_view(state, actor),
+            "actor": actor,
+            "name": state.name_of(actor),
+            "goal": state.goal,
+            "last": last_narration(scene),
+        }),
         fields: vec![form::optional("line", "What your character does")],
         commands,
         error: None,
         prefill: Default::default(),
     }
+}
+
+/// The latest narration.
+fn last_narration(scene: &Scene) -> String {
+    scene
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            SceneEvent::ToolApplied { narration, .. } => Some(narration.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// The seat of the person who runs the scene, when it is not the speaker's (at the web table).

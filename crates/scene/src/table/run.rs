@@ -12,11 +12,12 @@ use crate::view::{character_view, gm_view};
 use crate::{
     Caller, Effect, Envelope, Scene, SceneEvent, State, ToolCall, Truth, WorldDelta, held_by_person,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::Notify;
 use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, Progress, ResponseSchema};
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
+use super::ai_speaker::AiAtTheSeat;
 use super::{GM, SPEAKER, gm_ask, help, line_ask};
 use troupe_engine::{Error, Prompts};
 
@@ -229,7 +230,7 @@ impl<P: Seat> SceneTable<P> {
             self.record_hand_overs()?;
             // What the last command answered stays shown until the speaker answers: a GM's
             // command that comes first asks the speaker again.
-            let ask = line_ask(&self.scene.state, answered.clone(), self.gm);
+            let ask = line_ask(&self.scene, answered.clone(), self.gm);
             let answer = match self.next_turn(&ask, &mut gm_answered).await? {
                 Turn::Answer(answer) => answer,
                 Turn::Again => continue,
@@ -282,12 +283,9 @@ impl<P: Seat> SceneTable<P> {
     /// hands, a wait for a person to claim the seat. A model that fails (past the gateway's
     /// retries) at such a table hands the seat back instead of stopping the table.
     async fn ai_turn(&mut self, ask: &Ask, gm_answered: &mut Vec<String>) -> Result<Turn, Error> {
-        match self.ai_line(&ask.prompt).await {
-            Ok(Some(line)) => {
-                let values = Map::from_iter([("line".to_string(), Value::String(line))]);
-                return Ok(Turn::Answer(Answer::Decide { values }));
-            }
-            Ok(None) => {}
+        match self.ask_ai(ask).await {
+            Ok(Answer::Leave) => {}
+            Ok(answer) => return Ok(Turn::Answer(answer)),
             Err(e) => match SceneTableError::model_failure(&e) {
                 Some(why) if self.hand_overs.is_some() => {
                     self.hand_back(why.to_string())?;
@@ -393,56 +391,26 @@ impl<P: Seat> SceneTable<P> {
         Ok(shown)
     }
 
-    /// The AI speaker's next line, or None when there is no AI or it has said all it may.
-    async fn ai_line(&mut self, prompt: &str) -> Result<Option<String>, Error> {
-        let state = &self.scene.state;
+    /// Ask the AI at the seat, as a person is asked: its line, or [`Answer::Leave`] when there
+    /// is no AI (or no model) or it has said all it may; the error when its model failed.
+    async fn ask_ai(&mut self, ask: &Ask) -> Result<Answer, Error> {
         let (Some(ai), Some(gateway)) = (self.ai.as_mut(), self.models.gateway.as_ref()) else {
-            return Ok(None);
+            return Ok(Answer::Leave);
         };
-        if ai.lines_left == 0 {
-            return Ok(None);
-        }
-        ai.lines_left -= 1;
-        let actor = state.current_actor();
-        let system = self.models.prompts.render(
-            "scene_player.md",
-            serde_json::json!({
-                "name": ai.name,
-                "character": state.name_of(actor),
-                "goal": ai.goal,
-                "scene_goal": state.goal,
-            }),
-        )?;
-        let user = self.models.prompts.render_exact(
-            "scene_player_turn.md",
-            serde_json::json!({
-                "view": character_view(state, actor),
-                "last": last_narration(&self.scene),
-            }),
-        )?;
-        let mut req = ChatRequest::new(
-            CallTag::new(actor, "scene_player"),
-            vec![Message::system(system), Message::user(user)],
-        );
-        req.max_tokens = 80;
-        let reply = ask_model(
+        let mut seat = AiAtTheSeat {
+            ai,
             gateway,
-            &self.scene,
-            req,
-            &mut self.calls,
-            self.watch.as_mut(),
-            SPEAKER,
-        )
-        .await?;
-        let line = reply
-            .content
-            .lines()
-            .next()
-            .unwrap_or("look around")
-            .trim()
-            .to_string();
-        self.watch.spoke(prompt, &line);
-        Ok(Some(line))
+            prompts: &self.models.prompts,
+            scene: &self.scene,
+            calls: &mut self.calls,
+            watch: self.watch.as_mut(),
+            failure: None,
+        };
+        let answer = seat.decide(ask).await;
+        match seat.failure {
+            Some(e) => Err(e),
+            None => Ok(answer),
+        }
     }
 
     /// A table command: what it answers the speaker, if anything.
@@ -629,7 +597,7 @@ impl<P: Seat> SceneTable<P> {
 /// place among the scene's calls (those logged and those waiting in `calls`); the watch is told
 /// who thinks and how far the reply has come; its attempts are kept for the log, failed ones
 /// included.
-async fn ask_model(
+pub(super) async fn ask_model(
     gateway: &Gateway,
     scene: &Scene,
     mut req: ChatRequest,
@@ -685,17 +653,4 @@ fn ai_lines_since_handed(events: &[Envelope]) -> u32 {
         })
         .count();
     u32::try_from(said).unwrap_or(u32::MAX)
-}
-
-/// The latest narration, for the AI speaker.
-fn last_narration(scene: &Scene) -> String {
-    scene
-        .events
-        .iter()
-        .rev()
-        .find_map(|e| match &e.event {
-            SceneEvent::ToolApplied { narration, .. } => Some(narration.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }

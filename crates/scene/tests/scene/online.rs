@@ -134,6 +134,19 @@ async fn the_gms_note_and_the_gms_view_reach_the_gm_alone() {
         speaker.contains("Wren") && !speaker.contains("Vesk"),
         "{speaker}"
     );
+    // Every ask the speaker's page got, whole as it goes on the wire (the view an AI at the seat
+    // makes its prompt of): neither the hidden smuggler nor the GM's note.
+    let speakers = surface
+        .asked()
+        .into_iter()
+        .filter(|a| a.ask.seat == SPEAKER);
+    for asked in speakers {
+        let wire = serde_json::to_string(&asked.ask).unwrap();
+        assert!(wire.contains("Wren"), "{wire}");
+        for secret in ["Vesk", "smuggler\"", "NOTE-7Q"] {
+            assert!(!wire.contains(secret), "{secret} in {wire}");
+        }
+    }
 }
 
 #[tokio::test]
