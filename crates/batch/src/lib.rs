@@ -11,6 +11,7 @@ pub mod model_spec;
 pub mod preflight;
 pub mod research;
 pub mod runs;
+pub mod scenes;
 pub mod shard;
 pub mod simulate;
 pub mod spend;

@@ -251,16 +251,13 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
             "cost": (!only_games).then(|| log.costs()),
             "runs": runs,
             "encounters": crate::encounters::all_scorecards(dir)?,
+            "scenes": crate::scenes::all_figures(dir)?,
         });
         emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
     } else if only_games {
         let mut text = troupe_report::render_games_stats(&title, &audit);
         text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
-        let encounters = crate::encounters::all_scorecards(dir)?;
-        if !encounters.is_empty() {
-            text.push('\n');
-            text.push_str(&crate::encounters::render_scorecards(&encounters));
-        }
+        text.push_str(&games_figures(dir)?);
         emit(&text)?;
     } else {
         let roster = log.roster();
@@ -269,14 +266,27 @@ pub fn stats(dir: &Path, session: Option<u32>, all: bool, json: bool) -> anyhow:
         text.push_str(&troupe_report::render_scorecard(&scorecard, &runs));
         text.push_str(&troupe_report::render_game_scorecard(&game_scorecard));
         text.push_str(&troupe_report::render_costs(&log.costs()));
-        let encounters = crate::encounters::all_scorecards(dir)?;
-        if !encounters.is_empty() {
-            text.push('\n');
-            text.push_str(&crate::encounters::render_scorecards(&encounters));
-        }
+        text.push_str(&games_figures(dir)?);
         emit(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each game's own figures of its runs, as tables, after the sessions' (none for a game the
+/// campaign has not played): the encounters' GM scorecards, the scenes' figures.
+fn games_figures(dir: &Path) -> anyhow::Result<String> {
+    let mut text = String::new();
+    let encounters = crate::encounters::all_scorecards(dir)?;
+    if !encounters.is_empty() {
+        text.push('\n');
+        text.push_str(&crate::encounters::render_scorecards(&encounters));
+    }
+    let scenes = crate::scenes::all_figures(dir)?;
+    if !scenes.is_empty() {
+        text.push('\n');
+        text.push_str(&crate::scenes::render_figures(&scenes));
+    }
+    Ok(text)
 }
 
 /// `troupe report`: the HTML report, written to `output`.

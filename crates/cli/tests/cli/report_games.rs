@@ -350,7 +350,8 @@ fn the_games_report_in_a_real_browser_shows_markup_as_text() {
 /// Issue 46: `troupe stats` on a campaign of only encounters and scenes printed a Lasers &
 /// Feelings block of zeros (turns, validation, dice…) and an empty scorecard per model although
 /// the encounter made model calls. It shows the games' own figures, and only those: their
-/// calls, a scorecard per model counting every call, the encounter GM's scorecard.
+/// calls, a scorecard per model counting every call, the encounter GM's scorecard, the scenes'
+/// figures.
 #[test]
 fn stats_of_only_encounters_and_scenes_show_their_own_figures_and_only_those() {
     let dir = tempfile::tempdir().unwrap();
@@ -400,8 +401,18 @@ fn stats_of_only_encounters_and_scenes_show_their_own_figures_and_only_those() {
         text.contains("Encounter runs: the GM's scorecard"),
         "{text}"
     );
+    // The scenes' own figures, the table `troupe scene stats` prints.
+    let scene_table = run(d, &["scene", "stats"]);
+    assert!(scene_table.starts_with("Scene runs\n"), "{scene_table}");
+    assert!(text.contains(&scene_table), "{text}");
 
     let stats = stats_json(d, &[]);
+    let scene_cards: Vec<Value> = run(d, &["scene", "stats", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(stats["scenes"], Value::Array(scene_cards));
+    assert_eq!(stats["scenes"][0]["model_calls"], 2, "{}", stats["scenes"]);
     assert!(stats["metrics"].is_null(), "{}", stats["metrics"]);
     assert!(stats["cost"].is_null());
     let card = stats["game_scorecard"].as_array().unwrap();
