@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use troupe_encounter::table::EncounterStore;
-
 /// The encounter's runs, as its commands speak of them.
 pub const GAME: crate::runs::Game = crate::runs::Game {
     name: "encounter",
@@ -19,15 +17,9 @@ pub fn scorecard(events: &[troupe_encounter::log::Envelope]) -> anyhow::Result<s
 }
 
 /// Every encounter run's scorecard in a campaign directory (none when it has no runs), for
-/// `troupe stats` and `troupe report`: each run read as every reader reads it
-/// ([`crate::runs::known_events`]), so a run holding an event kind a newer troupe wrote does not
-/// stop either command.
+/// `troupe stats` and `troupe report`.
 pub fn all_scorecards(dir: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
-    let Some(store) = EncounterStore::open_existing(dir)? else {
-        return Ok(Vec::new());
-    };
-    let last = store.latest()?.map_or(0, |r| r.number);
-    crate::runs::cards(&store, &(1..=last).collect::<Vec<_>>(), &GAME, scorecard)
+    crate::runs::every_card(dir, &GAME, scorecard)
 }
 
 /// The scorecards as a table.

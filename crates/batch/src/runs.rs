@@ -113,6 +113,21 @@ pub fn cards<E: RunLog + Clone>(
     Ok(out)
 }
 
+/// Every run's figures of one game in a campaign directory (none when it has played none; nothing
+/// is created), for `troupe stats` and `troupe report`: each run read as every reader reads it
+/// ([`known_events`]), so a run holding an event kind a newer troupe wrote stops neither.
+pub fn every_card<E: RunLog + Clone>(
+    dir: &Path,
+    game: &Game,
+    card: impl Fn(&[E]) -> anyhow::Result<Value>,
+) -> anyhow::Result<Vec<Value>> {
+    let Some(store) = GameStore::<E>::open_existing(dir)? else {
+        return Ok(Vec::new());
+    };
+    let last = store.latest()?.map_or(0, |r| r.number);
+    cards(&store, &(1..=last).collect::<Vec<_>>(), game, card)
+}
+
 /// A run's events this build knows, in order: every row the store holds, read through
 /// [`Known`]. A kind a newer troupe wrote is left out (the figures are of what this build
 /// knows) instead of stopping the command; an event of a known kind that does not read is an

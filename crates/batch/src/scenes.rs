@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use serde_json::Value;
-use troupe_scene::table::SceneStore;
 
 /// The scene's runs, as its commands speak of them.
 pub const GAME: crate::runs::Game = crate::runs::Game {
@@ -107,13 +106,8 @@ pub fn render_figures(cards: &[Value]) -> String {
     out
 }
 
-/// Every scene run's figures in a campaign directory (none when it has no runs), each run read
-/// as every reader reads it ([`crate::runs::known_events`]), so a run holding an event kind a
-/// newer troupe wrote does not stop `troupe stats`.
+/// Every scene run's figures in a campaign directory (none when it has no runs), for `troupe
+/// stats`.
 pub fn all_figures(dir: &Path) -> anyhow::Result<Vec<Value>> {
-    let Some(store) = SceneStore::open_existing(dir)? else {
-        return Ok(Vec::new());
-    };
-    let last = store.latest()?.map_or(0, |r| r.number);
-    crate::runs::cards(&store, &(1..=last).collect::<Vec<_>>(), &GAME, figures)
+    crate::runs::every_card(dir, &GAME, figures)
 }
