@@ -602,6 +602,8 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
 /// to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
+    // Its waits are for a bot whose model is quick: not beside the embedded model's sessions.
+    let _alone = crate::support::ALONE.lock().await;
     let slow = OpenAiServer::start(Personality::Paced {
         delay: Duration::from_millis(25),
     });

@@ -14,12 +14,8 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 use crate::support;
-use crate::support::in_ci;
+use crate::support::{ALONE, in_ci};
 use support::copy_examples;
-
-/// One embedded model at a time: two llama.cpp sessions on a 2-core machine oversubscribe it so
-/// badly that calls pass their timeout (the test threads would otherwise run both at once).
-static ONE_MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `troupe play local.json --provider local ARGS` in `dir`: it must succeed. Returns its
 /// standard output and the session's log, or None (after a loud notice) when the model file is
@@ -78,7 +74,7 @@ fn troupe_local(dir: &std::path::Path, args: &[&str]) -> Option<String> {
 
 #[test]
 fn three_turns_with_the_embedded_model_leave_a_clean_log() {
-    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
+    let _alone = ALONE.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["local.json", "demo.gm.yaml"]);
     let Some((stdout, log)) =
@@ -135,7 +131,7 @@ fn three_turns_with_the_embedded_model_leave_a_clean_log() {
 /// BENCHMARKS.md has the ten-turn run.
 #[test]
 fn an_ai_gm_and_an_ai_player_play_three_turns_with_the_embedded_model() {
-    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
+    let _alone = ALONE.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     copy_examples(dir.path(), &["local.json"]);
     let Some((stdout, log)) =
@@ -176,7 +172,7 @@ fn an_ai_gm_and_an_ai_player_play_three_turns_with_the_embedded_model() {
 /// rounds of the smithy encounter with replies that fit the reply schema and no failed step.
 #[test]
 fn an_all_ai_encounter_runs_two_rounds_with_the_embedded_model() {
-    let _one = ONE_MODEL.lock().unwrap_or_else(|p| p.into_inner());
+    let _alone = ALONE.blocking_lock();
     let dir = tempfile::tempdir().unwrap();
     let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     std::fs::copy(
