@@ -3,11 +3,10 @@
 
 use crate::SessionError;
 use chrono::{DateTime, Utc};
-use troupe_agents::{ActionDecl, AgentCall, InsightDecision, Intent, PromptSet, Purpose};
+use troupe_agents::{ActionDecl, InsightDecision, Intent, PromptSet, Purpose};
 use troupe_campaign::Campaign;
-use troupe_llm::{AttemptRecord, Gateway, Progress};
+use troupe_llm::{Gateway, Progress};
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
-use troupe_seat::Answer;
 
 use crate::asks::MAX_BAD_ANSWERS;
 use crate::decision::PlayerDecision;
@@ -16,6 +15,7 @@ use crate::memory::campaign::CampaignMemory;
 use crate::memory::episodes::{episodes_of, unstored_turns};
 use crate::memory::extraction::{extract, extraction_call};
 use crate::memory::types::RecallLayer;
+use crate::players::{AiPlayers, People, PlayerReply, PlayerSeats};
 use crate::visibility::{character_view, gm_view, player_view};
 use crate::{
     Envelope, Error, Event, FailureChoice, GmDecision, GmQuestion, GmReply, GmSeat, LayerView,
@@ -114,21 +114,6 @@ fn round_changed_nothing(t: &crate::session::Turn) -> bool {
         .iter()
         .any(|m| m.agent.is_none() && m.round == last.round);
     !gm_spoke && before.proposer == last.proposer && before.positions == last.positions
-}
-
-/// What a model call came back with: every attempt's record, and the reply or the error.
-type CallReply = (
-    Vec<AttemptRecord>,
-    Result<troupe_llm::GatewayReply, troupe_llm::GatewayError>,
-);
-
-/// How asking a person for a decision ended.
-enum Asked {
-    Decided,
-    /// They left the table, for this reason: the session ends.
-    Left(String),
-    /// The seat changed hands while they were asked.
-    Handed,
 }
 
 /// When the model does not say and the campaign does not either.
@@ -717,166 +702,117 @@ impl<'a> Driver<'a> {
         {
             return self.append(Event::DiscussionStalled { round: *round });
         }
-        let (people, specs): (Vec<CallSpec>, Vec<CallSpec>) = specs
+        let (people, ais): (Vec<CallSpec>, Vec<CallSpec>) = specs
             .into_iter()
             .partition(|c| self.played_by_person(c.agent()));
-        if !self.ask_people_for(&people).await? || specs.is_empty() {
-            return Ok(());
-        }
-        let built = self.build_calls(&specs)?;
-        let replies = self.run_calls(&specs, &built).await;
-        for ((spec, b), reply) in specs.iter().zip(built).zip(replies) {
-            self.record_reply(spec, b, reply)?;
+        if self.ask_seats(&people, true).await? {
+            self.ask_seats(&ais, false).await?;
         }
         Ok(())
     }
 
-    /// People's decisions, all asked at once where their seats can be (browsers; a hot seat
-    /// that shares one terminal asks them in turn). False when the step stops here: someone
-    /// left (the session has ended) or a seat changed hands while asked (the rest of the step
-    /// is asked again, and `next` routes it to the new holder).
-    async fn ask_people_for(&mut self, people: &[CallSpec]) -> Result<bool, Error> {
-        let views = people
+    /// A step's decisions asked of whoever holds the seats, the people's (`person`) or the AI
+    /// players', all at once, each seat shown its view ([`PlayerSeats`]); then recorded by one
+    /// rule: the events the seats' work left (an AI's trimmed prompts, then each of its calls'
+    /// attempts before its decision), and each decision with the game's rules applied once for
+    /// either ([`decide`]). False when the step stops here: someone left (the session has
+    /// ended) or a seat changed hands while asked (the rest of the step is asked again, and
+    /// `next` routes it to the new holder).
+    async fn ask_seats(&mut self, specs: &[CallSpec], person: bool) -> Result<bool, Error> {
+        if specs.is_empty() {
+            return Ok(true);
+        }
+        let views = specs
             .iter()
             .map(|spec| self.seat_view(spec))
             .collect::<Result<Vec<_>, _>>()?;
-        let answers = self.ask_people(people, &views).await;
-        for ((spec, view), answer) in people.iter().zip(&views).zip(answers) {
-            match self.person_reply(spec, view, answer).await? {
-                Asked::Decided => {}
-                Asked::Left(why) => {
-                    self.end(&why).await?;
-                    return Ok(false);
-                }
-                Asked::Handed => return Ok(false),
+        let questions: Vec<PlayerQuestion> = specs
+            .iter()
+            .zip(&views)
+            .map(|(call, view)| PlayerQuestion {
+                call,
+                view,
+                error: None,
+                again: asked_again(&self.session, call),
+            })
+            .collect();
+        let session = &self.session;
+        let step = match (person, self.people.as_deref_mut()) {
+            (true, Some(seat)) => People { seat, session }.decide_step(&questions).await,
+            (true, None) => return Ok(true),
+            (false, _) => {
+                let observer = &mut *self.observer;
+                let table = self.table;
+                let mut ais = AiPlayers {
+                    table,
+                    session,
+                    observer,
+                };
+                ais.decide_step(&questions).await
+            }
+        };
+        for event in step.before {
+            self.append(event)?;
+        }
+        for (spec, (events, reply)) in specs.iter().zip(step.replies) {
+            for event in events {
+                self.append(event)?;
+            }
+            if !self.take_reply(spec, reply, person).await? {
+                return Ok(false);
             }
         }
         Ok(true)
     }
 
-    /// Each AI's call built from its view (a prompt trimmed to fit is recorded as such), seeded
-    /// in the order asked; the observer hears who is thinking.
-    fn build_calls(&mut self, specs: &[CallSpec]) -> Result<Vec<Result<AgentCall, Error>>, Error> {
-        let mut built = Vec::with_capacity(specs.len());
-        for spec in specs {
-            let b = self.build(spec);
-            if let Ok((call, Some(t))) = &b {
-                self.append(Event::ContextTrimmed {
-                    agent: spec.agent().to_string(),
-                    purpose: call.purpose.as_str().to_string(),
-                    prompt_tokens: t.prompt_tokens,
-                    budget: t.budget,
-                    turns_dropped: t.turns_dropped as u32,
-                    memories_dropped: t.memories_dropped as u32,
-                })?;
-            }
-            built.push(b.map(|(call, _)| call));
-        }
-        self.seed_calls(specs, &mut built);
-        for (spec, b) in specs.iter().zip(&built) {
-            if let Ok(call) = b {
-                self.observer.thinking(spec.agent(), call.purpose);
-            }
-        }
-        Ok(built)
-    }
-
-    /// The round's calls run together through the gateway; each reports its progress to the
-    /// one observer. A call that could not be built is not made (None).
-    async fn run_calls(
-        &mut self,
-        specs: &[CallSpec],
-        built: &[Result<AgentCall, Error>],
-    ) -> Vec<Option<CallReply>> {
-        let gateway = &self.table.gateway;
-        let observer = std::sync::Mutex::new(&mut *self.observer);
-        let replies = futures_util::future::join_all(specs.iter().zip(built).map(|(spec, b)| {
-            let observer = &observer;
-            async move {
-                let call = b.as_ref().ok()?;
-                let mut records: Vec<AttemptRecord> = Vec::new();
-                let progress = |p: Progress| {
-                    let mut observer = observer.lock().unwrap_or_else(|e| e.into_inner());
-                    observer.progress(spec.agent(), call.purpose, &p);
-                };
-                let result = gateway
-                    .call_with_progress(&call.request, &mut |r| records.push(r), &progress)
-                    .await;
-                Some((records, result))
-            }
-        }))
-        .await;
-        self.observer.idle();
-        replies
-    }
-
-    /// One AI's call as the log keeps it: every attempt, then the decision it led to, or the
-    /// phase's failure for that agent.
-    fn record_reply(
+    /// Record a seat's reply: its decision's events, or the phase's failure for an AI that could
+    /// not decide. False when the step stops here. A person's decision that breaks the game's
+    /// rules, or a person's seat that failed, stops the session (saved) with why.
+    async fn take_reply(
         &mut self,
         spec: &CallSpec,
-        built: Result<AgentCall, Error>,
-        reply: Option<CallReply>,
-    ) -> Result<(), Error> {
-        let agent = spec.agent().to_string();
-        let outcome = match (built, reply) {
-            (Err(e), _) => Err(crate::error_chain(&e)),
-            (Ok(_), None) => Err("the call was not made".to_string()),
-            (Ok(call), Some((records, result))) => {
-                for record in records {
-                    self.append(Event::ModelCall {
-                        agent: agent.clone(),
-                        layer: call.purpose.layer(),
-                        purpose: call.purpose.as_str().to_string(),
-                        record,
-                    })?;
-                }
-                match result {
-                    Err(e) => Err(e.to_string()),
-                    Ok(reply) => {
-                        let value = reply
-                            .json
-                            .unwrap_or_else(|| serde_json::Value::String(reply.content.clone()));
-                        PlayerDecision::from_reply(spec, &value)
-                            .map_err(|e| e.to_string())
-                            .and_then(|d| decide(&self.session, spec, d))
+        reply: PlayerReply,
+        person: bool,
+    ) -> Result<bool, Error> {
+        let seat_failed = |session: u32, message: String| -> Error {
+            SessionError::SeatFailed { session, message }.into()
+        };
+        let failure = match reply {
+            PlayerReply::Decided(decision) => match decide(&self.session, spec, decision) {
+                Ok(events) => {
+                    for e in events {
+                        self.append(e)?;
                     }
+                    return Ok(true);
                 }
+                Err(message) if person => return Err(seat_failed(self.session.number, message)),
+                Err(message) => message,
+            },
+            PlayerReply::Failed(message) => message,
+            PlayerReply::SeatFailed(message) => {
+                return Err(seat_failed(self.session.number, message));
+            }
+            PlayerReply::Handed => {
+                self.record_hand_overs()?;
+                return Ok(false);
+            }
+            PlayerReply::Left(why) => {
+                self.end(&why).await?;
+                return Ok(false);
             }
         };
-        match outcome {
-            Ok(events) => {
-                for e in events {
-                    self.append(e)?;
-                }
-            }
-            Err(error) => {
-                let failures = self
-                    .session
-                    .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
-                    .0
-                    + 1;
-                self.append(Event::PhaseFailed {
-                    agent,
-                    error,
-                    failures,
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Give each call of a step its seed: its agent's next, in the order asked.
-    fn seed_calls(&self, specs: &[CallSpec], built: &mut [Result<AgentCall, Error>]) {
-        let mut made: std::collections::BTreeMap<&str, u64> = Default::default();
-        for (spec, b) in specs.iter().zip(built.iter_mut()) {
-            if let Ok(call) = b {
-                let agent = spec.agent();
-                let k = made.entry(agent).or_default();
-                call.request.seed = Some(self.session.call_seeds(agent).nth(agent, *k));
-                *k += 1;
-            }
-        }
+        let agent = spec.agent().to_string();
+        let failures = self
+            .session
+            .failures(self.session.phase.unwrap_or(Phase::GmNarration), &agent)
+            .0
+            + 1;
+        self.append(Event::PhaseFailed {
+            agent,
+            error: failure,
+            failures,
+        })?;
+        Ok(true)
     }
 
     /// A person plays this agent's character, and there is a seat to ask them.
@@ -927,105 +863,6 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// The people's first answers to a step's decisions, asked together.
-    async fn ask_people(&mut self, people: &[CallSpec], views: &[SeatView]) -> Vec<Answer> {
-        let Some(seat) = self.people.as_deref_mut() else {
-            return Vec::new();
-        };
-        let questions: Vec<PlayerQuestion> = people
-            .iter()
-            .zip(views)
-            .map(|(call, view)| PlayerQuestion {
-                call,
-                view,
-                error: None,
-                again: asked_again(&self.session, call),
-            })
-            .collect();
-        seat.decide_all(&questions).await
-    }
-
-    /// A person's answer to a player decision, recorded as an AI's decision is (one type, read
-    /// from the person's own form); an answer that does not fit is sent back, with why, a few
-    /// times.
-    async fn person_reply(
-        &mut self,
-        spec: &CallSpec,
-        view: &SeatView,
-        first: Answer,
-    ) -> Result<Asked, Error> {
-        let agent = spec.agent().to_string();
-        match self.person_decision(spec, view, first).await {
-            GmReply::Answer(decision) => {
-                let events = decide(&self.session, spec, decision).map_err(|message| {
-                    SessionError::SeatFailed {
-                        session: self.session.number,
-                        message,
-                    }
-                })?;
-                for e in events {
-                    self.append(e)?;
-                }
-                Ok(Asked::Decided)
-            }
-            GmReply::Fail(message) => Err(SessionError::SeatFailed {
-                session: self.session.number,
-                message,
-            }
-            .into()),
-            GmReply::Handed => {
-                self.record_hand_overs()?;
-                Ok(Asked::Handed)
-            }
-            GmReply::End(why) => Ok(Asked::Left(why)),
-            // A player's seat has no table commands: anything else is leaving the table.
-            _ => Ok(Asked::Left(format!("{agent}'s player left the table"))),
-        }
-    }
-
-    /// A person's decision, read from their first answer and, while it does not fit, from the
-    /// answers they give when told why.
-    async fn person_decision(
-        &mut self,
-        spec: &CallSpec,
-        view: &SeatView,
-        first: Answer,
-    ) -> GmReply<PlayerDecision> {
-        let read = |answer| {
-            PlayerQuestion {
-                call: spec,
-                view,
-                error: None,
-                again: None,
-            }
-            .read(answer)
-        };
-        let mut why = match read(first) {
-            Ok(reply) => return reply,
-            Err(e) => e,
-        };
-        for _ in 1..MAX_BAD_ANSWERS {
-            let Some(seat) = self.people.as_deref_mut() else {
-                break;
-            };
-            let question = PlayerQuestion {
-                call: spec,
-                view,
-                error: Some(&why),
-                again: asked_again(&self.session, spec),
-            };
-            let answer = seat.decide(&question).await;
-            why = match read(answer) {
-                Ok(reply) => return reply,
-                Err(e) => e,
-            };
-        }
-        GmReply::Fail(format!(
-            "{}'s seat answered {MAX_BAD_ANSWERS} times with answers that do not fit: {why}",
-            spec.agent()
-        ))
-    }
-
     /// Before a later discussion round: how long the discussion has run, when that is past
     /// its limit.
     fn discussion_overtime(&self, round: u32) -> Option<u64> {
@@ -1054,111 +891,6 @@ impl<'a> Driver<'a> {
             DiscussionLimit::Recorded { stalled, .. } => {
                 stalled.contains(&(self.session.turn_number, round))
             }
-        }
-    }
-
-    /// Build the call from the agent's view, within the prompt budget: past 80% of the
-    /// context, the oldest recent turns go first (they are in memory, which recall brings
-    /// back as summaries), then the weakest memories. Returns the call and what was trimmed.
-    fn build(&self, spec: &CallSpec) -> Result<(AgentCall, Option<Trimmed>), Error> {
-        let s = &self.session;
-        let p = &self.table.prompts;
-        let agent = spec.agent();
-        let missing = || SessionError::UnknownAgent(agent.to_string());
-        let budget = self.table.prompt_budget();
-        let built = match spec {
-            CallSpec::Questions { .. }
-            | CallSpec::Intent { .. }
-            | CallSpec::InsightDecision { .. }
-            | CallSpec::Discussion { .. }
-            | CallSpec::Vote { .. }
-            | CallSpec::PartyDirective { .. } => {
-                let v = player_view(s, agent).ok_or_else(missing)?;
-                let (mut recent, mut memories) = (v.recent.clone(), v.memories.clone());
-                fit(budget, &mut recent, &mut memories, |r, m| {
-                    let view = troupe_agents::PlayerView {
-                        recent: r.to_vec(),
-                        memories: m.to_vec(),
-                        ..v.clone()
-                    };
-                    match spec {
-                        CallSpec::Questions { .. } => {
-                            p.questions(&view, crate::machine::MAX_QUESTIONS)
-                        }
-                        CallSpec::Intent { .. } => p.intent(&view),
-                        CallSpec::Discussion { round, .. } => p.discussion(&view, *round),
-                        CallSpec::Vote { .. } => p.vote(&view, s.turn.consensus.len() as u32),
-                        CallSpec::PartyDirective { .. } => p.party_directive(&view),
-                        _ => p.insight_decision(&view),
-                    }
-                })
-            }
-            _ => {
-                let v = character_view(s, agent).ok_or_else(missing)?;
-                let (mut recent, mut memories) = (v.recent.clone(), v.memories.clone());
-                fit(budget, &mut recent, &mut memories, |r, m| {
-                    let view = troupe_agents::CharacterView {
-                        recent: r.to_vec(),
-                        memories: m.to_vec(),
-                        ..v.clone()
-                    };
-                    match spec {
-                        CallSpec::Action {
-                            attempt, feedback, ..
-                        } => p.action(&view, *attempt, feedback),
-                        CallSpec::InsightQuestion { .. } => p.insight_question(&view),
-                        _ => p.reaction(&view),
-                    }
-                })
-            }
-        };
-        built.map_err(Error::game)
-    }
-}
-
-/// What fitting a prompt into its budget took out.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Trimmed {
-    pub prompt_tokens: u32,
-    pub budget: u32,
-    pub turns_dropped: usize,
-    pub memories_dropped: usize,
-}
-
-fn prompt_tokens(call: &AgentCall) -> u32 {
-    call.request
-        .messages
-        .iter()
-        .map(|m| troupe_llm::estimate_tokens(&m.content))
-        .sum()
-}
-
-/// Render, and while over budget drop the oldest turn, then the last (weakest) memory.
-fn fit<T: Clone, M: Clone>(
-    budget: u32,
-    recent: &mut Vec<T>,
-    memories: &mut Vec<M>,
-    render: impl Fn(&[T], &[M]) -> Result<AgentCall, troupe_agents::Error>,
-) -> Result<(AgentCall, Option<Trimmed>), troupe_agents::Error> {
-    let (mut turns_dropped, mut memories_dropped) = (0, 0);
-    loop {
-        let call = render(recent, memories)?;
-        let tokens = prompt_tokens(&call);
-        if tokens <= budget || (recent.is_empty() && memories.is_empty()) {
-            let trimmed = (turns_dropped + memories_dropped > 0).then_some(Trimmed {
-                prompt_tokens: tokens,
-                budget,
-                turns_dropped,
-                memories_dropped,
-            });
-            return Ok((call, trimmed));
-        }
-        if !recent.is_empty() {
-            recent.remove(0);
-            turns_dropped += 1;
-        } else {
-            memories.pop();
-            memories_dropped += 1;
         }
     }
 }
@@ -1257,7 +989,10 @@ fn discussed(s: &Session, agent: String, round: u32, r: troupe_agents::OocReply)
 
 /// The attempt an action call asks again: the character's last one this turn, which the
 /// overreach check sent back (a first attempt asks nothing again).
-fn asked_again<'a>(s: &'a Session, call: &CallSpec) -> Option<&'a troupe_agents::ActionDecl> {
+pub(crate) fn asked_again<'a>(
+    s: &'a Session,
+    call: &CallSpec,
+) -> Option<&'a troupe_agents::ActionDecl> {
     let CallSpec::Action { agent, attempt, .. } = call else {
         return None;
     };

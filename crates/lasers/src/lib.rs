@@ -35,6 +35,8 @@ mod error;
 #[cfg(feature = "table")]
 pub mod online;
 #[cfg(feature = "table")]
+mod players;
+#[cfg(feature = "table")]
 pub mod recorded;
 #[cfg(feature = "table")]
 pub mod script;
