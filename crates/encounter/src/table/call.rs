@@ -1,12 +1,13 @@
 //! One model call at the encounter's table, made the same way for every seat a model holds (the
-//! GM's, an AI player's): seeded by its place in the log, shown on the watch while it thinks
-//! and streams, and kept as the log keeps it, with the replies the gateway refused for their
-//! shape.
+//! GM's, an AI player's), and as a scene's are ([`troupe_engine::attempts::call`]: seeded by
+//! its place in the log, shown on the watch while it thinks and streams, every attempt kept),
+//! kept as the encounter's log keeps it, with the replies the gateway refused for their shape.
 
 use std::time::Instant;
 
 use serde_json::Value;
-use troupe_llm::{ChatRequest, Gateway};
+use troupe_engine::attempts::{self, CallWatch};
+use troupe_llm::{ChatRequest, Gateway, Progress};
 
 use super::EncounterError;
 use super::run::EncounterWatch;
@@ -41,30 +42,15 @@ impl<'a> Caller<'a> {
     /// reply the gateway refused for its shape, in order.
     pub async fn call(&mut self, mut req: ChatRequest, agent: &str) -> (Called, Vec<Refused>) {
         let identity = format!("{agent} at {}", self.seq);
-        troupe_engine::call_seed::seed_request(&mut req, self.seed, &identity);
-        self.watch.thinking(Some(agent));
         let started = Instant::now();
-        let mut refused = Vec::new();
-        let mut attempts = Vec::new();
-        let watch = std::sync::Mutex::new(&mut *self.watch);
-        let progress = |p: troupe_llm::Progress| {
-            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
-            watch.progress(agent, &p);
-        };
-        let result = self
-            .gateway
-            .call_with_progress(
-                &req,
-                &mut |a| {
-                    if let (Some(reply), Some(error)) = (&a.reply, &a.error) {
-                        refused.push((reply.clone(), vec![error.clone()]));
-                    }
-                    attempts.push(troupe_engine::attempts::logged(&a));
-                },
-                &progress,
-            )
-            .await;
-        self.watch.thinking(None);
+        let seeded = (self.seed, identity.as_str());
+        let made = attempts::call(self.gateway, &mut req, seeded, agent, &mut **self.watch).await;
+        let refused = made
+            .refused
+            .into_iter()
+            .map(|(reply, error)| (reply, vec![error]))
+            .collect();
+        let (attempts, result) = (made.attempts, made.reply);
         let reply = match result {
             Ok(r) => r,
             Err(e) => {
@@ -93,5 +79,15 @@ impl<'a> Caller<'a> {
             attempts,
         };
         (Ok((call, json)), refused)
+    }
+}
+
+/// An encounter's watch sees its calls as every table's calls are watched.
+impl CallWatch for dyn EncounterWatch + '_ {
+    fn thinking(&mut self, seat: Option<&str>) {
+        EncounterWatch::thinking(self, seat);
+    }
+    fn progress(&mut self, seat: &str, progress: &Progress) {
+        EncounterWatch::progress(self, seat, progress);
     }
 }

@@ -50,6 +50,16 @@ pub struct AiSpeaker {
     pub lines_left: u32,
 }
 
+/// A scene's watch sees its calls as every table's calls are watched.
+impl troupe_engine::attempts::CallWatch for dyn SceneWatch + '_ {
+    fn thinking(&mut self, seat: Option<&str>) {
+        SceneWatch::thinking(self, seat);
+    }
+    fn progress(&mut self, seat: &str, progress: &Progress) {
+        SceneWatch::progress(self, seat, progress);
+    }
+}
+
 /// Who sees the scene as it is played.
 pub trait SceneWatch: Send {
     /// A committed event, with the state after the line that made it.
@@ -611,23 +621,14 @@ pub(super) async fn ask_model(
         .filter(|e| matches!(e.event, SceneEvent::ModelCalled { .. }))
         .count();
     let identity = format!("{} call {}", req.tag.agent, logged + calls.len());
-    troupe_engine::call_seed::seed_request(&mut req, scene.seed, &identity);
-    let mut attempts = Vec::new();
-    watch.thinking(Some(seat));
-    let reply = {
-        // The gateway reports progress through a shared sink; the watch is borrowed mutably.
-        let watch = Mutex::new(&mut *watch);
-        let progress = |p: Progress| {
-            let mut watch = watch.lock().unwrap_or_else(|e| e.into_inner());
-            watch.progress(seat, &p);
-        };
-        let mut on_attempt = |a| attempts.push(troupe_engine::attempts::logged(&a));
-        gateway
-            .call_with_progress(&req, &mut on_attempt, &progress)
-            .await
-    };
-    watch.thinking(None);
-    calls.push((req.tag.agent.clone(), req.tag.purpose.clone(), attempts));
+    let seeded = (scene.seed, identity.as_str());
+    let made = troupe_engine::attempts::call(gateway, &mut req, seeded, seat, watch).await;
+    calls.push((
+        req.tag.agent.clone(),
+        req.tag.purpose.clone(),
+        made.attempts,
+    ));
+    let reply = made.reply;
     reply.map_err(|e| {
         SceneTableError::Model {
             message: e.to_string(),
