@@ -1,7 +1,8 @@
 //! The table every game stands on, naming none of them: the one store of every game's log in a
 //! campaign's `campaign.db` with its JSONL mirrors and the inbox of answers people sent
 //! ([`store`]), the crash tests' pause points ([`pause`]), each model call's seed ([`call_seed`])
-//! and its attempts as the log keeps them ([`attempts`]), the faults a person can fix
+//! and a call as an encounter's and a scene's table make it, its attempts as their logs keep them
+//! ([`attempts`]), the faults a person can fix
 //! ([`Fault`]), the guard around a fold ([`guard`]), the replay verdict ([`replay`]) and the one
 //! error of them all ([`Error`]; a game's own error travels inside it as [`Error::Game`]), and
 //! what a game played online renders into and asks through ([`surface`]).
