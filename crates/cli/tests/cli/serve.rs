@@ -376,52 +376,31 @@ async fn a_gm_in_the_browser_plays_a_session_with_an_ai_player() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
 }
 
+/// What the process writes down of a played session holds no seat's key: its log and a report
+/// of it. (A seat opened only with its own key, and the table file and database holding only
+/// its hash, are troupe-serve's routes tests: requests.rs.)
 #[tokio::test]
-async fn a_seat_without_its_key_is_refused_and_keys_are_stored_only_hashed() {
+async fn no_key_is_in_the_log_or_a_report_of_a_session_played_at_the_table() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
     let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
-    let client = reqwest::Client::new();
-    let no_key = client.get(s.url("gm", "/feed")).send().await.unwrap();
-    assert_eq!(no_key.status(), 401);
-    assert!(
-        no_key
-            .text()
-            .await
-            .unwrap()
-            .contains("key is missing or wrong")
-    );
-    // Another seat's key does not open this one.
-    let theirs = client
-        .get(s.url("gm", "/feed"))
-        .bearer_auth(&s.keys["alex"])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(theirs.status(), 401);
-    let unknown = client
-        .get(s.url("nobody", "/feed"))
-        .bearer_auth(&s.keys["gm"])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(unknown.status(), 404);
-    for key in s.keys.values() {
-        assert_eq!(key.len(), 32, "128 bits in hex");
-    }
+    assert_eq!(s.keys.len(), 3, "{}", s.stdout);
     s.play_gm(|_| false).await;
-    // No key is in the table file, the log, its database or a report.
-    let mut stored = std::fs::read_to_string(dir.path().join("table.json")).unwrap();
-    stored += &std::fs::read_to_string(dir.path().join("logs/session-1.jsonl")).unwrap();
-    stored += &String::from_utf8_lossy(&std::fs::read(dir.path().join("campaign.db")).unwrap());
+    let mut written = std::fs::read_to_string(dir.path().join("logs/session-1.jsonl")).unwrap();
+    assert!(written.contains("gm_narration"), "the session was played");
+    written += &String::from_utf8_lossy(&std::fs::read(dir.path().join("campaign.db")).unwrap());
     run(dir.path(), &["report", "-o", "report.html"]);
-    stored += &std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    written += &std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     for key in s.keys.values() {
-        assert!(!stored.contains(key.as_str()), "a key was written down");
+        assert!(!written.contains(key.as_str()), "a key was written down");
     }
 }
 
+/// SIGKILL mid-turn, and `troupe serve` again: the table reopens where it was, behind the same
+/// links, and the session plays on with no event lost or repeated. (A page's stream resuming
+/// after its last line, the same lines with the same ids across a restart, is troupe-serve's
+/// routes test: streams.rs.)
 #[tokio::test]
-async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_without_repeats() {
+async fn a_killed_server_reopens_the_table_where_it_was() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
     let first = serve(dir.path(), &["--seed", "3", "--turns", "2"]);
     // Play into the first turn: narration answered, the table moves on to the AI.
@@ -429,9 +408,6 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
         .play_gm(|s| s["ask"]["ask"]["decision"] == "adjudicate")
         .await;
     assert_eq!(at_adjudication["ask"]["ask"]["decision"], "adjudicate");
-    let seen = first.feed("watch", &first.keys["watch"], None).await;
-    let seen_lines = seen["lines"].as_array().unwrap().clone();
-    let last_seen = seen_lines.last().unwrap()["id"].as_u64().unwrap();
     let keys = first.keys.clone();
     let mut first = first;
     // SIGKILL: no chance to tidy up.
@@ -449,19 +425,6 @@ async fn a_killed_server_reopens_the_table_where_it_was_and_streams_resume_witho
     // The same links work; the table asks again what it was asking.
     let state = second.next_ask("gm").await;
     assert_eq!(state["ask"]["ask"]["decision"], "adjudicate");
-    // A page that reconnects after its last line gets only what came since.
-    let resumed = second
-        .feed("watch", &second.keys["watch"], Some(last_seen))
-        .await;
-    for l in resumed["lines"].as_array().unwrap() {
-        assert!(l["id"].as_u64().unwrap() > last_seen);
-    }
-    let whole = second.feed("watch", &second.keys["watch"], None).await;
-    assert_eq!(
-        whole["lines"].as_array().unwrap()[..seen_lines.len()],
-        seen_lines[..],
-        "the stream before the kill is the same after it"
-    );
     let end = second.play_gm(|_| false).await;
     assert_eq!(end["ended"], "played the 2 turns asked for");
     let log = log_of(dir.path(), 1);
@@ -626,118 +589,29 @@ async fn a_person_plays_their_seat_hands_it_to_an_ai_and_takes_it_back() {
     assert!(watch.contains("Alex takes their seat (Zara-7)."));
 }
 
+/// A seat that floods the running server is slowed down (429), and answered again once the
+/// hub's rate window has passed: a real wait, as the window is the binary's own clock, which
+/// cannot be injected from here (troupe_serve::hub reads `Instant::now` against the constant
+/// `RATE_WINDOW`). Every other bad request's clear 4xx, and the table playing on beside the
+/// flood, are troupe-serve's routes test (requests.rs), where the same router answers them.
 #[tokio::test]
-async fn bad_requests_get_a_clear_4xx_and_the_server_goes_on() {
+async fn a_flooding_seat_is_answered_again_once_the_rate_window_has_passed() {
     let dir = campaign_with(&["campaign.json", "campaign.replay.jsonl"]);
     let s = serve(dir.path(), &["--seed", "3", "--turns", "1"]);
     let gm = s.next_ask("gm").await;
-    let client = reqwest::Client::new();
-    let key = &s.keys["gm"];
-    let post = |body: Vec<u8>, origin: Option<&str>| {
-        let mut r = client
-            .post(s.url("gm", "/answer"))
-            .bearer_auth(key)
-            .header("content-type", "application/json")
-            .body(body);
-        if let Some(o) = origin {
-            r = r.header("origin", o);
-        }
-        r.send()
-    };
-    let status = |r: reqwest::Response| r.status().as_u16();
-    assert_eq!(
-        status(post(b"{not json".to_vec(), None).await.unwrap()),
-        400
-    );
-    // Past the size limit: refused (413) before it is read, or cut off while it is sent (on
-    // a connection of its own: the server closes it).
-    let oversize = reqwest::Client::new()
-        .post(s.url("gm", "/answer"))
-        .bearer_auth(key)
-        .header("content-type", "application/json")
-        .body(vec![b' '; 200_000])
-        .send()
-        .await;
-    match oversize {
-        Ok(r) => assert_eq!(status(r), 413),
-        Err(e) => assert!(e.is_request(), "{e}"),
-    }
-    let fine = serde_json::to_vec(&json!({"ask_id": gm["ask"]["id"],
-        "answer": {"answer": "decide", "values": {"text": "ok"}}}))
-    .unwrap();
-    // A state-changing request from another site's page is refused.
-    assert_eq!(
-        status(
-            post(fine.clone(), Some("https://evil.example"))
-                .await
-                .unwrap()
-        ),
-        403
-    );
-    let long = "é".repeat(5000);
-    let too_long = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "decide", "values": {"text": long}}});
-    assert_eq!(
-        status(
-            post(serde_json::to_vec(&too_long).unwrap(), None)
-                .await
-                .unwrap()
-        ),
-        422
-    );
-    let not_a_command = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "command", "name": "undo_everything"}});
-    assert_eq!(
-        status(
-            post(serde_json::to_vec(&not_a_command).unwrap(), None)
-                .await
-                .unwrap()
-        ),
-        422
-    );
-    // Nobody ends the table by "leaving" through the answer endpoint.
-    let leave = json!({"ask_id": gm["ask"]["id"], "answer": {"answer": "leave"}});
-    assert_eq!(
-        status(
-            post(serde_json::to_vec(&leave).unwrap(), None)
-                .await
-                .unwrap()
-        ),
-        422
-    );
-    // Random bytes at every endpoint: never a 5xx, never a crash.
-    let mut dice = Dice(9);
-    for i in 0..200 {
-        let n = dice.next(300);
-        let body: Vec<u8> = (0..n).map(|_| dice.next(256) as u8).collect();
-        let path = ["/answer", "/hand", "/feed?after=x"][i % 3];
-        let r = client
-            .post(s.url(["gm", "alex", "watch", "../../x"][dice.next(4)], path))
-            .bearer_auth(key)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let code = r.status().as_u16();
-        assert!((400..500).contains(&code), "{path}: {code}");
-    }
-    // Flooding one seat is slowed down; the table still answers.
     let mut limited = false;
-    for _ in 0..80 {
-        if status(post(b"{}".to_vec(), None).await.unwrap()) == 429 {
+    for _ in 0..=troupe_serve::hub::MAX_POSTS {
+        let (status, _) = s.post("gm", "/answer", &s.keys["gm"], json!({})).await;
+        if status == 429 {
             limited = true;
             break;
         }
+        assert_eq!(status, 422, "an empty answer is refused as one");
     }
     assert!(limited, "a seat's flood of requests is rate limited");
-    tokio::time::sleep(hub_window()).await;
+    tokio::time::sleep(troupe_serve::hub::RATE_WINDOW).await;
     let (code, text) = s.answer("gm", &gm, json!({"text": "Still here."})).await;
     assert_eq!(code, 204, "{text}");
-}
-
-/// The hub's rate-limit window. A real wait, kept: the test proves that the running binary
-/// answers a flooding seat again once the window has passed, and the binary's clock cannot be
-/// injected from here.
-fn hub_window() -> Duration {
-    troupe_serve::hub::RATE_WINDOW
 }
 
 #[tokio::test]
@@ -1616,9 +1490,10 @@ async fn the_gm_takes_back_a_decision_from_the_page() {
 }
 
 /// A GM opens a table from the host's page: `troupe serve --host ROOT` with no table yet prints
-/// the host's link; its key opens a table for a campaign under ROOT and returns the seats'
-/// links; the game runs beside the others. A wrong key, a name outside ROOT and a game that
-/// does not exist are refused.
+/// the host's link; its key opens a Lasers & Feelings table for a campaign under ROOT through
+/// the binary's opener and returns the seats' links; the game plays. A campaign directory ROOT
+/// does not have is refused by that opener. (The page itself, a wrong key, another site's
+/// page, a name outside ROOT and a game not offered are troupe-serve's routes test: host.rs.)
 #[tokio::test]
 async fn a_table_is_opened_from_the_hosts_page() {
     let root = tempfile::tempdir().unwrap();
@@ -1636,14 +1511,6 @@ async fn a_table_is_opened_from_the_hosts_page() {
         })
         .expect("the host's link")
         .to_string();
-    let page = s.http.get(format!("{}/host", s.base)).send().await.unwrap();
-    assert_eq!(page.status(), 200);
-    assert!(
-        page.headers()["content-security-policy"]
-            .to_str()
-            .unwrap()
-            .contains("script-src 'self'")
-    );
     let open = |key: String, body: Value| {
         let (http, url) = (s.http.clone(), format!("{}/host/open", s.base));
         async move {
@@ -1661,17 +1528,11 @@ async fn a_table_is_opened_from_the_hosts_page() {
         }
     };
     let table = json!({"campaign": "lasers", "game": "lasers", "persons": ["alex"], "seed": 3});
-    assert_eq!(open("wrong".into(), table.clone()).await.0, 401);
-    for bad in [
-        json!({"campaign": "..", "game": "lasers"}),
-        json!({"campaign": "lasers", "game": "lasers", "file": "../campaign.json"}),
-        json!({"campaign": "lasers", "game": "chess"}),
-        json!({"campaign": "nowhere", "game": "lasers"}),
-    ] {
-        let (status, body) = open(host_key.clone(), bad.clone()).await;
-        assert_eq!(status, 422, "{bad}: {body}");
-        assert!(body["error"].is_string(), "{body}");
-    }
+    let nowhere = json!({"campaign": "nowhere", "game": "lasers"});
+    let (status, body) = open(host_key.clone(), nowhere).await;
+    assert_eq!(status, 422, "{body}");
+    let why = body["error"].as_str().unwrap_or_default();
+    assert!(why.contains("no campaign directory nowhere"), "{body}");
     let (status, opened) = open(host_key.clone(), table).await;
     assert_eq!(status, 200, "{opened}");
     s.table = opened["table"].as_str().unwrap().to_string();

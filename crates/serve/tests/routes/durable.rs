@@ -5,6 +5,7 @@
 //! killed between the 204 and its step's commit never records it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -95,8 +96,19 @@ fn held_lines(dir: &std::path::Path, table: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The binary's test kills one `troupe serve` at one moment mid-step (serve_durable.rs); here
+/// the server is dropped at several moments after the 204, from at once to well after it, the
+/// game never recording the answer: at each the answer is in campaign.db, and the reopened
+/// table applies it once.
 #[tokio::test]
 async fn an_acknowledged_answer_is_on_disk_and_applied_once_after_the_server_is_dropped() {
+    for ms in [0, 20, 100, 400] {
+        dropped_after_its_204(Duration::from_millis(ms)).await;
+    }
+}
+
+/// The speaker's line acknowledged, the server dropped `after` the 204 and the table reopened.
+async fn dropped_after_its_204(after: Duration) {
     let dir = tempfile::tempdir().unwrap();
     let (table, links) = open_scene(dir.path());
     let keys = keys_of(&links);
@@ -109,7 +121,14 @@ async fn an_acknowledged_answer_is_on_disk_and_applied_once_after_the_server_is_
     assert_eq!(status, 204, "{text}");
     // Acknowledged: in campaign.db (read through a connection of its own), not yet in the log.
     assert_eq!(held_lines(dir.path(), &table.id), [json!(line)]);
-    assert_eq!(times_said(dir.path(), table.session, line), 0);
+    // And still only there when the server is dropped.
+    tokio::time::sleep(after).await;
+    assert_eq!(
+        held_lines(dir.path(), &table.id),
+        [json!(line)],
+        "{after:?}"
+    );
+    assert_eq!(times_said(dir.path(), table.session, line), 0, "{after:?}");
     drop(pages);
     drop(server);
 
@@ -127,11 +146,11 @@ async fn an_acknowledged_answer_is_on_disk_and_applied_once_after_the_server_is_
     assert_eq!(
         times_said(dir.path(), table.session, line),
         1,
-        "applied once"
+        "{after:?}: applied once"
     );
     assert_eq!(
         held_lines(dir.path(), &table.id),
         [] as [Value; 0],
-        "gone with its commit"
+        "{after:?}: gone with its commit"
     );
 }
