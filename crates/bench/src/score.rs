@@ -142,17 +142,13 @@ impl<'a> Logged<'a> {
         (self.env.session_number, self.env.turn_number)
     }
 
-    /// The AI player whose decision or words this is, if any.
+    /// The AI player whose decision or words this is, if any: a player seat's decision
+    /// ([`Event::decision_agent`]) but an insight's yes or no and a vote, which hold no words of
+    /// the player's own to score.
     fn agent(&self) -> Option<&str> {
         match &self.env.event {
-            Event::ClarifyingQuestions { agent, .. }
-            | Event::StrategicIntent { agent, .. }
-            | Event::Directive { agent, .. }
-            | Event::OocMessage { agent, .. }
-            | Event::CharacterAction { agent, .. }
-            | Event::LaserFeelingsQuestion { agent, .. }
-            | Event::CharacterReaction { agent, .. } => Some(agent),
-            _ => None,
+            Event::InsightDecision { .. } | Event::VoteCast { .. } => None,
+            event => event.decision_agent(),
         }
     }
 }
