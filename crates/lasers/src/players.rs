@@ -84,7 +84,7 @@ impl People<'_> {
     /// answers they give when told why.
     async fn read(&mut self, question: &PlayerQuestion<'_>, first: Answer) -> PlayerReply {
         let mut why = match question.read(first) {
-            Ok(reply) => return self.reply(question.call, reply),
+            Ok(reply) => return taken(question.call, reply),
             Err(e) => e,
         };
         for _ in 1..MAX_BAD_ANSWERS {
@@ -95,7 +95,7 @@ impl People<'_> {
             };
             let answer = self.seat.decide(&again).await;
             why = match question.read(answer) {
-                Ok(reply) => return self.reply(question.call, reply),
+                Ok(reply) => return taken(question.call, reply),
                 Err(e) => e,
             };
         }
@@ -104,16 +104,17 @@ impl People<'_> {
             question.call.agent()
         ))
     }
+}
 
-    fn reply(&self, call: &CallSpec, reply: GmReply<PlayerDecision>) -> PlayerReply {
-        match reply {
-            GmReply::Answer(decision) => PlayerReply::Decided(decision),
-            GmReply::Fail(message) => PlayerReply::SeatFailed(message),
-            GmReply::Handed => PlayerReply::Handed,
-            GmReply::End(why) => PlayerReply::Left(why),
-            // A player's seat has no table commands: anything else is leaving the table.
-            _ => PlayerReply::Left(format!("{}'s player left the table", call.agent())),
-        }
+/// A person's reply as the game reads it back from their answer.
+fn taken(call: &CallSpec, reply: GmReply<PlayerDecision>) -> PlayerReply {
+    match reply {
+        GmReply::Answer(decision) => PlayerReply::Decided(decision),
+        GmReply::Fail(message) => PlayerReply::SeatFailed(message),
+        GmReply::Handed => PlayerReply::Handed,
+        GmReply::End(why) => PlayerReply::Left(why),
+        // A player's seat has no table commands: anything else is leaving the table.
+        _ => PlayerReply::Left(format!("{}'s player left the table", call.agent())),
     }
 }
 
