@@ -153,8 +153,6 @@ fn an_ai_gm_and_an_ai_player_play_three_turns_with_the_embedded_model() {
     );
     let stats = Command::cargo_bin("troupe")
         .unwrap()
-        // A live 135M model writes the actions: the rules alone keep the turn count this test pins.
-        .env("TROUPE_DETECTOR", "pattern")
         .current_dir(dir.path())
         .args(["stats", "--json"])
         .output()
