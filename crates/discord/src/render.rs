@@ -200,6 +200,19 @@ pub fn presses(ask: &Ask) -> Vec<(String, Press)> {
     }
 }
 
+/// A table's first message in its new thread: what the thread is and how to sit down. It is
+/// posted once the bot knows the thread is the table's, so a `/join` typed on seeing it is taken.
+pub fn opening(title: &str) -> NewMessage {
+    NewMessage {
+        content: format!(
+            "**{title}**: the table is open. `/join` here to sit down; `/help` lists the \
+             commands you have."
+        ),
+        allowed_mentions: AllowedMentions::default(),
+        ..NewMessage::default()
+    }
+}
+
 /// The ask as a person's direct messages: what it asks and what it is about, and its buttons
 /// (their ids: `a|TABLE|ASK|N`, N the press's place) on the last message.
 pub fn ask_messages(title: &str, table: &str, ask_id: u64, ask: &Ask) -> Vec<NewMessage> {

@@ -172,6 +172,12 @@ async fn open_thread(
         b.channel = Some(parent.get());
     })
     .map_err(PumpError::Keep)?;
+    // Discord shows the thread before the bot has its id; this line says it is ready. (If it
+    // fails, the table goes on without it: the thread is bound, and its lines come next.)
+    let opening = crate::render::opening(&t.title);
+    if let Err(e) = out.rest.send(Id::new(thread), &opening).await {
+        eprintln!("troupe discord: table {}: the thread's first line: {e}", t.id);
+    }
     Ok(Some(thread))
 }
 

@@ -487,6 +487,22 @@ impl Fake {
             .collect()
     }
 
+    /// The thread a table opened in `parent`, once the bot has written in it. The thread alone
+    /// is not enough: Discord shows it as soon as it exists, but the bot learns its id only from
+    /// the reply to its request, and a `/join` that arrives between the two is refused ("no
+    /// table's thread"). A person joins a thread they see the table's first lines in; so do the
+    /// tests (`/join` typed the instant the thread existed failed CI twice).
+    pub async fn table_thread(&self, parent: u64) -> u64 {
+        self.until(|r| {
+            let (_, thread, _) = r.threads.iter().find(|(p, _, _)| *p == parent)?;
+            r.posts
+                .iter()
+                .any(|p| p.channel == *thread)
+                .then_some(*thread)
+        })
+        .await
+    }
+
     /// The reply to an interaction, once the bot sent it.
     pub async fn reply_to(&self, interaction: u64) -> String {
         self.until(|r| {

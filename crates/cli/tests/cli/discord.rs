@@ -117,16 +117,6 @@ async fn slash(
     fake.reply_to(i).await
 }
 
-/// The thread a table opened in `channel`.
-async fn thread_in(fake: &Fake, channel: u64) -> u64 {
-    fake.until(|r| {
-        r.threads
-            .iter()
-            .find(|(p, _, _)| *p == channel)
-            .map(|(_, t, _)| *t)
-    })
-    .await
-}
 
 /// Whether the thread was told the table ended. (A closure given to `Fake::until` reads only
 /// the record it is handed: the fake's lock is held meanwhile.)
@@ -381,7 +371,7 @@ async fn a_lasers_session_with_an_ai_gm_is_played_from_discord() {
     )
     .await;
     assert!(reply.contains("opens in a thread"), "{reply}");
-    let thread = thread_in(fake, CHANNEL).await;
+    let thread = fake.table_thread(CHANNEL).await;
     let alex = user(4002, "alex-person", false);
     let reply = slash(fake, &alex, thread, "join", &[("seat", "alex")]).await;
     assert!(reply.contains("seat alex"), "{reply}");
@@ -454,7 +444,7 @@ async fn a_person_gm_runs_a_lasers_session_from_discord() {
     let gm = user(4101, "gm-person", false);
     let reply = slash(fake, &gm, CHANNEL, "start session", &[("gm", "person")]).await;
     assert!(reply.contains("opens in a thread"), "{reply}");
-    let thread = thread_in(fake, CHANNEL).await;
+    let thread = fake.table_thread(CHANNEL).await;
     let reply = slash(fake, &gm, thread, "join", &[("seat", "gm")]).await;
     assert!(reply.contains("seat gm"), "{reply}");
     let mut person = Person {
@@ -558,7 +548,7 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
     )
     .await;
     assert!(reply.contains("opens in a thread"), "{reply}");
-    let thread = thread_in(&fake, CHANNEL).await;
+    let thread = fake.table_thread(CHANNEL).await;
     let reply = slash(&fake, &speaker, thread, "join", &[("seat", "player")]).await;
     assert!(reply.contains("seat player"), "{reply}");
     let mut person = Person {
@@ -602,8 +592,6 @@ async fn a_scene_is_played_from_discord_as_at_the_terminal() {
 /// to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
-    // Its waits are for a bot whose model is quick: not beside the embedded model's sessions.
-    let _alone = crate::support::ALONE.lock().await;
     let slow = OpenAiServer::start(Personality::Paced {
         delay: Duration::from_millis(25),
     });
@@ -633,7 +621,7 @@ async fn a_bot_killed_at_any_moment_resumes_and_applies_each_answer_once() {
             &[("gm", "ai"), ("persons", "alex")],
         )
         .await;
-        let thread = thread_in(&fake, CHANNEL).await;
+        let thread = fake.table_thread(CHANNEL).await;
         let alex = user(4302, "alex-person", false);
         slash(&fake, &alex, thread, "join", &[("seat", "alex")]).await;
         let mut person = Person {

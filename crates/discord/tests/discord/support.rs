@@ -151,15 +151,9 @@ pub fn serve(bot: Arc<Bot>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// The thread the bot opened for its table in the tables' channel, once it has.
+/// The thread the bot opened for its table in the tables' channel, once it wrote there.
 pub async fn table_thread(fake: &Fake) -> u64 {
-    fake.until(|r| {
-        r.threads
-            .iter()
-            .find(|(p, _, _)| *p == CHANNEL)
-            .map(|(_, t, _)| *t)
-    })
-    .await
+    fake.table_thread(CHANNEL).await
 }
 
 /// Wait until the fake's gateway has a connection that identified.

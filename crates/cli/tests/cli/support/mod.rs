@@ -102,7 +102,5 @@ pub fn spawn_paused(dir: &Path, args: &[&str], pause: &str, n: u64) -> std::proc
 
 /// What runs alone, one at a time: the embedded model's sessions, which load both cores for
 /// minutes (two llama.cpp sessions on a 2-core machine oversubscribe it so badly that calls pass
-/// their timeout), and the test that restarts a Discord bot against the clock, whose person's
-/// next ask did not come within its two minutes beside llama.cpp (stop 55: reproduced with the
-/// embedded model running; the CI run of stop 53 failed there beside `local_model`).
+/// their timeout).
 pub static ALONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
