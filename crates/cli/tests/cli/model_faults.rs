@@ -399,7 +399,10 @@ fn ctrl_c_at_the_model_failure_prompt_leaves_at_once() {
     // The server was up when the session began; it goes down before the first model call.
     wait_for("Enter narration:");
     drop(listener);
-    let stdin = child.stdin.as_mut().unwrap();
+    // Held open until the child is gone, as a terminal's is at Ctrl-C: `Child::wait` closes a
+    // stdin it still holds, and an end of input at the prompt is a quiet end (exit 0) that
+    // could beat the signal on a loaded machine.
+    let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "The Raptor drifts into a debris field.").unwrap();
     stdin.flush().unwrap();
     wait_for("[r]etry, [s]kip");
@@ -414,6 +417,7 @@ fn ctrl_c_at_the_model_failure_prompt_leaves_at_once() {
     );
     let status = child.wait().unwrap();
     let waited = asked.elapsed();
+    drop(stdin);
     let mut stderr = String::new();
     child
         .stderr
