@@ -29,22 +29,25 @@ pub async fn serve(
     if let Some(root) = &args.host {
         return host(root, args, model_args).await;
     }
-    let opened = match (&args.encounter, &args.scene) {
-        (Some(spec), _) => {
-            let dir = sessions::dir_of(dir.map(Path::to_path_buf));
-            open_encounter(&dir, spec, args, model_args)?
-        }
-        (None, Some(file)) => {
-            let dir = sessions::dir_of(dir.map(Path::to_path_buf));
-            crate::scene::serve_open(&dir, file, args, model_args)?
-        }
+    // The flags name a game's file (`--encounter SPEC`, `--scene FILE`) or none (the campaign's
+    // Lasers & Feelings session); then it opens as the host's page opens it.
+    let (game, file, dir) = match (&args.encounter, &args.scene) {
+        (Some(spec), _) => (
+            &ENCOUNTER,
+            spec.clone(),
+            sessions::dir_of(dir.map(Path::to_path_buf)),
+        ),
+        (None, Some(scene)) => (
+            &SCENE,
+            scene.clone(),
+            sessions::dir_of(dir.map(Path::to_path_buf)),
+        ),
         (None, None) => {
             let (file, dir) = sessions::campaign_file(file, dir)?;
-            open_lasers(&file, &dir, args, model_args, false)?
-                .context("the table's session has ended")?
+            (&LASERS, file, dir)
         }
     };
-    let mut opened = opened;
+    let mut opened = (game.open)(&dir, &file, args, model_args)?;
     for seat in &args.new_link {
         let link = troupe_serve::new_link(&mut opened.run.table, seat)?;
         opened.links.push(link);
@@ -151,13 +154,8 @@ pub(crate) fn opener(
         } else {
             &r.file
         });
-        let opened = match r.game {
-            "encounter" => open_encounter(&dir, &file, &args, &model_args),
-            "scene" => crate::scene::serve_open(&dir, &file, &args, &model_args),
-            _ => open_lasers(&file, &dir, &args, &model_args, false)
-                .and_then(|o| o.ok_or_else(|| anyhow::anyhow!("the campaign's table has ended"))),
-        }
-        .map_err(|e| format!("{e:#}"))?;
+        let game = served(r.game).ok_or_else(|| format!("{} is no game served here", r.game))?;
+        let opened = (game.open)(&dir, &file, &args, &model_args).map_err(|e| format!("{e:#}"))?;
         println!(
             "  table {}: {} (opened from the host's page)",
             opened.run.table.id,
@@ -177,21 +175,57 @@ pub(crate) fn reopen(
     model_args: &models::ModelArgs,
 ) -> anyhow::Result<Option<Opened>> {
     let table = troupe_serve::load_table(dir)?.context("no table.json")?;
-    if plays(&table, &troupe_encounter::offer::OFFER) {
-        crate::encounter::serve::reopen(dir, args, model_args)
-    } else if plays(&table, &troupe_scene::offer::OFFER) {
-        crate::scene::serve_reopen(dir, args, model_args)
-    } else if plays(&table, &troupe_lasers::offer::OFFER) {
-        let (file, dir) = sessions::campaign_file(None, Some(dir))?;
-        open_lasers(&file, &dir, args, model_args, true)
-    } else {
+    let Some(game) = SERVED.iter().find(|g| plays(&table, g.offer)) else {
         anyhow::bail!(
             "{}'s table plays \"{}\", a game this troupe does not have (a newer troupe opened \
              it): serve it with that troupe",
             dir.display(),
             table.game
         )
-    }
+    };
+    (game.reopen)(dir, args, model_args)
+}
+
+/// How `troupe serve`, the host's page and Discord open and reopen a table of one game.
+pub(crate) struct Served {
+    pub offer: &'static Offer,
+    /// A table of the game in the campaign directory, from its file (the campaign, a spec, a
+    /// scene): the campaign's open table of it reopened, else a new one with new links.
+    pub open: fn(&Path, &Path, &ServeArgs, &models::ModelArgs) -> anyhow::Result<Opened>,
+    /// The campaign directory's open table of the game; None when its game has ended.
+    pub reopen: fn(&Path, &ServeArgs, &models::ModelArgs) -> anyhow::Result<Option<Opened>>,
+}
+
+const LASERS: Served = Served {
+    offer: &troupe_lasers::offer::OFFER,
+    open: |dir, file, args, model_args| {
+        open_lasers(file, dir, args, model_args, false)?.context("the campaign's table has ended")
+    },
+    reopen: |dir, args, model_args| {
+        let (file, dir) = sessions::campaign_file(None, Some(dir))?;
+        open_lasers(&file, &dir, args, model_args, true)
+    },
+};
+
+const ENCOUNTER: Served = Served {
+    offer: &troupe_encounter::offer::OFFER,
+    open: open_encounter,
+    reopen: crate::encounter::serve::reopen,
+};
+
+const SCENE: Served = Served {
+    offer: &troupe_scene::offer::OFFER,
+    open: crate::scene::serve_open,
+    reopen: crate::scene::serve_reopen,
+};
+
+/// Every game a table is served for, one line each (a test checks it is every game troupe
+/// offers, `troupe_games::OFFERS`).
+pub(crate) const SERVED: &[&Served] = &[&LASERS, &ENCOUNTER, &SCENE];
+
+/// The served game of this name.
+fn served(game: &str) -> Option<&'static Served> {
+    SERVED.iter().copied().find(|g| g.offer.game == game)
 }
 
 /// Whether a table file plays the offered game (a table written before tables named their
@@ -497,5 +531,17 @@ pub fn print_links(addr: &SocketAddr, table: &TableFile, links: &[Link]) {
     );
     for l in links {
         println!("  {:<28} http://{addr}{}", l.label, l.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_game_troupe_offers_is_served_once() {
+        let offered: Vec<&str> = troupe_games::OFFERS.iter().map(|o| o.game).collect();
+        let served: Vec<&str> = SERVED.iter().map(|g| g.offer.game).collect();
+        assert_eq!(served, offered);
     }
 }

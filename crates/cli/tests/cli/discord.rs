@@ -117,7 +117,6 @@ async fn slash(
     fake.reply_to(i).await
 }
 
-
 /// Whether the thread was told the table ended. (A closure given to `Fake::until` reads only
 /// the record it is handed: the fake's lock is held meanwhile.)
 fn ended(r: &Recorded, thread: u64) -> bool {
