@@ -548,22 +548,20 @@ fn unfinished(dir: &Path) -> anyhow::Result<(SceneStore, troupe_engine::StoredRu
     Ok((store, latest))
 }
 
-/// `troupe scene undo`: the latest run's last turn taken back, as the table's `/undo` does, in
-/// one commit (the mirror gets the same line).
+/// `troupe scene undo`: the latest run's last turn taken back, as the table's `/undo` does.
 fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
-    let (mut store, latest) = unfinished(dir)?;
-    let run = latest.number;
-    crate::sessions::reopen_mirror_of(&mut store, run)?;
-    let mut scene = Scene::resume(store.events(run)?)?;
-    let undone = scene.undo().map_err(|e| match e {
-        troupe_scene::Error::NothingToUndo => {
-            anyhow::anyhow!("scene run {run} has no turn to take back")
-        }
-        e => e.into(),
+    let mut store = store(dir)?;
+    let run = crate::runs::run_number(&store, dir, None, &GAME)?;
+    let undone = crate::sessions::undo_run(&mut store, run, (GAME.name, GAME.starts), |events| {
+        let mut scene = Scene::resume(events.to_vec())?;
+        scene.undo().cloned().map_err(|e| match e {
+            troupe_scene::Error::NothingToUndo => {
+                anyhow::anyhow!("scene run {run} has no turn to take back")
+            }
+            e => e.into(),
+        })
     })?;
-    // The lines read so far stay read: a script resumes after them.
-    store.append(run, std::slice::from_ref(undone), latest.inputs)?;
     if let troupe_scene::SceneEvent::Undone { from_seq } = undone.event {
         println!(
             "Scene run {run}: the last turn (from event {from_seq}) is taken back; \

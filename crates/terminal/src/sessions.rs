@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
-use troupe_engine::{Fault, GameStore, Logged, session_log_path};
+use troupe_engine::{Fault, GameStore, Logged, RunLog, session_log_path};
 use troupe_lasers::Store;
 use troupe_lasers::lines::count;
 
@@ -306,6 +306,30 @@ pub fn reopen_mirror_of<E: Logged>(store: &mut GameStore<E>, run: u32) -> anyhow
         mirror_note(&path, &why);
     }
     Ok(())
+}
+
+/// `troupe encounter undo`, `troupe scene undo`: run `run`'s last step taken back in one commit,
+/// as the table's GM takes it back, the mirror checked first and given the same line. The
+/// game's `take_back` makes its undo event from the run's events (or says why there is none).
+/// A run that has ended stays ended: its `game` and what `starts` a new one name the way on.
+/// The caller holds the campaign's lock. The run's number and the undo event.
+pub fn undo_run<E: RunLog>(
+    store: &mut GameStore<E>,
+    run: u32,
+    (game, starts): (&str, &str),
+    take_back: impl FnOnce(&[E]) -> anyhow::Result<E>,
+) -> anyhow::Result<E> {
+    let Some(stored) = store.run(run)? else {
+        bail!("there is no {game} run {run} in this campaign");
+    };
+    if stored.ended {
+        bail!("{game} run {run} has ended; {starts} starts a new one");
+    }
+    reopen_mirror_of(store, run)?;
+    let undone = take_back(&store.events(run)?)?;
+    // The lines a script read stay read: it resumes after them.
+    store.append(run, std::slice::from_ref(&undone), stored.inputs)?;
+    Ok(undone)
 }
 
 /// Tell the user a mirror was rewritten from the database, and why.

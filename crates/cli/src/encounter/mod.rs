@@ -215,10 +215,11 @@ fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = open_store(dir)?;
     let run = run_number(&store, dir, run)?;
-    let Some(undone) = undo_event(&store.events(run)?) else {
-        bail!("run {run} has no round of player actions to take back");
-    };
-    store.append(run, std::slice::from_ref(&undone), 0)?;
+    let undone = crate::sessions::undo_run(&mut store, run, (GAME.name, GAME.starts), |events| {
+        undo_event(events).context(format!(
+            "run {run} has no round of player actions to take back"
+        ))
+    })?;
     if let EncounterEvent::Undone { from } = undone.event {
         println!(
             "run {run}: the last round (from event {from}) is taken back; {} plays it again",

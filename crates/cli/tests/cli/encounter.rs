@@ -201,6 +201,24 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
     // Replay derives every event again and finds them identical.
     let replay = run_with(dir.path(), &["encounter", "replay"], "");
     assert!(replay.contains("events replayed, identical"), "{replay}");
+
+    // An ended run is not reopened by an undo (as a scene's is not): nothing is written.
+    let out = troupe()
+        .current_dir(dir.path())
+        .args(["encounter", "undo"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("encounter run 1 has ended; `troupe encounter run SPEC` starts a new one"),
+        "{err}"
+    );
+    assert_eq!(
+        self::log(dir.path(), 1),
+        log,
+        "the ended run's log is as it was"
+    );
 }
 
 /// Issue 33, through the binary: a GM model that repeats its preparation. The ledger check's
