@@ -166,7 +166,8 @@ async fn open_thread(
     else {
         return Ok(None);
     };
-    let thread = out.rest.thread(parent, &t.title).await?.id.get();
+    let id = out.rest.thread(parent, &t.title).await?.id;
+    let thread = id.get();
     t.update(|b| {
         b.thread = Some(thread);
         b.channel = Some(parent.get());
@@ -175,8 +176,11 @@ async fn open_thread(
     // Discord shows the thread before the bot has its id; this line says it is ready. (If it
     // fails, the table goes on without it: the thread is bound, and its lines come next.)
     let opening = crate::render::opening(&t.title);
-    if let Err(e) = out.rest.send(Id::new(thread), &opening).await {
-        eprintln!("troupe discord: table {}: the thread's first line: {e}", t.id);
+    if let Err(e) = out.rest.send(id, &opening).await {
+        eprintln!(
+            "troupe discord: table {}: the thread's first line: {e}",
+            t.id
+        );
     }
     Ok(Some(thread))
 }
