@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use serde_json::Value;
 use troupe_agents::{GM_AGENT, GmCall, GmPurpose, GmView, PromptSet};
+use troupe_engine::attempts::{self, CallWatch};
 use troupe_llm::Gateway;
 use troupe_seat::Answer;
 use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
@@ -46,6 +47,22 @@ pub struct AiGm {
 /// Hears each AI GM call's purpose and progress: its unchecked draft, for the GM's own view.
 pub type GmProgress = std::sync::Arc<dyn Fn(&str, &troupe_llm::Progress) + Send + Sync>;
 
+/// The AI GM's calls as a table's calls are watched: each one's progress, told with its
+/// purpose. (Who thinks is shown by the session's observer, around the whole decision.)
+struct GmWatch<'a> {
+    progress: Option<&'a GmProgress>,
+    purpose: &'a str,
+}
+
+impl CallWatch for GmWatch<'_> {
+    fn thinking(&mut self, _: Option<&str>) {}
+    fn progress(&mut self, _: &str, progress: &troupe_llm::Progress) {
+        if let Some(watch) = self.progress {
+            watch(self.purpose, progress);
+        }
+    }
+}
+
 impl AiGm {
     pub fn new(gateway: Gateway, prompts: PromptSet) -> Self {
         AiGm {
@@ -75,24 +92,18 @@ impl AiGm {
             .filter(|n| matches!(n, SeatNote::Call { record, .. } if record.attempt <= 1))
             .count();
         call.request.seed = Some(self.seeds.nth(GM_AGENT, unlogged as u64));
-        let mut records = Vec::new();
         let purpose = call.purpose.as_str();
-        let watcher = self.progress.clone();
-        let progress = |p: troupe_llm::Progress| {
-            if let Some(watch) = &watcher {
-                watch(purpose, &p);
-            }
+        let mut watch = GmWatch {
+            progress: self.progress.as_ref(),
+            purpose,
         };
-        let result = self
-            .gateway
-            .call_with_progress(&call.request, &mut |r| records.push(r), &progress)
-            .await;
+        let made = attempts::make(&self.gateway, &call.request, GM_AGENT, &mut watch).await;
         self.notes
-            .extend(records.into_iter().map(|record| SeatNote::Call {
+            .extend(made.attempts.into_iter().map(|a| SeatNote::Call {
                 purpose: purpose.to_string(),
-                record,
+                record: a.record,
             }));
-        let reply = result.map_err(|e| e.to_string())?;
+        let reply = made.reply.map_err(|e| e.to_string())?;
         Ok(reply.json.unwrap_or(Value::String(reply.content)))
     }
 

@@ -8,7 +8,8 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_agents::{AgentCall, PromptSet};
+use troupe_agents::{AgentCall, PromptSet, Purpose};
+use troupe_engine::attempts::{self, CallWatch};
 use troupe_llm::{AttemptRecord, Progress};
 use troupe_seat::Answer;
 
@@ -250,20 +251,34 @@ impl AiPlayers<'_> {
                 async move {
                     let call = b.as_ref().ok()?;
                     let agent = question.call.agent();
-                    let mut records: Vec<AttemptRecord> = Vec::new();
-                    let progress = |p: Progress| {
-                        let mut observer = observer.lock().unwrap_or_else(|e| e.into_inner());
-                        observer.progress(agent, call.purpose, &p);
+                    let mut watch = StepWatch {
+                        observer,
+                        purpose: call.purpose,
                     };
-                    let result = gateway
-                        .call_with_progress(&call.request, &mut |r| records.push(r), &progress)
-                        .await;
-                    Some((records, result))
+                    let made = attempts::make(gateway, &call.request, agent, &mut watch).await;
+                    let records = made.attempts.into_iter().map(|a| a.record).collect();
+                    Some((records, made.reply))
                 }
             }))
             .await;
         self.observer.idle();
         replies
+    }
+}
+
+/// A step's calls as a table's calls are watched: each one's progress told to the one
+/// observer with its purpose. (The observer hears who thinks when the step's questions are
+/// asked, and is told all are idle once every call is back.)
+struct StepWatch<'a, 'o, 'd> {
+    observer: &'a std::sync::Mutex<&'o mut (dyn Observer + 'd)>,
+    purpose: Purpose,
+}
+
+impl CallWatch for StepWatch<'_, '_, '_> {
+    fn thinking(&mut self, _: Option<&str>) {}
+    fn progress(&mut self, seat: &str, progress: &Progress) {
+        let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
+        observer.progress(seat, self.purpose, progress);
     }
 }
 

@@ -45,12 +45,13 @@ impl<'a> Caller<'a> {
         let started = Instant::now();
         let seeded = (self.seed, identity.as_str());
         let made = attempts::call(self.gateway, &mut req, seeded, agent, &mut **self.watch).await;
+        let attempts = made.logged();
         let refused = made
             .refused
             .into_iter()
             .map(|(reply, error)| (reply, vec![error]))
             .collect();
-        let (attempts, result) = (made.attempts, made.reply);
+        let result = made.reply;
         let reply = match result {
             Ok(r) => r,
             Err(e) => {

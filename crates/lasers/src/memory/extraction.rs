@@ -7,6 +7,7 @@ use troupe_agents::{
     EXTRACT_AGENT, EXTRACT_PURPOSE, ExtractedFact, ExtractionLine, KnownName, Layer, PromptSet,
     read_extracted,
 };
+use troupe_engine::attempts;
 use troupe_llm::{AttemptRecord, Gateway};
 use troupe_memory::claims::Claim;
 use troupe_memory::extract::Moment;
@@ -144,9 +145,9 @@ pub async fn extract(
         }
     };
     request.seed = Some(s.call_seeds(EXTRACT_AGENT).nth(EXTRACT_AGENT, 0));
-    let mut records = Vec::new();
-    let result = gateway.call(&request, &mut |r| records.push(r)).await;
-    let extraction = match result {
+    // Made between turns: nobody watches it.
+    let made = attempts::make(gateway, &request, EXTRACT_AGENT, &mut attempts::Unwatched).await;
+    let extraction = match made.reply {
         Err(e) => Extraction::Failed(e.to_string()),
         Ok(reply) => match reply.json.as_ref().map(read_extracted) {
             Some(Ok(facts)) => Extraction::Claims(offer.claims(facts)),
@@ -156,7 +157,7 @@ pub async fn extract(
     };
     Drawn {
         extraction,
-        calls: records,
+        calls: made.attempts.into_iter().map(|a| a.record).collect(),
         known: Some(known),
     }
 }

@@ -626,7 +626,7 @@ pub(super) async fn ask_model(
     calls.push((
         req.tag.agent.clone(),
         req.tag.purpose.clone(),
-        made.attempts,
+        made.logged(),
     ));
     let reply = made.reply;
     reply.map_err(|e| {
