@@ -7,7 +7,8 @@ use crate::http::{join, sanitize_name, send_for_text, truncate};
 use crate::openai::report_whole;
 use crate::stream::{Flow, Streamed, cut_off, send_for_events};
 use crate::{
-    ChatModel, ChatReply, ChatRequest, Progress, ProgressSink, ProviderError, Role, Usage,
+    ChatModel, ChatReply, ChatRequest, Progress, ProgressSink, ProviderError, ResponseSchema, Role,
+    Usage,
 };
 
 const API_VERSION: &str = "2023-06-01";
@@ -53,60 +54,10 @@ impl AnthropicModel {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
-        let turns: Vec<&crate::Message> = req
-            .messages
-            .iter()
-            .filter(|m| m.role != Role::System)
-            .collect();
-        let marked = stable_prefix_marks(req);
-        // With a named stable prefix every call answers through the same tool (see below), so
-        // the schema is written at the end of the last message instead.
+        // With a named stable prefix every call answers through the same tool (see
+        // `answer_tool`), so the schema is written at the end of the last message instead.
         let one_tool = req.cache_prefix.is_some();
-        let mut texts: Vec<(Role, String, bool)> = turns
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.role, m.content.clone(), marked.contains(&i)))
-            .collect();
-        if let (Some(schema), true) = (&req.schema, one_tool) {
-            // A block of its own after the ask: a later call that repeats this ask earlier in
-            // its conversation (a reaction after its action) still shares the prefix up to it.
-            texts.push((
-                Role::User,
-                format!("The JSON schema: {}", schema.schema),
-                false,
-            ));
-        }
-        // Consecutive messages of one role go as one message of several text blocks (the API
-        // wants the roles to alternate); a breakpoint needs a block of its own.
-        let mut messages: Vec<Value> = Vec::new();
-        let mut run: Vec<&(Role, String, bool)> = Vec::new();
-        let flush = |run: &mut Vec<&(Role, String, bool)>, messages: &mut Vec<Value>| {
-            let Some(first) = run.first() else {
-                return;
-            };
-            let content = match run.as_slice() {
-                [(_, text, false)] => json!(text),
-                blocks => json!(
-                    blocks
-                        .iter()
-                        .map(|(_, text, mark)| if *mark {
-                            cached_text(text)
-                        } else {
-                            json!({"type": "text", "text": text})
-                        })
-                        .collect::<Vec<_>>()
-                ),
-            };
-            messages.push(json!({"role": first.0.as_str(), "content": content}));
-            run.clear();
-        };
-        for t in &texts {
-            if run.first().is_some_and(|r| r.0 != t.0) {
-                flush(&mut run, &mut messages);
-            }
-            run.push(t);
-        }
-        flush(&mut run, &mut messages);
+        let messages = alternating_messages(&conversation_blocks(req, one_tool));
         let temperature = (f64::from(req.temperature.clamp(0.0, 1.0)) * 1000.0).round() / 1000.0;
         let mut body = json!({
             "model": self.model,
@@ -121,23 +72,7 @@ impl AnthropicModel {
             body["stop_sequences"] = json!(req.stop);
         }
         if let Some(schema) = &req.schema {
-            // Forcing a tool is Anthropic's way to get JSON that follows a schema. Anthropic
-            // caches the tools first: a request that names a stable prefix gets the same tool
-            // whatever its schema, so calls for different purposes share the cached prefix (the
-            // gateway still checks the reply against the schema).
-            let (name, description, input_schema) = if one_tool {
-                (
-                    "answer".to_string(),
-                    "Your answer.",
-                    json!({"type": "object"}),
-                )
-            } else {
-                (
-                    sanitize_name(&schema.name),
-                    "Give your answer by calling this tool with the requested fields.",
-                    schema.schema.clone(),
-                )
-            };
+            let (name, description, input_schema) = answer_tool(schema, one_tool);
             body["tools"] = json!([{
                 "name": name,
                 "description": description,
@@ -374,6 +309,80 @@ fn stream_error(error: &Value) -> ProviderError {
         _ => {
             ProviderError::Interrupted(format!("the provider reported an error mid-stream: {body}"))
         }
+    }
+}
+
+/// The conversation's text blocks in order, each as (role, text, whether it ends a cache
+/// breakpoint): the non-system messages, then the schema when every call answers through one
+/// tool (`one_tool`).
+fn conversation_blocks(req: &ChatRequest, one_tool: bool) -> Vec<(Role, String, bool)> {
+    let marked = stable_prefix_marks(req);
+    let mut blocks: Vec<(Role, String, bool)> = req
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .enumerate()
+        .map(|(i, m)| (m.role, m.content.clone(), marked.contains(&i)))
+        .collect();
+    if let (Some(schema), true) = (&req.schema, one_tool) {
+        // A block of its own after the ask: a later call that repeats this ask earlier in
+        // its conversation (a reaction after its action) still shares the prefix up to it.
+        blocks.push((
+            Role::User,
+            format!("The JSON schema: {}", schema.schema),
+            false,
+        ));
+    }
+    blocks
+}
+
+/// The messages the API is sent: consecutive blocks of one role go as one message of several
+/// text blocks (the API wants the roles to alternate).
+fn alternating_messages(blocks: &[(Role, String, bool)]) -> Vec<Value> {
+    blocks
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter_map(message)
+        .collect()
+}
+
+/// One message of a run of blocks of one role (`None` for no blocks): a lone plain block as a
+/// string, anything else as a list of text blocks, as a breakpoint needs a block of its own.
+fn message(run: &[(Role, String, bool)]) -> Option<Value> {
+    let (role, _, _) = run.first()?;
+    let content = match run {
+        [(_, text, false)] => json!(text),
+        blocks => json!(
+            blocks
+                .iter()
+                .map(|(_, text, mark)| if *mark {
+                    cached_text(text)
+                } else {
+                    json!({"type": "text", "text": text})
+                })
+                .collect::<Vec<_>>()
+        ),
+    };
+    Some(json!({"role": role.as_str(), "content": content}))
+}
+
+/// The tool a schema call is made to answer through, as (name, description, input schema):
+/// forcing a tool is Anthropic's way to get JSON that follows a schema. Anthropic caches the
+/// tools first: with `one_tool` (a request that names a stable prefix) the tool is the same
+/// whatever the schema, so calls for different purposes share the cached prefix (the gateway
+/// still checks the reply against the schema).
+fn answer_tool(schema: &ResponseSchema, one_tool: bool) -> (String, &'static str, Value) {
+    if one_tool {
+        (
+            "answer".to_string(),
+            "Your answer.",
+            json!({"type": "object"}),
+        )
+    } else {
+        (
+            sanitize_name(&schema.name),
+            "Give your answer by calling this tool with the requested fields.",
+            schema.schema.clone(),
+        )
     }
 }
 

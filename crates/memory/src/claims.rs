@@ -153,6 +153,37 @@ pub fn store_claims(
     items: &[(Episode, Source, Moment)],
     claims: &[Claim],
 ) -> Result<ClaimsStored, Error> {
+    learn_aliases(store, items)?;
+
+    let mut out = ClaimsStored::default();
+    let mut accepted: Vec<(usize, &Claim, NewFact)> = Vec::new();
+    for claim in claims {
+        match place_claim(store, items, claim)? {
+            Ok((i, fact)) => accepted.push((i, claim, fact)),
+            Err(dropped) => out.dropped.push(dropped),
+        }
+    }
+    out.accepted = accepted.len();
+    // Claims in the order of their episodes: within a step, what was said first is older.
+    accepted.sort_by_key(|(i, _, _)| *i);
+
+    let mut facts = uncovered_episodes(items, &accepted);
+    out.raw_kept = facts.len();
+    facts.extend(accepted.into_iter().map(|(_, _, f)| f));
+    let episodes: Vec<Episode> = items.iter().map(|(e, _, _)| e.clone()).collect();
+    for s in store.store(&episodes, &facts)? {
+        out.inserted += usize::from(s.inserted);
+        out.conflicts.extend(s.conflicts);
+    }
+    Ok(out)
+}
+
+/// Learns the aliases the step's episodes teach ("Galvin, the harbour master"), each from the
+/// session its episode is in, before any claim's subject is resolved against them.
+fn learn_aliases(
+    store: &mut MemoryStore,
+    items: &[(Episode, Source, Moment)],
+) -> Result<(), Error> {
     let aliases: Vec<(String, String, u32)> = items
         .iter()
         .flat_map(|(ep, _, _)| {
@@ -161,76 +192,90 @@ pub fn store_claims(
                 .map(|(name, alias)| (name, alias, ep.session))
         })
         .collect();
-    store.add_aliases(&aliases)?;
+    store.add_aliases(&aliases)
+}
 
-    let mut out = ClaimsStored::default();
-    let mut accepted: Vec<(usize, &Claim, NewFact)> = Vec::new();
-    for claim in claims {
-        let Some((i, (ep, source, moment))) = items
-            .iter()
-            .enumerate()
-            .find(|(_, (ep, _, _))| ep.id == claim.episode_id)
-        else {
-            out.dropped.push(format!(
-                "{:?} (no episode {})",
-                claim.statement, claim.episode_id
-            ));
-            continue;
-        };
-        // A claim never leaves the memory its episode is in (a character's feelings stay its
-        // own); only what everyone heard may become one character's belief.
-        if ep.scope != Scope::Party && claim.scope != ep.scope {
-            out.dropped.push(format!(
-                "{:?} (would leave {}'s memory)",
-                claim.statement, ep.scope
-            ));
-            continue;
-        }
-        let names = store.names_of(&claim.subject)?;
-        if let Err(why) = check_claim(&ep.text, claim, &names) {
-            out.dropped.push(format!("{:?} ({why})", claim.statement));
-            continue;
-        }
-        let subject = names
-            .first()
-            .cloned()
-            .unwrap_or_else(|| untag(claim.subject.trim()));
-        let slot = format!(
-            "{}/{}",
-            normalise_name(&subject),
-            attribute_key(&claim.attribute)
-        );
-        let mut entities = vec![(subject.clone(), EntityKind::Unknown)];
-        for n in names_in(&claim.statement) {
-            if normalise_name(&n) != normalise_name(&subject) {
-                entities.push((n, EntityKind::Unknown));
-            }
-        }
-        accepted.push((
-            i,
-            claim,
-            NewFact {
-                text: sentence(&claim.statement),
-                scope: claim.scope.clone(),
-                source: *source,
-                memory_type: MemoryType::Semantic,
-                importance: moment.importance(),
-                at: GameTime {
-                    session: ep.session,
-                    turn: ep.turn,
-                    day: ep.day,
-                },
-                speaker: ep.speaker.clone(),
-                episode_ids: vec![ep.id.clone()],
-                entities,
-                slot: Some(slot),
-            },
-        ));
+/// Where a claim goes: the index of its episode in `items` and the fact it becomes, or (the
+/// inner `Err`) why it is dropped, as [`ClaimsStored::dropped`] words it. The outer `Err` is
+/// the store failing to resolve the claim's subject.
+fn place_claim(
+    store: &MemoryStore,
+    items: &[(Episode, Source, Moment)],
+    claim: &Claim,
+) -> Result<Result<(usize, NewFact), String>, Error> {
+    let Some((i, (ep, source, moment))) = items
+        .iter()
+        .enumerate()
+        .find(|(_, (ep, _, _))| ep.id == claim.episode_id)
+    else {
+        return Ok(Err(format!(
+            "{:?} (no episode {})",
+            claim.statement, claim.episode_id
+        )));
+    };
+    // A claim never leaves the memory its episode is in (a character's feelings stay its
+    // own); only what everyone heard may become one character's belief.
+    if ep.scope != Scope::Party && claim.scope != ep.scope {
+        return Ok(Err(format!(
+            "{:?} (would leave {}'s memory)",
+            claim.statement, ep.scope
+        )));
     }
-    out.accepted = accepted.len();
-    // Claims in the order of their episodes: within a step, what was said first is older.
-    accepted.sort_by_key(|(i, _, _)| *i);
+    let names = store.names_of(&claim.subject)?;
+    if let Err(why) = check_claim(&ep.text, claim, &names) {
+        return Ok(Err(format!("{:?} ({why})", claim.statement)));
+    }
+    let subject = names
+        .first()
+        .cloned()
+        .unwrap_or_else(|| untag(claim.subject.trim()));
+    Ok(Ok((i, claim_fact(claim, &subject, ep, *source, *moment))))
+}
 
+/// The fact an accepted claim becomes: on its slot (the resolved `subject` + the attribute),
+/// naming the subject and whoever else the statement names, dated and sourced as its episode.
+fn claim_fact(
+    claim: &Claim,
+    subject: &str,
+    ep: &Episode,
+    source: Source,
+    moment: Moment,
+) -> NewFact {
+    let slot = format!(
+        "{}/{}",
+        normalise_name(subject),
+        attribute_key(&claim.attribute)
+    );
+    let mut entities = vec![(subject.to_string(), EntityKind::Unknown)];
+    for n in names_in(&claim.statement) {
+        if normalise_name(&n) != normalise_name(subject) {
+            entities.push((n, EntityKind::Unknown));
+        }
+    }
+    NewFact {
+        text: sentence(&claim.statement),
+        scope: claim.scope.clone(),
+        source,
+        memory_type: MemoryType::Semantic,
+        importance: moment.importance(),
+        at: GameTime {
+            session: ep.session,
+            turn: ep.turn,
+            day: ep.day,
+        },
+        speaker: ep.speaker.clone(),
+        episode_ids: vec![ep.id.clone()],
+        entities,
+        slot: Some(slot),
+    }
+}
+
+/// The raw facts of the episodes the accepted claims of their own memory do not cover (the
+/// fallback: a poor extraction never loses what was said), in the order of `items`.
+fn uncovered_episodes(
+    items: &[(Episode, Source, Moment)],
+    accepted: &[(usize, &Claim, NewFact)],
+) -> Vec<NewFact> {
     let mut facts = Vec::new();
     for (i, (ep, source, moment)) in items.iter().enumerate() {
         let own: Vec<&Claim> = accepted
@@ -240,16 +285,9 @@ pub fn store_claims(
             .collect();
         if own.is_empty() || coverage(&ep.text, &own) < COVERAGE {
             facts.push(episode_fact(ep, *source, *moment));
-            out.raw_kept += 1;
         }
     }
-    facts.extend(accepted.into_iter().map(|(_, _, f)| f));
-    let episodes: Vec<Episode> = items.iter().map(|(e, _, _)| e.clone()).collect();
-    for s in store.store(&episodes, &facts)? {
-        out.inserted += usize::from(s.inserted);
-        out.conflicts.extend(s.conflicts);
-    }
-    Ok(out)
+    facts
 }
 
 /// A statement as memory shows it: untagged, trimmed, ending like a sentence.

@@ -213,6 +213,9 @@ const PRIOR: f64 = 1.0;
 const K1: f64 = 0.8;
 const B: f64 = 0.75;
 
+/// One question word as BM25 ranks with it: (word, IDF, posting list ascending).
+type Term<'w> = (&'w str, f64, Vec<i64>);
+
 /// What the ranker needs of a candidate fact (the full fact is read for the hits only).
 struct Meta {
     session: u32,
@@ -578,6 +581,35 @@ impl MemoryStore {
         // each fact's length in tokens (docsize), as its bm25() reads them.
         let (rows, tokens) = self.fts_totals()?;
         let n = rows.max(1) as f64;
+        let terms = self.postings(words, n)?;
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut first = idf_sums(&terms);
+        // Full BM25 for the best of them the reader may see (a margin over CANDIDATES, as
+        // length and repeats can reorder them).
+        let avg_len = (tokens as f64 / n).max(1.0);
+        let best = self.best_visible_n(&mut first, filter, seen, CANDIDATES * 2)?;
+        let mut scored: Vec<(i64, f64)> = best
+            .into_iter()
+            .filter_map(|(id, _)| {
+                let m = seen.meta.get(&id)?.as_ref()?;
+                Some((
+                    id,
+                    full_bm25(id, &m.text, &terms, avg_len, proximity_weight),
+                ))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(CANDIDATES);
+        let top = scored.first().map(|r| r.1).unwrap_or(1.0).max(1e-9);
+        Ok(scored.into_iter().map(|(id, v)| (id, v / top)).collect())
+    }
+
+    /// BM25's first step: the question's words some fact contains, each with its IDF among
+    /// the `n` facts and its posting list (ascending), newest [`POSTINGS`] only: a common word
+    /// reads no more rows than a rare one.
+    fn postings<'w>(&self, words: &'w [String], n: f64) -> Result<Vec<Term<'w>>, Error> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -585,8 +617,7 @@ impl MemoryStore {
             )
             .map_err(|e| self.err(e))?;
         let newest = self.newest_fact_id()?;
-        // (word, idf, posting list ascending)
-        let mut terms: Vec<(&str, f64, Vec<i64>)> = Vec::new();
+        let mut terms: Vec<Term> = Vec::new();
         for w in words {
             let Some(m) = fts_query(std::slice::from_ref(w)) else {
                 continue;
@@ -613,61 +644,7 @@ impl MemoryStore {
             let idf = ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6);
             terms.push((w.as_str(), idf, ids));
         }
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        // First score: merge the sorted posting lists, summing the IDFs of the words present.
-        let mut first: Vec<(i64, f64)> = Vec::new();
-        let mut heads = vec![0usize; terms.len()];
-        loop {
-            let mut min: Option<i64> = None;
-            for (t, h) in terms.iter().zip(&heads) {
-                if let Some(id) = t.2.get(*h) {
-                    min = Some(min.map_or(*id, |m: i64| m.min(*id)));
-                }
-            }
-            let Some(id) = min else { break };
-            let mut sum = 0.0;
-            for (t, h) in terms.iter().zip(heads.iter_mut()) {
-                if t.2.get(*h) == Some(&id) {
-                    sum += t.1;
-                    *h += 1;
-                }
-            }
-            first.push((id, sum));
-        }
-        // Full BM25 for the best of them the reader may see (a margin over CANDIDATES, as
-        // length and repeats can reorder them).
-        let avg_len = (tokens as f64 / n).max(1.0);
-        let best = self.best_visible_n(&mut first, filter, seen, CANDIDATES * 2)?;
-        let mut scored: Vec<(i64, f64)> = best
-            .into_iter()
-            .filter_map(|(id, _)| {
-                let m = seen.meta.get(&id)?.as_ref()?;
-                let tokens = words_of(&m.text);
-                // Its length in tokens, split as FTS5's unicode61 tokenizer splits.
-                let len = tokens.len() as f64 / avg_len;
-                let score: f64 = terms
-                    .iter()
-                    .filter(|t| t.2.binary_search(&id).is_ok())
-                    .map(|(w, idf, _)| {
-                        let stem = rough_stem(w);
-                        let tf = tokens
-                            .iter()
-                            .filter(|t| rough_stem(t) == stem)
-                            .count()
-                            .max(1) as f64;
-                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len))
-                    })
-                    .sum::<f64>()
-                    + proximity_weight * proximity(&tokens, &terms);
-                Some((id, score))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        scored.truncate(CANDIDATES);
-        let top = scored.first().map(|r| r.1).unwrap_or(1.0).max(1e-9);
-        Ok(scored.into_iter().map(|(id, v)| (id, v / top)).collect())
+        Ok(terms)
     }
 
     /// The latest session and in-game day any fact (closed ones too) formed in: `None` each
@@ -1002,6 +979,54 @@ fn sweep<'a>(lines: impl Iterator<Item = (&'a mut (i64, f64), &'a (i64, f64))>, 
 /// A fact's place in the campaign's time, for ordering.
 fn time_key(m: &Meta) -> u64 {
     u64::from(m.session) << 32 | u64::from(m.turn)
+}
+
+/// BM25's first score, for every fact in the terms' posting lists: the sum of the IDFs of the
+/// words it contains, found by merging the sorted lists (ascending by id).
+fn idf_sums(terms: &[Term]) -> Vec<(i64, f64)> {
+    let mut first: Vec<(i64, f64)> = Vec::new();
+    let mut heads = vec![0usize; terms.len()];
+    loop {
+        let mut min: Option<i64> = None;
+        for (t, h) in terms.iter().zip(&heads) {
+            if let Some(id) = t.2.get(*h) {
+                min = Some(min.map_or(*id, |m: i64| m.min(*id)));
+            }
+        }
+        let Some(id) = min else { break };
+        let mut sum = 0.0;
+        for (t, h) in terms.iter().zip(heads.iter_mut()) {
+            if t.2.get(*h) == Some(&id) {
+                sum += t.1;
+                *h += 1;
+            }
+        }
+        first.push((id, sum));
+    }
+    first
+}
+
+/// Fact `id`'s full BM25 score (FTS5's IDF, k1 = [`K1`], b = [`B`]) from its `text`: term
+/// frequency and length counted there, as FTS5 would, plus `proximity_weight` times how close
+/// together the question's words stand in it.
+fn full_bm25(id: i64, text: &str, terms: &[Term], avg_len: f64, proximity_weight: f64) -> f64 {
+    let tokens = words_of(text);
+    // Its length in tokens, split as FTS5's unicode61 tokenizer splits.
+    let len = tokens.len() as f64 / avg_len;
+    terms
+        .iter()
+        .filter(|t| t.2.binary_search(&id).is_ok())
+        .map(|(w, idf, _)| {
+            let stem = rough_stem(w);
+            let tf = tokens
+                .iter()
+                .filter(|t| rough_stem(t) == stem)
+                .count()
+                .max(1) as f64;
+            idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len))
+        })
+        .sum::<f64>()
+        + proximity_weight * proximity(&tokens, terms)
 }
 
 /// Different question words said close together ("mental health", "pride parade" against a

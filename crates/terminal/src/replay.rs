@@ -3,7 +3,7 @@
 //! from a model of your choice (the same story told to a different AI). The replay runs in
 //! memory and writes its log and transcript under `replays/`, never into the campaign's sessions.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -89,6 +89,40 @@ pub async fn replay(
 ) -> anyhow::Result<ExitCode> {
     let store = open_store(dir)?;
     let events = store.live_events(session)?;
+    let (setup, recorded_from) = recorded_setup(dir, session, &events)?;
+    let live = match from_turn {
+        Some(_) => Some(models::choose(
+            model_args,
+            setup.campaign.model.as_ref(),
+            dir,
+        )?),
+        None => None,
+    };
+    let model = Arc::new(ThenLive {
+        recorded: ReplayModel::from_entries(recorded_replies(&events, from_turn)),
+        recorded_from,
+        live,
+    });
+    // Recalls come from the recording: the campaign's memory has moved on since.
+    let memory = Box::new(troupe_lasers::RecordedMemory::from_log(&events));
+    let ai_gm_again = setup.campaign.gm.seat == GmSeatKind::Ai && from_turn.is_none();
+    let mut gm = replay_gm(dir, &events, ai_gm_again, &model)?;
+    let mut table = play::table(dir, model, memory)?;
+    // The discussion runs out of time where it did, however fast the replay is.
+    table.discussion_limit = troupe_lasers::DiscussionLimit::recorded(&events);
+
+    let log_path = free_replay_path(dir, session, from_turn)?;
+    let replayed = play_again(setup, &events, gm.as_mut(), &table, &log_path).await?;
+    report(session, from_turn, &events, &replayed, &log_path)
+}
+
+/// How the recorded session began: its setup (campaign, seed, day) to begin it again, and the
+/// name of the model that played it.
+fn recorded_setup(
+    dir: &Path,
+    session: u32,
+    events: &[Envelope],
+) -> anyhow::Result<(SessionSetup, String)> {
     let Some((campaign, seed, recorded_from, day)) = events.iter().find_map(|e| match &e.event {
         Event::SessionStarted {
             campaign,
@@ -106,69 +140,90 @@ pub async fn replay(
             crate::sessions::Asked::Replay,
         ));
     };
-    let live = match from_turn {
-        Some(_) => Some(models::choose(model_args, campaign.model.as_ref(), dir)?),
-        None => None,
-    };
-    let model = Arc::new(ThenLive {
-        recorded: ReplayModel::from_entries(recorded_replies(&events, from_turn)),
-        recorded_from,
-        live,
-    });
-    // Recalls come from the recording: the campaign's memory has moved on since.
-    let memory = Box::new(troupe_lasers::RecordedMemory::from_log(&events));
-    // In an exact replay an AI GM plays again as an AI GM, on its recorded replies (they are
-    // among the session's model calls, as agent `gm`), so its model calls, its checks' findings
-    // and its decisions are the session's again. A person's or a script's decisions are read
-    // from the log, and so are an AI GM's from `--from-turn` on (only the players get the new
-    // model).
-    let mut gm: Box<dyn GmSeat> = if campaign.gm.seat == GmSeatKind::Ai && from_turn.is_none() {
-        Box::new(AiGm::new(
-            Gateway::new(model.clone(), play::retry_policy(), play::sleeper()),
-            PromptSet::from(play::prompts(dir)?),
-        ))
-    } else {
-        Box::new(RecordedGm::new(&events))
-    };
-    let mut table = play::table(dir, model, memory)?;
-    // The discussion runs out of time where it did, however fast the replay is.
-    table.discussion_limit = troupe_lasers::DiscussionLimit::recorded(&events);
-    let mut people = RecordedPeople::from_log(&events);
-
-    let replays = troupe_campaign::CampaignDir::new(dir).replays();
-    let stem = match from_turn {
-        Some(t) => format!("session-{session}-from-turn-{t}"),
-        None => format!("session-{session}"),
-    };
-    let log_path = (1..)
-        .map(|k| replays.join(format!("{stem}-replay-{k}.jsonl")))
-        .find(|p| !p.exists())
-        .context("no free replay file name")?;
-    let mut store = Store::in_memory()?;
-    store.mirror_into(session, EventLog::create(&log_path)?);
     let setup = SessionSetup {
         campaign,
         session_number: session,
         seed,
         day,
     };
+    Ok((setup, recorded_from))
+}
+
+/// The replay's GM seat.
+///
+/// In an exact replay an AI GM plays again as an AI GM, on its recorded replies (they are
+/// among the session's model calls, as agent `gm`), so its model calls, its checks' findings
+/// and its decisions are the session's again. A person's or a script's decisions are read
+/// from the log, and so are an AI GM's from `--from-turn` on (only the players get the new
+/// model): `ai_gm_again` says which.
+fn replay_gm(
+    dir: &Path,
+    events: &[Envelope],
+    ai_gm_again: bool,
+    model: &Arc<ThenLive>,
+) -> anyhow::Result<Box<dyn GmSeat>> {
+    Ok(if ai_gm_again {
+        Box::new(AiGm::new(
+            Gateway::new(model.clone(), play::retry_policy(), play::sleeper()),
+            PromptSet::from(play::prompts(dir)?),
+        ))
+    } else {
+        Box::new(RecordedGm::new(events))
+    })
+}
+
+/// The first name under the campaign's `replays/` not taken yet for this session (and turn):
+/// a replay never overwrites an earlier one.
+fn free_replay_path(dir: &Path, session: u32, from_turn: Option<u32>) -> anyhow::Result<PathBuf> {
+    let replays = troupe_campaign::CampaignDir::new(dir).replays();
+    let stem = match from_turn {
+        Some(t) => format!("session-{session}-from-turn-{t}"),
+        None => format!("session-{session}"),
+    };
+    (1..)
+        .map(|k| replays.join(format!("{stem}-replay-{k}.jsonl")))
+        .find(|p| !p.exists())
+        .context("no free replay file name")
+}
+
+/// Plays the session again in memory, its events mirrored to `log_path`, and reads back the
+/// events that log holds.
+async fn play_again(
+    setup: SessionSetup,
+    events: &[Envelope],
+    gm: &mut dyn GmSeat,
+    table: &troupe_lasers::Table,
+    log_path: &Path,
+) -> anyhow::Result<Vec<Envelope>> {
+    let mut people = RecordedPeople::from_log(events);
+    let mut store = Store::in_memory()?;
+    store.mirror_into(setup.session_number, EventLog::create(log_path)?);
     let clock = SystemClock;
     let mut quiet = Quiet;
-    let replayed = {
-        let mut driver = Driver::start(setup, store, gm.as_mut(), &table, &mut quiet, &clock)?;
-        if let Some(p) = people.as_mut() {
-            driver.seat_people(p);
-        }
-        // A session that stopped at its turn limit stops there again.
-        if let Some(turns) = turn_limit(&events) {
-            driver.stop_after(turns);
-        }
-        driver.run().await?;
-        troupe_lasers::read_log(&log_path)?
-    };
+    let mut driver = Driver::start(setup, store, gm, table, &mut quiet, &clock)?;
+    if let Some(p) = people.as_mut() {
+        driver.seat_people(p);
+    }
+    // A session that stopped at its turn limit stops there again.
+    if let Some(turns) = turn_limit(events) {
+        driver.stop_after(turns);
+    }
+    driver.run().await?;
+    Ok(troupe_lasers::read_log(log_path)?)
+}
 
-    let original = render_markdown(&events);
-    let again = render_markdown(&replayed);
+/// Writes the replay's transcript beside its log and says where both are. An exact replay is
+/// then judged: success when its transcript is the session's, failure (with the first line
+/// that differs) when not; a `--from-turn` replay is meant to differ.
+fn report(
+    session: u32,
+    from_turn: Option<u32>,
+    events: &[Envelope],
+    replayed: &[Envelope],
+    log_path: &Path,
+) -> anyhow::Result<ExitCode> {
+    let original = render_markdown(events);
+    let again = render_markdown(replayed);
     let md_path = log_path.with_extension("md");
     std::fs::write(&md_path, &again)
         .with_context(|| format!("could not write {}", md_path.display()))?;
@@ -179,7 +234,7 @@ pub async fn replay(
     }
     if original == again {
         println!("The replay's transcript is identical to session {session}'s.");
-        events_note(session, &events, &replayed)?;
+        events_note(session, events, replayed)?;
         Ok(ExitCode::SUCCESS)
     } else {
         let line = original
