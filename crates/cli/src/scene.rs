@@ -441,8 +441,9 @@ fn resume(
     memory_url: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
-    let (mut store, latest) = unfinished(dir)?;
-    crate::sessions::reopen_mirror_of(&mut store, latest.number)?;
+    let mut store = store(dir)?;
+    let run = crate::runs::run_number(&store, dir, None, &GAME)?;
+    let latest = crate::sessions::open_run(&mut store, run, (GAME.name, GAME.starts))?;
     let events = store.events(latest.number)?;
     let said = spoken(&events);
     let scene = Scene::resume(events)?;
@@ -532,22 +533,6 @@ fn play_table(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The campaign's store and its latest scene run, which must not have ended (what `resume` and
-/// `undo` work on).
-fn unfinished(dir: &Path) -> anyhow::Result<(SceneStore, troupe_engine::StoredRun)> {
-    let store = store(dir)?;
-    let Some(latest) = store.latest()? else {
-        bail!("no scene has been played in {}", dir.display());
-    };
-    if latest.ended {
-        bail!(
-            "scene run {} has ended; `troupe scene play FILE` starts a new one",
-            latest.number
-        );
-    }
-    Ok((store, latest))
-}
-
 /// `troupe scene undo`: the latest run's last turn taken back, as the table's `/undo` does.
 fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
     let _lock = crate::sessions::CampaignLock::take(dir)?;
@@ -574,13 +559,7 @@ fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
 
 fn replay(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let store = store(dir)?;
-    let number = match run {
-        Some(n) => n,
-        None => match store.latest()? {
-            Some(r) => r.number,
-            None => bail!("no scene has been played in {}", dir.display()),
-        },
-    };
+    let number = crate::runs::run_number(&store, dir, run, &GAME)?;
     let events = store.events(number)?;
     if events.is_empty() {
         bail!("there is no scene run {number} in this campaign");

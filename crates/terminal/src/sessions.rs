@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
-use troupe_engine::{Fault, GameStore, Logged, RunLog, session_log_path};
+use troupe_engine::{Fault, GameStore, Logged, RunLog, StoredRun, session_log_path};
 use troupe_lasers::Store;
 use troupe_lasers::lines::count;
 
@@ -308,17 +308,15 @@ pub fn reopen_mirror_of<E: Logged>(store: &mut GameStore<E>, run: u32) -> anyhow
     Ok(())
 }
 
-/// `troupe encounter undo`, `troupe scene undo`: run `run`'s last step taken back in one commit,
-/// as the table's GM takes it back, the mirror checked first and given the same line. The
-/// game's `take_back` makes its undo event from the run's events (or says why there is none).
-/// A run that has ended stays ended: its `game` and what `starts` a new one name the way on.
-/// The caller holds the campaign's lock. The run's number and the undo event.
-pub fn undo_run<E: RunLog>(
+/// Run `run` of a game played in runs, about to be played on or taken back (`resume`, `undo`):
+/// it must exist and not have ended (`game` and what `starts` a new run name the way on); its
+/// mirror is checked and rewritten from the database if it falls short, saying so. The caller
+/// holds the campaign's lock.
+pub fn open_run<E: RunLog>(
     store: &mut GameStore<E>,
     run: u32,
     (game, starts): (&str, &str),
-    take_back: impl FnOnce(&[E]) -> anyhow::Result<E>,
-) -> anyhow::Result<E> {
+) -> anyhow::Result<StoredRun> {
     let Some(stored) = store.run(run)? else {
         bail!("there is no {game} run {run} in this campaign");
     };
@@ -326,6 +324,19 @@ pub fn undo_run<E: RunLog>(
         bail!("{game} run {run} has ended; {starts} starts a new one");
     }
     reopen_mirror_of(store, run)?;
+    Ok(stored)
+}
+
+/// `troupe encounter undo`, `troupe scene undo`: run `run`'s last step taken back in one commit,
+/// as the table's GM takes it back (the run opened as [`open_run`] opens it). The game's
+/// `take_back` makes its undo event from the run's events (or says why there is none).
+pub fn undo_run<E: RunLog>(
+    store: &mut GameStore<E>,
+    run: u32,
+    game: (&str, &str),
+    take_back: impl FnOnce(&[E]) -> anyhow::Result<E>,
+) -> anyhow::Result<E> {
+    let stored = open_run(store, run, game)?;
     let undone = take_back(&store.events(run)?)?;
     // The lines a script read stay read: it resumes after them.
     store.append(run, std::slice::from_ref(&undone), stored.inputs)?;

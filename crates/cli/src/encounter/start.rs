@@ -117,7 +117,7 @@ pub async fn resume(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
-    crate::sessions::reopen_mirror_of(&mut store, run)?;
+    crate::sessions::open_run(&mut store, run, (super::GAME.name, super::GAME.starts))?;
     let campaign = campaign_in(&CampaignDir::new(dir));
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     crate::preflight::check_server(model_args, campaign.as_ref())?;
