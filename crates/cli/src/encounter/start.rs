@@ -117,7 +117,9 @@ pub async fn resume(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = super::open_store(dir)?;
     let run = super::run_number(&store, dir, run)?;
-    crate::sessions::open_run(&mut store, run, (super::GAME.name, super::GAME.starts))?;
+    // A resolved run is opened too: resuming it writes what a crash left unwritten of its
+    // outcome (the summary, the NPCs' memory) and says it was resolved.
+    crate::sessions::reopen_mirror_of(&mut store, run)?;
     let campaign = campaign_in(&CampaignDir::new(dir));
     let model = choose_model(model_args, campaign.as_ref(), dir)?;
     crate::preflight::check_server(model_args, campaign.as_ref())?;

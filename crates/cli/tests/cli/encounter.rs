@@ -219,15 +219,6 @@ fn a_person_and_two_ai_players_play_the_encounter_from_opening_to_resolution() {
         log,
         "the ended run's log is as it was"
     );
-    // Nor resumed: it says so, and how a new one starts.
-    let out = troupe()
-        .current_dir(dir.path())
-        .args(["encounter", "resume"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    assert!(err.contains("encounter run 1 has ended"), "{err}");
 }
 
 /// Issue 33, through the binary: a GM model that repeats its preparation. The ledger check's
