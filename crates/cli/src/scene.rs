@@ -443,6 +443,9 @@ fn resume(
     let _lock = crate::sessions::CampaignLock::take(dir)?;
     let mut store = store(dir)?;
     let run = crate::runs::run_number(&store, dir, None, &GAME)?;
+    if store.run(run)?.is_some_and(|r| r.ended) {
+        return keep_ended(dir, &store, run, memory_url);
+    }
     let latest = crate::sessions::open_run(&mut store, run, (GAME.name, GAME.starts))?;
     let events = store.events(latest.number)?;
     let said = spoken(&events);
@@ -495,6 +498,31 @@ fn resume(
     )
 }
 
+/// `troupe scene resume` of a run that has ended: its changes to the world kept again, which is
+/// how a crash or a failed write between the scene's end and its world's (a memory server down)
+/// gets them kept. Keeping is idempotent (a fact the world or the memory has is not added
+/// twice), so a second resume changes nothing.
+fn keep_ended(
+    dir: &Path,
+    store: &SceneStore,
+    run: u32,
+    memory_url: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let scene = Scene::resume(store.events(run)?)?;
+    let deltas = scene.events.iter().rev().find_map(|e| match &e.event {
+        troupe_scene::SceneEvent::SceneEnded { deltas } => Some(deltas),
+        _ => None,
+    });
+    if let Some(deltas) = deltas {
+        write_world(dir, run, memory_url, &scene.state, deltas)?;
+    }
+    println!(
+        "Scene run {run} has ended; {} starts a new one.",
+        GAME.starts
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Play the scene at this terminal until it ends or the speaker stops.
 #[allow(clippy::too_many_arguments)]
 fn play_table(
@@ -513,7 +541,7 @@ fn play_table(
         memory_url: memory_url.map(str::to_string),
         run,
         gm,
-        spinner: Some(Spinner::new()),
+        spinner: Spinner::new(),
     };
     let mut table = SceneTable::new(store, run, scene, inputs, speaker, Box::new(watch));
     table.models(models, ai);
@@ -604,8 +632,8 @@ struct Printed {
     run: u32,
     /// Show the GM's view (everything) after every line.
     gm: bool,
-    /// While a model works, at a terminal (none for a served scene's world keeper).
-    spinner: Option<Spinner>,
+    /// While a model works.
+    spinner: Spinner,
 }
 
 impl SceneWatch for Printed {
@@ -620,9 +648,7 @@ impl SceneWatch for Printed {
     }
 
     fn thinking(&mut self, seat: Option<&str>) {
-        let Some(spinner) = &mut self.spinner else {
-            return;
-        };
+        let spinner = &mut self.spinner;
         match seat {
             Some(troupe_scene::table::SPEAKER) => {
                 spinner.start("The AI speaker is thinking…".into())
@@ -633,9 +659,7 @@ impl SceneWatch for Printed {
     }
 
     fn progress(&mut self, _seat: &str, progress: &troupe_llm::Progress) {
-        if let Some(spinner) = &self.spinner {
-            spinner.tokens(progress.tokens);
-        }
+        self.spinner.tokens(progress.tokens);
     }
 
     fn after_line(&mut self, state: &troupe_scene::State) {
@@ -649,8 +673,14 @@ impl SceneWatch for Printed {
         state: &troupe_scene::State,
         deltas: &[troupe_scene::WorldDelta],
     ) -> Result<(), String> {
-        self.write_world(state, deltas)
-            .map_err(|e| format!("{e:#}"))
+        write_world(
+            &self.dir,
+            self.run,
+            self.memory_url.as_deref(),
+            state,
+            deltas,
+        )
+        .map_err(|e| format!("{e:#}"))
     }
 
     fn paused(&mut self, events: usize) {
@@ -658,27 +688,27 @@ impl SceneWatch for Printed {
     }
 }
 
-impl Printed {
-    /// Keep the scene's changes in the campaign's world knowledge and memory (the scene's own
-    /// rule, `keep_world`), in the memory this campaign uses, and say where.
-    fn write_world(
-        &self,
-        state: &troupe_scene::State,
-        deltas: &[troupe_scene::WorldDelta],
-    ) -> anyhow::Result<()> {
-        let dir = troupe_campaign::CampaignDir::new(&self.dir);
-        // The sessions' schema first: the memory lives beside it in campaign.db.
-        let sessions = crate::sessions::create_store(&self.dir)?;
-        let session = sessions.latest_session()?.map_or(1, |s| s.number);
-        let mut memory = crate::graph::open_memory(&dir, None, self.memory_url.as_deref())?;
-        let kept = keep_world(&dir, self.run, session, state, deltas, &mut memory)?;
-        println!(
-            "World knowledge: {} and {} in the campaign memory",
-            kept.world.display(),
-            count(kept.facts, "fact")
-        );
-        Ok(())
-    }
+/// Keep a scene's changes in the campaign's world knowledge and memory (the scene's own rule,
+/// `keep_world`), in the memory this campaign uses, and say where.
+fn write_world(
+    dir: &Path,
+    run: u32,
+    memory_url: Option<&str>,
+    state: &troupe_scene::State,
+    deltas: &[troupe_scene::WorldDelta],
+) -> anyhow::Result<()> {
+    let campaign = troupe_campaign::CampaignDir::new(dir);
+    // The sessions' schema first: the memory lives beside it in campaign.db.
+    let sessions = crate::sessions::create_store(dir)?;
+    let session = sessions.latest_session()?.map_or(1, |s| s.number);
+    let mut memory = crate::graph::open_memory(&campaign, None, memory_url)?;
+    let kept = keep_world(&campaign, run, session, state, deltas, &mut memory)?;
+    println!(
+        "World knowledge: {} and {} in the campaign memory",
+        kept.world.display(),
+        count(kept.facts, "fact")
+    );
+    Ok(())
 }
 
 /// `troupe serve --scene FILE`: the campaign's open scene table reopened, or a new run of
@@ -907,13 +937,7 @@ fn served(
         .seats
         .iter()
         .any(|s| s.seat == troupe_scene::table::GM);
-    let world = Printed {
-        dir: dir.to_path_buf(),
-        memory_url: memory_url.map(str::to_string),
-        run,
-        gm: false,
-        spinner: None,
-    };
+    let (world_dir, memory_url) = (dir.to_path_buf(), memory_url.map(str::to_string));
     let game = Box::new(troupe_scene::table::online::SceneGame {
         store,
         run,
@@ -921,8 +945,7 @@ fn served(
         ai,
         gm,
         keep_world: Box::new(move |state, deltas| {
-            world
-                .write_world(state, deltas)
+            write_world(&world_dir, run, memory_url.as_deref(), state, deltas)
                 .map_err(|e| format!("{e:#}"))
         }),
     });

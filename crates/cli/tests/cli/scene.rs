@@ -577,3 +577,50 @@ fn counts_agree_and_a_missing_session_names_its_directory() {
     let said = format!("there is no session 1 in {} (", full(dir.path()));
     assert!(err.contains(&said), "{err}");
 }
+
+/// The scene's end is committed before its world is kept: when keeping fails (here a
+/// `world.json` that does not read; a memory server down fails the same way), the scene's
+/// changes are not lost. `troupe scene resume` of the ended run keeps them, says the run has
+/// ended, and a second resume adds nothing twice.
+#[test]
+fn a_world_that_could_not_be_kept_at_the_end_is_kept_by_resume() {
+    let dir = scene_dir();
+    let world = dir.path().join("world.json");
+    std::fs::write(&world, "{ this is not json").unwrap();
+    let err = run_err(dir.path(), &PLAY);
+    assert!(err.contains("world.json"), "{err}");
+    assert!(err.contains("`troupe scene resume` keeps them"), "{err}");
+    let ended: Vec<(u64, String)> = stored_events(dir.path());
+    assert!(
+        ended.last().unwrap().1.contains("\"scene_ended\""),
+        "the end was committed first"
+    );
+
+    std::fs::remove_file(&world).unwrap();
+    let out = run_ok(dir.path(), &["scene", "resume"]);
+    assert!(out.contains("World knowledge: "), "{out}");
+    assert!(
+        out.contains("Scene run 1 has ended; `troupe scene play FILE` starts a new one."),
+        "{out}"
+    );
+    let kept = std::fs::read_to_string(&world).unwrap();
+    assert!(kept.contains("hums old river songs"), "{kept}");
+    let recalled = |dir: &Path| {
+        run_ok(
+            dir,
+            &[
+                "memory",
+                "query",
+                "What do we know about Old Tam?",
+                "--json",
+            ],
+        )
+    };
+    let first = recalled(dir.path());
+    assert!(first.contains("hums old river songs"), "{first}");
+
+    run_ok(dir.path(), &["scene", "resume"]);
+    assert_eq!(std::fs::read_to_string(&world).unwrap(), kept);
+    assert_eq!(recalled(dir.path()), first, "nothing remembered twice");
+    assert_eq!(stored_events(dir.path()), ended, "the log is as it ended");
+}

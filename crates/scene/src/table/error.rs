@@ -7,7 +7,10 @@
 pub enum SceneTableError {
     #[error("the model failed: {message}")]
     Model { message: String },
-    #[error("the scene's changes could not be kept in the world: {message}")]
+    #[error(
+        "the scene's changes could not be kept in the world: {message} (the scene's end is \
+         saved: once that is mended, `troupe scene resume` keeps them)"
+    )]
     World { message: String },
     #[error("{path} is not world knowledge: {message}")]
     WorldFile { path: String, message: String },
