@@ -567,7 +567,7 @@ fn undo(dir: &Path) -> anyhow::Result<ExitCode> {
     let mut store = store(dir)?;
     let run = crate::runs::run_number(&store, dir, None, &GAME)?;
     let undone = crate::sessions::undo_run(&mut store, run, (GAME.name, GAME.starts), |events| {
-        let mut scene = Scene::resume(events.to_vec())?;
+        let mut scene = Scene::resume(events)?;
         scene.undo().cloned().map_err(|e| match e {
             troupe_scene::Error::NothingToUndo => {
                 anyhow::anyhow!("scene run {run} has no turn to take back")

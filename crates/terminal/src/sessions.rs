@@ -334,10 +334,10 @@ pub fn undo_run<E: RunLog>(
     store: &mut GameStore<E>,
     run: u32,
     game: (&str, &str),
-    take_back: impl FnOnce(&[E]) -> anyhow::Result<E>,
+    take_back: impl FnOnce(Vec<E>) -> anyhow::Result<E>,
 ) -> anyhow::Result<E> {
     let stored = open_run(store, run, game)?;
-    let undone = take_back(&store.events(run)?)?;
+    let undone = take_back(store.events(run)?)?;
     // The lines a script read stay read: it resumes after them.
     store.append(run, std::slice::from_ref(&undone), stored.inputs)?;
     Ok(undone)

@@ -216,7 +216,7 @@ fn undo(dir: &Path, run: Option<u32>) -> anyhow::Result<ExitCode> {
     let mut store = open_store(dir)?;
     let run = run_number(&store, dir, run)?;
     let undone = crate::sessions::undo_run(&mut store, run, (GAME.name, GAME.starts), |events| {
-        undo_event(events).context(format!(
+        undo_event(&events).context(format!(
             "run {run} has no round of player actions to take back"
         ))
     })?;
