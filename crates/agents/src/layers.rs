@@ -55,6 +55,22 @@ impl Purpose {
         }
     }
 
+    /// What the agent's model does for this call, in words a page shows after its name
+    /// ("Zara is reacting…").
+    pub fn doing(self) -> &'static str {
+        match self {
+            Purpose::ClarifyingQuestions => "considering questions for the GM",
+            Purpose::StrategicIntent => "thinking about strategy",
+            Purpose::CharacterAction => "deciding what to attempt",
+            Purpose::InsightQuestion => "choosing a LASER FEELINGS question",
+            Purpose::InsightDecision => "weighing the insight",
+            Purpose::CharacterReaction => "reacting",
+            Purpose::OocDiscussion => "talking it over with the party",
+            Purpose::ForcedVote => "voting",
+            Purpose::PartyDirective => "directing their character under the party's plan",
+        }
+    }
+
     pub fn layer(self) -> Layer {
         match self {
             Purpose::ClarifyingQuestions

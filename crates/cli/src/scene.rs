@@ -19,8 +19,9 @@ use troupe_scene::table::{
 use troupe_scene::view::gm_view;
 use troupe_seat::{Answer, Ask, Seat};
 
-use crate::spinner::Spinner;
+use crate::spinner::Thinking;
 use crate::tables::PlannerKind;
+use troupe_engine::{CallWatch, Watch};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SceneCommand {
@@ -541,7 +542,10 @@ fn play_table(
         memory_url: memory_url.map(str::to_string),
         run,
         gm,
-        spinner: Spinner::new(),
+        thinking: Thinking::naming(&[
+            (troupe_scene::table::SPEAKER, "The AI speaker"),
+            (troupe_scene::table::GM, "The narrator"),
+        ]),
     };
     let mut table = SceneTable::new(store, run, scene, inputs, speaker, Box::new(watch));
     table.models(models, ai);
@@ -633,33 +637,36 @@ struct Printed {
     /// Show the GM's view (everything) after every line.
     gm: bool,
     /// While a model works.
-    spinner: Spinner,
+    thinking: Thinking,
 }
 
-impl SceneWatch for Printed {
+impl Watch<troupe_scene::State, troupe_scene::Envelope> for Printed {
     fn on_event(&mut self, _state: &troupe_scene::State, env: &troupe_scene::Envelope) {
         if let Some(text) = shown(&env.event) {
             println!("{text}");
         }
     }
 
+    fn paused(&mut self, events: u64) {
+        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
+    }
+}
+
+impl CallWatch for Printed {
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        self.thinking.thinking(seat, doing);
+    }
+    fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
+        self.thinking.progress(seat, progress);
+    }
+    fn idle(&mut self) {
+        self.thinking.idle();
+    }
+}
+
+impl SceneWatch for Printed {
     fn spoke(&mut self, prompt: &str, line: &str) {
         println!("{prompt}{line}");
-    }
-
-    fn thinking(&mut self, seat: Option<&str>) {
-        let spinner = &mut self.spinner;
-        match seat {
-            Some(troupe_scene::table::SPEAKER) => {
-                spinner.start("The AI speaker is thinking…".into())
-            }
-            Some(_) => spinner.start("The narrator is thinking…".into()),
-            None => spinner.stop(),
-        }
-    }
-
-    fn progress(&mut self, _seat: &str, progress: &troupe_llm::Progress) {
-        self.spinner.tokens(progress.tokens);
     }
 
     fn after_line(&mut self, state: &troupe_scene::State) {
@@ -681,10 +688,6 @@ impl SceneWatch for Printed {
             deltas,
         )
         .map_err(|e| format!("{e:#}"))
-    }
-
-    fn paused(&mut self, events: usize) {
-        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
     }
 }
 

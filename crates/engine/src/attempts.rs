@@ -10,6 +10,8 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::Value;
 use troupe_llm::{AttemptRecord, ChatRequest, Gateway, GatewayError, GatewayReply, Progress};
 
+pub use crate::watch::{CallWatch, Unwatched};
+
 /// One attempt as the gateway recorded it, and when it ended (UTC, to the millisecond), which
 /// the encounter's and the scene's events do not otherwise say (a session's `model_call` has its
 /// envelope's `timestamp`).
@@ -34,21 +36,6 @@ impl Attempt {
     }
 }
 
-/// Who watches a table's model calls: whose model works now (None: nobody's), and how far the
-/// reply has come. The text of a draft is the model's, unchecked: show it only to whom may see it.
-pub trait CallWatch {
-    fn thinking(&mut self, seat: Option<&str>);
-    fn progress(&mut self, seat: &str, progress: &Progress);
-}
-
-/// Nobody watches (a call made between turns, as memory's extraction is).
-pub struct Unwatched;
-
-impl CallWatch for Unwatched {
-    fn thinking(&mut self, _: Option<&str>) {}
-    fn progress(&mut self, _: &str, _: &Progress) {}
-}
-
 /// A call made: the gateway's reply or why it failed, every attempt in order, and the replies
 /// refused for their shape with why, in order.
 pub struct Made {
@@ -64,27 +51,37 @@ impl Made {
     }
 }
 
-/// One model call for `seat`, seeded as the call named `identity` of a run seeded with `seed`.
-pub async fn call<W: CallWatch + Send + ?Sized>(
+/// Whose call a model call is, as its watch shows it: the seat's id, and what the model does
+/// for it, in words a page shows after the seat's name ("narrating", "thinking").
+#[derive(Clone, Copy, Debug)]
+pub struct For<'a> {
+    pub seat: &'a str,
+    pub doing: &'a str,
+}
+
+/// One model call, seeded as the call named `identity` of a run seeded with `seed`.
+pub async fn call<W: CallWatch + ?Sized>(
     gateway: &Gateway,
     req: &mut ChatRequest,
     (seed, identity): (u64, &str),
-    seat: &str,
+    whose: For<'_>,
     watch: &mut W,
 ) -> Made {
     crate::call_seed::seed_request(req, seed, identity);
-    make(gateway, req, seat, watch).await
+    make(gateway, req, whose, watch).await
 }
 
-/// One model call for `seat` as its request stands (seeded already, when its game seeds it).
-pub async fn make<W: CallWatch + Send + ?Sized>(
+/// One model call as its request stands (seeded already, when its game seeds it): the watch
+/// hears that `whose.seat` thinks, its progress, and that no model works once it is back.
+pub async fn make<W: CallWatch + ?Sized>(
     gateway: &Gateway,
     req: &ChatRequest,
-    seat: &str,
+    whose: For<'_>,
     watch: &mut W,
 ) -> Made {
     let (mut attempts, mut refused) = (Vec::new(), Vec::new());
-    watch.thinking(Some(seat));
+    let seat = whose.seat;
+    watch.thinking(seat, whose.doing);
     let reply = {
         // The gateway reports progress through a shared sink; the watch is borrowed mutably.
         let watch = Mutex::new(&mut *watch);
@@ -102,7 +99,7 @@ pub async fn make<W: CallWatch + Send + ?Sized>(
             .call_with_progress(req, &mut on_attempt, &progress)
             .await
     };
-    watch.thinking(None);
+    watch.idle();
     Made {
         reply,
         attempts,

@@ -19,6 +19,7 @@ pub mod pause;
 pub mod replay;
 pub mod store;
 pub mod surface;
+pub mod watch;
 
 pub use call_seed::{CallSeeds, call_seed};
 pub use fault::Fault;
@@ -27,6 +28,7 @@ pub use store::{
     Durability, GameStore, Logged, RunLog, SCHEMA_VERSION, SqlResult, StoredRun, db, set_durability,
 };
 pub use troupe_prompts::Prompts;
+pub use watch::{CallWatch, Watch};
 
 use std::path::Path;
 

@@ -19,6 +19,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use support::{InstantGm, campaign, entry, turn_replies};
 use troupe_agents::PromptSet;
+use troupe_engine::watch::Unwatched;
 use troupe_lasers::*;
 use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
 
@@ -74,8 +75,12 @@ impl<G: GmSeat> GmSeat for Timed<G> {
     fn take_notes(&mut self) -> Vec<SeatNote> {
         self.inner.take_notes()
     }
-    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
-        self.time(async |g| g.decide(q).await).await
+    async fn decide(
+        &mut self,
+        q: &GmQuestion<'_>,
+        watch: &mut dyn troupe_engine::CallWatch,
+    ) -> troupe_seat::Answer {
+        self.time(async |g| g.decide(q, watch).await).await
     }
 }
 
@@ -109,7 +114,7 @@ async fn session(turns: u64, gm: &mut dyn GmSeat) -> Took {
         seed: 1,
         day: 1,
     };
-    let (mut quiet, clock) = (Quiet, SystemClock);
+    let (mut quiet, clock) = (Unwatched, SystemClock);
     let (start, cpu) = (Instant::now(), cpu_ns());
     let mut driver = Driver::start(setup, store, gm, &table, &mut quiet, &clock).unwrap();
     driver.stop_after(u32::try_from(turns).unwrap());

@@ -20,6 +20,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use support::InstantGm;
 use troupe_agents::PromptSet;
+use troupe_engine::watch::Unwatched;
 use troupe_engine::*;
 use troupe_lasers::*;
 use troupe_llm::{Gateway, ProviderSpec, RetryPolicy, ScaledSleeper, connect_with_env};
@@ -108,7 +109,7 @@ async fn turn(server: &str, players: usize, seed: u64) -> (Duration, f64, bool) 
         day: 1,
     };
     let mut gm = InstantGm(1);
-    let (mut quiet, clock) = (Quiet, SystemClock);
+    let (mut quiet, clock) = (Unwatched, SystemClock);
     let start = Instant::now();
     let mut driver = Driver::start(setup, store, &mut gm, &table, &mut quiet, &clock).unwrap();
     driver.run().await.unwrap();

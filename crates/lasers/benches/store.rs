@@ -21,6 +21,7 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use support::{InstantGm, campaign, turn_replies};
 use troupe_agents::Layer;
+use troupe_engine::watch::Unwatched;
 use troupe_lasers::*;
 use troupe_llm::{
     AttemptRecord, Gateway, Message, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper, Usage,
@@ -61,7 +62,7 @@ fn play_long_session() -> Vec<Envelope> {
     let store = Store::open(scratch.path()).unwrap_or_else(|e| panic!("{e}"));
 
     let mut gm = InstantGm(TURNS);
-    let mut quiet = Quiet;
+    let mut quiet = Unwatched;
     let clock = SystemClock;
     let setup = SessionSetup {
         campaign: campaign(),

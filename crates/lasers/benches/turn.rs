@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use support::{InstantGm, campaign, turn_replies};
 use troupe_agents::{CharacterView, PlayerView, PromptSet, TurnRecap};
+use troupe_engine::watch::Unwatched;
 use troupe_lasers::*;
 use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
 
@@ -43,7 +44,7 @@ async fn session(turns: u64, dir: &std::path::Path, durable: bool) -> Duration {
         (1, Store::in_memory().unwrap_or_else(|e| panic!("{e}")))
     };
     let mut gm = InstantGm(turns);
-    let mut quiet = Quiet;
+    let mut quiet = Unwatched;
     let clock = SystemClock;
     let setup = SessionSetup {
         campaign: campaign(),

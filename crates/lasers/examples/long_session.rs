@@ -32,8 +32,9 @@ struct Stopwatch {
     rss: Vec<(usize, (u64, u64))>,
 }
 
-impl Observer for Stopwatch {
-    fn on_event(&mut self, env: &Envelope, _session: &Session) {
+impl troupe_engine::CallWatch for Stopwatch {}
+impl troupe_engine::Watch<Session, Envelope> for Stopwatch {
+    fn on_event(&mut self, _session: &Session, env: &Envelope) {
         if matches!(env.event, Event::TurnCompleted) {
             let now = Instant::now();
             self.turn_ms

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use serde_json::Value;
 use troupe_agents::{GM_AGENT, GmCall, GmPurpose, GmView, PromptSet};
-use troupe_engine::attempts::{self, CallWatch};
+use troupe_engine::attempts::{self, CallWatch, For};
 use troupe_llm::Gateway;
 use troupe_seat::Answer;
 use troupe_validator::gm::{contradicts_dice, decides_for, repeats_note, withhold_notes};
@@ -38,29 +38,10 @@ pub struct AiGm {
     retried: BTreeSet<(u32, Phase, String)>,
     /// Why the session ends at the next narration (the story reached a stopping point).
     ending: Option<String>,
-    /// Hears the GM's draft as it streams (see [`AiGm::on_progress`]).
-    progress: Option<GmProgress>,
     /// Where the calls of the decision being made take their seeds.
     seeds: crate::CallSeeds,
-}
-
-/// Hears each AI GM call's purpose and progress: its unchecked draft, for the GM's own view.
-pub type GmProgress = std::sync::Arc<dyn Fn(&str, &troupe_llm::Progress) + Send + Sync>;
-
-/// The AI GM's calls as a table's calls are watched: each one's progress, told with its
-/// purpose. (Who thinks is shown by the session's observer, around the whole decision.)
-struct GmWatch<'a> {
-    progress: Option<&'a GmProgress>,
-    purpose: &'a str,
-}
-
-impl CallWatch for GmWatch<'_> {
-    fn thinking(&mut self, _: Option<&str>) {}
-    fn progress(&mut self, _: &str, progress: &troupe_llm::Progress) {
-        if let Some(watch) = self.progress {
-            watch(self.purpose, progress);
-        }
-    }
+    /// What the decision being made has the GM do, as the watch shows it.
+    doing: &'static str,
 }
 
 impl AiGm {
@@ -71,20 +52,14 @@ impl AiGm {
             notes: Vec::new(),
             retried: BTreeSet::new(),
             ending: None,
-            progress: None,
             seeds: crate::CallSeeds::default(),
+            doing: "thinking",
         }
     }
 
-    /// Reports every call's progress (token count and draft text) to `progress` while the
-    /// reply streams in. The draft is unchecked: it belongs on the GM's own view only.
-    pub fn on_progress(mut self, progress: GmProgress) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
     /// One model call, its attempts noted for the log: the reply's JSON, or why it failed.
-    async fn call(&mut self, mut call: GmCall) -> Result<Value, String> {
+    /// `watch` hears it as the GM's, doing what the decision asks.
+    async fn call(&mut self, mut call: GmCall, watch: &mut dyn CallWatch) -> Result<Value, String> {
         // The calls noted but not yet in the log come before this one.
         let unlogged = self
             .notes
@@ -93,11 +68,11 @@ impl AiGm {
             .count();
         call.request.seed = Some(self.seeds.nth(GM_AGENT, unlogged as u64));
         let purpose = call.purpose.as_str();
-        let mut watch = GmWatch {
-            progress: self.progress.as_ref(),
-            purpose,
+        let whose = For {
+            seat: GM_AGENT,
+            doing: self.doing,
         };
-        let made = attempts::make(&self.gateway, &call.request, GM_AGENT, &mut watch).await;
+        let made = attempts::make(&self.gateway, &call.request, whose, watch).await;
         self.notes
             .extend(made.attempts.into_iter().map(|a| SeatNote::Call {
                 purpose: purpose.to_string(),
@@ -114,6 +89,7 @@ impl AiGm {
         build: impl Fn(&PromptSet, &str) -> Result<GmCall, troupe_agents::Error>,
         read: impl Fn(&Value) -> Result<T, troupe_agents::Error>,
         check: impl Fn(&T) -> Option<Finding>,
+        watch: &mut dyn CallWatch,
     ) -> GmReply<T> {
         let (mut feedback, mut failures, mut sent_back) = (String::new(), 0, false);
         loop {
@@ -121,7 +97,7 @@ impl AiGm {
                 Ok(c) => c,
                 Err(e) => return GmReply::Fail(format!("the AI GM's prompt failed: {e}")),
             };
-            let decided = match self.call(call).await {
+            let decided = match self.call(call, watch).await {
                 Ok(value) => read(&value).map_err(|e| e.to_string()),
                 Err(e) => Err(e),
             };
@@ -207,28 +183,30 @@ impl GmSeat for AiGm {
         std::mem::take(&mut self.notes)
     }
 
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+    async fn decide(&mut self, question: &GmQuestion<'_>, watch: &mut dyn CallWatch) -> Answer {
         self.seeds = question.seeds;
+        self.doing = question.decision.doing();
         let v = question.view;
         let reply = match question.decision {
-            GmAsk::Narration => self.narrate(v).await.map(GmDecision::Text),
+            GmAsk::Narration => self.narrate(v, watch).await.map(GmDecision::Text),
             GmAsk::Answers { questions, .. } => self
-                .answer_questions(v, questions)
+                .answer_questions(v, questions, watch)
                 .await
                 .map(GmDecision::Answers),
             // The correction keeps the character's intent without the overreach: the AI GM
             // takes it.
             GmAsk::Review { corrected, .. } => GmReply::Answer(GmDecision::Text(corrected.clone())),
-            GmAsk::Adjudicate { agent, .. } => {
-                self.adjudicate(v, agent).await.map(GmDecision::Ruling)
-            }
+            GmAsk::Adjudicate { agent, .. } => self
+                .adjudicate(v, agent, watch)
+                .await
+                .map(GmDecision::Ruling),
             // The dice stand: the AI GM lets the chips fall where they may.
             GmAsk::Override { .. } => GmReply::Answer(GmDecision::Override(RollOverride::Keep)),
             GmAsk::Insight { agent, question } => self
-                .answer_insight(v, agent, question)
+                .answer_insight(v, agent, question, watch)
                 .await
                 .map(GmDecision::Text),
-            GmAsk::Outcome => self.narrate_outcome(v).await.map(GmDecision::Text),
+            GmAsk::Outcome => self.narrate_outcome(v, watch).await.map(GmDecision::Text),
             // The party talks it out without the AI GM.
             GmAsk::Interject { .. } => GmReply::Answer(GmDecision::Interjection(None)),
             GmAsk::Failure { phase, agent, .. } => {
@@ -240,7 +218,7 @@ impl GmSeat for AiGm {
 }
 
 impl AiGm {
-    async fn narrate(&mut self, v: &GmView) -> GmReply<String> {
+    async fn narrate(&mut self, v: &GmView, watch: &mut dyn CallWatch) -> GmReply<String> {
         if let Some(why) = self.ending.take() {
             return GmReply::End(why);
         }
@@ -249,6 +227,7 @@ impl AiGm {
             |p, fb| p.gm_narration(&view, fb),
             GmPurpose::read_narration,
             |text| said_aloud(&view, text, true),
+            watch,
         )
         .await
         .map(|text| kept_secret(&view, &text))
@@ -258,24 +237,32 @@ impl AiGm {
         &mut self,
         v: &GmView,
         questions: &[(String, String)],
+        watch: &mut dyn CallWatch,
     ) -> GmReply<Answers> {
         let (view, n) = (v.clone(), questions.len());
         self.ask_model(
             |p, fb| p.gm_answers(&view, questions, fb),
             |value| GmPurpose::read_answers(value, n),
             |answers| said_aloud(&view, &answers.join("\n"), false),
+            watch,
         )
         .await
         .map(|answers| answers.iter().map(|a| kept_secret(&view, a)).collect())
         .map(Answers::Answered)
     }
 
-    async fn adjudicate(&mut self, v: &GmView, agent: &str) -> GmReply<Ruling> {
+    async fn adjudicate(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        watch: &mut dyn CallWatch,
+    ) -> GmReply<Ruling> {
         let view = v.clone();
         self.ask_model(
             |p, _| p.gm_ruling(&view, agent),
             GmPurpose::read_ruling,
             |r| note_read_out(&view, &r.reason),
+            watch,
         )
         .await
         .map(|r| {
@@ -293,18 +280,25 @@ impl AiGm {
         })
     }
 
-    async fn answer_insight(&mut self, v: &GmView, agent: &str, question: &str) -> GmReply<String> {
+    async fn answer_insight(
+        &mut self,
+        v: &GmView,
+        agent: &str,
+        question: &str,
+        watch: &mut dyn CallWatch,
+    ) -> GmReply<String> {
         let view = v.clone();
         self.ask_model(
             |p, fb| p.gm_insight(&view, agent, question, fb),
             GmPurpose::read_insight_answer,
             |text| said_aloud(&view, text, false),
+            watch,
         )
         .await
         .map(|text| kept_secret(&view, &text))
     }
 
-    async fn narrate_outcome(&mut self, v: &GmView) -> GmReply<String> {
+    async fn narrate_outcome(&mut self, v: &GmView, watch: &mut dyn CallWatch) -> GmReply<String> {
         let view = v.clone();
         let successes: Vec<u32> = v.rolls.iter().map(|r| r.successes).collect();
         let reply = self
@@ -316,6 +310,7 @@ impl AiGm {
                         .map(|d| ("outcome_contradicts_dice", d, o.outcome.clone()))
                         .or_else(|| said_aloud(&view, &o.outcome, false))
                 },
+                watch,
             )
             .await;
         reply.map(|mut o| {

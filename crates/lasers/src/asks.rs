@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use troupe_agents::{ActionDecl, GmView};
+use troupe_engine::CallWatch;
 use troupe_rules::TaskType;
 use troupe_seat::{Answer, Ask, Command, Field, Seat, Values, check, form};
 use troupe_validator::Verdict;
@@ -410,7 +411,7 @@ pub struct AskedGm<S> {
 
 #[async_trait]
 impl<S: Seat> GmSeat for AskedGm<S> {
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+    async fn decide(&mut self, question: &GmQuestion<'_>, _: &mut dyn CallWatch) -> Answer {
         self.seat.decide(&question.ask()).await
     }
 }

@@ -3,9 +3,10 @@
 
 use crate::SessionError;
 use chrono::{DateTime, Utc};
-use troupe_agents::{ActionDecl, InsightDecision, Intent, PromptSet, Purpose};
+use troupe_agents::{ActionDecl, InsightDecision, Intent, PromptSet};
 use troupe_campaign::Campaign;
-use troupe_llm::{Gateway, Progress};
+use troupe_engine::Watch;
+use troupe_llm::Gateway;
 use troupe_rules::{DiceExpr, TaskType, roll_expr, roll_seed};
 
 use crate::asks::MAX_BAD_ANSWERS;
@@ -36,23 +37,10 @@ impl Clock for SystemClock {
     }
 }
 
-/// Watches the session as it happens (the terminal's story view, a progress spinner).
-pub trait Observer: Send {
-    fn on_event(&mut self, _env: &Envelope, _session: &Session) {}
-    /// An agent started thinking (a model call is in flight).
-    fn thinking(&mut self, _agent: &str, _purpose: Purpose) {}
-    /// A thinking agent's reply is streaming in: its attempt, its token count, and the new
-    /// text. The text is the model's unchecked draft: show it only to whom may see it.
-    fn progress(&mut self, _agent: &str, _purpose: Purpose, _progress: &Progress) {}
-    /// The model call finished.
-    fn idle(&mut self) {}
-    /// The driver stopped on purpose (see [`Driver::pause_at`]), after this many events.
-    fn paused(&mut self, _events: u64) {}
-}
-
-/// An observer that ignores everything.
-pub struct Quiet;
-impl Observer for Quiet {}
+/// Who watches a session as it is played, as every game's table is watched (the terminal's
+/// story view and spinner, the web table's streams): each committed event with the session
+/// after it, and the agents' model calls (several of a step at once; the AI GM's too).
+pub type Observer = dyn Watch<Session, Envelope>;
 
 /// The AI side of the table: one gateway for every call, the prompt templates, and the
 /// campaign memory the AIs recall from and store to.
@@ -162,7 +150,7 @@ pub struct Driver<'a> {
     /// The session ends once this turn is done.
     last_turn: Option<u32>,
     table: &'a Table,
-    observer: &'a mut dyn Observer,
+    observer: &'a mut Observer,
     clock: &'a dyn Clock,
     /// The spend limit, when there is one, and what the session has spent.
     spend: Option<crate::SpendMeter>,
@@ -177,7 +165,7 @@ impl<'a> Driver<'a> {
         store: Store,
         gm: &'a mut dyn GmSeat,
         table: &'a Table,
-        observer: &'a mut dyn Observer,
+        observer: &'a mut Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
         let now = clock.now();
@@ -219,7 +207,7 @@ impl<'a> Driver<'a> {
             &first,
         )?;
         for env in &first {
-            driver.observer.on_event(env, &driver.session);
+            driver.observer.on_event(&driver.session, env);
         }
         Ok(driver)
     }
@@ -232,7 +220,7 @@ impl<'a> Driver<'a> {
         store: Store,
         gm: &'a mut dyn GmSeat,
         table: &'a Table,
-        observer: &'a mut dyn Observer,
+        observer: &'a mut Observer,
         clock: &'a dyn Clock,
     ) -> Result<Self, Error> {
         let session = crate::snapshot::fold_stored(&store, number)?;
@@ -570,7 +558,7 @@ impl<'a> Driver<'a> {
         self.store
             .append_step(self.session.number, &events, snapshot)?;
         for env in &events {
-            self.observer.on_event(env, &self.session);
+            self.observer.on_event(&self.session, env);
         }
         Ok(())
     }
@@ -660,7 +648,7 @@ impl<'a> Driver<'a> {
                 error: error.as_deref(),
                 seeds: self.session.call_seeds(troupe_agents::GM_AGENT),
             };
-            let answer = self.gm.decide(&question).await;
+            let answer = self.gm.decide(&question, &mut *self.observer).await;
             match question.read(answer) {
                 Ok(reply) => return reply.map(|d| decision_events(&self.session, ask, d)),
                 Err(why) => error = Some(why),

@@ -50,11 +50,11 @@ pub mod snapshot;
 pub mod undo;
 
 #[cfg(feature = "table")]
-pub use ai_gm::{AiGm, GmProgress};
+pub use ai_gm::AiGm;
 pub use decision::{PERSONS_JUSTIFICATION, PlayerDecision};
 #[cfg(feature = "table")]
 pub use driver::{
-    Clock, DiscussionLimit, Driver, Observer, Quiet, SessionSetup, SystemClock, Table, served_calls,
+    Clock, DiscussionLimit, Driver, Observer, SessionSetup, SystemClock, Table, served_calls,
 };
 #[cfg(feature = "table")]
 pub use error::SessionError;

@@ -63,6 +63,24 @@ pub enum GmAsk {
     },
 }
 
+impl GmAsk {
+    /// What the GM does for this decision, in words a page shows after its name ("The GM is
+    /// narrating…").
+    pub fn doing(&self) -> &'static str {
+        match self {
+            GmAsk::Narration => "narrating",
+            GmAsk::Answers { .. } => "answering the players' questions",
+            GmAsk::Review { .. } => "reviewing an action",
+            GmAsk::Adjudicate { .. } => "ruling on an action",
+            GmAsk::Override { .. } => "looking at the roll",
+            GmAsk::Insight { .. } => "answering a LASER FEELINGS question",
+            GmAsk::Outcome => "narrating the outcome",
+            GmAsk::Interject { .. } => "listening to the party's talk",
+            GmAsk::Failure { .. } => "deciding what to do about a failed call",
+        }
+    }
+}
+
 /// A model call an agent must make.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallSpec {

@@ -14,18 +14,18 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use troupe_agents::Purpose;
 use troupe_engine::surface::{
     Audience, Draft, GM, Line, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
 };
+use troupe_engine::{CallWatch, Watch};
 use troupe_seat::{Answer, Seat};
 
 use crate::asks::AskedGm;
 use crate::lines::{self, Kind};
 use crate::visibility::{gm_view, player_view};
 use crate::{
-    AiGm, Driver, Envelope, Event, GmSeat, Observer, PlayerQuestion, PlayerSeat, Session,
-    SessionSetup, Store, SystemClock, Table,
+    AiGm, Driver, Envelope, Event, GmSeat, PlayerQuestion, PlayerSeat, Session, SessionSetup,
+    Store, SystemClock, Table,
 };
 
 /// People's seats at a Lasers & Feelings table, each on its own page: a step's decisions are
@@ -62,14 +62,21 @@ impl PlayerSeat for SurfacePlayers {
 /// Pushes every committed event, and who is thinking, to the surface.
 struct SurfaceObserver(Arc<dyn Surface>);
 
-impl Observer for SurfaceObserver {
-    fn on_event(&mut self, env: &Envelope, session: &Session) {
+impl Watch<Session, Envelope> for SurfaceObserver {
+    fn on_event(&mut self, session: &Session, env: &Envelope) {
         self.0.publish(update(env, session));
     }
-    fn thinking(&mut self, agent: &str, _purpose: Purpose) {
-        self.0.thinking(Some(agent.to_string()));
+}
+
+/// Every page sees who thinks and counts the tokens; a draft shows on the page of the seat it
+/// is for: an AI player's on its own page (its prompt is that seat's view), the AI GM's on the
+/// GM's (the GM's view holds every secret its prompt does).
+impl CallWatch for SurfaceObserver {
+    fn thinking(&mut self, agent: &str, _doing: &str) {
+        let who = if agent == GM { "The GM" } else { agent };
+        self.0.thinking(Some(who.to_string()));
     }
-    fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
+    fn progress(&mut self, agent: &str, progress: &troupe_llm::Progress) {
         self.0.progress(agent, progress, Draft::Shown);
     }
     fn idle(&mut self) {
@@ -213,12 +220,7 @@ fn gm_seat(gm: GmChair, surface: &Arc<dyn Surface>) -> Box<dyn GmSeat> {
         GmChair::Person => Box::new(AskedGm {
             seat: SurfaceSeat(surface.clone()),
         }),
-        GmChair::Ai(ai) => {
-            let surface = surface.clone();
-            Box::new(ai.on_progress(Arc::new(move |_purpose, p| {
-                surface.progress(GM, p, Draft::Shown)
-            })))
-        }
+        GmChair::Ai(ai) => ai,
         GmChair::Seat(seat) => seat,
     }
 }

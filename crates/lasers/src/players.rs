@@ -8,8 +8,8 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
-use troupe_agents::{AgentCall, PromptSet, Purpose};
-use troupe_engine::attempts::{self, CallWatch};
+use troupe_agents::{AgentCall, PromptSet};
+use troupe_engine::attempts::{self, CallWatch, For};
 use troupe_llm::{AttemptRecord, Progress};
 use troupe_seat::Answer;
 
@@ -132,7 +132,7 @@ pub struct AiPlayers<'a> {
     pub table: &'a Table,
     /// Where the calls take their seeds, and how many plans a vote chooses from.
     pub session: &'a Session,
-    pub observer: &'a mut dyn Observer,
+    pub observer: &'a mut Observer,
 }
 
 #[async_trait]
@@ -155,11 +155,6 @@ impl PlayerSeats for AiPlayers<'_> {
             built.push(b.map(|(call, _)| call));
         }
         self.seed_calls(questions, &mut built);
-        for (question, b) in questions.iter().zip(&built) {
-            if let Ok(call) = b {
-                self.observer.thinking(question.call.agent(), call.purpose);
-            }
-        }
         let made = self.run_calls(questions, &built).await;
         let replies = questions
             .iter()
@@ -250,12 +245,12 @@ impl AiPlayers<'_> {
                 let observer = &observer;
                 async move {
                     let call = b.as_ref().ok()?;
-                    let agent = question.call.agent();
-                    let mut watch = StepWatch {
-                        observer,
-                        purpose: call.purpose,
+                    let whose = For {
+                        seat: question.call.agent(),
+                        doing: call.purpose.doing(),
                     };
-                    let made = attempts::make(gateway, &call.request, agent, &mut watch).await;
+                    let mut watch = StepWatch(observer);
+                    let made = attempts::make(gateway, &call.request, whose, &mut watch).await;
                     let records = made.attempts.into_iter().map(|a| a.record).collect();
                     Some((records, made.reply))
                 }
@@ -266,19 +261,23 @@ impl AiPlayers<'_> {
     }
 }
 
-/// A step's calls as a table's calls are watched: each one's progress told to the one
-/// observer with its purpose. (The observer hears who thinks when the step's questions are
-/// asked, and is told all are idle once every call is back.)
-struct StepWatch<'a, 'o, 'd> {
-    observer: &'a std::sync::Mutex<&'o mut (dyn Observer + 'd)>,
-    purpose: Purpose,
+/// One of a step's calls as the one observer watches them all: who thinks and each one's
+/// progress, told as they come; that no model works is told once every call is back (by the
+/// step, not by each call).
+struct StepWatch<'a, 'o>(&'a std::sync::Mutex<&'o mut Observer>);
+
+impl<'o> StepWatch<'_, 'o> {
+    fn observer(&self) -> std::sync::MutexGuard<'_, &'o mut Observer> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
-impl CallWatch for StepWatch<'_, '_, '_> {
-    fn thinking(&mut self, _: Option<&str>) {}
+impl CallWatch for StepWatch<'_, '_> {
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        self.observer().thinking(seat, doing);
+    }
     fn progress(&mut self, seat: &str, progress: &Progress) {
-        let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
-        observer.progress(seat, self.purpose, progress);
+        self.observer().progress(seat, progress);
     }
 }
 

@@ -13,6 +13,7 @@ use crate::{
 use async_trait::async_trait;
 use serde::Deserialize;
 use troupe_agents::{ActionDecl, GmView};
+use troupe_engine::CallWatch;
 use troupe_rules::TaskType;
 use troupe_seat::Answer;
 
@@ -348,7 +349,7 @@ impl GmSeat for ScriptGm {
         std::mem::take(&mut self.notes)
     }
 
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+    async fn decide(&mut self, question: &GmQuestion<'_>, _: &mut dyn CallWatch) -> Answer {
         let reply = match question.decision {
             GmAsk::Narration => self.narrate(question.view).map(GmDecision::Text),
             GmAsk::Answers { questions, .. } => self

@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, CharacterView, GmView, PlayerView};
+use troupe_engine::CallWatch;
 use troupe_llm::AttemptRecord;
 use troupe_rules::DiceExpr;
 use troupe_seat::Answer;
@@ -142,7 +143,9 @@ pub trait GmSeat: Send {
         Vec::new()
     }
 
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer;
+    /// `watch` hears the model calls an AI in the chair makes for it (who thinks, the drafts),
+    /// as the table's watch hears every seat's.
+    async fn decide(&mut self, question: &GmQuestion<'_>, watch: &mut dyn CallWatch) -> Answer;
 }
 
 /// A GM decision in the game's terms, for the seats that reason in them: what

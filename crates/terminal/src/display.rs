@@ -1,11 +1,12 @@
 //! The story as it happens, in the terminal; a spinner while an AI thinks.
 
-use troupe_agents::Purpose;
+use troupe_agents::GM_AGENT;
+use troupe_engine::{CallWatch, Watch};
 use troupe_lasers::lines::{self, Audience, Kind, Line};
-use troupe_lasers::{Envelope, Event, Observer, Session};
+use troupe_lasers::{Envelope, Event, Session};
 
 use crate::info::player_name;
-use crate::spinner::Spinner;
+use crate::spinner::Thinking;
 
 pub struct Story {
     /// Echo the GM's own inputs (when they come from a script, nobody typed them).
@@ -13,11 +14,7 @@ pub struct Story {
     /// Who reads this terminal: the GM's seat (everything), or, when an AI runs the game, the
     /// people playing characters here, who read what their seats' pages would and no more.
     reader: Reader,
-    spinner: Spinner,
-    /// Who is thinking right now (a round of calls runs at once).
-    thinkers: Vec<String>,
-    /// Tokens each thinker's reply has so far, as it streams.
-    tokens: std::collections::BTreeMap<String, u32>,
+    thinking: Thinking,
     /// A turn's header, shown with the turn's first line (a session that ends before the
     /// turn has any shows none).
     turn_header: Option<String>,
@@ -62,25 +59,9 @@ impl Story {
         Story {
             echo_gm,
             reader,
-            spinner: Spinner::new(),
-            thinkers: Vec::new(),
-            tokens: std::collections::BTreeMap::new(),
+            thinking: Thinking::naming(&[(GM_AGENT, "The GM")]),
             turn_header: None,
         }
-    }
-}
-
-fn what(purpose: Purpose) -> &'static str {
-    match purpose {
-        Purpose::ClarifyingQuestions => "considering questions for the GM",
-        Purpose::StrategicIntent => "thinking about strategy",
-        Purpose::CharacterAction => "deciding what to attempt",
-        Purpose::InsightQuestion => "choosing a LASER FEELINGS question",
-        Purpose::InsightDecision => "weighing the insight",
-        Purpose::CharacterReaction => "reacting",
-        Purpose::OocDiscussion => "talking it over with the party",
-        Purpose::ForcedVote => "voting",
-        Purpose::PartyDirective => "directing their character under the party's plan",
     }
 }
 
@@ -100,24 +81,26 @@ impl Story {
         let echo = self.echo_gm;
         self.echo_gm = true;
         for e in last_turn.get(from..).unwrap_or_default() {
-            self.on_event(e, s);
+            self.on_event(s, e);
         }
         self.echo_gm = echo;
     }
 }
 
-impl Observer for Story {
-    /// The spinner says who is thinking and what about ("Zara is reacting… 143 tokens"); the
-    /// count is of every thinker's tokens so far.
-    fn thinking(&mut self, agent: &str, purpose: Purpose) {
-        self.thinkers.push(agent.to_string());
-        let message = match self.thinkers.as_slice() {
-            [one] => format!("{one} is {}…", what(purpose)),
-            many => format!("{} are {}…", many.join(", "), what(purpose)),
-        };
-        self.spinner.start(message);
+/// The spinner, as at every game's table ("Zara is reacting… 143 tokens").
+impl CallWatch for Story {
+    fn thinking(&mut self, agent: &str, doing: &str) {
+        self.thinking.thinking(agent, doing);
     }
+    fn progress(&mut self, agent: &str, progress: &troupe_llm::Progress) {
+        self.thinking.progress(agent, progress);
+    }
+    fn idle(&mut self) {
+        self.thinking.idle();
+    }
+}
 
+impl Watch<Session, Envelope> for Story {
     fn paused(&mut self, events: u64) {
         // The crash tests wait for this line, then kill the process.
         eprintln!(
@@ -125,18 +108,7 @@ impl Observer for Story {
         );
     }
 
-    fn progress(&mut self, agent: &str, _purpose: Purpose, progress: &troupe_llm::Progress) {
-        self.tokens.insert(agent.to_string(), progress.tokens);
-        self.spinner.tokens(self.tokens.values().sum());
-    }
-
-    fn idle(&mut self) {
-        self.thinkers.clear();
-        self.tokens.clear();
-        self.spinner.stop();
-    }
-
-    fn on_event(&mut self, env: &Envelope, s: &Session) {
+    fn on_event(&mut self, s: &Session, env: &Envelope) {
         if !self.echo_gm && typed_by_gm(&env.event) {
             return;
         }
@@ -155,9 +127,9 @@ impl Observer for Story {
                 continue;
             }
             if let Some(header) = self.turn_header.take() {
-                self.spinner.println(&header);
+                self.thinking.println(&header);
             }
-            self.spinner.println(&text);
+            self.thinking.println(&text);
         }
     }
 }

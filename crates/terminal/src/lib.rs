@@ -6,7 +6,6 @@
 //! (`troupe memory`). Opening the table itself is troupe-host's, the same as on every surface.
 
 mod display;
-mod gm_spinner;
 mod info;
 pub mod keyboard;
 pub mod memory;

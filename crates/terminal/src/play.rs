@@ -17,7 +17,7 @@ use troupe_llm::ChatModel;
 use crate::keyboard::Keyboard;
 use crate::people::TerminalPlayers;
 use crate::sessions::{self, CampaignLock};
-use crate::{display, gm_spinner, models, terminal};
+use crate::{display, models, terminal};
 
 // What opens a table the same on every surface (troupe-host), named here too: the binary's
 // encounter, scene and web-table commands reach it as `play::…`.
@@ -81,7 +81,7 @@ fn gm_seat(
     keyboard: &Keyboard,
 ) -> anyhow::Result<Box<dyn GmSeat>> {
     if campaign.gm.seat == GmSeatKind::Ai {
-        return Ok(gm_spinner::shown(ai_gm(campaign, players, dir)?));
+        return Ok(Box::new(ai_gm(campaign, players, dir)?));
     }
     Ok(match gm_script {
         Some(path) => {

@@ -12,9 +12,10 @@ use async_trait::async_trait;
 use troupe_agents::PromptSet;
 use troupe_campaign::GmSeatKind;
 use troupe_engine::EventLog;
+use troupe_engine::watch::Unwatched;
 use troupe_lasers::recorded::{RecordedGm, RecordedPeople};
 use troupe_lasers::{
-    AiGm, Driver, Envelope, Event, GmSeat, Quiet, SessionSetup, Store, SystemClock, render_markdown,
+    AiGm, Driver, Envelope, Event, GmSeat, SessionSetup, Store, SystemClock, render_markdown,
 };
 use troupe_llm::{
     CallTag, ChatModel, ChatReply, ChatRequest, Gateway, Message, ProviderError, ReplayEntry,
@@ -199,7 +200,7 @@ async fn play_again(
     let mut store = Store::in_memory()?;
     store.mirror_into(setup.session_number, EventLog::create(log_path)?);
     let clock = SystemClock;
-    let mut quiet = Quiet;
+    let mut quiet = Unwatched;
     let mut driver = Driver::start(setup, store, gm, table, &mut quiet, &clock)?;
     if let Some(p) = people.as_mut() {
         driver.seat_people(p);

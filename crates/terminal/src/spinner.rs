@@ -4,10 +4,13 @@
 //! is the whole table's. Off a terminal (a batch's run, a pipe) it draws nothing and starts no
 //! ticker thread.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use troupe_engine::CallWatch;
+use troupe_llm::Progress;
 
 pub struct Spinner {
     bar: Option<ProgressBar>,
@@ -79,5 +82,60 @@ fn tokens(n: u32) -> String {
     match n {
         1 => "1 token".into(),
         n => format!("{n} tokens"),
+    }
+}
+
+/// The terminal's spinner as every game's table is watched: who thinks and on what ("Zara is
+/// reacting…", "Zara, Kai are voting…", "The GM is narrating…"), and the tokens every thinker's
+/// reply has so far. Each game only names its seats.
+pub struct Thinking {
+    spinner: Spinner,
+    /// How a seat is named on the spinner (seat id → name); a seat not here shows its id.
+    pub names: BTreeMap<String, String>,
+    /// Who is thinking right now (a step's calls run at once).
+    thinkers: Vec<String>,
+    /// Tokens each thinker's reply has so far, as it streams.
+    tokens: BTreeMap<String, u32>,
+}
+
+impl Thinking {
+    /// A spinner that names these seats (seat id, name) its own way.
+    pub fn naming(names: &[(&str, &str)]) -> Self {
+        Thinking {
+            spinner: Spinner::new(),
+            names: (names.iter())
+                .map(|(seat, name)| (seat.to_string(), name.to_string()))
+                .collect(),
+            thinkers: Vec::new(),
+            tokens: BTreeMap::new(),
+        }
+    }
+
+    /// Prints a line of the story without tearing the spinner.
+    pub fn println(&self, line: &str) {
+        self.spinner.println(line);
+    }
+}
+
+impl CallWatch for Thinking {
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        let who = self.names.get(seat).map_or(seat, String::as_str);
+        self.thinkers.push(who.to_string());
+        let message = match self.thinkers.as_slice() {
+            [one] => format!("{one} is {doing}…"),
+            many => format!("{} are {doing}…", many.join(", ")),
+        };
+        self.spinner.start(message);
+    }
+
+    fn progress(&mut self, seat: &str, progress: &Progress) {
+        self.tokens.insert(seat.to_string(), progress.tokens);
+        self.spinner.tokens(self.tokens.values().sum());
+    }
+
+    fn idle(&mut self) {
+        self.thinkers.clear();
+        self.tokens.clear();
+        self.spinner.stop();
     }
 }

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use troupe_agents::{ActionDecl, GmView};
+use troupe_engine::CallWatch;
 use troupe_lasers::asks::gm_answer;
 use troupe_lasers::{
     Answers, FailureChoice, GmAsk, GmDecision, GmQuestion, GmReply, GmSeat, Phase, RollOverride,
@@ -127,7 +128,7 @@ pub use troupe_lasers::asks::{parse_faces, suggested};
 
 #[async_trait]
 impl GmSeat for TerminalGm {
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+    async fn decide(&mut self, question: &GmQuestion<'_>, _: &mut dyn CallWatch) -> Answer {
         if let Some(why) = question.error {
             println!("That answer does not fit: {why}");
         }

@@ -10,13 +10,13 @@ use serde_json::{Map, Value};
 use troupe_encounter::log::{EncounterEvent, Envelope, State};
 use troupe_encounter::table::EncounterStore;
 use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
-use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop, outcome, shown};
-use troupe_engine::Prompts;
+use troupe_encounter::table::{EncounterTable, Stop, outcome, shown};
+use troupe_engine::{CallWatch, Prompts, Watch};
 use troupe_llm::Gateway;
 use troupe_seat::{Answer, Ask, Seat, check, command_in};
 
 use crate::keyboard::Keyboard;
-use crate::spinner::Spinner;
+use crate::spinner::Thinking;
 
 /// How often a person is asked again for a line that is not one (an empty action, a roll typed
 /// as something else) before the table moves on without it.
@@ -48,10 +48,7 @@ pub fn open(
 }
 
 fn printed() -> Printed {
-    Printed {
-        spinner: Spinner::new(),
-        players: Vec::new(),
-    }
+    Printed(Thinking::naming(&[("gm", "The GM")]))
 }
 
 /// Play the run until it stops; a resolved run's summary and the NPCs' memories are written
@@ -89,41 +86,34 @@ pub fn finish(
     Ok(())
 }
 
-/// Prints what the players see of each event; a spinner while a model works.
-struct Printed {
-    spinner: Spinner,
-    /// Each seat's player, by seat id, as the last event's state had them (for the spinner).
-    players: Vec<(String, String)>,
-}
+/// Prints what the players see of each event; the spinner while a model works, each seat
+/// named by its player as the last event's state has them.
+struct Printed(Thinking);
 
-impl EncounterWatch for Printed {
+impl Watch<State, Envelope> for Printed {
     fn on_event(&mut self, state: &State, env: &Envelope) {
-        self.players = (state.seats.iter())
-            .map(|s| (s.id.clone(), s.player.clone()))
-            .collect();
+        for s in &state.seats {
+            self.0.names.insert(s.id.clone(), s.player.clone());
+        }
         if let Some(line) = shown(state, &env.event, false) {
-            self.spinner.println(&line);
+            self.0.println(&line);
         }
     }
 
-    fn thinking(&mut self, seat: Option<&str>) {
-        let Some(seat) = seat else {
-            return self.spinner.stop();
-        };
-        let who = match self.players.iter().find(|(id, _)| id == seat) {
-            Some((_, player)) => player.as_str(),
-            None if seat == "gm" => "The GM",
-            None => seat,
-        };
-        self.spinner.start(format!("{who} is thinking…"));
-    }
-
-    fn progress(&mut self, _seat: &str, progress: &troupe_llm::Progress) {
-        self.spinner.tokens(progress.tokens);
-    }
-
-    fn paused(&mut self, events: usize) {
+    fn paused(&mut self, events: u64) {
         eprintln!("troupe: paused after {events} events");
+    }
+}
+
+impl CallWatch for Printed {
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        self.0.thinking(seat, doing);
+    }
+    fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
+        self.0.progress(seat, progress);
+    }
+    fn idle(&mut self) {
+        self.0.idle();
     }
 }
 

@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use serde_json::Value;
-use troupe_engine::attempts::{self, CallWatch};
-use troupe_llm::{ChatRequest, Gateway, Progress};
+use troupe_engine::attempts::{self, For};
+use troupe_llm::{ChatRequest, Gateway};
 
 use super::EncounterError;
 use super::run::EncounterWatch;
@@ -21,7 +21,7 @@ pub type Refused = (String, Vec<String>);
 /// What a call needs of the table: its gateway, its watch, and where in the log it is made.
 pub struct Caller<'a> {
     pub gateway: &'a Gateway,
-    pub watch: &'a mut Box<dyn EncounterWatch>,
+    pub watch: &'a mut Box<EncounterWatch>,
     /// The run's seed and the log's next position: every call records an event before the next
     /// is made, so the two name the call for its seed.
     pub seed: u64,
@@ -29,7 +29,7 @@ pub struct Caller<'a> {
 }
 
 impl<'a> Caller<'a> {
-    pub fn at(gateway: &'a Gateway, watch: &'a mut Box<dyn EncounterWatch>, state: &State) -> Self {
+    pub fn at(gateway: &'a Gateway, watch: &'a mut Box<EncounterWatch>, state: &State) -> Self {
         Caller {
             gateway,
             watch,
@@ -44,7 +44,11 @@ impl<'a> Caller<'a> {
         let identity = format!("{agent} at {}", self.seq);
         let started = Instant::now();
         let seeded = (self.seed, identity.as_str());
-        let made = attempts::call(self.gateway, &mut req, seeded, agent, &mut **self.watch).await;
+        let whose = For {
+            seat: agent,
+            doing: "thinking",
+        };
+        let made = attempts::call(self.gateway, &mut req, seeded, whose, &mut **self.watch).await;
         let attempts = made.logged();
         let refused = made
             .refused
@@ -80,15 +84,5 @@ impl<'a> Caller<'a> {
             attempts,
         };
         (Ok((call, json)), refused)
-    }
-}
-
-/// An encounter's watch sees its calls as every table's calls are watched.
-impl CallWatch for dyn EncounterWatch + '_ {
-    fn thinking(&mut self, seat: Option<&str>) {
-        EncounterWatch::thinking(self, seat);
-    }
-    fn progress(&mut self, seat: &str, progress: &Progress) {
-        EncounterWatch::progress(self, seat, progress);
     }
 }

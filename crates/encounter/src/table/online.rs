@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use troupe_engine::Prompts;
 use troupe_engine::surface::{
     Audience, Draft, GM, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
 };
+use troupe_engine::{CallWatch, Prompts, Watch};
 use troupe_llm::Gateway;
 
 use super::asks::gm_ask;
-use super::{EncounterStore, EncounterTable, EncounterWatch, Stop, shown};
+use super::{EncounterStore, EncounterTable, Stop, shown};
 use crate::log::{EncounterEvent, Envelope, SeatKind, State, fold};
 
 /// Done once a run resolves: the summary file and the NPCs' memories (the binary's: it knows
@@ -144,14 +144,20 @@ fn replay_into(surface: &dyn Surface, events: &[Envelope]) {
 /// Pushes each committed event, and whose model is working, to the surface.
 struct SurfaceWatch(Arc<dyn Surface>);
 
-impl EncounterWatch for SurfaceWatch {
+impl Watch<State, Envelope> for SurfaceWatch {
     fn on_event(&mut self, state: &State, env: &Envelope) {
         self.0.publish(update(state, env));
     }
+}
 
-    fn thinking(&mut self, seat: Option<&str>) {
-        let who = seat.map(|s| if s == "gm" { "The GM" } else { s });
-        self.0.thinking(who.map(str::to_string));
+impl CallWatch for SurfaceWatch {
+    fn thinking(&mut self, seat: &str, _doing: &str) {
+        let who = if seat == GM { "The GM" } else { seat };
+        self.0.thinking(Some(who.to_string()));
+    }
+
+    fn idle(&mut self) {
+        self.0.thinking(None);
     }
 
     /// An AI player's draft shows on its own seat's page (its prompt is that seat's view). The

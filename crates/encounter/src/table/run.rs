@@ -18,7 +18,7 @@ use troupe_seat::{Answer, Ask, JoinRequest, Seat as ProtocolSeat, Values, check}
 use super::ai_player::{AiPlayer, message};
 use super::asks::{WHISPER, roll_ask, turn_ask};
 use super::call::Caller;
-use troupe_engine::{Error, Prompts};
+use troupe_engine::{Error, Prompts, Watch};
 
 use super::{EncounterError, EncounterStore};
 
@@ -26,17 +26,9 @@ use super::{EncounterError, EncounterStore};
 /// question before the table moves on without them.
 pub const PERSON_ANSWERS: u32 = 20;
 
-/// Who sees the run as it is played: each committed event with the state after it, and which
-/// seat's model is working.
-pub trait EncounterWatch: Send {
-    fn on_event(&mut self, state: &State, env: &Envelope);
-    fn thinking(&mut self, _seat: Option<&str>) {}
-    /// The thinking seat's reply is streaming in. The text is the model's unchecked draft:
-    /// show it only to whom may see it.
-    fn progress(&mut self, _seat: &str, _progress: &troupe_llm::Progress) {}
-    /// The table stopped on purpose ([`EncounterTable::pause_at`]) with this many events.
-    fn paused(&mut self, _events: usize) {}
-}
+/// Who sees the run as it is played, as every game's table is watched: each committed event
+/// with the state after it, and which seat's model is working.
+pub type EncounterWatch = dyn Watch<State, Envelope>;
 
 /// Why the loop stopped.
 #[derive(Debug, PartialEq, Eq)]
@@ -58,7 +50,7 @@ pub struct EncounterTable<P> {
     prompts: Prompts,
     /// Whoever answers for the people's seats.
     people: P,
-    watch: Box<dyn EncounterWatch>,
+    watch: Box<EncounterWatch>,
     /// Stop (saved) before this round of player actions begins.
     max_rounds: Option<u32>,
     /// Seats changing hands (seat id, to a person?), recorded before the next step.
@@ -81,7 +73,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
         gateway: Gateway,
         prompts: Prompts,
         people: P,
-        watch: Box<dyn EncounterWatch>,
+        watch: Box<EncounterWatch>,
     ) -> Result<Self, Error> {
         let events = store.events(run)?;
         let state = fold(&events).ok_or(EncounterError::NotAnEncounter(run))?;
@@ -203,7 +195,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             })
             .collect();
         if self.pause.before(envs.iter().map(|e| e.seq)) {
-            self.watch.paused(self.events.len());
+            self.watch.paused(self.events.len() as u64);
             troupe_engine::pause::hold();
         }
         self.store.append(self.run, &envs, 0)?;
@@ -213,7 +205,7 @@ impl<P: ProtocolSeat> EncounterTable<P> {
             self.events.push(env);
         }
         if self.pause.after(self.events.len() as u64) {
-            self.watch.paused(self.events.len());
+            self.watch.paused(self.events.len() as u64);
             troupe_engine::pause::hold();
         }
         Ok(())

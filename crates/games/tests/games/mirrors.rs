@@ -9,11 +9,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_campaign::CampaignDir;
-use troupe_encounter::log::State;
 use troupe_encounter::table::EncounterStore;
 use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL};
 use troupe_encounter::table::start::{Begun, Opening, SeatSpec, begin, campaign_in};
-use troupe_encounter::table::{EncounterTable, EncounterWatch, Stop};
+use troupe_encounter::table::{EncounterTable, Stop};
 use troupe_llm::{Gateway, ReplayModel, RetryPolicy, TokioSleeper};
 use troupe_memory::MemoryStore;
 use troupe_scene::Scene;
@@ -21,6 +20,7 @@ use troupe_scene::table::SceneStore;
 use troupe_scene::table::{SceneStop, SceneTable, SceneWatch};
 use troupe_seat::{Answer, Ask, Seat};
 
+use troupe_engine::watch::Unwatched;
 use troupe_engine::{Logged, read_jsonl};
 
 use troupe_test_support::examples;
@@ -44,12 +44,6 @@ impl Seat for Mara {
         }
         Answer::Decide { values }
     }
-}
-
-struct Unwatched;
-
-impl EncounterWatch for Unwatched {
-    fn on_event(&mut self, _state: &State, _env: &troupe_encounter::log::Envelope) {}
 }
 
 /// The smithy begun in a campaign of the example party, Mara and two AI players, seed 12 (the
@@ -202,11 +196,13 @@ fn command(name: &str) -> Answer {
     }
 }
 
+/// A scene watched by nobody.
 struct Quiet;
-
-impl SceneWatch for Quiet {
-    fn on_event(&mut self, _state: &troupe_scene::State, _env: &troupe_scene::Envelope) {}
+impl troupe_engine::CallWatch for Quiet {}
+impl troupe_engine::Watch<troupe_scene::State, troupe_scene::Envelope> for Quiet {
+    fn on_event(&mut self, _: &troupe_scene::State, _: &troupe_scene::Envelope) {}
 }
+impl SceneWatch for Quiet {}
 
 /// The mill's scene begun in a fresh campaign directory.
 fn mill(dir: &Path) -> (SceneStore, u32, Scene) {

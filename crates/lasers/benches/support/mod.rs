@@ -9,7 +9,11 @@ pub struct InstantGm(pub u64);
 
 #[async_trait]
 impl GmSeat for InstantGm {
-    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
+    async fn decide(
+        &mut self,
+        q: &GmQuestion<'_>,
+        _: &mut dyn troupe_engine::CallWatch,
+    ) -> troupe_seat::Answer {
         let text = |t: &str| GmReply::Answer(GmDecision::Text(t.into()));
         let reply = match q.decision {
             GmAsk::Narration if self.0 == 0 => GmReply::Quit,

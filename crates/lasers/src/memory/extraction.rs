@@ -146,7 +146,11 @@ pub async fn extract(
     };
     request.seed = Some(s.call_seeds(EXTRACT_AGENT).nth(EXTRACT_AGENT, 0));
     // Made between turns: nobody watches it.
-    let made = attempts::make(gateway, &request, EXTRACT_AGENT, &mut attempts::Unwatched).await;
+    let whose = attempts::For {
+        seat: EXTRACT_AGENT,
+        doing: "remembering the turn",
+    };
+    let made = attempts::make(gateway, &request, whose, &mut attempts::Unwatched).await;
     let extraction = match made.reply {
         Err(e) => Extraction::Failed(e.to_string()),
         Ok(reply) => match reply.json.as_ref().map(read_extracted) {

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use async_trait::async_trait;
 use troupe_agents::GmView;
+use troupe_engine::CallWatch;
 use troupe_rules::DiceExpr;
 use troupe_seat::Answer;
 
@@ -229,7 +230,7 @@ impl GmSeat for RecordedGm {
         std::mem::take(&mut self.notes)
     }
 
-    async fn decide(&mut self, question: &GmQuestion<'_>) -> Answer {
+    async fn decide(&mut self, question: &GmQuestion<'_>, _: &mut dyn CallWatch) -> Answer {
         let s = question.view;
         let reply = match question.decision {
             GmAsk::Narration => self.narrate(s).map(GmDecision::Text),

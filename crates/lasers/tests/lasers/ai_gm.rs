@@ -21,7 +21,9 @@ async fn asked(seat: &mut AiGm, decision: GmAsk, view: &GmView) -> GmReply<Strin
         error: None,
         seeds: Default::default(),
     };
-    let answer = seat.decide(&question).await;
+    let answer = seat
+        .decide(&question, &mut troupe_engine::attempts::Unwatched)
+        .await;
     question.read(answer).unwrap().map(|d| match d {
         GmDecision::Text(text) => text,
         other => panic!("a text was asked, not {other:?}"),
@@ -273,4 +275,50 @@ async fn the_gm_ends_the_session_at_the_next_narration_only_without_a_turn_limit
         GmReply::Answer(done.into())
     );
     assert_eq!(seat.narrate(&view()).await, GmReply::Answer(FAIR.into()));
+}
+
+/// What a watch heard, in order: "thinking SEAT: DOING", "progress SEAT", "idle".
+#[derive(Default)]
+struct Heard(Vec<String>);
+
+impl troupe_engine::CallWatch for Heard {
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        self.0.push(format!("thinking {seat}: {doing}"));
+    }
+    fn progress(&mut self, seat: &str, _: &troupe_llm::Progress) {
+        if self.0.last() != Some(&format!("progress {seat}")) {
+            self.0.push(format!("progress {seat}"));
+        }
+    }
+    fn idle(&mut self) {
+        self.0.push("idle".into());
+    }
+}
+
+#[tokio::test]
+async fn the_ai_gm_s_calls_are_watched_as_every_seat_s_with_what_the_decision_has_it_do() {
+    // A narration sent back once: two calls, each shown from its start to its end.
+    let mut seat = gm(vec![narration(DECIDES), narration(FAIR)]);
+    let (decision, view) = (GmAsk::Narration, view());
+    let question = GmQuestion {
+        decision: &decision,
+        view: &view,
+        error: None,
+        seeds: Default::default(),
+    };
+    let mut heard = Heard::default();
+    seat.decide(&question, &mut heard).await;
+    let heard: Vec<&str> = (heard.0.iter())
+        .map(String::as_str)
+        .filter(|h| !h.starts_with("progress"))
+        .collect();
+    assert_eq!(
+        heard,
+        [
+            "thinking gm: narrating",
+            "idle",
+            "thinking gm: narrating",
+            "idle"
+        ]
+    );
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use troupe_agents::PromptSet;
+use troupe_engine::watch::Unwatched;
 use troupe_engine::*;
 use troupe_lasers::asks::{AskedGm, AskedPlayers};
 use troupe_lasers::*;
@@ -79,7 +80,7 @@ async fn play(
     let path = session_log_path(dir.path(), 1);
 
     let table = table(replies);
-    let (clock, mut quiet) = (FixedClock, Quiet);
+    let (clock, mut quiet) = (FixedClock, Unwatched);
     let setup = SessionSetup {
         campaign,
         session_number: 1,

@@ -26,8 +26,9 @@ impl Clock for ClockAt {
 /// Keeps every event the driver commits.
 #[derive(Default)]
 struct Collect(Vec<Envelope>);
-impl Observer for Collect {
-    fn on_event(&mut self, env: &Envelope, _s: &Session) {
+impl troupe_engine::CallWatch for Collect {}
+impl troupe_engine::Watch<Session, Envelope> for Collect {
+    fn on_event(&mut self, _s: &Session, env: &Envelope) {
         self.0.push(env.clone());
     }
 }

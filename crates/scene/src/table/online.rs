@@ -13,6 +13,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use troupe_engine::surface::{Audience, Draft, Playable, Surface, SurfaceSeat, Update, numbered};
+use troupe_engine::{CallWatch, Watch};
 
 use super::{
     AiSpeaker, GM, HandOvers, SPEAKER, SceneModels, SceneStop, SceneStore, SceneTable, SceneWatch,
@@ -112,16 +113,18 @@ struct SurfaceWatch {
     on_call: bool,
 }
 
-impl SceneWatch for SurfaceWatch {
+impl Watch<State, Envelope> for SurfaceWatch {
     fn on_event(&mut self, _state: &State, env: &Envelope) {
         publish(self.surface.as_ref(), env, self.on_call);
     }
+}
 
+impl CallWatch for SurfaceWatch {
     /// The AI speaker thinks at the speaker's seat; the planner and the polish are the
     /// table's own calls, shown as the narrator's.
-    fn thinking(&mut self, seat: Option<&str>) {
-        let who = seat.map(|s| if s == GM { NARRATOR } else { s });
-        self.surface.thinking(who.map(str::to_string));
+    fn thinking(&mut self, seat: &str, _doing: &str) {
+        let who = if seat == GM { NARRATOR } else { seat };
+        self.surface.thinking(Some(who.to_string()));
     }
 
     /// Every page sees the token count; the draft only the seat it is for (the surface's
@@ -131,6 +134,12 @@ impl SceneWatch for SurfaceWatch {
         self.surface.progress(seat, progress, Draft::Shown);
     }
 
+    fn idle(&mut self) {
+        self.surface.thinking(None);
+    }
+}
+
+impl SceneWatch for SurfaceWatch {
     fn after_line(&mut self, state: &State) {
         self.surface.publish(sheet(state, self.gm));
     }

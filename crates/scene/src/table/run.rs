@@ -14,7 +14,9 @@ use crate::{
 };
 use serde_json::Value;
 use tokio::sync::Notify;
-use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, Progress, ResponseSchema};
+use troupe_engine::Watch;
+use troupe_engine::attempts::For;
+use troupe_llm::{CallTag, ChatRequest, Gateway, GatewayReply, Message, ResponseSchema};
 use troupe_seat::{Answer, Ask, Seat, Values, check};
 
 use super::ai_speaker::AiAtTheSeat;
@@ -50,28 +52,13 @@ pub struct AiSpeaker {
     pub lines_left: u32,
 }
 
-/// A scene's watch sees its calls as every table's calls are watched.
-impl troupe_engine::attempts::CallWatch for dyn SceneWatch + '_ {
-    fn thinking(&mut self, seat: Option<&str>) {
-        SceneWatch::thinking(self, seat);
-    }
-    fn progress(&mut self, seat: &str, progress: &Progress) {
-        SceneWatch::progress(self, seat, progress);
-    }
-}
-
-/// Who sees the scene as it is played.
-pub trait SceneWatch: Send {
-    /// A committed event, with the state after the line that made it.
-    fn on_event(&mut self, state: &State, env: &Envelope);
+/// Who sees the scene as it is played, as every game's table is watched (each committed event
+/// with the state after the line that made it; the model calls: [`SPEAKER`]'s for the AI
+/// speaker's line, [`GM`]'s for the engine's own, the planner and the polish), and what only a
+/// scene tells.
+pub trait SceneWatch: Watch<State, Envelope> {
     /// The AI speaker said this line at this prompt.
     fn spoke(&mut self, _prompt: &str, _line: &str) {}
-    /// A model works for this seat now (None: no longer): [`SPEAKER`] for the AI speaker's
-    /// line, [`GM`] for the engine's own calls (the planner, the polish).
-    fn thinking(&mut self, _seat: Option<&str>) {}
-    /// The thinking seat's reply is streaming in. The text is the model's unchecked draft:
-    /// show it only to whom may see it.
-    fn progress(&mut self, _seat: &str, _progress: &Progress) {}
     /// A line's events are committed.
     fn after_line(&mut self, _state: &State) {}
     /// The scene ended with these changes to the world (the binary keeps world knowledge and
@@ -79,8 +66,6 @@ pub trait SceneWatch: Send {
     fn scene_ended(&mut self, _state: &State, _deltas: &[WorldDelta]) -> Result<(), String> {
         Ok(())
     }
-    /// The table stopped on purpose ([`SceneTable::pause_at`]) with this many events.
-    fn paused(&mut self, _events: usize) {}
 }
 
 /// Why the loop stopped.
@@ -577,7 +562,7 @@ impl<P: Seat> SceneTable<P> {
     fn commit(&mut self, before: usize) -> Result<(), Error> {
         let new = self.scene.events.get(before..).unwrap_or_default().to_vec();
         if self.pause.before(new.iter().map(|e| e.seq)) {
-            self.watch.paused(before);
+            self.watch.paused(before as u64);
             troupe_engine::pause::hold();
         }
         self.store.append(self.run, &new, self.inputs)?;
@@ -596,7 +581,7 @@ impl<P: Seat> SceneTable<P> {
             self.watch.after_line(&self.scene.state);
         }
         if self.pause.after(self.scene.events.len() as u64) {
-            self.watch.paused(self.scene.events.len());
+            self.watch.paused(self.scene.events.len() as u64);
             troupe_engine::pause::hold();
         }
         Ok(())
@@ -622,7 +607,11 @@ pub(super) async fn ask_model(
         .count();
     let identity = format!("{} call {}", req.tag.agent, logged + calls.len());
     let seeded = (scene.seed, identity.as_str());
-    let made = troupe_engine::attempts::call(gateway, &mut req, seeded, seat, watch).await;
+    let whose = For {
+        seat,
+        doing: "thinking",
+    };
+    let made = troupe_engine::attempts::call(gateway, &mut req, seeded, whose, watch).await;
     calls.push((
         req.tag.agent.clone(),
         req.tag.purpose.clone(),

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use troupe_engine::CallWatch;
 use troupe_llm::{
     ChatModel, ChatReply, ChatRequest, Gateway, Progress, ProviderError, RetryPolicy, TokioSleeper,
     Usage,
@@ -30,20 +31,21 @@ struct Heard {
 
 struct Watch(Arc<Mutex<Heard>>);
 
-impl SceneWatch for Watch {
+impl troupe_engine::Watch<State, Envelope> for Watch {
     fn on_event(&mut self, _state: &State, env: &Envelope) {
         self.0.lock().unwrap().events.push(env.event.clone());
     }
-    fn thinking(&mut self, seat: Option<&str>) {
-        if let Some(seat) = seat {
-            self.0.lock().unwrap().thinking.push(seat.to_string());
-        }
+}
+impl CallWatch for Watch {
+    fn thinking(&mut self, seat: &str, _doing: &str) {
+        self.0.lock().unwrap().thinking.push(seat.to_string());
     }
     fn progress(&mut self, seat: &str, progress: &Progress) {
         let heard = (seat.to_string(), progress.text_delta.clone());
         self.0.lock().unwrap().progress.push(heard);
     }
 }
+impl SceneWatch for Watch {}
 
 /// A model that answers by purpose: the speaker's line, the polish's rewrite.
 struct Speaks;

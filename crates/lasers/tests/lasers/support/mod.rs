@@ -11,6 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
 use troupe_agents::PromptSet;
+use troupe_engine::watch::Unwatched;
 use troupe_engine::*;
 use troupe_lasers::*;
 use troupe_llm::{ChatModel, Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
@@ -42,7 +43,11 @@ impl QueueGm {
 
 #[async_trait]
 impl GmSeat for QueueGm {
-    async fn decide(&mut self, q: &GmQuestion<'_>) -> troupe_seat::Answer {
+    async fn decide(
+        &mut self,
+        q: &GmQuestion<'_>,
+        _: &mut dyn troupe_engine::CallWatch,
+    ) -> troupe_seat::Answer {
         let reply = self.reply(q.decision);
         troupe_lasers::asks::gm_answer(q.decision, reply)
     }
@@ -232,7 +237,7 @@ pub async fn run_in_context(
         table.context_tokens = n;
     }
     let clock = FixedClock;
-    let mut quiet = Quiet;
+    let mut quiet = Unwatched;
     let setup = SessionSetup {
         campaign: campaign(file),
         session_number: number,
