@@ -215,24 +215,48 @@ fn a_four_player_fifty_turn_session_survives_injected_faults_and_logs_every_one(
     for f in served.iter().filter_map(|s| s.fault) {
         *injected.entry(format!("{f:?}")).or_default() += 1;
     }
-    let mut logged: BTreeMap<String, usize> = BTreeMap::new();
+    // Each request's outcome is in the log at that request: the server's requests (by seed, in
+    // the order served) against the logged attempts (by seed, in attempt order; a call's
+    // retries keep its seed).
+    let mut by_seed: BTreeMap<Option<u64>, Vec<&Value>> = BTreeMap::new();
     for c in &calls {
-        if let Some(err) = c["error"].as_str() {
-            let fault = fault_in(err).unwrap_or_else(|| panic!("unexpected error: {err}"));
-            *logged.entry(format!("{fault:?}")).or_default() += 1;
+        by_seed.entry(c["seed"].as_u64()).or_default().push(c);
+    }
+    for attempts in by_seed.values_mut() {
+        attempts.sort_by_key(|c| c["attempt"].as_u64());
+    }
+    let mut paired: BTreeMap<Option<u64>, usize> = BTreeMap::new();
+    let (mut huge_read, mut huge_timed_out) = (0, 0);
+    for s in &served {
+        let n = paired.entry(s.seed).or_default();
+        let call = (by_seed.get(&s.seed).and_then(|a| a.get(*n)))
+            .unwrap_or_else(|| panic!("request {} (seed {:?}) is not in the log", s.index, s.seed));
+        *n += 1;
+        let error = call["error"].as_str();
+        let logged = error.map(|e| fault_in(e).unwrap_or_else(|| panic!("unexpected error: {e}")));
+        let at = format!("request {} (seed {:?}): {error:?}", s.index, s.seed);
+        match s.fault {
+            // A megabyte behind the object is read whole; on a loaded machine, reading it may
+            // outlast the call's timeout, and then the call is logged as timed out: both are
+            // the gateway's right answer.
+            Some(Fault::Huge) => match logged {
+                None => huge_read += 1,
+                Some(Fault::Timeout) => huge_timed_out += 1,
+                Some(other) => panic!("a huge reply logged as {other:?}: {at}"),
+            },
+            // A reply that says nothing satisfies the schema: no error.
+            Some(Fault::EmptyReply) | None => assert_eq!(logged, None, "{at}"),
+            Some(fault) => assert_eq!(logged, Some(fault), "{at}"),
         }
     }
-    let error_faults: BTreeMap<String, usize> = injected
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "EmptyReply" | "Huge"))
-        .map(|(k, v)| (k.clone(), *v))
-        .collect();
-    assert_eq!(logged, error_faults, "faults injected vs errors logged");
     let huge = calls
         .iter()
         .filter(|c| c["reply"].as_str().is_some_and(|r| r.len() > 1_000_000))
         .count();
-    assert_eq!(huge, injected.get("Huge").copied().unwrap_or(0));
+    assert_eq!(huge, huge_read, "every huge reply read is in the log whole");
+    if huge_timed_out > 0 {
+        eprintln!("{huge_timed_out} huge replies outlasted the call's timeout (a loaded machine)");
+    }
     let blank = calls
         .iter()
         .filter(|c| {
