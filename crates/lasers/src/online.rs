@@ -15,9 +15,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use troupe_engine::surface::{
-    Audience, Draft, GM, Line, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
+    Audience, Draft, GM, GmShown, Line, Playable, Published, Rendered, Surface, SurfaceSeat,
+    Update, numbered,
 };
-use troupe_engine::{CallWatch, Watch};
 use troupe_seat::{Answer, Seat};
 
 use crate::asks::AskedGm;
@@ -59,30 +59,12 @@ impl PlayerSeat for SurfacePlayers {
     }
 }
 
-/// Pushes every committed event, and who is thinking, to the surface.
-struct SurfaceObserver(Arc<dyn Surface>);
-
-impl Watch<Session, Envelope> for SurfaceObserver {
-    fn on_event(&mut self, session: &Session, env: &Envelope) {
-        self.0.publish(update(env, session));
-    }
-}
-
-/// Every page sees who thinks and counts the tokens; a draft shows on the page of the seat it
-/// is for: an AI player's on its own page (its prompt is that seat's view), the AI GM's on the
-/// GM's (the GM's view holds every secret its prompt does).
-impl CallWatch for SurfaceObserver {
-    fn thinking(&mut self, agent: &str, _doing: &str) {
-        let who = if agent == GM { "The GM" } else { agent };
-        self.0.thinking(Some(who.to_string()));
-    }
-    fn progress(&mut self, agent: &str, progress: &troupe_llm::Progress) {
-        self.0.progress(agent, progress, Draft::Shown);
-    }
-    fn idle(&mut self) {
-        self.0.thinking(None);
-    }
-}
+/// The AI GM's prompt holds the scenario's secret notes, and a table whose GM is an AI has no
+/// GM's page: its draft reaches no page, only its tokens.
+const GM_SHOWN: GmShown = GmShown {
+    name: "The GM",
+    draft: Draft::Unshown,
+};
 
 /// Who sits in the GM's chair.
 pub enum GmChair {
@@ -152,7 +134,9 @@ async fn play(game: LasersGame, surface: Arc<dyn Surface>) -> Result<String, tro
     let mut people = SurfacePlayers {
         surface: surface.clone(),
     };
-    let mut observer = SurfaceObserver(surface.clone());
+    let mut observer = Published::new(surface.clone(), GM_SHOWN, |s: &Session, e: &Envelope| {
+        update(e, s)
+    });
     let clock = SystemClock;
     let (mut start, mut store) = (Some(start), store);
     let mut number = 0;

@@ -1659,3 +1659,63 @@ async fn the_gm_ends_a_scene_and_lets_days_pass_from_the_page() {
         .collect();
     assert_eq!(types, ["time_passed", "scene_ended"]);
 }
+
+/// Issue 48: the Lasers & Feelings AI GM's calls are watched as every seat's. While it writes,
+/// every page says the GM is thinking and counts its tokens; its unchecked draft (its prompt
+/// holds the scenario's secret notes) reads on no page, against a model that repeats its whole
+/// prompt in every string it streams.
+#[tokio::test]
+async fn every_page_sees_the_ai_gm_think_and_none_reads_its_draft() {
+    use crate::support::openai_server::{OpenAiServer, Personality};
+    let parrot = OpenAiServer::start(Personality::Parrot {
+        delay: Duration::from_millis(3),
+    });
+    let url = parrot.base_url();
+    let dir = campaign_with(&["aigm.json"]);
+    let s = serve(
+        dir.path(),
+        &[
+            "aigm.json",
+            "--gm",
+            "ai",
+            "--seed",
+            "5",
+            "--turns",
+            "1",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            &url,
+            "--model",
+            "parrot",
+        ],
+    );
+    // Words of the scenario's two notes (examples/aigm.json), which only the GM's view holds.
+    let secrets = ["maintenance drone", "offers it a power cell"];
+    let seats = ["alex", "sam", "priya", "watch"];
+    let mut counted = std::collections::BTreeSet::new();
+    let started = Instant::now();
+    while counted.len() < seats.len() && started.elapsed() < Duration::from_secs(60) {
+        for seat in seats {
+            let raw = s.raw_feed(seat).await;
+            for secret in secrets {
+                assert!(!raw.contains(secret), "{seat} read {secret:?}: {raw}");
+            }
+            let state = serde_json::from_str::<Value>(&raw).unwrap()["state"].clone();
+            if state["thinking"] == "The GM" && state["thinking_tokens"].as_u64() > Some(0) {
+                assert!(
+                    state["draft"].is_null(),
+                    "{seat} got the GM's draft: {state}"
+                );
+                counted.insert(seat);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        counted.len(),
+        seats.len(),
+        "every page counted the GM's tokens while it streamed: {counted:?}"
+    );
+    assert!(parrot.served().iter().any(|r| r.streamed));
+}

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
+use troupe_engine::Prompts;
 use troupe_engine::surface::{
-    Audience, Draft, GM, Playable, Rendered, Surface, SurfaceSeat, Update, numbered,
+    Audience, Draft, GmShown, Playable, Published, Rendered, Surface, SurfaceSeat, Update, numbered,
 };
-use troupe_engine::{CallWatch, Prompts, Watch};
 use troupe_llm::Gateway;
 
 use super::asks::gm_ask;
@@ -57,7 +57,7 @@ impl Playable for EncounterGame {
         let events = store.events(run).map_err(troupe_engine::error_chain)?;
         replay_into(surface.as_ref(), &events);
         surface.mark_ready();
-        let watch = Box::new(SurfaceWatch(surface.clone()));
+        let watch = Box::new(Published::new(surface.clone(), GM_SHOWN, update));
         let seat = SurfaceSeat(surface.clone());
         // What a person's answer decided and its leaving the inbox are one commit.
         let mut store = store;
@@ -141,37 +141,12 @@ fn replay_into(surface: &dyn Surface, events: &[Envelope]) {
     }
 }
 
-/// Pushes each committed event, and whose model is working, to the surface.
-struct SurfaceWatch(Arc<dyn Surface>);
-
-impl Watch<State, Envelope> for SurfaceWatch {
-    fn on_event(&mut self, state: &State, env: &Envelope) {
-        self.0.publish(update(state, env));
-    }
-}
-
-impl CallWatch for SurfaceWatch {
-    fn thinking(&mut self, seat: &str, _doing: &str) {
-        let who = if seat == GM { "The GM" } else { seat };
-        self.0.thinking(Some(who.to_string()));
-    }
-
-    fn idle(&mut self) {
-        self.0.thinking(None);
-    }
-
-    /// An AI player's draft shows on its own seat's page (its prompt is that seat's view). The
-    /// AI GM's prompt holds the encounter's secrets (DCs, hidden goals, checks' notes) and the
-    /// person at the GM link is a player's peer: its draft reaches no page, only its tokens.
-    fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        let draft = if seat == GM {
-            Draft::Unshown
-        } else {
-            Draft::Shown
-        };
-        self.0.progress(seat, progress, draft);
-    }
-}
+/// The AI GM's prompt holds the encounter's secrets (DCs, hidden goals, checks' notes) and the
+/// person at the GM link is a player's peer: its draft reaches no page, only its tokens.
+const GM_SHOWN: GmShown = GmShown {
+    name: "The GM",
+    draft: Draft::Unshown,
+};
 
 /// What a committed event changes at the table, from the state after it.
 pub fn update(state: &State, env: &Envelope) -> Update {

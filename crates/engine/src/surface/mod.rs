@@ -144,6 +144,9 @@ pub trait Playable: Send {
     async fn play(self: Box<Self>, surface: Arc<dyn Surface>) -> Result<String, String>;
 }
 
+mod published;
+pub use published::{GmShown, Published};
+
 #[cfg(feature = "testing")]
 mod scripted;
 #[cfg(feature = "testing")]
