@@ -107,7 +107,7 @@ pub fn cards<E: RunLog + Clone>(
         };
         let mut v = card(&known_events(store, n, game)?)?;
         v["run"] = n.into();
-        v["spec"] = info.scene_id.into();
+        v["spec"] = info.spec_id.into();
         out.push(v);
     }
     Ok(out)

@@ -23,7 +23,7 @@ pub mod watch;
 
 pub use call_seed::{CallSeeds, call_seed};
 pub use fault::Fault;
-pub use log::{EventLog, MirrorCheck, check_mirror, read_jsonl, reopen_mirror, session_log_path};
+pub use log::{EventLog, MirrorCheck, check_mirror, read_jsonl, reopen_mirror};
 pub use store::{
     Durability, GameStore, Logged, RunLog, SCHEMA_VERSION, SqlResult, StoredRun, db, set_durability,
 };

@@ -103,11 +103,6 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Error> {
     Ok(out)
 }
 
-/// Where a session's mirror lives in a campaign directory.
-pub fn session_log_path(campaign_dir: &Path, number: u32) -> PathBuf {
-    troupe_campaign::CampaignDir::new(campaign_dir).session_log(number)
-}
-
 /// What a mirror holds compared with the database.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MirrorCheck {

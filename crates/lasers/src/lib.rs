@@ -77,7 +77,7 @@ pub use seat::{
 };
 pub use session::{ActionTrack, ConsensusRecord, InsightTrack, OocEntry, Session, Turn, Whispered};
 #[cfg(feature = "table")]
-pub use session_store::{SessionInfo, Store, StoredEvent, Unreadable, read_log};
+pub use session_store::{SessionInfo, Store, StoredEvent, Unreadable, read_log, session_log_path};
 pub use spend::{SpendMeter, SpendStop};
 pub use transcript::render_markdown;
 

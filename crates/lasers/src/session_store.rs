@@ -12,6 +12,11 @@ use troupe_engine::{GameStore, Logged, SCHEMA_VERSION, SqlResult, db, read_jsonl
 
 use crate::{Envelope, Error, Event};
 
+/// Where a session's mirror lives in a campaign directory.
+pub fn session_log_path(campaign_dir: &Path, number: u32) -> std::path::PathBuf {
+    CampaignDir::new(campaign_dir).session_log(number)
+}
+
 /// The sessions' store: the engine's store of the session's events, with what a session adds.
 pub struct Store(GameStore<Envelope>);
 

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use troupe_campaign::CampaignDir;
-use troupe_engine::{Fault, GameStore, Logged, RunLog, StoredRun, session_log_path};
+use troupe_engine::{Fault, GameStore, Logged, RunLog, StoredRun};
 use troupe_lasers::Store;
 use troupe_lasers::lines::count;
+use troupe_lasers::session_log_path;
 
 /// The campaign directory: the one given, or the current directory.
 pub fn dir_of(given: Option<PathBuf>) -> PathBuf {
@@ -198,7 +199,7 @@ fn print_runs(game: &str, runs: &[troupe_engine::StoredRun], dir: &Path) {
         let started = minute_of(&r.started_at);
         println!(
             "{:>9}  {started:<16}  {:<28}  {status}",
-            r.number, r.scene_id
+            r.number, r.spec_id
         );
     }
 }
@@ -437,7 +438,7 @@ fn describe(run: &troupe_engine::StoredRun, game: &str, asked: Asked, dir: &Path
     };
     format!(
         "{game} run {} ({}, {state}): {does}",
-        run.number, run.scene_id
+        run.number, run.spec_id
     )
 }
 

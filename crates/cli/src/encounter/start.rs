@@ -95,7 +95,7 @@ pub fn begin(
         eprintln!(
             "note: encounter run {} ({}) did not finish; {} continues it. Starting a new run.",
             last.number,
-            last.scene_id,
+            last.spec_id,
             crate::sessions::command(
                 dir.path(),
                 &format!("troupe encounter resume --run {}", last.number)

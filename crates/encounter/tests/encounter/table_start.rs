@@ -135,7 +135,7 @@ fn a_run_begins_with_its_seats_names_memories_and_seed_in_the_log() {
     let reopened = EncounterStore::open(dir.path()).unwrap();
     let stored = reopened.run(run).unwrap().unwrap();
     assert_eq!(
-        (stored.scene_id.as_str(), stored.ended),
+        (stored.spec_id.as_str(), stored.ended),
         (spec.id.as_str(), false)
     );
     assert_eq!(reopened.events(run).unwrap().len(), 1);

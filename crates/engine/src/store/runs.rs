@@ -53,9 +53,12 @@ impl<E: RunLog> Logged for E {
     }
 }
 
-/// The schema, written for scenes; other kinds get the same tables under their own prefix.
+/// The schema of a game's runs, its tables named by the game ([`RunLog::RUNS`],
+/// [`RunLog::EVENTS`]). The column `scene_id` holds the id of what a run plays, whatever the
+/// game (its name is from when scenes were the only runs, and stays so that every
+/// `campaign.db` written since reads the same).
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS scene_runs (
+CREATE TABLE IF NOT EXISTS {runs} (
     number     INTEGER PRIMARY KEY,
     scene_id   TEXT NOT NULL,
     started_at TEXT NOT NULL,
@@ -64,8 +67,8 @@ CREATE TABLE IF NOT EXISTS scene_runs (
     inputs     INTEGER NOT NULL DEFAULT 0,
     ended      INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS scene_events (
-    run        INTEGER NOT NULL REFERENCES scene_runs(number),
+CREATE TABLE IF NOT EXISTS {events} (
+    run        INTEGER NOT NULL REFERENCES {runs}(number),
     seq        INTEGER NOT NULL,
     event_type TEXT NOT NULL,
     body       TEXT NOT NULL,
@@ -78,8 +81,8 @@ CREATE TABLE IF NOT EXISTS scene_events (
 fn create_run_tables<E: RunLog>(conn: &Connection) -> SqlResult<()> {
     conn.execute_batch(
         &SCHEMA
-            .replace("scene_runs", E::RUNS)
-            .replace("scene_events", E::EVENTS),
+            .replace("{runs}", E::RUNS)
+            .replace("{events}", E::EVENTS),
     )
 }
 
@@ -96,8 +99,8 @@ fn end_run<E: RunLog>(tx: &Transaction<'_>, run: u32, ends: bool) -> SqlResult<(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredRun {
     pub number: u32,
-    /// The scene's or encounter's id.
-    pub scene_id: String,
+    /// The id of what the run plays (a scene's, an encounter spec's): the `scene_id` column.
+    pub spec_id: String,
     pub started_at: String,
     pub inputs: u64,
     pub ended: bool,
@@ -107,7 +110,7 @@ impl<E: RunLog> GameStore<E> {
     /// Start a new run; its number: one past every run in the table and every mirror of this
     /// kind already in `logs/` (see `next_number`).
     /// Its row and its first events are one transaction: a run is never half-opened.
-    pub fn begin(&mut self, scene_id: &str, started_at: &str, first: &[E]) -> Result<u32, Error> {
+    pub fn begin(&mut self, spec_id: &str, started_at: &str, first: &[E]) -> Result<u32, Error> {
         let number = self.next_number()?;
         let sql = format!(
             "INSERT INTO {} (number, scene_id, started_at) VALUES (?1, ?2, ?3)",
@@ -117,7 +120,7 @@ impl<E: RunLog> GameStore<E> {
             number,
             first,
             |tx| {
-                tx.execute(&sql, params![number, scene_id, started_at])
+                tx.execute(&sql, params![number, spec_id, started_at])
                     .map(drop)
             },
             |_| Ok(()),
@@ -179,7 +182,7 @@ fn select_runs(table: &str) -> String {
 fn stored_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRun> {
     Ok(StoredRun {
         number: r.get(0)?,
-        scene_id: r.get(1)?,
+        spec_id: r.get(1)?,
         started_at: r.get(2)?,
         inputs: r.get(3)?,
         ended: r.get(4)?,

@@ -9,7 +9,6 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use troupe_agents::PromptSet;
 use troupe_engine::watch::Unwatched;
-use troupe_engine::*;
 use troupe_lasers::asks::{AskedGm, AskedPlayers};
 use troupe_lasers::*;
 use troupe_llm::{Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};

@@ -12,7 +12,6 @@ use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
 use troupe_agents::PromptSet;
 use troupe_engine::watch::Unwatched;
-use troupe_engine::*;
 use troupe_lasers::*;
 use troupe_llm::{ChatModel, Gateway, ReplayEntry, ReplayModel, RetryPolicy, ScaledSleeper};
 
