@@ -32,11 +32,6 @@ impl Spinner {
         }
     }
 
-    /// Whether this spinner draws at all (standard error is a terminal).
-    pub fn draws(&self) -> bool {
-        self.draws
-    }
-
     /// Spins with `doing` ("Mara is thinking…"), replacing what it said before.
     pub fn start(&mut self, doing: String) {
         if let Some(bar) = &self.bar {

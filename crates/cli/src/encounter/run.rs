@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use troupe_encounter::log::{EncounterEvent, Envelope, State};
 use troupe_encounter::table::EncounterStore;
-use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, ROLL, WHISPER};
+use troupe_encounter::table::asks::{ACTION, ACTION_AGAIN, GM, ROLL, WHISPER};
 use troupe_encounter::table::{EncounterTable, Stop, outcome, shown};
 use troupe_engine::{CallWatch, Prompts, Watch};
 use troupe_llm::Gateway;
@@ -48,7 +48,7 @@ pub fn open(
 }
 
 fn printed() -> Printed {
-    Printed(Thinking::naming(&[("gm", "The GM")]))
+    Printed(Thinking::naming(&[(GM, "The GM")]))
 }
 
 /// Play the run until it stops; a resolved run's summary and the NPCs' memories are written
