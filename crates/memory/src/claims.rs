@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::extract::{Moment, aliases_in, episode_fact};
 use crate::text::{content_words, names_in, normalise_name, untag, words};
 use crate::{
-    Conflict, EntityKind, Episode, Error, GameTime, MemoryStore, MemoryType, NewFact, Scope, Source,
+    Conflict, EntityKind, Episode, Error, MemoryStore, MemoryType, NewFact, Scope, Source,
 };
 
 /// One fact a model says an episode states.
@@ -258,11 +258,7 @@ fn claim_fact(
         source,
         memory_type: MemoryType::Semantic,
         importance: moment.importance(),
-        at: GameTime {
-            session: ep.session,
-            turn: ep.turn,
-            day: ep.day,
-        },
+        at: ep.at(),
         speaker: ep.speaker.clone(),
         episode_ids: vec![ep.id.clone()],
         entities,

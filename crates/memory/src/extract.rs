@@ -6,9 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::text::{names_in, normalise_name, untag, words};
-use crate::{
-    EntityKind, Episode, Error, GameTime, MemoryStore, MemoryType, NewFact, Reader, Scope, Source,
-};
+use crate::{EntityKind, Episode, Error, MemoryStore, MemoryType, NewFact, Reader, Scope, Source};
 
 /// What kind of moment an episode records; it sets the fact's type and importance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,11 +55,7 @@ pub fn episode_fact(ep: &Episode, source: Source, moment: Moment) -> NewFact {
         source,
         memory_type: moment.memory_type(),
         importance,
-        at: GameTime {
-            session: ep.session,
-            turn: ep.turn,
-            day: ep.day,
-        },
+        at: ep.at(),
         speaker: ep.speaker.clone(),
         episode_ids: vec![ep.id.clone()],
         entities: names

@@ -290,6 +290,17 @@ pub struct Episode {
     pub scope: Scope,
 }
 
+impl Episode {
+    /// When it happened: its session, turn and day.
+    pub fn at(&self) -> GameTime {
+        GameTime {
+            session: self.session,
+            turn: self.turn,
+            day: self.day,
+        }
+    }
+}
+
 fn party() -> Scope {
     Scope::Party
 }
