@@ -648,7 +648,7 @@ impl Watch<troupe_scene::State, troupe_scene::Envelope> for Printed {
     }
 
     fn paused(&mut self, events: u64) {
-        eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT)");
+        troupe_engine::pause::announce(events);
     }
 }
 

@@ -36,6 +36,12 @@ impl CrashPause {
     }
 }
 
+/// Say on standard error that the process paused after `events` events: the crash tests wait
+/// for this line, then kill the process. Every game's terminal says it the same way.
+pub fn announce(events: u64) {
+    eprintln!("troupe: paused after {events} events (TROUPE_PAUSE_AFTER_EVENT or _BEFORE_COMMIT)");
+}
+
 /// Wait until the process is killed.
 pub fn hold() -> ! {
     loop {

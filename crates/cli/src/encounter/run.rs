@@ -101,7 +101,7 @@ impl Watch<State, Envelope> for Printed {
     }
 
     fn paused(&mut self, events: u64) {
-        eprintln!("troupe: paused after {events} events");
+        troupe_engine::pause::announce(events);
     }
 }
 
