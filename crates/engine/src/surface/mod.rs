@@ -145,7 +145,7 @@ pub trait Playable: Send {
 }
 
 mod published;
-pub use published::{GmShown, Published};
+pub use published::{GmShown, Published, SurfaceCalls};
 
 #[cfg(feature = "testing")]
 mod scripted;

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use troupe_engine::surface::{Audience, Draft, Playable, Surface, SurfaceSeat, Update, numbered};
+use troupe_engine::surface::{
+    Audience, Draft, GmShown, Playable, Surface, SurfaceCalls, SurfaceSeat, Update, numbered,
+};
 use troupe_engine::{CallWatch, Watch};
 
 use super::{
@@ -59,6 +61,7 @@ impl Playable for SceneGame {
         replay_into(surface.as_ref(), &scene, gm, on_call);
         let watch = Box::new(SurfaceWatch {
             surface: surface.clone(),
+            calls: SurfaceCalls::new(surface.clone(), GM_SHOWN),
             keep_world,
             gm,
             on_call,
@@ -102,11 +105,18 @@ fn replay_into(surface: &dyn Surface, scene: &Scene, gm: bool, on_call: bool) {
     surface.mark_ready();
 }
 
-/// Who the pages say is thinking while the planner or the polish calls the model.
-const NARRATOR: &str = "The narrator";
+/// The planner's and the polish's calls are the table's own, shown as the narrator's; their
+/// drafts (which may name what only the GM's view holds) show on the GM's page, which sees
+/// everything. The AI speaker's draft shows on the speaker's page.
+const GM_SHOWN: GmShown = GmShown {
+    name: "The narrator",
+    draft: Draft::Shown,
+};
 
 struct SurfaceWatch {
     surface: Arc<dyn Surface>,
+    /// Whose model works, its tokens and drafts, as every game's table shows them.
+    calls: SurfaceCalls,
     keep_world: KeepWorld,
     gm: bool,
     /// Whether an AI can take the speaker's seat (the pages then offer the hand-over).
@@ -120,22 +130,14 @@ impl Watch<State, Envelope> for SurfaceWatch {
 }
 
 impl CallWatch for SurfaceWatch {
-    /// The AI speaker thinks at the speaker's seat; the planner and the polish are the
-    /// table's own calls, shown as the narrator's.
-    fn thinking(&mut self, seat: &str, _doing: &str) {
-        let who = if seat == GM { NARRATOR } else { seat };
-        self.surface.thinking(Some(who.to_string()));
+    fn thinking(&mut self, seat: &str, doing: &str) {
+        self.calls.thinking(seat, doing);
     }
-
-    /// Every page sees the token count; the draft only the seat it is for (the surface's
-    /// rule): the AI speaker's on the speaker's page, the planner's and the polish's (which
-    /// may name what only the GM's view holds) on the GM's.
     fn progress(&mut self, seat: &str, progress: &troupe_llm::Progress) {
-        self.surface.progress(seat, progress, Draft::Shown);
+        self.calls.progress(seat, progress);
     }
-
     fn idle(&mut self) {
-        self.surface.thinking(None);
+        self.calls.idle();
     }
 }
 
